@@ -1,0 +1,13 @@
+// remat/remat.hpp — the core of remat: schedules, actions and their costs. Needs no third-party
+// library; the HDF5, CUDA and SUNDIALS parts have their own headers and targets.
+#pragma once
+
+#include "remat/error.hpp"
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/binomial.hpp"
+#include "remat/schedule/budget.hpp"
+#include "remat/schedule/cost.hpp"
+#include "remat/schedule/range.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"

@@ -1,0 +1,94 @@
+// remat/schedule/action.hpp — the five checkpointing actions, as value types with a text form.
+//
+// A schedule is a sequence of these actions (design.md §2). Each has `==` and a one-line text form,
+// exactly what `remat plan --format actions` prints and what an independent simulator can replay:
+//
+//     advance A B      run forward steps A..B-1: the current state goes from x_A to x_B
+//     store L S K      copy the current state x_K into slot S of level L
+//     restore L S K    make the snapshot x_K held in slot S of level L the current state
+//     free L S         slot S of level L is no longer needed
+//     reverse K        adjoint of step K; the current state must be x_K (and is undefined after it)
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace remat {
+
+/// Step index k of a loop of T steps, 0 <= k < T. Always 64-bit: T may be up to 2^63-1.
+using step_t = std::int64_t;
+/// Slot index within one storage level.
+using slot_t = std::int64_t;
+/// Storage level index; 0 is the fastest level.
+using level_t = std::int32_t;
+
+/// `advance A B`: run forward steps A..B-1 (B > A).
+struct advance {
+    step_t from = 0;
+    step_t to = 0;
+    friend bool operator==(const advance&, const advance&) = default;
+};
+
+/// `store L S K`: copy the current state, which is x_K, into slot S of level L.
+struct store {
+    level_t level = 0;
+    slot_t slot = 0;
+    step_t step = 0;
+    friend bool operator==(const store&, const store&) = default;
+};
+
+/// `restore L S K`: the snapshot x_K held in slot S of level L becomes the current state.
+struct restore {
+    level_t level = 0;
+    slot_t slot = 0;
+    step_t step = 0;
+    friend bool operator==(const restore&, const restore&) = default;
+};
+
+/// `free L S`: slot S of level L is no longer needed. (Named free_slot: `free` is taken by C.)
+struct free_slot {
+    level_t level = 0;
+    slot_t slot = 0;
+    friend bool operator==(const free_slot&, const free_slot&) = default;
+};
+
+/// `reverse K`: the adjoint of step K; the current state must be x_K and is undefined afterwards.
+struct reverse {
+    step_t step = 0;
+    friend bool operator==(const reverse&, const reverse&) = default;
+};
+
+/// One checkpointing action. Drive a schedule yourself with std::visit:
+///
+///     for (const remat::action& a : remat::revolve(1000, 10))
+///         std::visit(remat::overloaded{
+///             [&](const remat::advance& s) { for (auto k = s.from; k < s.to; ++k) step(k, x); },
+///             [&](const remat::store& s)   { slots[s.slot] = x; },
+///             [&](const remat::restore& s) { x = slots[s.slot]; },
+///             [&](const remat::free_slot&) {},
+///             [&](const remat::reverse& s) { adjoint_step(s.step, x); }}, a);
+using action = std::variant<advance, store, restore, free_slot, reverse>;
+
+/// Helper to build a visitor from lambdas (see the example on `action`).
+template <class... F>
+struct overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
+
+/// The one-line text form of an action, e.g. "store 0 2 17".
+[[nodiscard]] std::string to_string(const action& a);
+
+/// Parses the text form; throws remat::argument_error naming the line when it is not an action.
+///
+///     remat::action a = remat::parse_action("advance 0 4");   // == remat::advance{0, 4}
+[[nodiscard]] action parse_action(std::string_view line);
+
+/// Writes to_string(a).
+std::ostream& operator<<(std::ostream& os, const action& a);
+
+} // namespace remat
