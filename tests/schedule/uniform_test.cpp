@@ -1,0 +1,93 @@
+// Uniform and store-all baselines: legal, their closed-form cost equal to a replay, and the fitted
+// spacing the best of all spacings (brute force over every k).
+#define BOOST_TEST_MODULE uniform
+#include <boost/test/unit_test.hpp>
+
+#include "brute_force.hpp"
+#include "simulator.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/uniform.hpp"
+
+using namespace remat;
+
+namespace {
+
+test::replay_counts replay_checked(const uniform& plan, std::uint64_t capacity)
+{
+    test::replay_counts n;
+    const auto e = test::replay(plan, {capacity}, n);
+    BOOST_TEST_REQUIRE(!e.has_value(), "T=" << plan.steps() << " k=" << plan.every() << ": " << e.value_or(""));
+    const schedule_cost c = plan.cost();
+    BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps, "T=" << plan.steps() << " k=" << plan.every());
+    BOOST_TEST_REQUIRE(n.reverse_steps == c.reverse_steps);
+    BOOST_TEST_REQUIRE(n.stores == c.stores, "T=" << plan.steps() << " k=" << plan.every());
+    BOOST_TEST_REQUIRE(n.restores == c.restores);
+    BOOST_TEST_REQUIRE(n.peak_slots == c.peak_slots, "T=" << plan.steps() << " k=" << plan.every());
+    BOOST_TEST_REQUIRE(n.max_advances_of_one_step == c.repetition, "T=" << plan.steps() << " k=" << plan.every());
+    return n;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_spacing_on_the_grid_is_legal_and_counted_exactly)
+{
+    for (step_t t = 1; t <= 300; ++t)
+        for (step_t k = 1; k <= t; ++k)
+            (void)replay_checked(uniform(t, k), static_cast<std::uint64_t>(t));
+}
+
+BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_that_fits)
+{
+    for (step_t t = 2; t <= 300; ++t) {
+        std::uint64_t fewest_slots = UINT64_MAX;
+        for (step_t k = 1; k <= t; ++k)
+            fewest_slots = std::min(fewest_slots, uniform(t, k).cost().peak_slots);
+        BOOST_TEST_REQUIRE(static_cast<std::uint64_t>(uniform::min_slots(t)) == fewest_slots, "T=" << t);
+        for (slot_t s = 1; s <= t; ++s) {
+            test::forward_and_stores best{UINT64_MAX, UINT64_MAX};
+            for (step_t k = 1; k <= t; ++k) {
+                const schedule_cost c = uniform(t, k).cost();
+                if (c.peak_slots <= static_cast<std::uint64_t>(s))
+                    best = std::min(best, test::forward_and_stores{c.forward_steps, c.stores});
+            }
+            if (best.first == UINT64_MAX) {
+                BOOST_CHECK_THROW((void)uniform::fit(t, s), capacity_error);
+                continue;
+            }
+            const uniform fitted = uniform::fit(t, s);
+            const test::replay_counts n = replay_checked(fitted, static_cast<std::uint64_t>(s));
+            BOOST_TEST_REQUIRE((test::forward_and_stores{n.forward_steps, n.stores} == best), "T=" << t << " s=" << s);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(store_all_is_optimal_with_enough_slots)
+{
+    const test::split_optimum dp(300, 1);
+    for (step_t t = 1; t <= 300; ++t) {
+        const store_all plan(t, std::max<step_t>(t - 1, 1));
+        test::replay_counts n;
+        const auto e = test::replay(plan, {static_cast<std::uint64_t>(std::max<step_t>(t - 1, 1))}, n);
+        BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
+        BOOST_TEST_REQUIRE(n.forward_steps == static_cast<std::uint64_t>(t - 1)); // the least possible
+        BOOST_TEST_REQUIRE(n.peak_slots == static_cast<std::uint64_t>(t - 1));
+        BOOST_TEST_REQUIRE((plan.cost() == uniform(t, 1).cost()));
+    }
+    BOOST_CHECK_EXCEPTION(store_all(100, 98), capacity_error, [](const capacity_error& e) {
+        return std::string(e.what()).find("99 slots") != std::string::npos;
+    });
+}
+
+BOOST_AUTO_TEST_CASE(large_step_counts)
+{
+    const uniform fitted = uniform::fit(1'000'000'000'000, 3'000'000);
+    BOOST_TEST(fitted.cost().peak_slots <= 3'000'000u);
+    BOOST_TEST(fitted.cost().forward_steps < 2'000'000'000'000u);
+    (void)replay_checked(uniform::fit(200'000, 2000), 2000);
+    BOOST_CHECK_EXCEPTION((void)uniform::fit(1'000'000, 100), capacity_error, [](const capacity_error& e) {
+        return std::string(e.what()).find("at least 1998 slots") != std::string::npos;
+    });
+    BOOST_CHECK_THROW(uniform(10, 0), argument_error);
+    BOOST_CHECK_THROW(uniform(0, 3), argument_error);
+}
