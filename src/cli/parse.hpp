@@ -1,0 +1,30 @@
+// Parsing and printing of command-line quantities: counts and byte sizes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace remat::cli {
+
+/// Bad usage: the tool prints the message on one line and exits 2.
+class usage_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// An integer in [min, max] given to `option`: decimal digits, or an exact power form such as 1e15.
+/// Throws usage_error naming the option and the accepted range.
+std::int64_t parse_count(std::string_view option, std::string_view text, std::int64_t min,
+                         std::int64_t max = INT64_MAX);
+
+/// A byte size such as 4096, 64MiB, 2GiB, 1.5GB or 512K (K, M, G, T are binary, like KiB). "inf" gives
+/// std::nullopt when `allow_infinite`. Throws usage_error naming the option.
+std::optional<std::uint64_t> parse_bytes(std::string_view option, std::string_view text, bool allow_infinite = false);
+
+/// "64.0 MiB", "2.00 GiB", "512 B".
+std::string format_bytes(std::uint64_t bytes);
+
+} // namespace remat::cli

@@ -1,0 +1,103 @@
+#include "plan_report.hpp"
+
+#include "parse.hpp"
+
+#include "remat/schedule/cost.hpp"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace remat::cli {
+namespace {
+
+double recompute_ratio(const schedule_cost& c)
+{
+    const std::uint64_t baseline = store_all_forward_steps(c.steps);
+    return baseline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(baseline);
+}
+
+} // namespace
+
+nlohmann::ordered_json plan_json(const plan_choice& choice)
+{
+    const schedule_cost c = choice.plan.cost();
+    nlohmann::ordered_json j;
+    j["schedule"] = choice.name;
+    j["steps"] = c.steps;
+    j["slots"] = choice.slots;
+    if (choice.every)
+        j["every"] = *choice.every;
+    j["forward_steps"] = c.forward_steps;
+    j["reverse_steps"] = c.reverse_steps;
+    j["stores"] = c.stores;
+    j["restores"] = c.restores;
+    j["peak_slots"] = c.peak_slots;
+    j["repetition"] = c.repetition;
+    j["store_all_forward_steps"] = store_all_forward_steps(c.steps);
+    j["recompute_ratio"] = recompute_ratio(c);
+    if (choice.state_bytes) {
+        j["state_bytes"] = *choice.state_bytes;
+        j["budget_bytes"] = *choice.budget_bytes;
+        j["peak_snapshot_bytes"] = c.peak_slots * *choice.state_bytes;
+    }
+    nlohmann::ordered_json levels = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < c.levels.size(); ++i)
+        levels.push_back({{"level", i},
+                          {"stores", c.levels[i].stores},
+                          {"restores", c.levels[i].restores},
+                          {"peak_slots", c.levels[i].peak_slots}});
+    j["levels"] = levels;
+    return j;
+}
+
+void write_plan_text(std::ostream& out, const plan_choice& choice)
+{
+    const schedule_cost c = choice.plan.cost();
+    const std::uint64_t baseline = store_all_forward_steps(c.steps);
+    out << fmt::format("schedule       {}\n", choice.description);
+    out << fmt::format("steps          {}\n", c.steps);
+    if (choice.state_bytes)
+        out << fmt::format("budget         {} for snapshots of {}: {} slots\n", format_bytes(*choice.budget_bytes),
+                           format_bytes(*choice.state_bytes), choice.slots);
+    else
+        out << fmt::format("slots          {}\n", choice.slots);
+    if (choice.every)
+        out << fmt::format("every          {} steps\n", *choice.every);
+    out << fmt::format("repetition     {} (no step runs forward more than {} time{})\n", c.repetition, c.repetition,
+                       c.repetition == 1 ? "" : "s");
+    out << fmt::format("forward steps  {} (store-all: {}; {} recomputed, {:.3f}x)\n", c.forward_steps, baseline,
+                       c.forward_steps - baseline, recompute_ratio(c));
+    out << fmt::format("reverse steps  {}\n", c.reverse_steps);
+    out << fmt::format("stores         {}\n", c.stores);
+    out << fmt::format("restores       {}\n", c.restores);
+    out << fmt::format("peak slots     {}", c.peak_slots);
+    if (choice.state_bytes)
+        out << fmt::format(" ({} of snapshots)", format_bytes(c.peak_slots * *choice.state_bytes));
+    out << '\n';
+}
+
+void write_actions(std::ostream& out, const any_schedule& plan)
+{
+    fmt::memory_buffer buffer;
+    auto flush = [&] {
+        out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+        buffer.clear();
+    };
+    auto it = std::back_inserter(buffer);
+    for (const action& a : plan) {
+        std::visit(overloaded{
+                       [&](const advance& x) { fmt::format_to(it, "advance {} {}\n", x.from, x.to); },
+                       [&](const store& x) { fmt::format_to(it, "store {} {} {}\n", x.level, x.slot, x.step); },
+                       [&](const restore& x) { fmt::format_to(it, "restore {} {} {}\n", x.level, x.slot, x.step); },
+                       [&](const free_slot& x) { fmt::format_to(it, "free {} {}\n", x.level, x.slot); },
+                       [&](const reverse& x) { fmt::format_to(it, "reverse {}\n", x.step); },
+                   },
+                   a);
+        if (buffer.size() > (1u << 16))
+            flush();
+    }
+    flush();
+}
+
+} // namespace remat::cli

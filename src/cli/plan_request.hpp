@@ -1,0 +1,40 @@
+// The options that choose a schedule, shared by `remat plan` and `remat draw`.
+#pragma once
+
+#include "remat/schedule/any_schedule.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace remat::cli {
+
+/// The raw option texts, validated by choose_plan() so that every message names its option.
+struct plan_request {
+    std::string steps;
+    std::string slots;
+    std::string schedule = "revolve";
+    std::string every;
+    std::string budget;
+    std::string state_bytes;
+};
+
+/// A validated choice of schedule.
+struct plan_choice {
+    std::string name;        ///< "revolve", "uniform" or "store-all"
+    std::string description; ///< one line for humans
+    any_schedule plan;
+    slot_t slots = 0;                         ///< slots available to it
+    std::optional<step_t> every;              ///< uniform: the spacing used
+    std::optional<std::uint64_t> state_bytes; ///< when planned from a byte budget
+    std::optional<std::uint64_t> budget_bytes;
+};
+
+void add_plan_options(CLI::App& command, plan_request& request);
+
+/// Throws usage_error (exit 2) for bad or inconsistent options.
+plan_choice choose_plan(const plan_request& request);
+
+} // namespace remat::cli

@@ -1,0 +1,217 @@
+// `remat plan` and `remat draw`, run in-process: outputs checked against the library and against an
+// independent replay of the printed actions.
+#define BOOST_TEST_MODULE cli_plan
+#include <boost/test/unit_test.hpp>
+
+#include "app.hpp"
+#include "simulator.hpp"
+
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+struct result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+result run_tool(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "remat");
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    const int status = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+    return {status, out.str(), err.str()};
+}
+
+nlohmann::json plan_json(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "plan");
+    args.push_back("--format");
+    args.push_back("json");
+    const result r = run_tool(args);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    return nlohmann::json::parse(r.out);
+}
+
+std::filesystem::path temp_dir()
+{
+    auto dir = std::filesystem::temp_directory_path() / ("remat-cli-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(json_reports_the_revolve_optimum)
+{
+    const auto j = plan_json({"--steps", "10", "--slots", "3"});
+    BOOST_TEST(j["forward_steps"].get<std::uint64_t>() == 15u);
+    BOOST_TEST(j["steps"].get<std::int64_t>() == 10);
+    BOOST_TEST(j["slots"].get<std::int64_t>() == 3);
+    BOOST_TEST(j["reverse_steps"].get<std::uint64_t>() == 10u);
+    BOOST_TEST(j["stores"].get<std::uint64_t>() == revolve(10, 3).cost().stores);
+    BOOST_TEST(j["restores"].get<std::uint64_t>() == 9u);
+    BOOST_TEST(j["peak_slots"].get<std::uint64_t>() == 3u);
+    BOOST_TEST(j["schedule"].get<std::string>() == "revolve");
+    const auto big = plan_json({"--steps", "1e15", "--slots", "50"});
+    BOOST_TEST(big["forward_steps"].get<std::uint64_t>() == revolve(1'000'000'000'000'000, 50).cost().forward_steps);
+}
+
+BOOST_AUTO_TEST_CASE(actions_format_replays_legally_with_the_reported_counts)
+{
+    for (const std::string schedule : {"revolve", "uniform", "store-all"}) {
+        const std::string slots = schedule == "store-all" ? "56" : "16";
+        const result r =
+            run_tool({"plan", "--steps", "57", "--slots", slots, "--schedule", schedule, "--format", "actions"});
+        BOOST_TEST_REQUIRE(r.status == 0, r.err);
+        const auto j = plan_json({"--steps", "57", "--slots", slots, "--schedule", schedule});
+        test::simulator sim(57, {j["slots"].get<std::uint64_t>()});
+        std::istringstream lines(r.out);
+        std::string line;
+        while (std::getline(lines, line)) {
+            const auto e = sim.apply(parse_action(line));
+            BOOST_TEST_REQUIRE(!e.has_value(), schedule << ": " << line << ": " << e.value_or(""));
+        }
+        BOOST_TEST_REQUIRE(!sim.finish().has_value());
+        BOOST_TEST(sim.counts().forward_steps == j["forward_steps"].get<std::uint64_t>());
+        BOOST_TEST(sim.counts().stores == j["stores"].get<std::uint64_t>());
+        BOOST_TEST(sim.counts().peak_slots == j["peak_slots"].get<std::uint64_t>());
+    }
+}
+
+BOOST_AUTO_TEST_CASE(text_summary_is_readable)
+{
+    const result r = run_tool({"plan", "--steps", "10", "--slots", "3"});
+    BOOST_TEST_REQUIRE(r.status == 0);
+    BOOST_TEST(r.out.find("forward steps  15 (store-all: 9; 6 recomputed, 1.667x)") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("repetition     2") != std::string::npos, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(budget_in_bytes_chooses_the_slots)
+{
+    const auto j = plan_json({"--steps", "100000", "--budget", "2GiB", "--state-bytes", "64MiB"});
+    BOOST_TEST(j["slots"].get<std::int64_t>() == 32);
+    BOOST_TEST(j["forward_steps"].get<std::uint64_t>() == revolve(100000, 32).cost().forward_steps);
+    BOOST_TEST(j["peak_snapshot_bytes"].get<std::uint64_t>() == 32u * 64u * 1024u * 1024u);
+    const result text = run_tool({"plan", "--steps", "100000", "--budget", "2GiB", "--state-bytes", "64MiB"});
+    BOOST_TEST(text.out.find("2.00 GiB for snapshots of 64.0 MiB: 32 slots") != std::string::npos, text.out);
+}
+
+BOOST_AUTO_TEST_CASE(uniform_reports_its_spacing)
+{
+    const auto fitted = plan_json({"--steps", "100", "--slots", "20", "--schedule", "uniform"});
+    BOOST_TEST(fitted["every"].get<std::int64_t>() == uniform::fit(100, 20).every());
+    const auto given = plan_json({"--steps", "100", "--every", "10", "--schedule", "uniform"});
+    BOOST_TEST(given["every"].get<std::int64_t>() == 10);
+    BOOST_TEST(given["peak_slots"].get<std::uint64_t>() == uniform(100, 10).cost().peak_slots);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_exits_2_with_one_line_naming_the_problem)
+{
+    struct bad_case {
+        std::vector<std::string> args;
+        std::string mentions;
+    };
+    const std::vector<bad_case> cases{
+        {{"plan", "--steps", "0", "--slots", "3"}, "--steps"},
+        {{"plan", "--steps", "-4", "--slots", "3"}, "--steps"},
+        {{"plan", "--steps", "ten", "--slots", "3"}, "\"ten\""},
+        {{"plan", "--steps", "9223372036854775808", "--slots", "3"}, "9223372036854775807"},
+        {{"plan", "--steps", "1e19", "--slots", "3"}, "--steps"},
+        {{"plan", "--steps", "10", "--slots", "0"}, "--slots"},
+        {{"plan", "--steps", "10", "--slots", "3", "--format", "yaml"}, "--format"},
+        {{"plan", "--steps", "10", "--slots", "3", "--schedule", "magic"}, "--schedule"},
+        {{"plan", "--slots", "3"}, "--steps"},
+        {{"plan", "--steps", "10"}, "--slots"},
+        {{"plan", "--steps", "10", "--budget", "1GiB"}, "--state-bytes"},
+        {{"plan", "--steps", "10", "--budget", "1MiB", "--state-bytes", "64MiB"}, "no snapshot"},
+        {{"plan", "--steps", "10", "--budget", "lots", "--state-bytes", "64MiB"}, "--budget"},
+        {{"plan", "--steps", "1000000", "--slots", "10", "--schedule", "uniform"}, "at least"},
+        {{"plan", "--steps", "100", "--slots", "3", "--schedule", "store-all"}, "99 slots"},
+        {{"plan", "--steps", "100", "--slots", "3", "--schedule", "uniform", "--every", "10"}, "needs 18 slots"},
+        {{"draw", "--steps", "10", "--slots", "3"}, "--output"},
+        {{"frobnicate"}, "frobnicate"},
+        {{}, "subcommand"},
+    };
+    for (const auto& c : cases) {
+        const result r = run_tool(c.args);
+        std::string joined;
+        for (const auto& a : c.args)
+            joined += a + " ";
+        BOOST_TEST(r.status == 2, joined << "-> " << r.status << " " << r.err);
+        BOOST_TEST(r.out.empty(), joined);
+        BOOST_TEST(r.err.find(c.mentions) != std::string::npos, joined << "-> " << r.err);
+        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, joined << "-> " << r.err);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(uncountable_plans_fail_with_a_runtime_error)
+{
+    const result r = run_tool({"plan", "--steps", "9223372036854775807", "--slots", "100"});
+    BOOST_TEST(r.status == 1);
+    BOOST_TEST(r.err.find("64-bit") != std::string::npos, r.err);
+}
+
+BOOST_AUTO_TEST_CASE(draw_writes_a_detailed_diagram_for_small_loops)
+{
+    const auto file = temp_dir() / "small.svg";
+    const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", file.string()});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    std::ifstream in(file);
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    BOOST_TEST(svg.rfind("<svg", 0) == 0u);
+    BOOST_TEST(svg.find("</svg>") != std::string::npos);
+    // One black line per advance action, one red line per reverse.
+    std::size_t advances = 0, reverses = 0, pos = 0;
+    while ((pos = svg.find("stroke=\"black\" stroke-width=\"1.5\"", pos)) != std::string::npos) {
+        ++advances;
+        ++pos;
+    }
+    pos = 0;
+    while ((pos = svg.find("stroke=\"#d62728\" stroke-width=\"2\"/>", pos)) != std::string::npos) {
+        ++reverses;
+        ++pos;
+    }
+    std::size_t expected_advances = 0;
+    for (const action& a : revolve(10, 3))
+        expected_advances += std::holds_alternative<advance>(a) ? 1 : 0;
+    BOOST_TEST(advances == expected_advances);
+    BOOST_TEST(reverses == 11u); // 10 reverses + the legend's sample line
+    std::filesystem::remove_all(file.parent_path());
+}
+
+BOOST_AUTO_TEST_CASE(draw_summarises_long_loops_in_bounded_size)
+{
+    const auto file = temp_dir() / "large.svg";
+    const result r = run_tool({"draw", "--steps", "200000", "--slots", "20", "-o", file.string()});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(std::filesystem::file_size(file) < 2'000'000u);
+    std::ifstream in(file);
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    BOOST_TEST(svg.find("summarised") != std::string::npos);
+    std::filesystem::remove_all(file.parent_path());
+}
+
+BOOST_AUTO_TEST_CASE(draw_to_an_unwritable_place_fails_cleanly)
+{
+    const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", "/nonexistent-dir/x.svg"});
+    BOOST_TEST(r.status == 1);
+    BOOST_TEST(r.err.find("/nonexistent-dir/x.svg") != std::string::npos, r.err);
+    BOOST_TEST(!std::filesystem::exists("/nonexistent-dir"));
+}

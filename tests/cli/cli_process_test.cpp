@@ -1,0 +1,70 @@
+// The installed-style binary itself: exit codes and the one-line error contract, through a real
+// process (stdout and stderr captured separately).
+#define BOOST_TEST_MODULE cli_process
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+result run_tool(const std::string& args)
+{
+    const auto dir = std::filesystem::temp_directory_path();
+    const auto out = dir / ("remat-proc-out-" + std::to_string(::getpid()));
+    const auto err = dir / ("remat-proc-err-" + std::to_string(::getpid()));
+    const std::string command = std::string(REMAT_TOOL) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int raw = std::system(command.c_str());
+    result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+    std::filesystem::remove(out);
+    std::filesystem::remove(err);
+    return r;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(success_exits_0)
+{
+    const result r = run_tool("plan --steps 10 --slots 3 --format json");
+    BOOST_TEST(r.status == 0);
+    BOOST_TEST(r.out.find("\"forward_steps\": 15") != std::string::npos, r.out);
+    BOOST_TEST(r.err.empty());
+    BOOST_TEST(run_tool("--help").status == 0);
+    BOOST_TEST(run_tool("--version").out.find("remat") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(bad_usage_exits_2_with_one_line)
+{
+    for (const char* args : {"plan --steps 0 --slots 3", "plan --steps abc --slots 3", "plan --steps 10 --slots 0",
+                             "plan --steps 99999999999999999999 --slots 2", "plan --steps 10 --slots 3 --format xml",
+                             "plan --steps 10 --slots 3 --schedule nope", "plan --slots 3", "", "plan --steps"}) {
+        const result r = run_tool(args);
+        BOOST_TEST(r.status == 2, args << " -> " << r.status);
+        BOOST_TEST(r.out.empty(), args);
+        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, args << " -> " << r.err);
+        BOOST_TEST(r.err.rfind("remat: ", 0) == 0u, r.err);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(runtime_failure_exits_1)
+{
+    const result r = run_tool("draw --steps 10 --slots 3 -o /nonexistent-dir/d.svg");
+    BOOST_TEST(r.status == 1);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+}
