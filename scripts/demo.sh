@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Quick start, part 1: installs what is missing, builds remat and runs the main demo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs" --target remat
+echo
+echo "== remat plan --steps 100000 --slots 20"
+build/src/cli/remat plan --steps 100000 --slots 20
+echo
+echo "== remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json"
+build/src/cli/remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json
+echo
+build/src/cli/remat draw --steps 60 --slots 5 -o build/demo-schedule.svg

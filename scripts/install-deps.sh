@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages remat builds with, when any is missing (Debian 12). Needs root or sudo.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build git pkg-config clang-format
+  libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libhdf5-dev hdf5-tools libthrust-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=sudo
+fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

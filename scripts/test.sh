@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Quick start, part 2: installs what is missing, builds everything and runs the whole test suite, twice:
+# an optimised build (with the benchmarks, examples and install consumers) and an ASan+UBSan build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+ctest_args=(--output-on-failure --no-tests=error -j "$jobs")
+
+echo "== optimised build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build "${ctest_args[@]}"
+
+echo "== ASan+UBSan build"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=address,undefined \
+  -DREMAT_BUILD_EXAMPLES=OFF -DREMAT_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan "${ctest_args[@]}" -LE "install|lint"
+echo "== all tests passed"

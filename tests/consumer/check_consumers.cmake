@@ -1,0 +1,36 @@
+# Installs the build tree into a scratch prefix, then builds and runs two downstream projects: one
+# through find_package(remat), one through add_subdirectory. Run by CTest with -D REMAT_BUILD_DIR,
+# REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
+function(run_step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "failed (${status}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+run_step(${CMAKE_COMMAND} --install ${REMAT_BUILD_DIR} --prefix ${prefix})
+foreach(required include/remat/remat.hpp bin/remat)
+  if(NOT EXISTS ${prefix}/${required})
+    message(FATAL_ERROR "the install lacks ${required}")
+  endif()
+endforeach()
+run_step(${prefix}/bin/remat plan --steps 10 --slots 3 --format json)
+if(NOT last_output MATCHES "\"forward_steps\": 15")
+  message(FATAL_ERROR "installed remat printed: ${last_output}")
+endif()
+
+run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/find_package -B ${WORK_DIR}/find_package
+         -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix})
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/find_package)
+run_step(${WORK_DIR}/find_package/consumer)
+message(STATUS "find_package consumer: ${last_output}")
+
+run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/add_subdirectory -B ${WORK_DIR}/add_subdirectory
+         -G ${GENERATOR} -DREMAT_SOURCE_DIR=${REMAT_SOURCE_DIR})
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/add_subdirectory --target consumer)
+run_step(${WORK_DIR}/add_subdirectory/consumer)
+message(STATUS "add_subdirectory consumer: ${last_output}")
+file(REMOVE_RECURSE ${WORK_DIR})
