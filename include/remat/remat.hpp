@@ -2,6 +2,9 @@
 // library; the HDF5, CUDA and SUNDIALS parts have their own headers and targets.
 #pragma once
 
+#include "remat/driver/executor.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/driver/run_report.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/any_schedule.hpp"
@@ -11,3 +14,7 @@
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/store/snapshot_traits.hpp"
+#include "remat/store/snapshot_view.hpp"

@@ -1,0 +1,317 @@
+// remat/driver/executor.hpp — carries out actions one at a time on the user's state and a store.
+//
+// remat::run drives an executor over a whole schedule; use an executor directly to interleave actions
+// with your own logic (the online driver does). An executor checks every action against the state it
+// tracks (which x_k is current, which step is reversed next), so a wrong schedule is reported where it
+// goes wrong instead of producing a wrong gradient.
+#pragma once
+
+#include "remat/detail/tick_clock.hpp"
+#include "remat/driver/run_report.hpp"
+#include "remat/error.hpp"
+#include "remat/schedule/action.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/store/snapshot_traits.hpp"
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace remat {
+
+/// A forward step: `forward(k, x)` turns x_k into x_{k+1} in place.
+template <class F, class State>
+concept forward_step = std::invocable<F&, step_t, State&>;
+
+/// An adjoint step: `adjoint(k, x)` is called with x == x_k; it takes the adjoint (which it owns) from
+/// a_{k+1} to a_k and accumulates parameter gradients. It may overwrite x.
+template <class F, class State>
+concept adjoint_step = std::invocable<F&, step_t, State&>;
+
+namespace detail {
+
+/// The message of the exception being handled, for wrapping it.
+inline std::string current_exception_message()
+{
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "an exception not derived from std::exception";
+    }
+}
+
+[[noreturn]] inline void rethrow_as_step_error(step_t step, step_phase phase)
+{
+    static constexpr const char* what[] = {"forward step ", "adjoint step ", "snapshot save of x_",
+                                           "snapshot load of x_", "termination test at x_"};
+    std::throw_with_nested(step_error(
+        step, phase, what[static_cast<int>(phase)] + std::to_string(step) + " failed: " + current_exception_message()));
+}
+
+} // namespace detail
+
+/// Applies actions to `state` with `store`, calling the user's forward and adjoint steps.
+///
+///     remat::executor ex(store, x, forward, adjoint, T);
+///     for (const remat::action& a : remat::revolve(T, 10)) ex.apply(a);
+///     remat::run_report r = ex.finish();
+template <snapshot_state State, snapshot_store Store, forward_step<State> Forward, adjoint_step<State> Adjoint>
+class executor {
+public:
+    executor(Store& store, State& state, Forward& forward, Adjoint& adjoint, step_t steps)
+        : store_(store), state_(state), forward_(forward), adjoint_(adjoint), next_reverse_(steps - 1)
+    {
+        if (steps < 1)
+            throw argument_error("steps must be at least 1, got " + std::to_string(steps));
+        report_.steps = steps;
+        const store_stats before = store_.stats();
+        const auto levels = static_cast<std::size_t>(store_.level_count());
+        report_.levels.resize(levels);
+        occupied_bytes_.assign(levels, 0);
+        occupied_slots_.assign(levels, 0);
+        waits_before_.resize(levels);
+        for (std::size_t i = 0; i < levels && i < before.levels.size(); ++i) {
+            report_.levels[i].name = before.levels[i].name;
+            waits_before_[i] = {before.levels[i].wait_seconds, before.levels[i].overlapped_seconds};
+        }
+    }
+
+    /// Carries out one action. Throws remat::schedule_error when the action does not fit the state (a
+    /// wrong schedule), remat::step_error when a user callable throws (the original nested inside).
+    void apply(const action& a)
+    {
+        switch (a.index()) {
+        case 0:
+            do_advance(*std::get_if<advance>(&a));
+            break;
+        case 1:
+            do_store(*std::get_if<store>(&a));
+            break;
+        case 2:
+            do_restore(*std::get_if<restore>(&a));
+            break;
+        case 3:
+            do_free(*std::get_if<free_slot>(&a));
+            break;
+        default:
+            do_reverse(*std::get_if<reverse>(&a));
+            break;
+        }
+    }
+
+    /// Tells the store what is coming: a restore ahead is prefetched (a disk level reads it early).
+    void look_ahead(const action& a)
+    {
+        if (const auto* r = std::get_if<restore>(&a))
+            store_.prefetch(r->level, r->slot, r->step);
+    }
+
+    /// Runs one forward step k -> k+1 outside any advance action (online loops use it); the state must
+    /// be x_k.
+    void step_forward(step_t k) { do_advance(advance{k, k + 1}); }
+
+    /// The step whose state x_k is current, or -1 when undefined (after a reverse).
+    [[nodiscard]] step_t current() const noexcept { return current_; }
+    [[nodiscard]] step_t next_reverse() const noexcept { return next_reverse_; }
+    [[nodiscard]] State& state() noexcept { return state_; }
+
+    /// Checks that every step was reversed and completes the report.
+    run_report finish()
+    {
+        if (next_reverse_ != -1)
+            throw schedule_error("the schedule ended with steps 0.." + std::to_string(next_reverse_) + " not reversed");
+        const double per_tick = clock_.seconds_per_tick();
+        report_.seconds = clock_.elapsed_seconds();
+        report_.forward_seconds = static_cast<double>(forward_ticks_) * per_tick;
+        report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
+        report_.snapshot_seconds = static_cast<double>(snapshot_ticks_) * per_tick;
+        const store_stats after = store_.stats();
+        for (std::size_t i = 0; i < report_.levels.size() && i < after.levels.size(); ++i) {
+            level_report& l = report_.levels[i];
+            l.wait_seconds = after.levels[i].wait_seconds - waits_before_[i].first;
+            l.overlapped_seconds = after.levels[i].overlapped_seconds - waits_before_[i].second;
+            report_.wait_seconds += l.wait_seconds;
+            report_.overlapped_seconds += l.overlapped_seconds;
+        }
+        return report_;
+    }
+
+    /// After a failure: releases every slot so the store is consistent and reusable. Never throws.
+    void abort() noexcept
+    {
+        store_.release_all();
+        current_ = -1;
+    }
+
+private:
+    void do_advance(const advance& a)
+    {
+        if (a.from != current_)
+            throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
+                                 " but the state is " + describe_current());
+        if (a.to <= a.from || a.to > next_reverse_)
+            throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
+                                 " must end after its start and at most at the next step to reverse (" +
+                                 std::to_string(next_reverse_) + ")");
+        const std::uint64_t start = detail::tick_clock::now();
+        step_t k = a.from;
+        try {
+            for (; k < a.to; ++k)
+                std::invoke(forward_, k, state_);
+        } catch (...) {
+            report_.forward_steps += static_cast<std::uint64_t>(k - a.from);
+            current_ = -1; // the step failed part way: the state is undefined
+            detail::rethrow_as_step_error(k, step_phase::forward);
+        }
+        forward_ticks_ += detail::tick_clock::now() - start;
+        report_.forward_steps += static_cast<std::uint64_t>(a.to - a.from);
+        current_ = a.to;
+    }
+
+    void do_store(const store& s)
+    {
+        if (s.step != current_)
+            throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
+        const std::uint64_t start = detail::tick_clock::now();
+        std::size_t size = 0;
+        if constexpr (contiguous_state<State>) {
+            const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
+            size = bytes.size;
+            store_.write(s.level, s.slot, s.step, bytes);
+        } else {
+            try {
+                size = snapshot_traits<State>::size_bytes(std::as_const(state_));
+                if (staging_.size() < size)
+                    staging_.resize(size);
+                snapshot_traits<State>::save(std::as_const(state_), std::span<std::byte>(staging_.data(), size));
+            } catch (...) {
+                detail::rethrow_as_step_error(s.step, step_phase::save);
+            }
+            store_.write(s.level, s.slot, s.step, const_bytes{staging_.data(), size, memory_space::host});
+        }
+        snapshot_ticks_ += detail::tick_clock::now() - start;
+        level_report& l = level(s.level);
+        ++l.stores;
+        l.bytes_written += size;
+        ++report_.stores;
+        report_.bytes_written += size;
+        const auto L = static_cast<std::size_t>(s.level);
+        occupied_bytes_[L] += size;
+        ++occupied_slots_[L];
+        total_bytes_ += size;
+        ++total_slots_;
+        l.peak_bytes = std::max(l.peak_bytes, occupied_bytes_[L]);
+        l.peak_slots = std::max(l.peak_slots, occupied_slots_[L]);
+        report_.peak_snapshot_bytes = std::max(report_.peak_snapshot_bytes, total_bytes_);
+        report_.peak_slots = std::max(report_.peak_slots, total_slots_);
+    }
+
+    void do_restore(const restore& r)
+    {
+        if (r.step > next_reverse_)
+            throw schedule_error("restore of x_" + std::to_string(r.step) + ", beyond the next step to reverse (" +
+                                 std::to_string(next_reverse_) + ")");
+        const std::uint64_t start = detail::tick_clock::now();
+        current_ = -1; // until the read succeeds
+        std::size_t size = 0;
+        if constexpr (contiguous_state<State>) {
+            mutable_bytes bytes = snapshot_traits<State>::bytes(state_);
+            if constexpr (requires { snapshot_traits<State>::bytes_for(state_, std::size_t{}); }) {
+                const std::size_t stored = store_.snapshot_bytes(r.level, r.slot);
+                if (stored != bytes.size && stored != 0)
+                    bytes = snapshot_traits<State>::bytes_for(state_, stored);
+            }
+            size = bytes.size;
+            store_.read(r.level, r.slot, r.step, bytes);
+        } else {
+            size = store_.snapshot_bytes(r.level, r.slot);
+            if (staging_.size() < size)
+                staging_.resize(size);
+            store_.read(r.level, r.slot, r.step, mutable_bytes{staging_.data(), size, memory_space::host});
+            try {
+                snapshot_traits<State>::load(state_, std::span<const std::byte>(staging_.data(), size));
+            } catch (...) {
+                detail::rethrow_as_step_error(r.step, step_phase::load);
+            }
+        }
+        snapshot_ticks_ += detail::tick_clock::now() - start;
+        current_ = r.step;
+        level_report& l = level(r.level);
+        ++l.restores;
+        l.bytes_read += size;
+        ++report_.restores;
+        report_.bytes_read += size;
+    }
+
+    void do_free(const free_slot& f)
+    {
+        (void)level(f.level);
+        const std::size_t size = store_.snapshot_bytes(f.level, f.slot);
+        store_.release(f.level, f.slot);
+        const auto L = static_cast<std::size_t>(f.level);
+        occupied_bytes_[L] -= std::min(occupied_bytes_[L], static_cast<std::uint64_t>(size));
+        occupied_slots_[L] -= occupied_slots_[L] > 0 ? 1 : 0;
+        total_bytes_ -= std::min(total_bytes_, static_cast<std::uint64_t>(size));
+        total_slots_ -= total_slots_ > 0 ? 1 : 0;
+    }
+
+    void do_reverse(const reverse& v)
+    {
+        if (v.step != next_reverse_)
+            throw schedule_error("reverse " + std::to_string(v.step) + " out of order: the next step to reverse is " +
+                                 std::to_string(next_reverse_));
+        if (v.step != current_)
+            throw schedule_error("reverse " + std::to_string(v.step) + " but the state is " + describe_current());
+        const std::uint64_t start = detail::tick_clock::now();
+        current_ = -1; // the adjoint may overwrite x_k
+        try {
+            std::invoke(adjoint_, v.step, state_);
+        } catch (...) {
+            detail::rethrow_as_step_error(v.step, step_phase::adjoint);
+        }
+        adjoint_ticks_ += detail::tick_clock::now() - start;
+        ++report_.reverse_steps;
+        --next_reverse_;
+    }
+
+    level_report& level(level_t L)
+    {
+        if (L < 0 || static_cast<std::size_t>(L) >= report_.levels.size())
+            throw schedule_error("level " + std::to_string(L) + " does not exist; the store has " +
+                                 std::to_string(report_.levels.size()));
+        return report_.levels[static_cast<std::size_t>(L)];
+    }
+
+    [[nodiscard]] std::string describe_current() const
+    {
+        return current_ < 0 ? std::string("undefined (restore a snapshot first)") : "x_" + std::to_string(current_);
+    }
+
+    Store& store_;
+    State& state_;
+    Forward& forward_;
+    Adjoint& adjoint_;
+    step_t current_ = 0;
+    step_t next_reverse_;
+    detail::tick_calibration clock_;
+    std::uint64_t forward_ticks_ = 0;
+    std::uint64_t adjoint_ticks_ = 0;
+    std::uint64_t snapshot_ticks_ = 0;
+    std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
+    std::vector<std::uint64_t> occupied_bytes_;
+    std::vector<std::uint64_t> occupied_slots_;
+    std::uint64_t total_bytes_ = 0;
+    std::uint64_t total_slots_ = 0;
+    std::vector<std::pair<double, double>> waits_before_;
+    run_report report_;
+};
+
+} // namespace remat

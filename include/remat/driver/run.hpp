@@ -1,0 +1,77 @@
+// remat/driver/run.hpp — the driver: runs the user's steps along a schedule.
+#pragma once
+
+#include "remat/driver/executor.hpp"
+#include "remat/driver/run_report.hpp"
+#include "remat/schedule/range.hpp"
+
+#include <array>
+#include <cstddef>
+#include <utility>
+
+namespace remat {
+
+struct run_options {
+    /// How many actions ahead the driver looks to tell the store about coming restores (0 to 32).
+    std::size_t lookahead = 8;
+};
+
+/// Runs the reverse sweep of a loop of plan.steps() steps, starting from `state` == x_0.
+///
+/// `forward(k, x)` maps x_k to x_{k+1} in place; `adjoint(k, x)` is called with x == x_k, once per step
+/// from k = T-1 down to 0, and owns the adjoint variables and gradients it updates. The store holds the
+/// snapshots the schedule asks for. Gradients are bit-identical for every schedule, since each adjoint
+/// step sees exactly the x_k of a plain forward sweep.
+///
+/// Errors: a throwing callable becomes remat::step_error naming the step (the original is nested);
+/// a schedule that does not fit the state or the store throws remat::schedule_error. In both cases
+/// the store's slots are released before the exception leaves.
+///
+///     std::vector<double> x = x0;                  // x_0
+///     std::vector<double> a(x.size());             // the adjoint, set to dJ/dx_T by the caller
+///     remat::host_store store(20);
+///     remat::run_report r = remat::run(remat::revolve(T, 20), store, x,
+///         [&](remat::step_t k, std::vector<double>& s) { step(k, s); },
+///         [&](remat::step_t k, std::vector<double>& s) { adjoint_step(k, s, a); });
+template <schedule Schedule, snapshot_store Store, snapshot_state State, forward_step<State> Forward,
+          adjoint_step<State> Adjoint>
+run_report run(const Schedule& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+               const run_options& options = {})
+{
+    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
+        store, state, forward, adjoint, plan.steps());
+    try {
+        auto cursor = plan.cursor();
+        // A ring of the next actions: each is shown to the store when it enters, applied when it leaves.
+        constexpr std::size_t ring_size = 32;
+        std::array<action, ring_size> ring{};
+        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1;
+        std::size_t head = 0;
+        std::size_t count = 0;
+        bool more = true;
+        auto pull = [&] {
+            action& slot = ring[(head + count) % ring_size];
+            if (cursor.next(slot)) {
+                ++count;
+                ex.look_ahead(slot);
+            } else {
+                more = false;
+            }
+        };
+        while (more && count < window)
+            pull();
+        while (count > 0) {
+            ex.apply(ring[head]);
+            head = (head + 1) % ring_size;
+            --count;
+            if (more)
+                pull();
+        }
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
+} // namespace remat

@@ -1,0 +1,56 @@
+// remat/driver/run_report.hpp — what a run did: steps, snapshots, bytes and where the time went.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace remat {
+
+/// One storage level's share of a run.
+struct level_report {
+    std::string name;
+    std::uint64_t stores = 0;
+    std::uint64_t restores = 0;
+    std::uint64_t bytes_written = 0;
+    std::uint64_t bytes_read = 0;
+    std::uint64_t peak_slots = 0;  ///< most slots of this level held at once during the run
+    std::uint64_t peak_bytes = 0;  ///< most snapshot bytes of this level held at once
+    double wait_seconds = 0;       ///< time the run waited for this level's transfers
+    double overlapped_seconds = 0; ///< this level's transfer time hidden behind compute
+};
+
+/// The report of one run of remat::run (or of an executor).
+///
+///     remat::run_report r = remat::run(plan, store, x, forward, adjoint);
+///     std::printf("%s", remat::to_string(r).c_str());
+struct run_report {
+    step_t steps = 0;
+    std::uint64_t forward_steps = 0; ///< calls of the forward step (recomputation included)
+    std::uint64_t reverse_steps = 0; ///< calls of the adjoint step
+    std::uint64_t stores = 0;
+    std::uint64_t restores = 0;
+    std::uint64_t bytes_written = 0;       ///< snapshot bytes copied into the store
+    std::uint64_t bytes_read = 0;          ///< snapshot bytes copied out of it
+    std::uint64_t peak_slots = 0;          ///< most slots held at once, all levels
+    std::uint64_t peak_snapshot_bytes = 0; ///< most snapshot bytes held at once, all levels
+    std::vector<level_report> levels;
+    double seconds = 0;            ///< wall time of the whole run
+    double forward_seconds = 0;    ///< inside the user's forward step
+    double adjoint_seconds = 0;    ///< inside the user's adjoint step
+    double snapshot_seconds = 0;   ///< inside the store (copies, I/O, waiting for transfers)
+    double wait_seconds = 0;       ///< of snapshot_seconds, waiting for asynchronous transfers
+    double overlapped_seconds = 0; ///< transfer time hidden behind the user's compute
+
+    /// Time in the user's code.
+    [[nodiscard]] double user_seconds() const noexcept { return forward_seconds + adjoint_seconds; }
+    /// Time in remat: snapshots, schedule and bookkeeping.
+    [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }
+};
+
+/// A readable multi-line summary.
+[[nodiscard]] std::string to_string(const run_report& report);
+
+} // namespace remat

@@ -1,0 +1,40 @@
+#include "remat/driver/run_report.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace remat {
+namespace {
+
+std::string line(const char* format, auto... args)
+{
+    char buffer[256];
+    const int n = std::snprintf(buffer, sizeof buffer, format, args...);
+    return std::string(buffer, static_cast<std::size_t>(n > 0 ? std::min<int>(n, sizeof buffer - 1) : 0));
+}
+
+unsigned long long u(std::uint64_t v)
+{
+    return static_cast<unsigned long long>(v);
+}
+
+} // namespace
+
+std::string to_string(const run_report& r)
+{
+    std::string s;
+    s += line("steps            %lld (forward steps %llu, reverse steps %llu)\n", static_cast<long long>(r.steps),
+              u(r.forward_steps), u(r.reverse_steps));
+    s += line("snapshots        %llu stores, %llu restores; peak %llu slots, %llu bytes\n", u(r.stores), u(r.restores),
+              u(r.peak_slots), u(r.peak_snapshot_bytes));
+    for (const level_report& l : r.levels)
+        s += line("  level %-8s %llu stores, %llu restores, %llu bytes written, %llu read, peak %llu slots\n",
+                  l.name.c_str(), u(l.stores), u(l.restores), u(l.bytes_written), u(l.bytes_read), u(l.peak_slots));
+    s += line("time             %.6f s: user %.6f s (forward %.6f, adjoint %.6f), remat %.6f s (snapshots %.6f)\n",
+              r.seconds, r.user_seconds(), r.forward_seconds, r.adjoint_seconds, r.remat_seconds(), r.snapshot_seconds);
+    if (r.wait_seconds > 0 || r.overlapped_seconds > 0)
+        s += line("transfers        waited %.6f s, overlapped %.6f s\n", r.wait_seconds, r.overlapped_seconds);
+    return s;
+}
+
+} // namespace remat

@@ -1,0 +1,174 @@
+#include "remat/store/host_store.hpp"
+
+#include "remat/error.hpp"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace remat {
+namespace {
+
+constexpr std::size_t slot_alignment = 64; // a cache line; also what vectorised copies like
+
+void require_level(level_t level)
+{
+    if (level != 0)
+        throw argument_error("host_store has one level (0), got level " + std::to_string(level));
+}
+
+} // namespace
+
+host_store::host_store(level_capacity capacity, options opts) : capacity_(capacity), options_(opts)
+{
+    if (capacity.slots == 0 || capacity.bytes == 0)
+        throw argument_error("host_store needs room for at least one snapshot, got " + std::to_string(capacity.slots) +
+                             " slots and " + std::to_string(capacity.bytes) + " bytes");
+    if (options_.memory == nullptr || options_.copy == nullptr)
+        throw argument_error("host_store options need a memory resource and a copy function");
+    stats_.name = options_.name;
+    if (capacity.slots != level_capacity::unlimited)
+        slots_.resize(static_cast<std::size_t>(capacity.slots));
+}
+
+host_store::~host_store()
+{
+    release_all();
+    shrink();
+}
+
+host_store::host_store(host_store&& other) noexcept
+    : capacity_(other.capacity_), options_(other.options_), slots_(std::move(other.slots_)),
+      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)), stats_(std::move(other.stats_))
+{
+    other.slots_.clear();
+}
+
+host_store& host_store::operator=(host_store&& other) noexcept
+{
+    if (this != &other) {
+        shrink();
+        capacity_ = other.capacity_;
+        options_ = other.options_;
+        slots_ = std::move(other.slots_);
+        other.slots_.clear();
+        allocated_bytes_ = std::exchange(other.allocated_bytes_, 0);
+        stats_ = std::move(other.stats_);
+    }
+    return *this;
+}
+
+level_capacity host_store::capacity(level_t level) const
+{
+    require_level(level);
+    return capacity_;
+}
+
+host_store::slot_entry& host_store::entry(level_t level, slot_t slot, bool grow)
+{
+    require_level(level);
+    if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_.slots)
+        throw capacity_error("slot " + std::to_string(slot) + " is outside the host store's " +
+                             std::to_string(capacity_.slots) + " slots");
+    const auto index = static_cast<std::size_t>(slot);
+    if (index >= slots_.size()) {
+        if (!grow)
+            throw schedule_error("slot " + std::to_string(slot) + " of the host store was never written");
+        slots_.resize(index + 1);
+    }
+    return slots_[index];
+}
+
+void host_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
+{
+    slot_entry& e = entry(level, slot, true);
+    if (e.step >= 0)
+        throw schedule_error("store into host slot " + std::to_string(slot) + ", which still holds x_" +
+                             std::to_string(e.step) + " (free it first)");
+    if (e.allocated < src.size) {
+        const std::uint64_t after = allocated_bytes_ - e.allocated + src.size;
+        if (after > capacity_.bytes)
+            throw capacity_error("the host store's " + std::to_string(capacity_.bytes) + "-byte budget cannot hold " +
+                                 "another snapshot of " + std::to_string(src.size) + " bytes (" +
+                                 std::to_string(allocated_bytes_) + " bytes in use)");
+        void* fresh = options_.memory->allocate(src.size, slot_alignment); // may throw: e is unchanged
+        deallocate(e);
+        e.data = static_cast<std::byte*>(fresh);
+        e.allocated = src.size;
+        allocated_bytes_ += src.size;
+    }
+    options_.copy(e.data, memory_space::host, src.data, src.space, src.size);
+    e.size = src.size;
+    e.step = step;
+    ++stats_.stores;
+    stats_.bytes_written += src.size;
+    ++stats_.slots_in_use;
+    stats_.bytes_in_use += src.size;
+    stats_.peak_slots = std::max(stats_.peak_slots, stats_.slots_in_use);
+    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
+}
+
+void host_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+{
+    const slot_entry& e = entry(level, slot, false);
+    if (e.step != step)
+        throw integrity_error("host slot " + std::to_string(slot) + " holds " +
+                              (e.step < 0 ? std::string("no snapshot") : "x_" + std::to_string(e.step)) + ", not x_" +
+                              std::to_string(step));
+    if (e.size != dst.size)
+        throw integrity_error("host slot " + std::to_string(slot) + " holds " + std::to_string(e.size) +
+                              " bytes of x_" + std::to_string(step) + ", but the state has " +
+                              std::to_string(dst.size));
+    options_.copy(dst.data, dst.space, e.data, memory_space::host, e.size);
+    ++stats_.restores;
+    stats_.bytes_read += e.size;
+}
+
+void host_store::release(level_t level, slot_t slot)
+{
+    slot_entry& e = entry(level, slot, false);
+    if (e.step < 0)
+        throw schedule_error("free of host slot " + std::to_string(slot) + ", which holds no snapshot");
+    e.step = -1;
+    --stats_.slots_in_use;
+    stats_.bytes_in_use -= e.size;
+    e.size = 0;
+}
+
+void host_store::release_all() noexcept
+{
+    for (slot_entry& e : slots_) {
+        e.step = -1;
+        e.size = 0;
+    }
+    stats_.slots_in_use = 0;
+    stats_.bytes_in_use = 0;
+}
+
+std::size_t host_store::snapshot_bytes(level_t level, slot_t slot) const
+{
+    require_level(level);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+        return 0;
+    const slot_entry& e = slots_[static_cast<std::size_t>(slot)];
+    return e.step >= 0 ? e.size : 0;
+}
+
+void host_store::deallocate(slot_entry& e) noexcept
+{
+    if (e.data != nullptr) {
+        options_.memory->deallocate(e.data, e.allocated, slot_alignment);
+        allocated_bytes_ -= e.allocated;
+    }
+    e.data = nullptr;
+    e.allocated = 0;
+}
+
+void host_store::shrink() noexcept
+{
+    for (slot_entry& e : slots_)
+        if (e.step < 0)
+            deallocate(e);
+}
+
+} // namespace remat
