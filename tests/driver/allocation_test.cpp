@@ -1,0 +1,104 @@
+// No heap allocation per step: a counting global allocator shows that the number of allocations of a
+// whole run does not grow with the number of steps (and is zero once the store's slots exist).
+#define BOOST_TEST_MODULE driver_allocation
+#include <boost/test/unit_test.hpp>
+
+#include "burgers.hpp"
+
+#include "remat/driver/run.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+namespace {
+std::atomic<std::uint64_t> allocations{0};
+}
+
+// Every allocating form of operator new funnels through these two (the others forward to them).
+void* operator new(std::size_t size)
+{
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(size == 0 ? 1 : size))
+        return p;
+    throw std::bad_alloc();
+}
+void* operator new(std::size_t size, std::align_val_t align)
+{
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    const std::size_t a = static_cast<std::size_t>(align);
+    if (void* p = std::aligned_alloc(a, (size + a - 1) / a * a))
+        return p;
+    throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept
+{
+    std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept
+{
+    std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept
+{
+    std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept
+{
+    std::free(p);
+}
+
+using namespace remat;
+
+namespace {
+
+template <class Schedule>
+std::uint64_t allocations_of_run(const Schedule& plan, host_store& store)
+{
+    examples::burgers model;
+    model.points = 256;
+    model.dt = 1e-4;
+    std::vector<double> u = model.initial_field();
+    std::vector<double> lambda(u.size(), 1.0);
+    std::vector<double> scratch(u.size());
+    const std::uint64_t before = allocations.load();
+    (void)run(
+        plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
+        [&](step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); });
+    return allocations.load() - before;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(allocations_do_not_grow_with_the_step_count)
+{
+    for (const slot_t slots : {2, 10, 50}) {
+        host_store small(slots), large(slots);
+        const std::uint64_t short_run = allocations_of_run(revolve(1000, slots), small);
+        const std::uint64_t long_run = allocations_of_run(revolve(8000, slots), large);
+        BOOST_TEST(short_run == long_run, "slots " << slots << ": " << short_run << " vs " << long_run);
+        // Once the store's slots exist, a run allocates only its fixed bookkeeping (report, counters,
+        // the cursor's task stack): the same for 20 steps as for 8000.
+        const std::uint64_t tiny = allocations_of_run(revolve(20, slots), large);
+        const std::uint64_t reused = allocations_of_run(revolve(8000, slots), large);
+        BOOST_TEST(reused == tiny, "slots " << slots << ": " << reused << " vs " << tiny);
+        BOOST_TEST(reused < long_run);
+        BOOST_TEST(reused <= 16u);
+    }
+    host_store store(uniform(5000, 50).cost().peak_slots);
+    (void)allocations_of_run(uniform(5000, 50), store);
+    BOOST_TEST(allocations_of_run(uniform(5000, 50), store) == allocations_of_run(uniform(100, 50), store));
+}
+
+BOOST_AUTO_TEST_CASE(the_counter_sees_allocations)
+{
+    // Guards the test above against a counter that never counts.
+    const std::uint64_t before = allocations.load();
+    auto* v = new std::vector<int>(100);
+    delete v;
+    BOOST_TEST(allocations.load() - before >= 2u);
+}

@@ -1,0 +1,139 @@
+// The host store on its own: capacities in slots and bytes, integrity checks on every read, and a
+// failed write that changes nothing.
+#define BOOST_TEST_MODULE host_store
+#include <boost/test/unit_test.hpp>
+
+#include "remat/error.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <array>
+#include <memory_resource>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+mutable_bytes view_of(std::vector<double>& v)
+{
+    return {reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(double), memory_space::host};
+}
+
+template <class E>
+void expect_error(auto&& f, const std::string& words)
+{
+    try {
+        f();
+        BOOST_ERROR("no exception; expected: " << words);
+    } catch (const E& e) {
+        BOOST_TEST(std::string(e.what()).find(words) != std::string::npos, e.what());
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(round_trip_and_counters)
+{
+    host_store store(3);
+    std::vector<double> a{1, 2, 3}, b{4, 5, 6}, out(3);
+    store.write(0, 0, 0, view_of(a));
+    store.write(0, 2, 7, view_of(b));
+    BOOST_TEST(store.snapshot_bytes(0, 2) == 24u);
+    BOOST_TEST(store.snapshot_bytes(0, 1) == 0u);
+    store.read(0, 2, 7, view_of(out));
+    BOOST_TEST((out == b));
+    store.read(0, 0, 0, view_of(out));
+    BOOST_TEST((out == a));
+    const level_stats s = store.stats().levels.at(0);
+    BOOST_TEST(s.name == "host");
+    BOOST_TEST(s.stores == 2u);
+    BOOST_TEST(s.restores == 2u);
+    BOOST_TEST(s.bytes_written == 48u);
+    BOOST_TEST(s.bytes_read == 48u);
+    BOOST_TEST(s.slots_in_use == 2u);
+    BOOST_TEST(s.peak_bytes == 48u);
+    store.release(0, 0);
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 1u);
+    store.write(0, 0, 9, view_of(b)); // the freed slot is reused
+    store.release_all();
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 0u);
+    BOOST_TEST(store.stats().levels[0].bytes_in_use == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(integrity_checks_on_read)
+{
+    host_store store(2);
+    std::vector<double> a{1, 2, 3}, out(3), wrong(4);
+    store.write(0, 1, 5, view_of(a));
+    expect_error<integrity_error>([&] { store.read(0, 1, 6, view_of(out)); }, "holds x_5, not x_6");
+    expect_error<integrity_error>([&] { store.read(0, 1, 5, view_of(wrong)); },
+                                  "holds 24 bytes of x_5, but the state has 32");
+    store.write(0, 0, 0, view_of(a));
+    store.release(0, 0);
+    expect_error<integrity_error>([&] { store.read(0, 0, 0, view_of(out)); }, "holds no snapshot");
+}
+
+BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
+{
+    host_store slots_only(2);
+    std::vector<double> a(10, 1.0);
+    expect_error<capacity_error>([&] { slots_only.write(0, 2, 0, view_of(a)); }, "outside the host store's 2 slots");
+    expect_error<capacity_error>([&] { slots_only.write(0, -1, 0, view_of(a)); }, "slot -1");
+
+    host_store bytes_only(level_capacity{level_capacity::unlimited, 200});
+    bytes_only.write(0, 0, 0, view_of(a)); // 80 bytes
+    bytes_only.write(0, 1, 1, view_of(a)); // 160
+    expect_error<capacity_error>([&] { bytes_only.write(0, 2, 2, view_of(a)); }, "200-byte budget");
+    // The failed write changed nothing: slot 2 is empty, the others intact, and freeing makes room.
+    BOOST_TEST(bytes_only.snapshot_bytes(0, 2) == 0u);
+    BOOST_TEST(bytes_only.stats().levels[0].slots_in_use == 2u);
+    bytes_only.release(0, 1);
+    bytes_only.write(0, 1, 3, view_of(a)); // reuses slot 1's memory
+    std::vector<double> out(10);
+    bytes_only.read(0, 0, 0, view_of(out));
+    BOOST_TEST((out == a));
+    BOOST_CHECK_THROW(host_store(0), argument_error);
+    BOOST_CHECK_THROW(host_store(level_capacity{5, 0}), argument_error);
+}
+
+BOOST_AUTO_TEST_CASE(allocation_failure_leaves_the_slot_untouched)
+{
+    // A memory resource that refuses its second allocation.
+    struct refusing_resource : std::pmr::memory_resource {
+        int count = 0;
+        void* do_allocate(std::size_t bytes, std::size_t align) override
+        {
+            if (++count == 2)
+                throw std::bad_alloc();
+            return std::pmr::new_delete_resource()->allocate(bytes, align);
+        }
+        void do_deallocate(void* p, std::size_t bytes, std::size_t align) override
+        {
+            std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+        }
+        bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+    } resource;
+    host_store store(level_capacity{4, level_capacity::unlimited},
+                     host_store::options{.memory = &resource, .copy = host_copy, .name = "pool"});
+    std::vector<double> a{1, 2}, out(2);
+    store.write(0, 0, 0, view_of(a));
+    BOOST_CHECK_THROW(store.write(0, 1, 1, view_of(a)), std::bad_alloc);
+    BOOST_TEST(store.snapshot_bytes(0, 1) == 0u);
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 1u);
+    BOOST_TEST(store.stats().levels[0].name == "pool");
+    store.write(0, 1, 1, view_of(a)); // the third allocation succeeds
+    store.read(0, 1, 1, view_of(out));
+    BOOST_TEST((out == a));
+}
+
+BOOST_AUTO_TEST_CASE(device_memory_is_refused_without_cuda)
+{
+    host_store store(1);
+    std::array<std::byte, 8> bytes{};
+    expect_error<argument_error>(
+        [&] {
+            store.write(0, 0, 0, const_bytes{bytes.data(), 8, memory_space::device});
+        },
+        "device memory");
+    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
+}
