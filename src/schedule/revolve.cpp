@@ -70,16 +70,6 @@ revolve::cursor_type revolve::cursor() const
     return c;
 }
 
-bool revolve::cursor_type::next(action& out)
-{
-    if (queue_.pop(out))
-        return true;
-    if (done_)
-        return false;
-    refill();
-    return queue_.pop(out);
-}
-
 void revolve::cursor_type::refill()
 {
     task& t = current_;

@@ -122,16 +122,6 @@ uniform::cursor_type uniform::cursor() const
     return c;
 }
 
-bool uniform::cursor_type::next(action& out)
-{
-    while (!queue_.pop(out)) {
-        if (phase_ == phase::done)
-            return false;
-        refill();
-    }
-    return true;
-}
-
 void uniform::cursor_type::refill()
 {
     const step_t base = segment_ * every_;

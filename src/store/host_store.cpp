@@ -66,17 +66,22 @@ level_capacity host_store::capacity(level_t level) const
 
 host_store::slot_entry& host_store::entry(level_t level, slot_t slot, bool grow)
 {
+    const auto index = static_cast<std::uint64_t>(slot); // a negative slot becomes huge: one compare
+    if (level == 0 && index < slots_.size()) [[likely]]
+        return slots_[static_cast<std::size_t>(index)];
+    return entry_outside(level, slot, grow);
+}
+
+host_store::slot_entry& host_store::entry_outside(level_t level, slot_t slot, bool grow)
+{
     require_level(level);
     if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_.slots)
         throw capacity_error("slot " + std::to_string(slot) + " is outside the host store's " +
                              std::to_string(capacity_.slots) + " slots");
-    const auto index = static_cast<std::size_t>(slot);
-    if (index >= slots_.size()) {
-        if (!grow)
-            throw schedule_error("slot " + std::to_string(slot) + " of the host store was never written");
-        slots_.resize(index + 1);
-    }
-    return slots_[index];
+    if (!grow)
+        throw schedule_error("slot " + std::to_string(slot) + " of the host store was never written");
+    slots_.resize(static_cast<std::size_t>(slot) + 1);
+    return slots_[static_cast<std::size_t>(slot)];
 }
 
 void host_store::write(level_t level, slot_t slot, step_t step, const_bytes src)

@@ -132,7 +132,6 @@ public:
         report_.seconds = clock_.elapsed_seconds();
         report_.forward_seconds = static_cast<double>(forward_ticks_) * per_tick;
         report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
-        report_.snapshot_seconds = static_cast<double>(snapshot_ticks_) * per_tick;
         const store_stats after = store_.stats();
         for (std::size_t i = 0; i < report_.levels.size() && i < after.levels.size(); ++i) {
             level_report& l = report_.levels[i];
@@ -180,7 +179,6 @@ private:
     {
         if (s.step != current_)
             throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
-        const std::uint64_t start = detail::tick_clock::now();
         std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
             const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
@@ -197,7 +195,6 @@ private:
             }
             store_.write(s.level, s.slot, s.step, const_bytes{staging_.data(), size, memory_space::host});
         }
-        snapshot_ticks_ += detail::tick_clock::now() - start;
         level_report& l = level(s.level);
         ++l.stores;
         l.bytes_written += size;
@@ -219,7 +216,6 @@ private:
         if (r.step > next_reverse_)
             throw schedule_error("restore of x_" + std::to_string(r.step) + ", beyond the next step to reverse (" +
                                  std::to_string(next_reverse_) + ")");
-        const std::uint64_t start = detail::tick_clock::now();
         current_ = -1; // until the read succeeds
         std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
@@ -242,7 +238,6 @@ private:
                 detail::rethrow_as_step_error(r.step, step_phase::load);
             }
         }
-        snapshot_ticks_ += detail::tick_clock::now() - start;
         current_ = r.step;
         level_report& l = level(r.level);
         ++l.restores;
@@ -304,7 +299,6 @@ private:
     detail::tick_calibration clock_;
     std::uint64_t forward_ticks_ = 0;
     std::uint64_t adjoint_ticks_ = 0;
-    std::uint64_t snapshot_ticks_ = 0;
     std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
     std::vector<std::uint64_t> occupied_bytes_;
     std::vector<std::uint64_t> occupied_slots_;

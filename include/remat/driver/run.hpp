@@ -42,6 +42,12 @@ run_report run(const Schedule& plan, Store& store, State& state, Forward&& forwa
         store, state, forward, adjoint, plan.steps());
     try {
         auto cursor = plan.cursor();
+        if constexpr (!store_prefetches<std::remove_cvref_t<Store>>) {
+            action a;
+            while (cursor.next(a))
+                ex.apply(a);
+            return ex.finish();
+        }
         // A ring of the next actions: each is shown to the store when it enters, applied when it leaves.
         constexpr std::size_t ring_size = 32;
         std::array<action, ring_size> ring{};

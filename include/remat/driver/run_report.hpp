@@ -40,13 +40,13 @@ struct run_report {
     double seconds = 0;            ///< wall time of the whole run
     double forward_seconds = 0;    ///< inside the user's forward step
     double adjoint_seconds = 0;    ///< inside the user's adjoint step
-    double snapshot_seconds = 0;   ///< inside the store (copies, I/O, waiting for transfers)
-    double wait_seconds = 0;       ///< of snapshot_seconds, waiting for asynchronous transfers
+    double wait_seconds = 0;       ///< waiting for a store's asynchronous transfers (part of remat time)
     double overlapped_seconds = 0; ///< transfer time hidden behind the user's compute
 
     /// Time in the user's code.
     [[nodiscard]] double user_seconds() const noexcept { return forward_seconds + adjoint_seconds; }
-    /// Time in remat: snapshots, schedule and bookkeeping.
+    /// Time in remat: snapshot copies, transfers, the schedule and bookkeeping. (Only the user's calls
+    /// are timed, with the time-stamp counter, so that timing costs a few ns per step.)
     [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }
 };
 

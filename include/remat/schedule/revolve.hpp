@@ -39,7 +39,15 @@ public:
     class cursor_type {
     public:
         cursor_type() = default;
-        bool next(action& out);
+        bool next(action& out)
+        {
+            if (queue_.pop(out)) [[likely]]
+                return true;
+            if (done_)
+                return false;
+            refill();
+            return queue_.pop(out);
+        }
 
     private:
         friend class revolve;

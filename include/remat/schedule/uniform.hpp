@@ -39,7 +39,15 @@ public:
     class cursor_type {
     public:
         cursor_type() = default;
-        bool next(action& out);
+        bool next(action& out)
+        {
+            while (!queue_.pop(out)) {
+                if (phase_ == phase::done)
+                    return false;
+                refill();
+            }
+            return true;
+        }
 
     private:
         friend class uniform;

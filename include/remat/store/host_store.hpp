@@ -44,6 +44,9 @@ public:
     host_store(host_store&&) noexcept;
     host_store& operator=(host_store&&) noexcept;
 
+    /// RAM needs no read-ahead: the driver skips its lookahead for this store.
+    static constexpr bool prefetches = false;
+
     [[nodiscard]] level_t level_count() const noexcept { return 1; }
     [[nodiscard]] level_capacity capacity(level_t level) const;
     /// Throws capacity_error when the slot is outside the capacity or the bytes would exceed it.
@@ -66,6 +69,7 @@ private:
         step_t step = -1; // -1: empty
     };
     slot_entry& entry(level_t level, slot_t slot, bool grow);
+    slot_entry& entry_outside(level_t level, slot_t slot, bool grow);
     void deallocate(slot_entry& e) noexcept;
 
     level_capacity capacity_;

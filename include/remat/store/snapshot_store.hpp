@@ -19,6 +19,9 @@
 //     | s.snapshot_bytes(L, N)   | std::size_t    | bytes of the snapshot in slot N (0 when empty)     |
 //     | s.stats()                | store_stats    | counters per level                                 |
 //
+// A store whose prefetch does nothing may say so with `static constexpr bool prefetches = false;`, and
+// the driver then skips its lookahead.
+//
 // A write that fails (capacity, I/O) leaves the slot as it was before; a store is never left holding
 // half a snapshot that reads as valid.
 #pragma once
@@ -64,5 +67,15 @@ concept snapshot_store = requires(S& s, const S& cs, level_t level, slot_t slot,
         cs.stats()
         } -> std::convertible_to<store_stats>;
 };
+
+/// Whether the driver should show a store the actions ahead (see `prefetches` above).
+template <class S>
+inline constexpr bool store_prefetches = true;
+template <class S>
+requires requires
+{
+    S::prefetches;
+}
+inline constexpr bool store_prefetches<S> = S::prefetches;
 
 } // namespace remat
