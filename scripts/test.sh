@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Quick start, part 2: installs what is missing, builds everything and runs the whole test suite, twice:
-# an optimised build (with the benchmarks, examples and install consumers) and an ASan+UBSan build.
+# Quick start, part 2: installs what is missing, builds everything and runs the whole test suite: an
+# optimised build (with the benchmarks, examples and install consumers), an ASan+UBSan build, and a
+# ThreadSanitizer build of the asynchronous store's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -18,4 +19,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=addr
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan "${ctest_args[@]}" -LE "install|lint"
+echo "== ThreadSanitizer build (the asynchronous store)"
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=thread -DREMAT_BUILD_TOOLS=OFF \
+  -DREMAT_BUILD_BENCH=OFF >/dev/null
+cmake --build build-tsan -j "$jobs" --target tiered_store_test
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan "${ctest_args[@]}" -R '^tiered_store_test$'
 echo "== all tests passed"

@@ -12,7 +12,8 @@
 namespace remat {
 
 struct run_options {
-    /// How many actions ahead the driver looks to tell the store about coming restores (0 to 32).
+    /// How many actions ahead the driver looks to tell the store about coming restores (0: none; at
+    /// most 31 are used). Only stores that prefetch (tiered stores with asynchronous levels) see them.
     std::size_t lookahead = 8;
 };
 
@@ -42,7 +43,7 @@ run_report run(const Schedule& plan, Store& store, State& state, Forward&& forwa
         store, state, forward, adjoint, plan.steps());
     try {
         auto cursor = plan.cursor();
-        if constexpr (!store_prefetches<std::remove_cvref_t<Store>>) {
+        if (!store_prefetches<std::remove_cvref_t<Store>> || options.lookahead == 0) {
             action a;
             while (cursor.next(a))
                 ex.apply(a);
@@ -51,7 +52,7 @@ run_report run(const Schedule& plan, Store& store, State& state, Forward&& forwa
         // A ring of the next actions: each is shown to the store when it enters, applied when it leaves.
         constexpr std::size_t ring_size = 32;
         std::array<action, ring_size> ring{};
-        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1;
+        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1; // + the action applied
         std::size_t head = 0;
         std::size_t count = 0;
         bool more = true;

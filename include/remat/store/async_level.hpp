@@ -1,0 +1,143 @@
+// remat/store/async_level.hpp — a slow storage level behind a worker thread: write-behind and read-ahead.
+//
+// The calling thread never touches the wrapped level; one worker thread does, in the order the calls
+// were made. A write copies the snapshot into a staging buffer and returns; the worker writes it to the
+// level. A prefetch starts reading a snapshot into a staging buffer; the restore that follows takes it
+// from there (or from a write still in staging) and waits only when the data is not ready. A snapshot
+// freed before the worker reached its write is never written at all.
+//
+// A failure on the worker (disk full, I/O error) is raised once on the calling thread, at its next call
+// on this level, and again by any read of the snapshot it lost; snapshots written before it stay
+// readable. Used by remat::tiered_store; one calling
+// thread at a time.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/store/detail/level_interface.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/store/snapshot_view.hpp"
+#include "remat/store/store_stats.hpp"
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <memory_resource>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace remat {
+
+/// Options of an asynchronous level.
+struct async_options {
+    /// Staging buffers of one snapshot each: how many writes may be in flight plus prefetches ready.
+    std::size_t staging_buffers = 4;
+    /// Memory for the staging buffers (pinned memory lets device states be staged by DMA).
+    std::pmr::memory_resource* staging_memory = std::pmr::new_delete_resource();
+    /// Copies between the caller's views and staging buffers.
+    byte_copier copy = host_copy;
+};
+
+/// What the asynchronous engine did, for tests and tuning.
+struct async_counters {
+    std::uint64_t staging_hits = 0;   ///< restores served from a write still in staging
+    std::uint64_t prefetch_hits = 0;  ///< restores served from a prefetched buffer
+    std::uint64_t demand_reads = 0;   ///< restores that had to read the level on demand
+    std::uint64_t skipped_writes = 0; ///< snapshots freed before they were written: never written
+    double busy_seconds = 0;          ///< worker time in the level's transfers
+    double wait_seconds = 0;          ///< caller time blocked on this level
+};
+
+/// A level whose transfers run on a worker thread (see the header comment).
+///
+///     remat::host_store slow(100);   // stands in for a disk level
+///     remat::async_level disk(std::make_unique<remat::detail::level_adapter<remat::host_store>>(slow), {});
+class async_level {
+public:
+    async_level(std::unique_ptr<detail::level_interface> level, async_options options);
+    ~async_level();
+    async_level(const async_level&) = delete;
+    async_level& operator=(const async_level&) = delete;
+
+    void write(slot_t slot, step_t step, const_bytes src);
+    void read(slot_t slot, step_t step, mutable_bytes dst);
+    void release(slot_t slot);
+    void release_all() noexcept;
+    void prefetch(slot_t slot, step_t step);
+    /// Waits until every queued transfer has reached the level; raises a pending failure.
+    void flush();
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
+    [[nodiscard]] level_capacity capacity() const { return capacity_; }
+    /// The level's own counters, plus the time the caller waited and the transfer time overlapped.
+    [[nodiscard]] level_stats stats() const;
+    [[nodiscard]] async_counters counters() const;
+
+private:
+    enum class buffer_state { free, queued_write, writing, reading, ready };
+    enum class job_kind { write, read, release, stop };
+    struct buffer {
+        std::byte* data = nullptr;
+        std::size_t allocated = 0;
+        std::size_t size = 0;
+        buffer_state state = buffer_state::free;
+        slot_t slot = -1;
+        step_t step = -1;
+        bool cancelled = false;     // a queued write whose slot was freed: skip it
+        bool discard = false;       // a read nobody wants any more: free it when done
+        std::exception_ptr failure; // a failed read, raised when consumed
+    };
+    struct slot_info {
+        step_t step = -1; // the snapshot the slot holds once every queued job has run; -1 empty
+        std::size_t size = 0;
+        int staged = -1;           // buffer holding the slot's write (queued or in progress)
+        int prefetched = -1;       // buffer holding (or receiving) a read of the slot
+        std::exception_ptr failed; // its write failed: reading it raises that failure
+    };
+    struct job {
+        job_kind kind = job_kind::stop;
+        slot_t slot = -1;
+        step_t step = -1;
+        int buffer = -1;
+        mutable_bytes direct{}; // a demand read straight into the caller's host memory
+    };
+
+    void worker_loop();
+    void run_job(const job& j, std::unique_lock<std::mutex>& lock);
+    void push(const job& j);
+    int acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t size);
+    void free_buffer(int index);
+    void raise_failure(std::unique_lock<std::mutex>& lock);
+    slot_info& info(slot_t slot);
+    void wait(std::unique_lock<std::mutex>& lock, auto&& ready);
+
+    std::unique_ptr<detail::level_interface> level_;
+    async_options options_;
+    level_capacity capacity_;
+    std::string name_;
+
+    mutable std::mutex mutex_;       // the bookkeeping below
+    mutable std::mutex level_mutex_; // the wrapped level: the worker, or the caller when the worker idles
+    std::condition_variable changed_;
+    std::vector<buffer> buffers_;
+    std::vector<slot_info> slots_;
+    std::vector<job> queue_; // a ring, grown when full
+    std::size_t queue_head_ = 0;
+    std::size_t queue_size_ = 0;
+    bool busy_ = false;
+    std::exception_ptr failure_; // the first failed write or release, raised at the next call
+    bool demand_done_ = false;
+    std::exception_ptr demand_failure_;
+    std::uint64_t bytes_in_use_ = 0;
+    double wait_seconds_ = 0;
+    double busy_seconds_ = 0;
+    std::uint64_t staging_hits_ = 0;
+    std::uint64_t prefetch_hits_ = 0;
+    std::uint64_t demand_reads_ = 0;
+    std::uint64_t skipped_writes_ = 0;
+    std::thread worker_;
+};
+
+} // namespace remat

@@ -1,0 +1,43 @@
+// remat/store/detail/level_interface.hpp — one storage level behind a virtual interface, so that the
+// asynchronous engine is compiled once instead of once per level type.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/store/snapshot_view.hpp"
+#include "remat/store/store_stats.hpp"
+
+#include <cstddef>
+
+namespace remat::detail {
+
+class level_interface {
+public:
+    virtual ~level_interface() = default;
+    virtual void write(slot_t slot, step_t step, const_bytes src) = 0;
+    virtual void read(slot_t slot, step_t step, mutable_bytes dst) = 0;
+    virtual void release(slot_t slot) = 0;
+    virtual void release_all() noexcept = 0;
+    [[nodiscard]] virtual std::size_t snapshot_bytes(slot_t slot) const = 0;
+    [[nodiscard]] virtual level_capacity capacity() const = 0;
+    [[nodiscard]] virtual level_stats stats() const = 0;
+};
+
+/// Adapts level 0 of a single-level store.
+template <snapshot_store Level>
+class level_adapter final : public level_interface {
+public:
+    explicit level_adapter(Level& level) : level_(level) {}
+    void write(slot_t slot, step_t step, const_bytes src) override { level_.write(0, slot, step, src); }
+    void read(slot_t slot, step_t step, mutable_bytes dst) override { level_.read(0, slot, step, dst); }
+    void release(slot_t slot) override { level_.release(0, slot); }
+    void release_all() noexcept override { level_.release_all(); }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override { return level_.snapshot_bytes(0, slot); }
+    [[nodiscard]] level_capacity capacity() const override { return level_.capacity(0); }
+    [[nodiscard]] level_stats stats() const override { return level_.stats().levels.at(0); }
+
+private:
+    Level& level_;
+};
+
+} // namespace remat::detail

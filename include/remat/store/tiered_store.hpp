@@ -1,0 +1,169 @@
+// remat/store/tiered_store.hpp — several storage levels as one store: device, host, disk, ...
+//
+// Level L of a multi-level schedule is the L-th store given here (each a single-level store: a
+// host_store, an hdf5_store, a cuda::device_store, ...). A level may be asynchronous: its transfers then
+// run on a worker thread of its own (remat::async_level) — writes go out behind the computation and
+// reads are started ahead of the restores the driver sees coming — so the step loop waits only when data
+// is not ready. The run report shows, per level, the time waited and the transfer time overlapped.
+#pragma once
+
+#include "remat/error.hpp"
+#include "remat/store/async_level.hpp"
+#include "remat/store/detail/level_interface.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/store/store_stats.hpp"
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+
+namespace remat {
+
+/// How one level of a tiered store runs.
+struct tier_options {
+    bool asynchronous = false; ///< transfers on a worker thread (slow levels: disk)
+    async_options async{};     ///< staging buffers and copies, when asynchronous
+};
+
+/// A store made of single-level stores, fastest first.
+///
+///     remat::host_store ram(8);
+///     remat::hdf5_store disk("/scratch/run.h5", remat::level_capacity{});
+///     remat::tiered_store store({remat::tier_options{}, remat::tier_options{.asynchronous = true}},
+///                               std::move(ram), std::move(disk));
+///     remat::run(remat::multilevel(T, levels), store, x, forward, adjoint);
+template <snapshot_store... Levels>
+class tiered_store {
+    static constexpr std::size_t count = sizeof...(Levels);
+    static_assert(count >= 1, "a tiered store needs at least one level");
+
+public:
+    /// The driver shows this store the restores ahead, for read-ahead on asynchronous levels.
+    static constexpr bool prefetches = true;
+
+    /// Every level synchronous.
+    explicit tiered_store(Levels... levels) : tiered_store(std::array<tier_options, count>{}, std::move(levels)...) {}
+
+    /// Throws remat::argument_error when a level is not a single-level store.
+    tiered_store(std::array<tier_options, count> options, Levels... levels) : levels_(std::move(levels)...)
+    {
+        bind(options, std::index_sequence_for<Levels...>{});
+    }
+    ~tiered_store() = default;
+    // Adapters and workers point into levels_: the object stays where it was made.
+    tiered_store(const tiered_store&) = delete;
+    tiered_store& operator=(const tiered_store&) = delete;
+
+    [[nodiscard]] level_t level_count() const noexcept { return static_cast<level_t>(count); }
+    [[nodiscard]] level_capacity capacity(level_t level) const
+    {
+        return async_[index(level)] ? async_[index(level)]->capacity() : sync_[index(level)]->capacity();
+    }
+    void write(level_t level, slot_t slot, step_t step, const_bytes src)
+    {
+        const std::size_t i = index(level);
+        if (async_[i])
+            async_[i]->write(slot, step, src);
+        else
+            sync_[i]->write(slot, step, src);
+    }
+    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+    {
+        const std::size_t i = index(level);
+        if (async_[i])
+            async_[i]->read(slot, step, dst);
+        else
+            sync_[i]->read(slot, step, dst);
+    }
+    void release(level_t level, slot_t slot)
+    {
+        const std::size_t i = index(level);
+        if (async_[i])
+            async_[i]->release(slot);
+        else
+            sync_[i]->release(slot);
+    }
+    void release_all() noexcept
+    {
+        for (std::size_t i = 0; i < count; ++i) {
+            if (async_[i])
+                async_[i]->release_all();
+            else
+                sync_[i]->release_all();
+        }
+    }
+    void prefetch(level_t level, slot_t slot, step_t step)
+    {
+        const std::size_t i = index(level);
+        if (async_[i])
+            async_[i]->prefetch(slot, step);
+    }
+    [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const
+    {
+        const std::size_t i = index(level);
+        return async_[i] ? async_[i]->snapshot_bytes(slot) : sync_[i]->snapshot_bytes(slot);
+    }
+    [[nodiscard]] store_stats stats() const
+    {
+        store_stats s;
+        for (std::size_t i = 0; i < count; ++i)
+            s.levels.push_back(async_[i] ? async_[i]->stats() : sync_[i]->stats());
+        return s;
+    }
+
+    /// Waits until every asynchronous transfer has reached its level; raises a pending failure.
+    void flush()
+    {
+        for (auto& a : async_)
+            if (a)
+                a->flush();
+    }
+    /// The engine's counters of an asynchronous level (zeros for a synchronous one).
+    [[nodiscard]] async_counters counters(level_t level) const
+    {
+        const std::size_t i = index(level);
+        return async_[i] ? async_[i]->counters() : async_counters{};
+    }
+    /// The I-th level itself. While the store lives, touch an asynchronous level only after flush().
+    template <std::size_t I>
+    [[nodiscard]] auto& level() noexcept
+    {
+        return std::get<I>(levels_);
+    }
+
+private:
+    template <std::size_t... I>
+    void bind(const std::array<tier_options, count>& options, std::index_sequence<I...>)
+    {
+        (bind_one<I>(options[I]), ...);
+    }
+    template <std::size_t I>
+    void bind_one(const tier_options& options)
+    {
+        auto& level = std::get<I>(levels_);
+        if (level.level_count() != 1)
+            throw argument_error("level " + std::to_string(I) +
+                                 " of a tiered store must be a single-level store, got " +
+                                 std::to_string(level.level_count()) + " levels");
+        using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
+        if (options.asynchronous)
+            async_[I] = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async);
+        else
+            sync_[I] = std::make_unique<adapter>(level);
+    }
+    [[nodiscard]] std::size_t index(level_t level) const
+    {
+        if (level < 0 || static_cast<std::size_t>(level) >= count)
+            throw argument_error("level " + std::to_string(level) + " does not exist; the store has " +
+                                 std::to_string(count) + " levels");
+        return static_cast<std::size_t>(level);
+    }
+    std::tuple<Levels...> levels_;
+    std::array<std::unique_ptr<detail::level_interface>, count> sync_{};
+    std::array<std::unique_ptr<async_level>, count> async_{};
+};
+
+} // namespace remat

@@ -1,0 +1,478 @@
+// The asynchronous level: a FIFO of jobs served by one worker thread, staging buffers with explicit
+// states, and the caller's bookkeeping of what each slot will hold once the queue has run.
+//
+// Buffer states:  free -> queued_write -> writing -> free          (a write, or skipped if cancelled)
+//                 free -> reading -> ready -> free                  (a prefetch, consumed or evicted)
+// Only the calling thread takes free buffers; only the worker moves queued_write/writing/reading on.
+// A buffer's bytes are read or written outside the lock only in a state that pins its owner.
+#include "remat/store/async_level.hpp"
+
+#include "remat/error.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
+namespace remat {
+namespace {
+
+constexpr std::size_t staging_alignment = 64;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point start)
+{
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+} // namespace
+
+async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options)
+    : level_(std::move(level)), options_(options)
+{
+    if (!level_)
+        throw argument_error("async_level needs a level");
+    if (options_.staging_buffers == 0)
+        throw argument_error("async_level needs at least 1 staging buffer, got 0");
+    if (options_.staging_memory == nullptr || options_.copy == nullptr)
+        throw argument_error("async_level options need a staging memory resource and a copy function");
+    capacity_ = level_->capacity();
+    name_ = level_->stats().name;
+    buffers_.resize(options_.staging_buffers);
+    queue_.resize(2 * options_.staging_buffers + 8);
+    worker_ = std::thread([this] { worker_loop(); });
+}
+
+async_level::~async_level()
+{
+    {
+        std::unique_lock lock(mutex_);
+        push(job{job_kind::stop});
+    }
+    changed_.notify_all();
+    worker_.join();
+    for (buffer& b : buffers_)
+        if (b.data != nullptr)
+            options_.staging_memory->deallocate(b.data, b.allocated, staging_alignment);
+}
+
+// --- the worker ------------------------------------------------------------------------------------
+
+void async_level::worker_loop()
+{
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return queue_size_ > 0; });
+        const job j = queue_[queue_head_];
+        queue_head_ = (queue_head_ + 1) % queue_.size();
+        --queue_size_;
+        if (j.kind == job_kind::stop)
+            return;
+        busy_ = true;
+        run_job(j, lock);
+        busy_ = false;
+        changed_.notify_all();
+    }
+}
+
+void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
+{
+    std::exception_ptr failure;
+    const auto start = clock_type::now();
+    if (j.kind == job_kind::write) {
+        buffer& b = buffers_[static_cast<std::size_t>(j.buffer)];
+        if (b.cancelled) { // freed before we got to it: nothing to write, nothing to release
+            ++skipped_writes_;
+            free_buffer(j.buffer);
+            return;
+        }
+        b.state = buffer_state::writing;
+        lock.unlock();
+        try {
+            std::scoped_lock level_lock(level_mutex_);
+            level_->write(j.slot, j.step, const_bytes{b.data, b.size, memory_space::host});
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        if (failure && !failure_)
+            failure_ = failure;
+        if (j.slot >= 0 && static_cast<std::size_t>(j.slot) < slots_.size() &&
+            slots_[static_cast<std::size_t>(j.slot)].staged == j.buffer) {
+            slot_info& s = slots_[static_cast<std::size_t>(j.slot)];
+            s.staged = -1;
+            if (failure)
+                s.failed = failure;
+        }
+        free_buffer(j.buffer);
+    } else if (j.kind == job_kind::read) {
+        mutable_bytes target = j.direct;
+        if (j.buffer >= 0) {
+            const buffer& b = buffers_[static_cast<std::size_t>(j.buffer)];
+            target = mutable_bytes{b.data, b.size, memory_space::host};
+        }
+        lock.unlock();
+        try {
+            std::scoped_lock level_lock(level_mutex_);
+            level_->read(j.slot, j.step, target);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        if (j.buffer < 0) {
+            demand_failure_ = failure;
+            demand_done_ = true;
+        } else {
+            buffer& b = buffers_[static_cast<std::size_t>(j.buffer)];
+            b.failure = failure;
+            if (b.discard)
+                free_buffer(j.buffer);
+            else
+                b.state = buffer_state::ready;
+        }
+    } else if (j.kind == job_kind::release) {
+        lock.unlock();
+        try {
+            std::scoped_lock level_lock(level_mutex_);
+            level_->release(j.slot);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+        lock.lock();
+        if (failure && !failure_)
+            failure_ = failure;
+    }
+    busy_seconds_ += seconds_since(start);
+}
+
+// --- helpers (called with the lock held) ------------------------------------------------------------
+
+void async_level::push(const job& j)
+{
+    if (queue_size_ == queue_.size()) { // grow the ring, keeping the order
+        std::vector<job> larger(queue_.size() * 2);
+        for (std::size_t i = 0; i < queue_size_; ++i)
+            larger[i] = queue_[(queue_head_ + i) % queue_.size()];
+        queue_ = std::move(larger);
+        queue_head_ = 0;
+    }
+    queue_[(queue_head_ + queue_size_) % queue_.size()] = j;
+    ++queue_size_;
+    changed_.notify_all();
+}
+
+void async_level::wait(std::unique_lock<std::mutex>& lock, auto&& ready)
+{
+    if (ready())
+        return;
+    const auto start = clock_type::now();
+    changed_.wait(lock, ready);
+    wait_seconds_ += seconds_since(start);
+}
+
+int async_level::acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t size)
+{
+    int chosen = -1;
+    wait(lock, [&] {
+        for (std::size_t i = 0; i < buffers_.size(); ++i)
+            if (buffers_[i].state == buffer_state::free) {
+                chosen = static_cast<int>(i);
+                return true;
+            }
+        // Every buffer busy: a prefetch that is ready but not yet consumed may be dropped (its restore
+        // will read again); writes and reads in flight finish by themselves, so this cannot deadlock.
+        for (std::size_t i = 0; i < buffers_.size(); ++i)
+            if (buffers_[i].state == buffer_state::ready) {
+                buffer& b = buffers_[i];
+                if (b.slot >= 0 && static_cast<std::size_t>(b.slot) < slots_.size() &&
+                    slots_[static_cast<std::size_t>(b.slot)].prefetched == static_cast<int>(i))
+                    slots_[static_cast<std::size_t>(b.slot)].prefetched = -1;
+                free_buffer(static_cast<int>(i));
+                chosen = static_cast<int>(i);
+                return true;
+            }
+        return false;
+    });
+    buffer& b = buffers_[static_cast<std::size_t>(chosen)];
+    if (b.allocated < size) {
+        void* fresh = options_.staging_memory->allocate(size, staging_alignment);
+        if (b.data != nullptr)
+            options_.staging_memory->deallocate(b.data, b.allocated, staging_alignment);
+        b.data = static_cast<std::byte*>(fresh);
+        b.allocated = size;
+    }
+    b.size = size;
+    b.cancelled = false;
+    b.discard = false;
+    b.failure = nullptr;
+    b.state = buffer_state::queued_write; // claimed: the worker ignores it until a job names it
+    return chosen;
+}
+
+void async_level::free_buffer(int index)
+{
+    buffer& b = buffers_[static_cast<std::size_t>(index)];
+    b.state = buffer_state::free;
+    b.slot = -1;
+    b.step = -1;
+    b.cancelled = false;
+    b.discard = false;
+    b.failure = nullptr;
+}
+
+void async_level::raise_failure(std::unique_lock<std::mutex>&)
+{
+    if (failure_)
+        std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+async_level::slot_info& async_level::info(slot_t slot)
+{
+    if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_.slots)
+        throw capacity_error("slot " + std::to_string(slot) + " is outside level " + name_ + "'s " +
+                             std::to_string(capacity_.slots) + " slots");
+    if (static_cast<std::size_t>(slot) >= slots_.size())
+        slots_.resize(static_cast<std::size_t>(slot) + 1);
+    return slots_[static_cast<std::size_t>(slot)];
+}
+
+// --- the calling thread ------------------------------------------------------------------------------
+
+void async_level::write(slot_t slot, step_t step, const_bytes src)
+{
+    std::unique_lock lock(mutex_);
+    raise_failure(lock);
+    slot_info& s = info(slot);
+    if (s.step >= 0)
+        throw schedule_error("store into slot " + std::to_string(slot) + " of level " + name_ +
+                             ", which still holds x_" + std::to_string(s.step) + " (free it first)");
+    if (capacity_.bytes != level_capacity::unlimited && bytes_in_use_ + src.size > capacity_.bytes)
+        throw capacity_error("level " + name_ + "'s " + std::to_string(capacity_.bytes) +
+                             "-byte capacity cannot hold another snapshot of " + std::to_string(src.size) + " bytes (" +
+                             std::to_string(bytes_in_use_) + " in use)");
+    const int b = acquire_buffer(lock, src.size);
+    std::byte* data = buffers_[static_cast<std::size_t>(b)].data;
+    lock.unlock();
+    try {
+        options_.copy(data, memory_space::host, src.data, src.space, src.size);
+    } catch (...) {
+        lock.lock();
+        free_buffer(b);
+        changed_.notify_all();
+        throw;
+    }
+    lock.lock();
+    buffer& buf = buffers_[static_cast<std::size_t>(b)];
+    buf.slot = slot;
+    buf.step = step;
+    slot_info& t = slots_[static_cast<std::size_t>(slot)]; // `s` may dangle: slots_ is ours, but be plain
+    t.step = step;
+    t.size = src.size;
+    t.staged = b;
+    bytes_in_use_ += src.size;
+    push(job{job_kind::write, slot, step, b});
+}
+
+void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
+{
+    std::unique_lock lock(mutex_);
+    raise_failure(lock);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size() ||
+        slots_[static_cast<std::size_t>(slot)].step != step) {
+        const step_t held = slot >= 0 && static_cast<std::size_t>(slot) < slots_.size()
+                                ? slots_[static_cast<std::size_t>(slot)].step
+                                : -1;
+        throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
+                              (held < 0 ? std::string("no snapshot") : "x_" + std::to_string(held)) + ", not x_" +
+                              std::to_string(step));
+    }
+    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    if (s.failed)
+        std::rethrow_exception(s.failed);
+    if (s.size != dst.size)
+        throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
+                              std::to_string(s.size) + " bytes of x_" + std::to_string(step) + ", but the state has " +
+                              std::to_string(dst.size));
+    if (s.staged >= 0) {
+        // Still in staging (queued or being written): read it from there. The buffer's bytes stay put
+        // until this thread hands the buffer out again, so the copy may run unlocked.
+        const std::byte* data = buffers_[static_cast<std::size_t>(s.staged)].data;
+        ++staging_hits_;
+        lock.unlock();
+        options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        return;
+    }
+    if (s.prefetched >= 0) {
+        const int p = s.prefetched;
+        wait(lock, [&] { return buffers_[static_cast<std::size_t>(p)].state == buffer_state::ready; });
+        slots_[static_cast<std::size_t>(slot)].prefetched = -1;
+        buffer& b = buffers_[static_cast<std::size_t>(p)];
+        if (b.failure) {
+            const std::exception_ptr e = b.failure;
+            free_buffer(p);
+            changed_.notify_all();
+            std::rethrow_exception(e);
+        }
+        ++prefetch_hits_;
+        const std::byte* data = b.data;
+        lock.unlock();
+        try {
+            options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        } catch (...) {
+            lock.lock();
+            free_buffer(p);
+            changed_.notify_all();
+            throw;
+        }
+        lock.lock();
+        free_buffer(p);
+        changed_.notify_all();
+        return;
+    }
+    ++demand_reads_;
+    if (dst.space == memory_space::host) { // straight into the caller's memory
+        demand_done_ = false;
+        demand_failure_ = nullptr;
+        push(job{job_kind::read, slot, step, -1, dst});
+        wait(lock, [&] { return demand_done_; });
+        if (demand_failure_)
+            std::rethrow_exception(std::exchange(demand_failure_, nullptr));
+        return;
+    }
+    const int p = acquire_buffer(lock, dst.size);
+    buffer& b = buffers_[static_cast<std::size_t>(p)];
+    b.state = buffer_state::reading;
+    b.slot = slot;
+    b.step = step;
+    push(job{job_kind::read, slot, step, p});
+    wait(lock, [&] { return buffers_[static_cast<std::size_t>(p)].state == buffer_state::ready; });
+    if (buffers_[static_cast<std::size_t>(p)].failure) {
+        const std::exception_ptr e = buffers_[static_cast<std::size_t>(p)].failure;
+        free_buffer(p);
+        std::rethrow_exception(e);
+    }
+    const std::byte* data = buffers_[static_cast<std::size_t>(p)].data;
+    lock.unlock();
+    options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+    lock.lock();
+    free_buffer(p);
+    changed_.notify_all();
+}
+
+void async_level::prefetch(slot_t slot, step_t step)
+{
+    std::unique_lock lock(mutex_);
+    if (failure_ || slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+        return;
+    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    if (s.step != step || s.staged >= 0 || s.prefetched >= 0)
+        return; // not (yet) on the level, or already coming
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+        if (buffers_[i].state != buffer_state::free)
+            continue;
+        // A hint never waits: only a free buffer is used.
+        const int p = acquire_buffer(lock, s.size);
+        buffer& b = buffers_[static_cast<std::size_t>(p)];
+        b.state = buffer_state::reading;
+        b.slot = slot;
+        b.step = step;
+        slots_[static_cast<std::size_t>(slot)].prefetched = p;
+        push(job{job_kind::read, slot, step, p});
+        return;
+    }
+}
+
+void async_level::release(slot_t slot)
+{
+    std::unique_lock lock(mutex_);
+    raise_failure(lock);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size() || slots_[static_cast<std::size_t>(slot)].step < 0)
+        throw schedule_error("free of slot " + std::to_string(slot) + " of level " + name_ +
+                             ", which holds no snapshot");
+    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    if (s.prefetched >= 0) {
+        buffer& p = buffers_[static_cast<std::size_t>(s.prefetched)];
+        if (p.state == buffer_state::ready)
+            free_buffer(s.prefetched);
+        else
+            p.discard = true;
+        s.prefetched = -1;
+    }
+    bool on_level = true;
+    if (s.staged >= 0) {
+        buffer& b = buffers_[static_cast<std::size_t>(s.staged)];
+        if (b.state == buffer_state::queued_write) {
+            b.cancelled = true; // the worker skips it, and the level never sees this snapshot
+            on_level = false;
+        }
+        s.staged = -1;
+    }
+    bytes_in_use_ -= std::min(bytes_in_use_, static_cast<std::uint64_t>(s.size));
+    if (s.failed) // the level never got it
+        on_level = false;
+    s = slot_info{};
+    if (on_level)
+        push(job{job_kind::release, slot});
+    changed_.notify_all();
+}
+
+void async_level::release_all() noexcept
+{
+    std::unique_lock lock(mutex_);
+    for (buffer& b : buffers_)
+        if (b.state == buffer_state::queued_write)
+            b.cancelled = true;
+        else if (b.state == buffer_state::reading)
+            b.discard = true;
+    changed_.wait(lock, [&] { return queue_size_ == 0 && !busy_; });
+    {
+        // The worker is idle and the queue empty: this thread may touch the level.
+        std::scoped_lock level_lock(level_mutex_);
+        level_->release_all();
+    }
+    for (std::size_t i = 0; i < buffers_.size(); ++i)
+        free_buffer(static_cast<int>(i));
+    for (slot_info& s : slots_)
+        s = slot_info{};
+    bytes_in_use_ = 0;
+    failure_ = nullptr;
+    demand_failure_ = nullptr;
+    changed_.notify_all();
+}
+
+void async_level::flush()
+{
+    std::unique_lock lock(mutex_);
+    wait(lock, [&] { return queue_size_ == 0 && !busy_; });
+    raise_failure(lock);
+}
+
+std::size_t async_level::snapshot_bytes(slot_t slot) const
+{
+    std::scoped_lock lock(mutex_);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+        return 0;
+    const slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    return s.step >= 0 ? s.size : 0;
+}
+
+level_stats async_level::stats() const
+{
+    level_stats s;
+    {
+        std::scoped_lock level_lock(level_mutex_);
+        s = level_->stats();
+    }
+    std::scoped_lock lock(mutex_);
+    s.wait_seconds += wait_seconds_;
+    s.overlapped_seconds += std::max(0.0, busy_seconds_ - wait_seconds_);
+    return s;
+}
+
+async_counters async_level::counters() const
+{
+    std::scoped_lock lock(mutex_);
+    return {staging_hits_, prefetch_hits_, demand_reads_, skipped_writes_, busy_seconds_, wait_seconds_};
+}
+
+} // namespace remat
