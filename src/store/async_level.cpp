@@ -1,8 +1,9 @@
 // The asynchronous level: a FIFO of jobs served by one worker thread, staging buffers with explicit
 // states, and the caller's bookkeeping of what each slot will hold once the queue has run.
 //
-// Buffer states:  free -> queued_write -> writing -> free          (a write, or skipped if cancelled)
-//                 free -> reading -> ready -> free                  (a prefetch, consumed or evicted)
+// Buffer states:  free -> queued_write -> writing -> ready|free   (a write, then cached; or skipped)
+//                 free -> reading -> ready -> free                 (a prefetch; freed when its slot is
+//                                                                  freed or the buffer is evicted)
 // Only the calling thread takes free buffers; only the worker moves queued_write/writing/reading on.
 // A buffer's bytes are read or written outside the lock only in a state that pins its owner.
 #include "remat/store/async_level.hpp"
@@ -97,14 +98,24 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
         lock.lock();
         if (failure && !failure_)
             failure_ = failure;
+        bool cached = false;
         if (j.slot >= 0 && static_cast<std::size_t>(j.slot) < slots_.size() &&
             slots_[static_cast<std::size_t>(j.slot)].staged == j.buffer) {
             slot_info& s = slots_[static_cast<std::size_t>(j.slot)];
             s.staged = -1;
-            if (failure)
+            if (failure) {
                 s.failed = failure;
+            } else if (s.prefetched < 0) {
+                // Keep the written bytes as the slot's cache: a snapshot is often restored soon after it
+                // is stored, before any hint could have asked for it.
+                s.prefetched = j.buffer;
+                b.state = buffer_state::ready;
+                b.last_use = ++uses_;
+                cached = true;
+            }
         }
-        free_buffer(j.buffer);
+        if (!cached)
+            free_buffer(j.buffer);
     } else if (j.kind == job_kind::read) {
         mutable_bytes target = j.direct;
         if (j.buffer >= 0) {
@@ -170,30 +181,30 @@ void async_level::wait(std::unique_lock<std::mutex>& lock, auto&& ready)
     wait_seconds_ += seconds_since(start);
 }
 
+int async_level::free_or_evictable() noexcept
+{
+    int oldest = -1;
+    for (std::size_t i = 0; i < buffers_.size(); ++i) {
+        const buffer& b = buffers_[i];
+        if (b.state == buffer_state::free)
+            return static_cast<int>(i);
+        if (b.state == buffer_state::ready &&
+            (oldest < 0 || b.last_use < buffers_[static_cast<std::size_t>(oldest)].last_use))
+            oldest = static_cast<int>(i);
+    }
+    return oldest;
+}
+
 int async_level::acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t size)
 {
+    // A free buffer, or else the least recently used ready one (a prefetch or cached restore: its next
+    // restore will read again). Writes and reads in flight finish by themselves, so this cannot deadlock.
     int chosen = -1;
-    wait(lock, [&] {
-        for (std::size_t i = 0; i < buffers_.size(); ++i)
-            if (buffers_[i].state == buffer_state::free) {
-                chosen = static_cast<int>(i);
-                return true;
-            }
-        // Every buffer busy: a prefetch that is ready but not yet consumed may be dropped (its restore
-        // will read again); writes and reads in flight finish by themselves, so this cannot deadlock.
-        for (std::size_t i = 0; i < buffers_.size(); ++i)
-            if (buffers_[i].state == buffer_state::ready) {
-                buffer& b = buffers_[i];
-                if (b.slot >= 0 && static_cast<std::size_t>(b.slot) < slots_.size() &&
-                    slots_[static_cast<std::size_t>(b.slot)].prefetched == static_cast<int>(i))
-                    slots_[static_cast<std::size_t>(b.slot)].prefetched = -1;
-                free_buffer(static_cast<int>(i));
-                chosen = static_cast<int>(i);
-                return true;
-            }
-        return false;
-    });
+    wait(lock, [&] { return (chosen = free_or_evictable()) >= 0; });
     buffer& b = buffers_[static_cast<std::size_t>(chosen)];
+    if (b.state == buffer_state::ready && b.slot >= 0 && static_cast<std::size_t>(b.slot) < slots_.size() &&
+        slots_[static_cast<std::size_t>(b.slot)].prefetched == chosen)
+        slots_[static_cast<std::size_t>(b.slot)].prefetched = -1;
     if (b.allocated < size) {
         void* fresh = options_.staging_memory->allocate(size, staging_alignment);
         if (b.data != nullptr)
@@ -205,6 +216,7 @@ int async_level::acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t 
     b.cancelled = false;
     b.discard = false;
     b.failure = nullptr;
+    b.last_use = ++uses_;
     b.state = buffer_state::queued_write; // claimed: the worker ignores it until a job names it
     return chosen;
 }
@@ -305,28 +317,21 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
     if (s.prefetched >= 0) {
         const int p = s.prefetched;
         wait(lock, [&] { return buffers_[static_cast<std::size_t>(p)].state == buffer_state::ready; });
-        slots_[static_cast<std::size_t>(slot)].prefetched = -1;
         buffer& b = buffers_[static_cast<std::size_t>(p)];
         if (b.failure) {
             const std::exception_ptr e = b.failure;
+            slots_[static_cast<std::size_t>(slot)].prefetched = -1;
             free_buffer(p);
             changed_.notify_all();
             std::rethrow_exception(e);
         }
-        ++prefetch_hits_;
+        // The buffer stays attached as a cache: checkpoints are restored again and again. A ready
+        // buffer is only reused by this thread, so its bytes cannot change during the unlocked copy.
+        ++cache_hits_;
+        b.last_use = ++uses_;
         const std::byte* data = b.data;
         lock.unlock();
-        try {
-            options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
-        } catch (...) {
-            lock.lock();
-            free_buffer(p);
-            changed_.notify_all();
-            throw;
-        }
-        lock.lock();
-        free_buffer(p);
-        changed_.notify_all();
+        options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
         return;
     }
     ++demand_reads_;
@@ -367,19 +372,16 @@ void async_level::prefetch(slot_t slot, step_t step)
     slot_info& s = slots_[static_cast<std::size_t>(slot)];
     if (s.step != step || s.staged >= 0 || s.prefetched >= 0)
         return; // not (yet) on the level, or already coming
-    for (std::size_t i = 0; i < buffers_.size(); ++i) {
-        if (buffers_[i].state != buffer_state::free)
-            continue;
-        // A hint never waits: only a free buffer is used.
-        const int p = acquire_buffer(lock, s.size);
-        buffer& b = buffers_[static_cast<std::size_t>(p)];
-        b.state = buffer_state::reading;
-        b.slot = slot;
-        b.step = step;
-        slots_[static_cast<std::size_t>(slot)].prefetched = p;
-        push(job{job_kind::read, slot, step, p});
-        return;
-    }
+    if (free_or_evictable() < 0)
+        return; // a hint never waits
+    const int p = acquire_buffer(lock, s.size);
+    buffer& b = buffers_[static_cast<std::size_t>(p)];
+    b.state = buffer_state::reading;
+    b.slot = slot;
+    b.step = step;
+    slots_[static_cast<std::size_t>(slot)].prefetched = p;
+    ++prefetches_;
+    push(job{job_kind::read, slot, step, p});
 }
 
 void async_level::release(slot_t slot)
@@ -472,7 +474,7 @@ level_stats async_level::stats() const
 async_counters async_level::counters() const
 {
     std::scoped_lock lock(mutex_);
-    return {staging_hits_, prefetch_hits_, demand_reads_, skipped_writes_, busy_seconds_, wait_seconds_};
+    return {staging_hits_, cache_hits_, demand_reads_, prefetches_, skipped_writes_, busy_seconds_, wait_seconds_};
 }
 
 } // namespace remat

@@ -171,29 +171,30 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_for_every_lookahead_and_staging_siz
     }
 }
 
-BOOST_AUTO_TEST_CASE(read_ahead_and_write_behind_overlap_compute)
+BOOST_AUTO_TEST_CASE(restores_come_from_prefetch_staging_or_demand)
 {
-    // Slow transfers (1 ms) against a step that computes for a while: with lookahead the restores find
-    // their data ready, and most transfer time is hidden.
-    const burgers_problem p(200, 2048);
+    // Every restore from the slow level is served exactly one way; with lookahead the driver's hints
+    // start reads ahead, without it none are started. (How much transfer time this hides is
+    // a performance figure: bench/tiered_overlap measures it.)
+    const burgers_problem p(200, 256);
     const test::vector_schedule plan = test::split_levels(revolve(200, 10), 2);
     host_store everything(199);
     const std::vector<double> reference = p.gradient(store_all(200, 199), everything, 8);
-    two_levels store({tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 4}}},
-                     host_store(2), slow_level(8, {std::chrono::microseconds(1000), std::chrono::microseconds(1000)}));
-    run_report report;
-    BOOST_TEST_REQUIRE(same(p.gradient(plan, store, 16, &report), reference));
-    const async_counters c = store.counters(1);
-    BOOST_TEST(c.prefetch_hits + c.staging_hits > 0u);
-    BOOST_TEST(report.levels[1].overlapped_seconds > 0.0);
-    BOOST_TEST(report.overlapped_seconds == report.levels[1].overlapped_seconds);
-    BOOST_TEST(c.busy_seconds > c.wait_seconds, "busy " << c.busy_seconds << " waited " << c.wait_seconds);
-    // Without lookahead every restore from level 1 is a demand read (or a staging hit).
-    two_levels blind({tier_options{}, tier_options{.asynchronous = true}}, host_store(2),
-                     slow_level(8, {std::chrono::microseconds(1000), std::chrono::microseconds(1000)}));
-    BOOST_TEST_REQUIRE(same(p.gradient(plan, blind, 0), reference));
-    BOOST_TEST(blind.counters(1).prefetch_hits == 0u);
-    BOOST_TEST(blind.counters(1).demand_reads > 0u);
+    const slow_level::settings transfers{std::chrono::microseconds(100), std::chrono::microseconds(100)};
+    for (const std::size_t lookahead : {0, 16}) {
+        two_levels store({tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 4}}},
+                         host_store(2), slow_level(8, transfers));
+        run_report report;
+        BOOST_TEST_REQUIRE(same(p.gradient(plan, store, lookahead, &report), reference));
+        const async_counters c = store.counters(1);
+        BOOST_TEST(c.cache_hits + c.staging_hits + c.demand_reads == report.levels[1].restores);
+        BOOST_TEST(c.cache_hits > 0u); // written snapshots are kept as a cache
+        if (lookahead == 0)
+            BOOST_TEST(c.prefetches == 0u);
+        else
+            BOOST_TEST(c.prefetches > 0u);
+        BOOST_TEST(c.busy_seconds > 0.0);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(snapshots_freed_before_they_reach_the_level_are_never_written)

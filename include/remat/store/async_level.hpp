@@ -6,6 +6,9 @@
 // from there (or from a write still in staging) and waits only when the data is not ready. A snapshot
 // freed before the worker reached its write is never written at all.
 //
+// A written or prefetched snapshot stays in its buffer afterwards, as a cache for the next restores of
+// the same checkpoint, until the slot is freed or the buffer is needed (least recently used first).
+//
 // A failure on the worker (disk full, I/O error) is raised once on the calling thread, at its next call
 // on this level, and again by any read of the snapshot it lost; snapshots written before it stay
 // readable. Used by remat::tiered_store; one calling
@@ -33,8 +36,9 @@ namespace remat {
 
 /// Options of an asynchronous level.
 struct async_options {
-    /// Staging buffers of one snapshot each: how many writes may be in flight plus prefetches ready.
-    std::size_t staging_buffers = 4;
+    /// Staging buffers of one snapshot each, in host memory: writes in flight, prefetched and cached
+    /// snapshots. More hide more transfer time (bench/tiered_overlap) at that many snapshots of RAM.
+    std::size_t staging_buffers = 8;
     /// Memory for the staging buffers (pinned memory lets device states be staged by DMA).
     std::pmr::memory_resource* staging_memory = std::pmr::new_delete_resource();
     /// Copies between the caller's views and staging buffers.
@@ -44,8 +48,9 @@ struct async_options {
 /// What the asynchronous engine did, for tests and tuning.
 struct async_counters {
     std::uint64_t staging_hits = 0;   ///< restores served from a write still in staging
-    std::uint64_t prefetch_hits = 0;  ///< restores served from a prefetched buffer
+    std::uint64_t cache_hits = 0;     ///< restores served from a ready buffer (prefetched, or kept after its write)
     std::uint64_t demand_reads = 0;   ///< restores that had to read the level on demand
+    std::uint64_t prefetches = 0;     ///< reads started by the driver's hints
     std::uint64_t skipped_writes = 0; ///< snapshots freed before they were written: never written
     double busy_seconds = 0;          ///< worker time in the level's transfers
     double wait_seconds = 0;          ///< caller time blocked on this level
@@ -88,6 +93,7 @@ private:
         bool cancelled = false;     // a queued write whose slot was freed: skip it
         bool discard = false;       // a read nobody wants any more: free it when done
         std::exception_ptr failure; // a failed read, raised when consumed
+        std::uint64_t last_use = 0; // for evicting the least recently used ready buffer
     };
     struct slot_info {
         step_t step = -1; // the snapshot the slot holds once every queued job has run; -1 empty
@@ -108,6 +114,7 @@ private:
     void run_job(const job& j, std::unique_lock<std::mutex>& lock);
     void push(const job& j);
     int acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t size);
+    int free_or_evictable() noexcept;
     void free_buffer(int index);
     void raise_failure(std::unique_lock<std::mutex>& lock);
     slot_info& info(slot_t slot);
@@ -131,10 +138,12 @@ private:
     bool demand_done_ = false;
     std::exception_ptr demand_failure_;
     std::uint64_t bytes_in_use_ = 0;
+    std::uint64_t uses_ = 0;
     double wait_seconds_ = 0;
     double busy_seconds_ = 0;
     std::uint64_t staging_hits_ = 0;
-    std::uint64_t prefetch_hits_ = 0;
+    std::uint64_t cache_hits_ = 0;
+    std::uint64_t prefetches_ = 0;
     std::uint64_t demand_reads_ = 0;
     std::uint64_t skipped_writes_ = 0;
     std::thread worker_;

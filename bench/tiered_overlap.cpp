@@ -1,0 +1,151 @@
+// How much slow-level transfer time the tiered store hides: a RAM level plus a level whose every write
+// and read takes a fixed time (a stand-in for a disk), run synchronously (the baseline) and
+// asynchronously with read-ahead, in the same process. Prints medians of the total time, the time the
+// loop waited for transfers, and the share of transfer time overlapped with compute.
+//
+//     ./build/bench/tiered_overlap [transfer-us] [step-us] [repeats] [staging-buffers]
+#include "bench_util.hpp"
+
+#include "remat/driver/run.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+namespace {
+
+// A host_store whose transfers take `delay` each, like a device with fixed latency.
+class delayed_level {
+public:
+    delayed_level(remat::slot_t slots, std::chrono::microseconds delay)
+        : store_(remat::level_capacity{static_cast<std::uint64_t>(slots), remat::level_capacity::unlimited},
+                 remat::host_store::options{.name = "slow"}),
+          delay_(delay)
+    {
+    }
+    [[nodiscard]] remat::level_t level_count() const { return 1; }
+    [[nodiscard]] remat::level_capacity capacity(remat::level_t l) const { return store_.capacity(l); }
+    void write(remat::level_t l, remat::slot_t s, remat::step_t k, remat::const_bytes b)
+    {
+        std::this_thread::sleep_for(delay_);
+        store_.write(l, s, k, b);
+    }
+    void read(remat::level_t l, remat::slot_t s, remat::step_t k, remat::mutable_bytes b)
+    {
+        std::this_thread::sleep_for(delay_);
+        store_.read(l, s, k, b);
+    }
+    void release(remat::level_t l, remat::slot_t s) { store_.release(l, s); }
+    void release_all() noexcept { store_.release_all(); }
+    void prefetch(remat::level_t, remat::slot_t, remat::step_t) {}
+    [[nodiscard]] std::size_t snapshot_bytes(remat::level_t l, remat::slot_t s) const
+    {
+        return store_.snapshot_bytes(l, s);
+    }
+    [[nodiscard]] remat::store_stats stats() const { return store_.stats(); }
+
+private:
+    remat::host_store store_;
+    std::chrono::microseconds delay_;
+};
+
+// The slots of a one-level schedule beyond `fast` moved to level 1.
+std::vector<remat::action> two_level_actions(remat::step_t steps, remat::slot_t slots, remat::slot_t fast)
+{
+    std::vector<remat::action> out;
+    for (remat::action a : remat::revolve(steps, slots)) {
+        std::visit(
+            [&](auto& x) {
+                if constexpr (requires {
+                                  x.slot;
+                                  x.level;
+                              })
+                    if (x.slot >= fast) {
+                        x.level = 1;
+                        x.slot -= fast;
+                    }
+            },
+            a);
+        out.push_back(a);
+    }
+    return out;
+}
+
+struct listed_schedule {
+    remat::step_t steps_;
+    const std::vector<remat::action>* actions;
+    [[nodiscard]] remat::step_t steps() const { return steps_; }
+    [[nodiscard]] remat::schedule_cost cost() const { return {}; }
+    struct cursor_type {
+        const std::vector<remat::action>* actions = nullptr;
+        std::size_t i = 0;
+        bool next(remat::action& a)
+        {
+            if (i == actions->size())
+                return false;
+            a = (*actions)[i++];
+            return true;
+        }
+    };
+    [[nodiscard]] cursor_type cursor() const { return {actions, 0}; }
+};
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const auto transfer = std::chrono::microseconds(argc > 1 ? std::atol(argv[1]) : 500);
+    const long step_us = argc > 2 ? std::atol(argv[2]) : 200;
+    const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
+    const std::size_t buffers = argc > 4 ? static_cast<std::size_t>(std::atol(argv[4])) : 8;
+    const remat::step_t steps = 400;
+    const std::vector<remat::action> actions = two_level_actions(steps, 12, 3);
+    const listed_schedule plan{steps, &actions};
+    using state = std::vector<double>;
+    auto step = [&](remat::step_t k, state& x) { // a fixed amount of work per step
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(step_us);
+        while (std::chrono::steady_clock::now() < until)
+            x[static_cast<std::size_t>(k) % x.size()] += 1e-9;
+    };
+
+    std::printf("tiered store: RAM (3 slots) + a level with %lld us transfers (9 slots), revolve T=%lld, "
+                "%ld us steps, %zu staging buffers, median of %d\n",
+                static_cast<long long>(transfer.count()), static_cast<long long>(steps), step_us, buffers, repeats);
+    std::printf("%-28s %10s %10s %10s %12s\n", "mode", "total s", "waited s", "busy s", "hidden share");
+    for (const bool asynchronous : {false, true}) {
+        std::vector<double> total, waited, busy;
+        for (int r = 0; r < repeats; ++r) {
+            remat::tiered_store<remat::host_store, delayed_level> store(
+                {remat::tier_options{},
+                 remat::tier_options{.asynchronous = asynchronous, .async = {.staging_buffers = buffers}}},
+                remat::host_store(3), delayed_level(9, transfer));
+            state x(1024, 1.0);
+            const remat::run_report report =
+                remat::run(plan, store, x, step, step, remat::run_options{.lookahead = 16});
+            total.push_back(report.seconds);
+            const remat::async_counters c = store.counters(1);
+            waited.push_back(asynchronous ? c.wait_seconds : 0.0);
+            if (asynchronous && r == 0)
+                std::printf("  level 1: %llu restores: %llu from cache, %llu from staging, %llu demand reads; "
+                            "%llu writes, %llu skipped\n",
+                            static_cast<unsigned long long>(report.levels[1].restores),
+                            static_cast<unsigned long long>(c.cache_hits),
+                            static_cast<unsigned long long>(c.staging_hits),
+                            static_cast<unsigned long long>(c.demand_reads),
+                            static_cast<unsigned long long>(report.levels[1].stores),
+                            static_cast<unsigned long long>(c.skipped_writes));
+            busy.push_back(asynchronous ? c.busy_seconds : 0.0);
+        }
+        const double b = remat::bench::median(busy), w = remat::bench::median(waited);
+        std::printf("%-28s %10.3f %10.3f %10.3f %12s\n",
+                    asynchronous ? "asynchronous, read-ahead" : "synchronous (baseline)", remat::bench::median(total),
+                    w, b,
+                    asynchronous ? std::to_string(b > 0 ? std::max(0.0, b - w) / b : 0.0).substr(0, 5).c_str() : "-");
+    }
+    return 0;
+}
