@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$jobs" --target remat
+cmake --build build -j "$jobs" --target remat lorenz63_gradient burgers_budget
 echo
 echo "== remat plan --steps 100000 --slots 20"
 build/src/cli/remat plan --steps 100000 --slots 20
@@ -14,3 +14,9 @@ echo "== remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format js
 build/src/cli/remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json
 echo
 build/src/cli/remat draw --steps 60 --slots 5 -o build/demo-schedule.svg
+echo
+echo "== examples/lorenz63_gradient: 10^5 RK4 steps with 20 slots"
+build/examples/lorenz63_gradient
+echo
+echo "== examples/burgers_budget: 10^4 x 10^4 Burgers gradient within 1% of store-all's memory"
+build/examples/burgers_budget
