@@ -130,12 +130,21 @@ BOOST_AUTO_TEST_CASE(raii_types_own_what_they_say)
     BOOST_TEST(remat::cuda::elapsed_seconds(start, end) > 0.0);
     BOOST_TEST(same_bits(std::vector<double>(doubles(h), doubles(h) + n), pattern(n, 3.0)));
 
-    remat::cuda::event gone(std::move(start));
+    const cudaEvent_t handle = start.get();
+    remat::cuda::event taken(std::move(start));
+    BOOST_TEST(taken.get() == handle);
+    BOOST_TEST(start.get() == nullptr); // NOLINT(bugprone-use-after-move): the moved-from state is specified
+
+    // A failing call names itself: elapsed time needs events made with timing on.
+    remat::cuda::event untimed_a, untimed_b;
+    untimed_a.record(s.get());
+    untimed_b.record(s.get());
+    untimed_b.synchronize();
     try {
-        start.record(s.get()); // NOLINT(bugprone-use-after-move): a moved-from event has no handle
-        BOOST_FAIL("recording a moved-from event must fail");
+        (void)remat::cuda::elapsed_seconds(untimed_a, untimed_b);
+        BOOST_FAIL("elapsed time of events without timing must fail");
     } catch (const remat::cuda::cuda_error& e) {
-        BOOST_TEST(std::string(e.what()).find("cudaEventRecord") != std::string::npos);
+        BOOST_TEST(std::string(e.what()).find("cudaEventElapsedTime") != std::string::npos);
         BOOST_TEST(e.code() != 0);
     }
 }

@@ -82,6 +82,8 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
     cuda::detail::check(cudaMemcpy(u, x0.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
     cuda::detail::check(cudaMemcpy(a, aT.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
     cuda::detail::check(cudaMemset(g, 0, bytes), "cudaMemset");
+    // Those ran on the legacy stream, which the user's non-blocking stream does not wait for.
+    cuda::detail::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 
     cuda::device_store store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited},
                              {.slot_bytes = bytes, .user_stream = user.get()});

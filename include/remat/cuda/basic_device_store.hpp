@@ -113,6 +113,10 @@ public:
         : basic_device_store(level_capacity{checked_slots(slots), level_capacity::unlimited}, options{}, Runtime{})
     {
     }
+    basic_device_store(slot_t slots, options opts)
+        : basic_device_store(level_capacity{checked_slots(slots), level_capacity::unlimited}, opts, Runtime{})
+    {
+    }
 
     /// Waits for the copies in flight, then frees the slots.
     ~basic_device_store() { destroy(); }
