@@ -339,6 +339,7 @@ BOOST_AUTO_TEST_CASE(copy_out_overlaps_the_users_kernel)
     const bool kernel_still_running = !kernel_end.ready();
     g.open();
     kernel_end.synchronize();
+    copy_end.synchronize();
     BOOST_TEST(copied_while_kernel_ran);
     BOOST_TEST(kernel_still_running);
     BOOST_TEST(remat::cuda::elapsed_seconds(copy_end, kernel_end) > 0.0);
