@@ -13,6 +13,9 @@ set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 
 if(REMAT_SANITIZE)
   # Applied to everything built here, so that instrumented code never calls uninstrumented copies.
-  add_compile_options(-fsanitize=${REMAT_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  # (C and C++ only: nvcc takes no -fsanitize; see cmake/RematCuda.cmake.)
+  add_compile_options($<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${REMAT_SANITIZE}>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:C,CXX>:-fno-sanitize-recover=all>)
   add_link_options(-fsanitize=${REMAT_SANITIZE})
 endif()

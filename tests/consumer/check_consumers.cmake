@@ -27,6 +27,12 @@ run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/find_package -B 
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/find_package)
 run_step(${WORK_DIR}/find_package/consumer)
 message(STATUS "find_package consumer: ${last_output}")
+foreach(optional cuda_consumer thrust_consumer)
+  if(EXISTS ${WORK_DIR}/find_package/${optional})
+    run_step(${WORK_DIR}/find_package/${optional})
+    message(STATUS "find_package ${optional}: ${last_output}")
+  endif()
+endforeach()
 
 run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/add_subdirectory -B ${WORK_DIR}/add_subdirectory
          -G ${GENERATOR} -DREMAT_SOURCE_DIR=${REMAT_SOURCE_DIR})

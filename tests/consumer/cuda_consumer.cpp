@@ -1,0 +1,25 @@
+// A downstream program linking the installed remat::cuda (host code only, built by the host compiler):
+// a device-store round trip when a GPU is present.
+#include <remat/cuda/device_buffer.hpp>
+#include <remat/cuda/device_store.hpp>
+#include <remat/remat.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <vector>
+
+int main()
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("cuda consumer built; skipped: no CUDA device\n");
+        return 0;
+    }
+    std::vector<double> host(1000, 2.5), back(1000, 0.0);
+    remat::cuda::device_store store(2);
+    store.write(0, 1, 7, {reinterpret_cast<const std::byte*>(host.data()), 8000, remat::memory_space::host});
+    store.read(0, 1, 7, {reinterpret_cast<std::byte*>(back.data()), 8000, remat::memory_space::host});
+    std::printf("cuda consumer: round trip %s\n", back == host ? "ok" : "WRONG");
+    return back == host ? 0 : 1;
+}

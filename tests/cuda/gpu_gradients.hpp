@@ -1,0 +1,29 @@
+// Gradient runs of the reaction-diffusion problem (tests/thrust/reaction_diffusion.hpp) on the GPU, with
+// each kind of device state and store; compiled by nvcc (kernels built with --fmad=false so that they
+// round exactly like the host reference), called from the g++ test code.
+#pragma once
+
+#include "reaction_diffusion.hpp"
+
+#include "remat/driver/run_report.hpp"
+#include "remat/schedule/action.hpp"
+
+namespace remat::test {
+
+enum class gpu_store_kind {
+    device_store,      ///< remat::cuda::device_store (slots in GPU memory)
+    pinned_host_store, ///< remat::host_store on pinned memory with remat::cuda::copy_bytes
+};
+
+enum class gpu_schedule_kind { revolve, store_all };
+
+/// thrust::device_vector state, Thrust kernels on the legacy default stream.
+rd_gradient gpu_thrust_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, gpu_store_kind store,
+                                gpu_schedule_kind schedule, run_report* report = nullptr);
+
+/// remat::cuda::device_span state over the user's own buffer, raw kernels on a non-blocking stream of
+/// the user's (the device store is told about it through options::user_stream).
+rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots,
+                              run_report* report = nullptr);
+
+} // namespace remat::test

@@ -1,0 +1,77 @@
+// Gradients on the GPU (label gpu; skipped without a device): the reaction-diffusion problem with its
+// exact discrete adjoint as CUDA kernels, through remat::run with device states (thrust::device_vector,
+// device_span on the user's own stream) and both GPU-capable stores, must be bit-identical to a host-only
+// store-everything run of the same problem (the kernels are compiled without FMA contraction).
+#define BOOST_TEST_MODULE cuda_gradients
+#define BOOST_TEST_NO_MAIN
+#include <boost/test/unit_test.hpp>
+
+#include "gpu_gradients.hpp"
+#include "reaction_diffusion.hpp"
+
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+using namespace remat;
+using test::gpu_schedule_kind;
+using test::gpu_store_kind;
+using test::rd_gradient;
+using test::reaction_diffusion;
+
+namespace {
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+bool same_bits(const rd_gradient& a, const rd_gradient& b)
+{
+    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
+}
+
+rd_gradient host_only(const reaction_diffusion& problem, step_t steps)
+{
+    host_store store(static_cast<slot_t>(steps));
+    return test::run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
+}
+
+const std::vector<std::tuple<std::size_t, step_t, slot_t>> cases{{256, 1, 1}, {256, 60, 3}, {1000, 400, 8}};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(device_vector_states_match_the_host_only_run_bit_for_bit)
+{
+    for (const auto& [points, steps, slots] : cases) {
+        const reaction_diffusion problem{.points = points};
+        const rd_gradient expected = host_only(problem, steps);
+        BOOST_TEST(std::abs(expected.nu()) > 0.0);
+        for (const gpu_store_kind store : {gpu_store_kind::device_store, gpu_store_kind::pinned_host_store})
+            for (const gpu_schedule_kind schedule : {gpu_schedule_kind::revolve, gpu_schedule_kind::store_all}) {
+                run_report report;
+                const rd_gradient g = test::gpu_thrust_gradient(problem, steps, slots, store, schedule, &report);
+                BOOST_TEST(same_bits(g, expected), "n=" << points << " T=" << steps << " s=" << slots << " store "
+                                                        << static_cast<int>(store) << " schedule "
+                                                        << static_cast<int>(schedule));
+                if (schedule == gpu_schedule_kind::revolve)
+                    BOOST_TEST(report.forward_steps == revolve(steps, slots).cost().forward_steps);
+            }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(device_span_states_on_the_users_own_stream_match_bit_for_bit)
+{
+    for (const auto& [points, steps, slots] : cases) {
+        const reaction_diffusion problem{.points = points};
+        run_report report;
+        const rd_gradient g = test::gpu_span_gradient(problem, steps, slots, &report);
+        BOOST_TEST(same_bits(g, host_only(problem, steps)), "n=" << points << " T=" << steps << " s=" << slots);
+        BOOST_TEST(report.levels.at(0).name == "device");
+        BOOST_TEST(report.stores > 0u);
+    }
+}

@@ -1,0 +1,374 @@
+// The device level's logic without a GPU: slots, capacities, errors and statistics on the host runtime
+// (what remat::cuda::device_store is on Thrust's CPU back ends), and its ordering against the user's
+// kernels on a simulator that runs queued GPU work in random orders. References: a store-everything
+// host run of the same problem (gradients must be bit-identical) and the values written.
+#define BOOST_TEST_MODULE device_store
+#include <boost/test/unit_test.hpp>
+
+#include "reaction_diffusion.hpp"
+#include "stream_simulator.hpp"
+
+#include "remat/cuda/basic_device_store.hpp"
+#include "remat/cuda/host_runtime.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+using namespace remat;
+using cuda::basic_device_store;
+using cuda::host_runtime;
+using test::rd_gradient;
+using test::reaction_diffusion;
+using test::runtime_fault;
+using test::simulated_runtime;
+using test::stream_simulator;
+
+namespace {
+
+using host_device_store = basic_device_store<host_runtime>;
+using sim_store = basic_device_store<simulated_runtime>;
+
+std::vector<double> pattern(std::size_t n, double base)
+{
+    std::vector<double> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = base + static_cast<double>(i);
+    return v;
+}
+
+const_bytes view(const std::vector<double>& v, memory_space space = memory_space::host)
+{
+    return {reinterpret_cast<const std::byte*>(v.data()), v.size() * sizeof(double), space};
+}
+mutable_bytes view(std::vector<double>& v, memory_space space = memory_space::host)
+{
+    return {reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(double), space};
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+bool same_bits(const rd_gradient& a, const rd_gradient& b)
+{
+    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
+}
+
+/// The reference: store everything in host RAM.
+rd_gradient reference_gradient(const reaction_diffusion& problem, step_t steps)
+{
+    host_store store(static_cast<slot_t>(steps));
+    return test::run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
+}
+
+/// A host runtime that counts its allocations (the store must allocate its slots once).
+struct counting_runtime : host_runtime {
+    int* allocations = nullptr;
+    int* live = nullptr;
+    void* allocate(std::size_t bytes)
+    {
+        ++*allocations;
+        ++*live;
+        return host_runtime::allocate(bytes);
+    }
+    void deallocate(void* p, std::size_t bytes) noexcept
+    {
+        --*live;
+        host_runtime::deallocate(p, bytes);
+    }
+};
+
+} // namespace
+
+static_assert(snapshot_store<host_device_store>);
+static_assert(snapshot_store<sim_store>);
+static_assert(!store_prefetches<host_device_store>);
+
+BOOST_AUTO_TEST_SUITE(slots_and_errors)
+
+BOOST_AUTO_TEST_CASE(every_slot_round_trips_its_snapshot)
+{
+    host_device_store store(5);
+    BOOST_TEST(store.slot_count() == 0u); // sized by the first write
+    for (slot_t s = 0; s < 5; ++s)
+        store.write(0, s, 10 * s, view(pattern(100, static_cast<double>(s) * 1000)));
+    BOOST_TEST(store.slot_count() == 5u);
+    BOOST_TEST(store.slot_bytes() == 800u);
+    for (slot_t s = 4; s >= 0; --s) {
+        std::vector<double> out(100);
+        BOOST_TEST(store.snapshot_bytes(0, s) == 800u);
+        store.read(0, s, 10 * s, view(out));
+        BOOST_TEST(same_bits(out, pattern(100, static_cast<double>(s) * 1000)));
+    }
+    const level_stats st = store.stats().levels.at(0);
+    BOOST_TEST(st.name == "device");
+    BOOST_TEST(st.stores == 5u);
+    BOOST_TEST(st.restores == 5u);
+    BOOST_TEST(st.bytes_written == 4000u);
+    BOOST_TEST(st.bytes_read == 4000u);
+    BOOST_TEST(st.slots_in_use == 5u);
+    BOOST_TEST(st.peak_bytes == 4000u);
+    store.release(0, 2);
+    BOOST_TEST(store.snapshot_bytes(0, 2) == 0u);
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 4u);
+    store.write(0, 2, 7, view(pattern(50, -1))); // a smaller snapshot reuses the slot
+    std::vector<double> out(50);
+    store.read(0, 2, 7, view(out));
+    BOOST_TEST(same_bits(out, pattern(50, -1)));
+    BOOST_TEST(store.stats().levels[0].peak_slots == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(a_byte_budget_becomes_whole_slots)
+{
+    host_device_store store(level_capacity{level_capacity::unlimited, 2048});
+    BOOST_TEST(store.capacity(0).slots == level_capacity::unlimited); // unknown until sized
+    const std::vector<double> x = pattern(40, 0); // 320 bytes -> 512-byte slots -> 4 slots in 2048 bytes
+    for (slot_t s = 0; s < 4; ++s)
+        store.write(0, s, s, view(x));
+    BOOST_TEST(store.capacity(0).slots == 4u);
+    BOOST_TEST(store.capacity(0).bytes == 2048u);
+    BOOST_CHECK_THROW(store.write(0, 4, 4, view(x)), capacity_error);
+
+    host_device_store both(level_capacity{3, 1 << 20}); // the smaller limit wins
+    both.write(0, 0, 0, view(x));
+    BOOST_TEST(both.capacity(0).slots == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(slot_bytes_preallocates_once_and_never_again)
+{
+    int allocations = 0;
+    int live = 0;
+    const reaction_diffusion problem{.points = 64};
+    {
+        basic_device_store<counting_runtime> store(level_capacity{6, level_capacity::unlimited},
+                                                   {.slot_bytes = problem.points * sizeof(double)},
+                                                   counting_runtime{{}, &allocations, &live});
+        BOOST_TEST(allocations == 1);
+        BOOST_TEST(store.slot_count() == 6u);
+        const rd_gradient g = test::run_host_gradient(problem, revolve(200, 6), store);
+        BOOST_TEST(allocations == 1); // the whole run: no allocation per snapshot
+        BOOST_TEST(same_bits(g, reference_gradient(problem, 200)));
+        basic_device_store<counting_runtime> moved(std::move(store));
+        BOOST_TEST(moved.slot_count() == 6u);
+        BOOST_TEST(live == 1);
+    }
+    BOOST_TEST(live == 0); // freed exactly once, by the moved-to store
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_bad_value_and_leave_the_slot_unchanged)
+{
+    BOOST_CHECK_THROW(host_device_store(0), argument_error);
+    BOOST_CHECK_THROW(host_device_store(level_capacity{}), argument_error); // unbounded
+    BOOST_CHECK_THROW(host_device_store(level_capacity{4, 0}), argument_error);
+    BOOST_CHECK_THROW(host_device_store(level_capacity{4, 100}, {.slot_bytes = 1000}), capacity_error);
+
+    host_device_store store(level_capacity{3, level_capacity::unlimited}, {.slot_bytes = 800});
+    const std::vector<double> x = pattern(100, 1);
+    BOOST_CHECK_THROW(store.write(1, 0, 0, view(x)), argument_error);
+    BOOST_CHECK_THROW(store.write(0, 3, 0, view(x)), capacity_error);
+    BOOST_CHECK_THROW(store.write(0, -1, 0, view(x)), capacity_error);
+    BOOST_CHECK_THROW(store.write(0, 0, 0, view(pattern(101, 0))), capacity_error); // larger than a slot
+    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
+    BOOST_TEST(store.stats().levels[0].stores == 0u);
+
+    store.write(0, 0, 5, view(x));
+    BOOST_CHECK_THROW(store.write(0, 0, 6, view(x)), schedule_error); // occupied
+    std::vector<double> out(100);
+    BOOST_CHECK_THROW(store.read(0, 0, 4, view(out)), integrity_error); // wrong step
+    std::vector<double> shorter(99);
+    BOOST_CHECK_THROW(store.read(0, 0, 5, view(shorter)), integrity_error); // wrong size
+    BOOST_CHECK_THROW(store.read(0, 1, 5, view(out)), integrity_error);     // empty slot
+    BOOST_CHECK_THROW(store.release(0, 1), schedule_error);
+    try {
+        store.read(0, 0, 4, view(out));
+    } catch (const integrity_error& e) {
+        BOOST_TEST(std::string(e.what()).find("x_5") != std::string::npos);
+        BOOST_TEST(std::string(e.what()).find("x_4") != std::string::npos);
+    }
+    store.read(0, 0, 5, view(out));
+    BOOST_TEST(same_bits(out, x));
+
+    host_device_store unsized(2);
+    BOOST_CHECK_THROW(unsized.read(0, 0, 0, view(out)), schedule_error); // never written
+    store.release_all();
+    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(gradients_through_the_driver_are_bit_identical_to_store_all)
+{
+    const reaction_diffusion problem{.points = 96};
+    for (const step_t steps : {1, 2, 17, 150})
+        for (const slot_t slots : {1, 2, 5}) {
+            host_device_store store(slots);
+            const rd_gradient g = test::run_host_gradient(problem, revolve(steps, slots), store);
+            BOOST_TEST(same_bits(g, reference_gradient(problem, steps)), "T=" << steps << " s=" << slots);
+        }
+    const uniform periodic(100, 15);
+    host_device_store store(static_cast<slot_t>(periodic.cost().peak_slots));
+    const rd_gradient g = test::run_host_gradient(problem, periodic, store);
+    BOOST_TEST(same_bits(g, reference_gradient(problem, 100)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// --- ordering against the user's kernels, on simulated asynchronous streams ------------------------------
+
+namespace {
+
+/// A state in the simulator's "device" memory: its views say memory_space::device, so the store treats
+/// it like GPU memory (no host synchronisation).
+struct sim_state {
+    std::vector<double> values;
+};
+
+} // namespace
+
+template <>
+struct remat::snapshot_traits<sim_state> {
+    static const_bytes bytes(const sim_state& s) noexcept { return view(s.values, memory_space::device); }
+    static mutable_bytes bytes(sim_state& s) noexcept { return view(s.values, memory_space::device); }
+};
+
+namespace {
+
+struct sim_setup {
+    bool own_user_stream = false; // the user's kernels on a stream of their own instead of stream 0
+    runtime_fault fault = runtime_fault::none;
+};
+
+/// The problem's steps as kernels queued on the user's stream: they run whenever the simulator picks
+/// them, reading and writing the state's buffer then.
+rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, std::uint64_t seed,
+                               sim_setup setup)
+{
+    stream_simulator sim(seed);
+    const int user = setup.own_user_stream ? sim.create_stream() : 0;
+    simulated_runtime runtime{&sim, setup.fault, user};
+    sim_store store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited}, {.user_stream = user},
+                    runtime);
+
+    rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
+    sim_state x{problem.initial_field()};
+    std::vector<double> scratch;
+    (void)run(
+        revolve(steps, slots), store, x,
+        [&](step_t, sim_state& s) {
+            sim.enqueue(user, [&] { problem.step(s.values.data(), scratch); });
+            sim.progress();
+        },
+        [&](step_t, sim_state& s) {
+            sim.enqueue(user, [&] { problem.adjoint_step(s.values.data(), g.initial, g.nu_points, scratch); });
+            sim.progress();
+        });
+    sim.drain();
+    return g;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(ordering)
+
+BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_under_every_interleaving)
+{
+    const reaction_diffusion problem{.points = 48};
+    const rd_gradient expected = reference_gradient(problem, 60);
+    for (const bool own_stream : {false, true})
+        for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+            const rd_gradient g = simulated_gradient(problem, 60, 4, seed, {own_stream, runtime_fault::none});
+            BOOST_TEST(same_bits(g, expected), "seed " << seed << (own_stream ? ", own user stream" : ""));
+        }
+}
+
+// The test above can fail: with either half of the ordering removed, some interleaving breaks the gradient.
+BOOST_AUTO_TEST_CASE(a_missing_wait_is_caught)
+{
+    const reaction_diffusion problem{.points = 48};
+    const rd_gradient expected = reference_gradient(problem, 60);
+    for (const runtime_fault fault :
+         {runtime_fault::user_stream_never_waits, runtime_fault::store_streams_never_wait}) {
+        int wrong = 0;
+        for (std::uint64_t seed = 1; seed <= 40; ++seed)
+            wrong += same_bits(simulated_gradient(problem, 60, 4, seed, {false, fault}), expected) ? 0 : 1;
+        BOOST_TEST_MESSAGE("fault " << static_cast<int>(fault) << ": " << wrong << " of 40 interleavings wrong");
+        BOOST_TEST(wrong > 0, "fault " << static_cast<int>(fault) << " went unnoticed");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_slot_reused_during_a_copy_out_keeps_both_snapshots)
+{
+    for (const runtime_fault fault : {runtime_fault::none, runtime_fault::store_streams_never_wait}) {
+        int wrong = 0;
+        for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+            stream_simulator sim(seed);
+            sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim, fault});
+            sim_state x{pattern(64, 1)};
+            const sim_state y{pattern(64, 1000)};
+            std::vector<double> behind(64, 0.0);
+            store.write(0, 0, 3, snapshot_traits<sim_state>::bytes(std::as_const(x)));
+            store.copy_out(0, 3, view(behind)); // write-behind, asynchronous
+            store.release(0, 0);
+            store.write(0, 0, 4, snapshot_traits<sim_state>::bytes(y));                 // reuse at once
+            sim.enqueue(0, [&] { std::fill(x.values.begin(), x.values.end(), -7.0); }); // the next kernel
+            sim.progress();
+            store.read(0, 0, 4, snapshot_traits<sim_state>::bytes(x));
+            sim.drain();
+            const bool right = same_bits(behind, pattern(64, 1)) && same_bits(x.values, pattern(64, 1000));
+            if (fault == runtime_fault::none)
+                BOOST_TEST(right, "seed " << seed);
+            wrong += right ? 0 : 1;
+        }
+        if (fault != runtime_fault::none)
+            BOOST_TEST(wrong > 0);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_read_after_a_copy_in_sees_its_bytes)
+{
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+        stream_simulator sim(seed);
+        sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim});
+        const std::vector<double> from_host = pattern(32, 5);
+        store.copy_in(1, 9, view(from_host, memory_space::device)); // read-ahead from (pinned) host memory
+        BOOST_TEST(store.snapshot_bytes(0, 1) == 32 * sizeof(double));
+        sim_state x{std::vector<double>(32, 0.0)};
+        store.read(0, 1, 9, snapshot_traits<sim_state>::bytes(x));
+        std::vector<double> seen;
+        sim.enqueue(0, [&] { seen = x.values; }); // the user's next kernel
+        sim.drain();
+        BOOST_TEST(same_bits(seen, from_host), "seed " << seed);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(only_host_memory_and_wait_slot_block_the_host)
+{
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        stream_simulator sim(seed, 0); // the simulated GPU runs nothing unless the host waits
+        sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim});
+        // Device memory in and out: the host never waits (nothing has run yet).
+        sim_state x{pattern(16, 4)};
+        store.write(0, 1, 0, snapshot_traits<sim_state>::bytes(std::as_const(x)));
+        store.read(0, 1, 0, snapshot_traits<sim_state>::bytes(x));
+        BOOST_TEST(sim.operations_run() == 0u);
+        BOOST_TEST(!store.slot_ready(1));
+        std::vector<double> host = pattern(16, 2);
+        store.write(0, 0, 1, view(host)); // host memory: the caller may reuse it at once
+        std::fill(host.begin(), host.end(), 0.0);
+        std::vector<double> behind(16, 0.0);
+        store.copy_out(0, 1, view(behind, memory_space::device));
+        BOOST_TEST(!store.slot_ready(0)); // nothing ran: still in flight
+        store.wait_slot(0);
+        BOOST_TEST(store.slot_ready(0));
+        BOOST_TEST(same_bits(behind, pattern(16, 2)));
+        std::vector<double> back(16, 0.0);
+        store.read(0, 0, 1, view(back)); // into host memory: complete on return
+        BOOST_TEST(same_bits(back, pattern(16, 2)));
+    }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
