@@ -93,6 +93,7 @@ BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
     bytes_only.read(0, 0, 0, view_of(out));
     BOOST_TEST((out == a));
     BOOST_CHECK_THROW(host_store(0), argument_error);
+    BOOST_CHECK_THROW(host_store(-3), argument_error); // refused, never wrapped to a huge count
     BOOST_CHECK_THROW(host_store(level_capacity{5, 0}), argument_error);
 }
 

@@ -34,8 +34,12 @@ public:
     /// Throws remat::argument_error when both limits are zero or slots is zero.
     explicit host_store(level_capacity capacity, options opts);
     explicit host_store(level_capacity capacity) : host_store(capacity, options{}) {}
-    explicit host_store(slot_t slots)
-        : host_store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited})
+    /// `slots` slots (>= 1; a negative count is refused, not wrapped).
+    explicit host_store(slot_t slots) : host_store(slots, options{}) {}
+    /// `slots` slots with the given options, e.g. pinned memory and remat::cuda::copy_bytes for device
+    /// states: `host_store(64, {.memory = &pinned, .copy = remat::cuda::copy_bytes})`.
+    host_store(slot_t slots, options opts)
+        : host_store(level_capacity{slots > 0 ? static_cast<std::uint64_t>(slots) : 0, level_capacity::unlimited}, opts)
     {
     }
     ~host_store();
