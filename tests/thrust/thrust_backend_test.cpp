@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "reaction_diffusion_thrust.hpp"
+#include "vector_schedule.hpp"
 
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/device_span.hpp"
@@ -16,6 +17,7 @@
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
 
 #include <thrust/device_vector.h>
 #include <thrust/sequence.h>
@@ -160,4 +162,28 @@ BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
         });
     BOOST_TEST(same_bits(g, reference_gradient(problem, steps)));
     BOOST_TEST(x.data() == thrust::raw_pointer_cast(buffer.data())); // restored in place
+}
+
+BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchronous_host_level)
+{
+    // The composition the GPU machine uses: device slots first, then host RAM behind a worker thread
+    // (pinned staging, copy_bytes), executing a two-level stream.
+    const reaction_diffusion problem{.points = 96};
+    const step_t steps = 160;
+    const test::vector_schedule plan = test::split_levels(revolve(steps, 9), 3);
+    remat::cuda::pinned_memory_resource pinned;
+    for (const bool asynchronous : {false, true}) {
+        tiered_store<remat::cuda::device_store, host_store> store(
+            {tier_options{},
+             tier_options{.asynchronous = asynchronous,
+                          .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = remat::cuda::copy_bytes}}},
+            remat::cuda::device_store(3),
+            host_store(level_capacity{6, level_capacity::unlimited},
+                       {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
+        run_report report;
+        const rd_gradient g = test::run_thrust_gradient(problem, plan, store, &report);
+        BOOST_TEST(same_bits(g, reference_gradient(problem, steps)), "asynchronous " << asynchronous);
+        BOOST_TEST(report.levels.at(0).name == "device");
+        BOOST_TEST(report.levels.at(1).stores > 0u);
+    }
 }
