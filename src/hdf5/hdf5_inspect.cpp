@@ -24,6 +24,16 @@ std::string hex(std::uint64_t v)
     return text;
 }
 
+hdf5_snapshot_info damaged(std::string dataset, slot_t slot, std::string problem)
+{
+    hdf5_snapshot_info info;
+    info.dataset = std::move(dataset);
+    info.slot = slot;
+    info.status = hdf5_snapshot_status::damaged;
+    info.problem = std::move(problem);
+    return info;
+}
+
 // XXH64 of a dataset's bytes as HDF5 itself reads them (through its filters, if any), in pieces of
 // about 8 MiB so that verification needs little memory. Empty optional and `problem` set on failure.
 std::optional<std::uint64_t> hash_through_hdf5(hid_t dataset, const detail::snapshot_record& r, std::string& problem)
@@ -55,19 +65,11 @@ std::optional<std::uint64_t> hash_through_hdf5(hid_t dataset, const detail::snap
     return h.digest();
 }
 
-hdf5_snapshot_info inspect_dataset(hid_t group, const std::string& name, bool verify)
+// The current snapshot dataset of a slot, `relative` below /snapshots.
+hdf5_snapshot_info inspect_dataset(hid_t snapshots, slot_t slot, const std::string& relative, bool verify)
 {
-    hdf5_snapshot_info info;
-    info.dataset = std::string("/") + detail::snapshots_group_name + "/" + name;
-    info.status = hdf5_snapshot_status::damaged;
-    const std::optional<slot_t> slot = detail::parse_slot_dataset_name(name);
-    if (!slot) {
-        info.problem = name.rfind("damaged_", 0) == 0 ? "a damaged dataset the store moved out of the way"
-                                                      : "not a slot dataset (unexpected name)";
-        return info;
-    }
-    info.slot = *slot;
-    hdf5_dataset d(H5Dopen2(group, name.c_str(), H5P_DEFAULT));
+    hdf5_snapshot_info info = damaged(std::string("/") + detail::snapshots_group_name + "/" + relative, slot, "");
+    hdf5_dataset d(H5Dopen2(snapshots, relative.c_str(), H5P_DEFAULT));
     if (!d) {
         info.problem = "the dataset cannot be opened (" + detail::hdf5_error_text() + ")";
         return info;
@@ -83,7 +85,7 @@ hdf5_snapshot_info inspect_dataset(hid_t group, const std::string& name, bool ve
         info.problem = rr.problem;
         return info;
     }
-    if (r.slot != *slot) {
+    if (r.slot != slot) {
         info.problem = "its record belongs to slot " + std::to_string(r.slot);
         return info;
     }
@@ -131,16 +133,17 @@ hdf5_file_contents hdf5_inspect(const std::filesystem::path& file, bool verify)
     contents.path = file;
     contents.schema = detail::snapshot_schema;
     contents.checksum_algorithm = detail::checksum_algorithm_name;
-
-    std::vector<std::string> names;
-    auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
-        static_cast<std::vector<std::string>*>(data)->emplace_back(name);
-        return 0;
-    };
-    if (H5Literate(f.snapshots.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0)
-        detail::throw_hdf5<integrity_error>("cannot list the snapshots of " + file.string());
-    for (const std::string& name : names)
-        contents.snapshots.push_back(inspect_dataset(f.snapshots.get(), name, verify));
+    const detail::snapshot_layout layout = detail::locate_snapshots(f.snapshots.get(), file.string());
+    const std::string root = std::string("/") + detail::snapshots_group_name + "/";
+    for (const auto& [slot, place] : layout.slots) {
+        if (!place.dataset.empty())
+            contents.snapshots.push_back(
+                inspect_dataset(f.snapshots.get(), slot, place.group + "/" + place.dataset, verify));
+        for (const auto& [path, why] : place.leftovers)
+            contents.snapshots.push_back(damaged(root + path, slot, why));
+    }
+    for (const std::string& name : layout.unexpected)
+        contents.snapshots.push_back(damaged(root + name, -1, "not a slot group (unexpected name)"));
     std::stable_sort(contents.snapshots.begin(), contents.snapshots.end(),
                      [](const hdf5_snapshot_info& a, const hdf5_snapshot_info& b) {
                          return (a.slot < 0 ? INT64_MAX : a.slot) < (b.slot < 0 ? INT64_MAX : b.slot);

@@ -59,8 +59,11 @@ private:
 
 struct hdf5_store::impl {
     struct slot_entry {
-        bool dataset = false; // the file has a dataset for this slot
-        bool usable = false;  // ... whose record could be read (so it can be rewritten in place)
+        std::string group;         // the slot's group under /snapshots, "" until it has one
+        std::string dataset;       // its current dataset in that group, "" when none
+        unsigned next_group = 0;   // generations for replacements of what cannot be deleted
+        unsigned next_dataset = 0; //   (see detail::slot_group_name)
+        bool usable = false;       // the dataset's record reads back: it can be rewritten in place
         bool compressed = false;
         hdf5_element element = hdf5_element::uint8;
         std::uint64_t dataset_bytes = 0;
@@ -75,13 +78,23 @@ struct hdf5_store::impl {
     detail::snapshot_file file;
     std::unique_ptr<detail::raw_file> raw;
     std::vector<slot_entry> slots;
-    std::uint64_t allocated = 0;    // bytes of every slot dataset in the file
-    std::uint64_t reserved_end = 0; // the file has blocks up to here
-    std::uint64_t discarded = 0;    // datasets moved aside because they could not be deleted
+    std::uint64_t allocated = 0;         // bytes of the usable slot datasets in the file
+    std::uint64_t reserved_end = 0;      // the file has blocks up to here
+    std::uint64_t guarded_end = 0;       // the end of file just after this session's last guard byte
+    std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
     level_stats stats;
     bool open = false;
 
-    [[nodiscard]] std::string context(slot_t slot) const { return where + ": " + detail::slot_dataset_path(slot); }
+    [[nodiscard]] std::string context(slot_t slot, const std::string& dataset) const
+    {
+        const slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        return where + ": /" + detail::snapshots_group_name + "/" + e.group + "/" + dataset;
+    }
+    [[nodiscard]] std::string context(slot_t slot) const
+    {
+        return context(slot, slots[static_cast<std::size_t>(slot)].dataset);
+    }
+    [[nodiscard]] std::string dataset_path(const slot_entry& e) const { return e.group + "/" + e.dataset; }
 
     void require_open() const
     {
@@ -89,15 +102,28 @@ struct hdf5_store::impl {
             throw argument_error("hdf5_store for " + where + " is closed");
     }
 
-    slot_entry& entry(slot_t slot, bool grow)
+    void grow(std::size_t size)
+    {
+        const std::size_t before = slots.size();
+        if (size <= before)
+            return;
+        slots.resize(size);
+        for (std::size_t s = before; s < size; ++s)
+            if (s < groups_in_advance) {
+                slots[s].group = detail::slot_group_name(static_cast<slot_t>(s));
+                slots[s].next_group = 1;
+            }
+    }
+
+    slot_entry& entry(slot_t slot, bool may_grow)
     {
         if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity.slots)
             throw capacity_error("slot " + std::to_string(slot) + " is outside the disk store's " +
                                  std::to_string(capacity.slots) + " slots");
         if (static_cast<std::size_t>(slot) >= slots.size()) {
-            if (!grow)
+            if (!may_grow)
                 throw schedule_error("slot " + std::to_string(slot) + " of the disk store was never written");
-            slots.resize(static_cast<std::size_t>(slot) + 1);
+            grow(static_cast<std::size_t>(slot) + 1);
         }
         return slots[static_cast<std::size_t>(slot)];
     }
@@ -105,10 +131,12 @@ struct hdf5_store::impl {
     // Metadata to the file, after giving the file blocks for everything HDF5 has allocated since the last
     // time: a full disk then fails here, before HDF5 writes anything, instead of half way through its
     // metadata.
+    //
+    // The file also ends with a guard byte that no object owns (detail::guard_end_of_file), so that no later
+    // deletion can move HDF5's end of file below what the superblock on disk says.
     void flush_metadata()
     {
-        haddr_t eoa = 0;
-        check_status(H5Fget_eoa(file.file.get(), &eoa), "cannot query the end of " + where);
+        const std::uint64_t eoa = detail::guard_end_of_file(file.file.get(), guarded_end, where);
         if (eoa > reserved_end)
             raw->reserve(reserved_end, eoa - reserved_end);
         check_status(H5Fflush(file.file.get(), H5F_SCOPE_LOCAL), "cannot flush the metadata of " + where);
@@ -117,7 +145,8 @@ struct hdf5_store::impl {
 
     hdf5_dataset open_dataset(slot_t slot, bool for_read) const
     {
-        hdf5_dataset d(H5Dopen2(file.snapshots.get(), detail::slot_dataset_name(slot).c_str(), H5P_DEFAULT));
+        const slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        hdf5_dataset d(H5Dopen2(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT));
         if (!d) {
             const std::string what = context(slot) + ": cannot open the dataset";
             if (for_read)
@@ -127,22 +156,44 @@ struct hdf5_store::impl {
         return d;
     }
 
-    // Removes a slot's dataset from the file (its space is reused by later datasets). A dataset too
-    // damaged to delete is renamed out of the way instead.
-    void discard_dataset(slot_t slot, slot_entry& e)
+    // A slot without a usable group: one made on demand beyond those made in advance, or a later
+    // generation replacing a damaged group. Creating groups changes the index of /snapshots, the one
+    // metadata write whose interruption could affect other slots, so it is rare (slots are prepared in
+    // batches that double) and flushed on its own, before any snapshot data moves.
+    void ensure_group(slot_t slot)
     {
-        const std::string name = detail::slot_dataset_name(slot);
-        if (H5Ldelete(file.snapshots.get(), name.c_str(), H5P_DEFAULT) < 0) {
-            const std::string why = detail::hdf5_error_text();
-            const std::string aside = "damaged_" + name + "_" + std::to_string(++discarded);
-            if (H5Lmove(file.snapshots.get(), name.c_str(), file.snapshots.get(), aside.c_str(), H5P_DEFAULT,
-                        H5P_DEFAULT) < 0)
-                detail::throw_hdf5<io_error>(context(slot) + ": cannot delete the old dataset (" + why +
-                                             ") nor move it aside");
+        if (!slots[static_cast<std::size_t>(slot)].group.empty())
+            return;
+        const std::uint64_t batch = std::clamp<std::uint64_t>(slots.size(), 64, detail::slot_groups_in_advance);
+        const std::uint64_t last = std::min<std::uint64_t>(capacity.slots, static_cast<std::uint64_t>(slot) + batch);
+        grow(static_cast<std::size_t>(last));
+        for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {
+            slot_entry& e = slots[s];
+            if (!e.group.empty())
+                continue;
+            const std::string name = detail::slot_group_name(static_cast<slot_t>(s), e.next_group);
+            detail::create_slot_group(file.snapshots.get(), name, where);
+            e.group = name;
+            ++e.next_group;
+            e.next_dataset = 0;
+        }
+        flush_metadata();
+    }
+
+    // Removes the slot's current dataset (its space is reused by later datasets). One too damaged to
+    // delete keeps its name, so false tells the caller to use the next generation's name.
+    bool discard_dataset(slot_entry& e)
+    {
+        bool deleted = true;
+        if (H5Ldelete(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT) < 0) {
+            detail::hdf5_error_text();
+            deleted = false;
         }
         allocated -= e.usable ? e.dataset_bytes : 0;
-        e.dataset = e.usable = false;
+        e.dataset.clear();
+        e.usable = false;
         e.dataset_bytes = 0;
+        return deleted;
     }
 
     void write_in_place(slot_t slot, step_t step, const_bytes src)
@@ -165,11 +216,28 @@ struct hdf5_store::impl {
         commit(d, r);
     }
 
-    void write_new(slot_t slot, slot_entry& e, step_t step, const_bytes src)
+    void write_new(slot_t slot, step_t step, const_bytes src)
     {
-        const std::string ctx = context(slot);
-        if (e.dataset)
-            discard_dataset(slot, e);
+        ensure_group(slot);
+        slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        // The new dataset may take the old one's space. So that the file never calls complete a snapshot
+        // whose bytes are being overwritten, the old record first says the slot is being written.
+        if (e.usable) {
+            const hdf5_dataset old = open_dataset(slot, false);
+            snapshot_record mark;
+            mark.slot = slot;
+            mark.step = step;
+            mark.bytes = e.dataset_bytes;
+            mark.element = e.element;
+            mark.state = slot_state::writing;
+            detail::write_record(old.get(), mark, context(slot));
+            flush_metadata();
+        }
+        // The old dataset's name is reused when it could be deleted.
+        std::string name = e.dataset;
+        if (name.empty() || !discard_dataset(e))
+            name = detail::state_dataset_name(e.next_dataset++);
+        const std::string ctx = context(slot, name);
         snapshot_record r;
         r.slot = slot;
         r.step = step;
@@ -178,8 +246,10 @@ struct hdf5_store::impl {
         r.state = slot_state::writing;
         // Nothing reaches the file's metadata before commit(): until then a crash leaves no trace of this
         // dataset, only unreferenced bytes.
-        hdf5_dataset d = detail::create_slot_dataset(file.snapshots.get(), r, opts.compression, ctx);
-        e.dataset = e.usable = true;
+        const std::string relative = e.group + "/" + name;
+        hdf5_dataset d = detail::create_slot_dataset(file.snapshots.get(), relative, r, opts.compression, ctx);
+        e.dataset = name;
+        e.usable = true;
         e.compressed = opts.compression != 0;
         e.element = opts.element;
         e.dataset_bytes = src.size;
@@ -191,16 +261,21 @@ struct hdf5_store::impl {
                     raw->reserve(*offset, src.size);
                 r.checksum = raw->write(offset.value_or(0), src, opts.copy);
             } else {
+                // HDF5 writes the chunks and their index with the metadata; a first flush puts them in the
+                // file while the record still says "writing", so the record never declares complete a
+                // snapshot whose chunk index a crash kept out of the file.
                 r.checksum = write_through_hdf5(d.get(), src, ctx);
+                flush_metadata();
             }
             commit(d, r);
         } catch (...) {
             // Forget the new dataset, so that no later flush publishes a dataset (or an end of file) whose
             // bytes never made it to the disk.
             d.reset();
-            if (H5Ldelete(file.snapshots.get(), detail::slot_dataset_name(slot).c_str(), H5P_DEFAULT) >= 0) {
+            if (H5Ldelete(file.snapshots.get(), relative.c_str(), H5P_DEFAULT) >= 0) {
                 allocated -= src.size;
-                e.dataset = e.usable = false;
+                e.dataset.clear();
+                e.usable = false;
                 e.dataset_bytes = 0;
             }
             detail::hdf5_error_text(); // clear the stack
@@ -255,27 +330,25 @@ struct hdf5_store::impl {
     // Resume: what the file holds, slot by slot.
     void scan()
     {
-        std::vector<std::string> names;
-        auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
-            static_cast<std::vector<std::string>*>(data)->emplace_back(name);
-            return 0;
-        };
-        check_status(H5Literate(file.snapshots.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names),
-                     "cannot list the snapshots of " + where);
-        for (const std::string& name : names) {
-            const std::optional<slot_t> slot = detail::parse_slot_dataset_name(name);
-            if (!slot || static_cast<std::uint64_t>(*slot) >= capacity.slots)
+        const detail::snapshot_layout layout = detail::locate_snapshots(file.snapshots.get(), where);
+        for (const auto& [slot, place] : layout.slots) {
+            if (static_cast<std::uint64_t>(slot) >= capacity.slots)
                 continue; // not a slot this store may use
-            slot_entry& e = entry(*slot, true);
-            e.dataset = true;
-            hdf5_dataset d(H5Dopen2(file.snapshots.get(), name.c_str(), H5P_DEFAULT));
+            slot_entry& e = entry(slot, true);
+            e.group = place.group;
+            e.dataset = place.dataset;
+            e.next_group = place.next_group;
+            e.next_dataset = place.next_dataset;
+            if (e.dataset.empty())
+                continue;
+            const hdf5_dataset d(H5Dopen2(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT));
             if (!d) {
                 detail::hdf5_error_text();
-                continue; // damaged beyond opening: replaced by the next write to the slot
+                continue;
             }
             const detail::record_reading rr = detail::read_record(d.get());
-            if (!rr.problem.empty() || rr.record.slot != *slot)
-                continue;
+            if (!rr.problem.empty() || rr.record.slot != slot)
+                continue; // replaced by the next write to the slot
             e.usable = true;
             e.element = rr.record.element;
             e.compressed = !detail::dataset_offset(d.get()).has_value() && rr.record.bytes > 0;
@@ -330,7 +403,8 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
         if (const std::optional<std::string> why = detail::refuse_to_replace(s.path))
             throw io_error("refusing to replace " + s.where + " with a snapshot file: " + *why +
                            " (remove it or choose another path)");
-        s.file = detail::create_snapshot_file(s.path, capacity.slots);
+        s.groups_in_advance = std::min<std::uint64_t>(capacity.slots, detail::slot_groups_in_advance);
+        s.file = detail::create_snapshot_file(s.path, s.groups_in_advance);
     } else {
         s.file = detail::open_snapshot_file(s.path, true);
         s.scan();
@@ -384,7 +458,7 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     require_level(level);
     impl& s = *impl_;
     s.require_open();
-    impl::slot_entry& e = s.entry(slot, true);
+    const impl::slot_entry& e = s.entry(slot, true); // (write_new may grow the table: not used after it)
     if (e.step >= 0)
         throw schedule_error("store into disk slot " + std::to_string(slot) + ", which still holds x_" +
                              std::to_string(e.step) + " (free it first)");
@@ -393,7 +467,7 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
         throw argument_error("a snapshot of " + std::to_string(src.size) + " bytes is no whole number of " +
                              std::to_string(element) + "-byte " + std::string(to_string(s.opts.element)) +
                              " elements (hdf5_store options::element)");
-    const bool in_place = e.dataset && e.usable && !e.compressed && s.opts.compression == 0 &&
+    const bool in_place = !e.dataset.empty() && e.usable && !e.compressed && s.opts.compression == 0 &&
                           e.element == s.opts.element && e.dataset_bytes == src.size;
     if (!in_place) {
         const std::uint64_t after = s.allocated - (e.usable ? e.dataset_bytes : 0) + src.size;
@@ -407,9 +481,10 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     if (in_place)
         s.write_in_place(slot, step, src);
     else
-        s.write_new(slot, e, step, src);
-    e.step = step;
-    e.bytes = src.size;
+        s.write_new(slot, step, src);
+    impl::slot_entry& written = s.slots[static_cast<std::size_t>(slot)];
+    written.step = step;
+    written.bytes = src.size;
     ++s.stats.stores;
     s.stats.bytes_written += src.size;
     ++s.stats.slots_in_use;

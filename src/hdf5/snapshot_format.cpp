@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <system_error>
 
 #include <fcntl.h>
@@ -227,30 +228,154 @@ std::uint64_t snapshot_record::record_checksum() const noexcept
     return h.digest();
 }
 
-std::string slot_dataset_name(slot_t slot)
+std::string slot_group_name(slot_t slot, unsigned generation)
 {
-    char name[40];
-    std::snprintf(name, sizeof name, "slot_%06lld", static_cast<long long>(slot));
+    char name[48];
+    if (generation == 0)
+        std::snprintf(name, sizeof name, "slot_%06lld", static_cast<long long>(slot));
+    else
+        std::snprintf(name, sizeof name, "slot_%06lld.%u", static_cast<long long>(slot), generation);
     return name;
 }
 
-std::optional<slot_t> parse_slot_dataset_name(std::string_view name)
+std::string state_dataset_name(unsigned generation)
+{
+    return generation == 0 ? std::string("state") : "state." + std::to_string(generation);
+}
+
+namespace {
+
+// "<prefix>" or "<prefix>.<generation>", the generation a positive number without leading zeros.
+std::optional<unsigned> parse_generation(std::string_view suffix)
+{
+    if (suffix.empty())
+        return 0u;
+    if (suffix.front() != '.' || suffix.size() < 2 || suffix[1] == '0')
+        return std::nullopt;
+    unsigned generation = 0;
+    const auto [end, ec] = std::from_chars(suffix.data() + 1, suffix.data() + suffix.size(), generation);
+    if (ec != std::errc() || end != suffix.data() + suffix.size())
+        return std::nullopt;
+    return generation;
+}
+
+std::vector<std::string> link_names(hid_t group)
+{
+    std::vector<std::string> names;
+    auto collect = [](hid_t, const char* name, const H5L_info_t*, void* data) -> herr_t {
+        static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+        return 0;
+    };
+    if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0)
+        throw std::runtime_error(hdf5_error_text());
+    return names;
+}
+
+// Picks, within one readable slot group, the dataset of the highest generation that opens.
+void locate_dataset(hid_t snapshots, slot_place& place)
+{
+    std::vector<std::pair<unsigned, std::string>> candidates;
+    const hdf5_group group(H5Gopen2(snapshots, place.group.c_str(), H5P_DEFAULT));
+    for (const std::string& name : link_names(group.get())) {
+        if (const std::optional<unsigned> generation = parse_state_dataset_name(name)) {
+            candidates.emplace_back(*generation, name);
+            place.next_dataset = std::max(place.next_dataset, *generation + 1);
+        } else {
+            place.leftovers.emplace_back(place.group + "/" + name, "not a snapshot dataset (unexpected name)");
+        }
+    }
+    std::sort(candidates.rbegin(), candidates.rend());
+    for (const auto& [generation, name] : candidates) {
+        const std::string path = place.group + "/" + name;
+        if (!place.dataset.empty()) {
+            place.leftovers.emplace_back(path, "superseded by " + place.dataset);
+            continue;
+        }
+        const hdf5_dataset d(H5Dopen2(snapshots, path.c_str(), H5P_DEFAULT));
+        if (d)
+            place.dataset = name;
+        else
+            place.leftovers.emplace_back(path, "the dataset cannot be opened (" + hdf5_error_text() + ")");
+    }
+}
+
+} // namespace
+
+std::optional<slot_generation> parse_slot_group_name(std::string_view name)
 {
     constexpr std::string_view prefix = "slot_";
     if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix)
         return std::nullopt;
-    const std::string_view digits = name.substr(prefix.size());
+    const std::string_view rest = name.substr(prefix.size());
     slot_t slot = -1;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), slot);
-    if (ec != std::errc() || end != digits.data() + digits.size() || slot < 0 || digits.front() == '+' ||
-        slot_dataset_name(slot) != name)
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), slot);
+    if (ec != std::errc() || slot < 0)
         return std::nullopt;
-    return slot;
+    const auto digits = static_cast<std::size_t>(end - rest.data());
+    const std::optional<unsigned> generation = parse_generation(rest.substr(digits));
+    if (!generation || slot_group_name(slot, *generation) != name)
+        return std::nullopt;
+    return slot_generation{slot, *generation};
 }
 
-std::string slot_dataset_path(slot_t slot)
+std::optional<unsigned> parse_state_dataset_name(std::string_view name)
 {
-    return std::string("/") + snapshots_group_name + "/" + slot_dataset_name(slot);
+    constexpr std::string_view prefix = "state";
+    if (name.substr(0, prefix.size()) != prefix)
+        return std::nullopt;
+    return parse_generation(name.substr(prefix.size()));
+}
+
+snapshot_layout locate_snapshots(hid_t snapshots, const std::string& where)
+{
+    snapshot_layout layout;
+    std::map<slot_t, std::vector<std::pair<unsigned, std::string>>> groups;
+    try {
+        for (const std::string& name : link_names(snapshots)) {
+            if (const std::optional<slot_generation> g = parse_slot_group_name(name)) {
+                groups[g->slot].emplace_back(g->generation, name);
+                slot_place& place = layout.slots[g->slot];
+                place.next_group = std::max(place.next_group, g->generation + 1);
+            } else {
+                layout.unexpected.push_back(name);
+            }
+        }
+    } catch (const std::runtime_error& e) {
+        throw integrity_error("cannot list the snapshots of " + where + " (HDF5: " + e.what() + ")");
+    }
+    for (auto& [slot, candidates] : groups) {
+        slot_place& place = layout.slots[slot];
+        std::sort(candidates.rbegin(), candidates.rend());
+        for (const auto& [generation, name] : candidates) {
+            if (!place.group.empty()) {
+                place.leftovers.emplace_back(name, "superseded by " + place.group);
+                continue;
+            }
+            try {
+                const hdf5_group g(H5Gopen2(snapshots, name.c_str(), H5P_DEFAULT));
+                if (!g)
+                    throw std::runtime_error(hdf5_error_text());
+                (void)link_names(g.get());
+                place.group = name;
+                locate_dataset(snapshots, place);
+            } catch (const std::runtime_error& e) {
+                place.group.clear();
+                place.dataset.clear();
+                place.leftovers.emplace_back(name, std::string("the slot group cannot be read (") + e.what() + ")");
+            }
+        }
+    }
+    return layout;
+}
+
+void create_slot_group(hid_t snapshots, const std::string& name, const std::string& where)
+{
+    // Compact link storage sized for the dataset: adding or replacing the slot's dataset rewrites this
+    // small header only.
+    hdf5_plist gcpl(check_id(H5Pcreate(H5P_GROUP_CREATE), "cannot make HDF5 group properties"));
+    check_status(H5Pset_est_link_info(gcpl.get(), 2, 8), "cannot size a slot group");
+    hdf5_group g(H5Gcreate2(snapshots, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT));
+    check_id(g.get(), where + ": cannot create /" + snapshots_group_name + "/" + name);
 }
 
 hid_t element_file_type(hdf5_element e) noexcept
@@ -307,7 +432,7 @@ hdf5_plist snapshot_file_access()
     return fapl;
 }
 
-snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t expected_slots)
+snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups)
 {
     // The file is built complete under a temporary name beside `path` and then renamed over it, so that a
     // crash during creation leaves either nothing or the previous file at `path`, never half a file.
@@ -326,16 +451,12 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
         put_attribute(f.file.get(), "remat_schema", H5T_STD_U32LE, H5T_NATIVE_UINT32, &snapshot_schema, true, where);
         put_text(f.file.get(), "checksum_algorithm", checksum_algorithm_name, true, where);
 
-        // Links stay in the group's own header ("compact" storage) up to many slots: adding one rewrites
-        // that header only, instead of the several blocks of a dense index. The header is sized for the
-        // expected number of slots up front.
-        hdf5_plist gcpl(check_id(H5Pcreate(H5P_GROUP_CREATE), "cannot make HDF5 group properties"));
-        constexpr unsigned max_compact = 4096;
-        check_status(H5Pset_link_phase_change(gcpl.get(), max_compact, max_compact - 1), "cannot set link storage");
-        const auto estimate = static_cast<unsigned>(std::clamp<std::uint64_t>(expected_slots, 8, 256));
-        check_status(H5Pset_est_link_info(gcpl.get(), estimate, 11), "cannot size the snapshot group");
-        f.snapshots = hdf5_group(H5Gcreate2(f.file.get(), snapshots_group_name, H5P_DEFAULT, gcpl.get(), H5P_DEFAULT));
+        f.snapshots = hdf5_group(H5Gcreate2(f.file.get(), snapshots_group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         check_id(f.snapshots.get(), "cannot create /snapshots in " + temporary_name);
+        for (std::uint64_t slot = 0; slot < slot_groups; ++slot)
+            create_slot_group(f.snapshots.get(), slot_group_name(static_cast<slot_t>(slot)), where);
+        std::uint64_t guarded_end = 0;
+        guard_end_of_file(f.file.get(), guarded_end, where);
         check_status(H5Fflush(f.file.get(), H5F_SCOPE_LOCAL), "cannot flush new snapshot file " + temporary_name);
         int* fd = nullptr;
         check_status(H5Fget_vfd_handle(f.file.get(), fapl.get(), reinterpret_cast<void**>(&fd)),
@@ -379,6 +500,14 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
             throw io_error(what + "; another process has it open");
         throw integrity_error(what + "; it is truncated or damaged");
     }
+    if (writable) {
+        // A writer that died part way through a flush can leave metadata that refers to bytes beyond the
+        // end of file its superblock records (HDF5 writes the superblock last). Those bytes are in the
+        // file, which always holds every byte written (space is reserved before metadata refers to it), so
+        // moving the end of file up to the file's size makes them readable again, and keeps HDF5 from
+        // handing their space to new objects.
+        check_status(H5Fincrement_filesize(f.file.get(), 0), "cannot extend " + where);
+    }
     if (auto why = not_a_snapshot_file(f.file.get()))
         throw integrity_error(where + " is not a remat snapshot file: " + *why);
     attribute_reader attributes(f.file.get());
@@ -414,8 +543,8 @@ std::optional<std::string> refuse_to_replace(const std::filesystem::path& path)
     return not_a_snapshot_file(file.get());
 }
 
-hdf5_dataset create_slot_dataset(hid_t group, const snapshot_record& record, int compression,
-                                 const std::string& context)
+hdf5_dataset create_slot_dataset(hid_t snapshots, const std::string& relative, const snapshot_record& record,
+                                 int compression, const std::string& context)
 {
     const std::size_t element = element_bytes(record.element);
     const hsize_t count = record.bytes / element;
@@ -435,8 +564,8 @@ hdf5_dataset create_slot_dataset(hid_t group, const snapshot_record& record, int
         check_status(H5Pset_shuffle(dcpl.get()), "cannot add the shuffle filter");
         check_status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(compression)), "cannot add the deflate filter");
     }
-    hdf5_dataset d(H5Dcreate2(group, slot_dataset_name(record.slot).c_str(), element_file_type(record.element),
-                              space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+    hdf5_dataset d(H5Dcreate2(snapshots, relative.c_str(), element_file_type(record.element), space.get(), H5P_DEFAULT,
+                              dcpl.get(), H5P_DEFAULT));
     check_id(d.get(), context + ": cannot create the dataset");
     put_record(d.get(), record, true, context);
     return d;
@@ -511,6 +640,18 @@ record_reading read_record(hid_t dataset)
         return out;
     }
     return out;
+}
+
+std::uint64_t guard_end_of_file(hid_t file, std::uint64_t& guarded_end, const std::string& where)
+{
+    haddr_t eoa = 0;
+    check_status(H5Fget_eoa(file, &eoa), "cannot query the end of " + where);
+    if (eoa == guarded_end)
+        return eoa;
+    check_status(H5Fincrement_filesize(file, 1), "cannot extend " + where);
+    check_status(H5Fget_eoa(file, &eoa), "cannot query the end of " + where);
+    guarded_end = eoa;
+    return eoa;
 }
 
 std::optional<std::uint64_t> dataset_offset(hid_t dataset)

@@ -133,7 +133,7 @@ BOOST_AUTO_TEST_CASE(element_types_show_in_the_file)
         BOOST_TEST(c.snapshots[0].verified);
         // The dataset's HDF5 type and length, seen through the C API.
         const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-        const hid_t d = H5Dopen2(f, "/snapshots/slot_000000", H5P_DEFAULT);
+        const hid_t d = H5Dopen2(f, "/snapshots/slot_000000/state", H5P_DEFAULT);
         const hid_t t = H5Dget_type(d);
         const hid_t s = H5Dget_space(d);
         BOOST_TEST(H5Tget_size(t) == element_bytes(e));
