@@ -42,6 +42,28 @@ namespace faults = remat::test::faults;
 
 namespace {
 
+// HDF5 1.10 keeps part of its cache busy after it failed to load a torn object header, and, if error
+// printing is on when the process exits, prints "infinite loop closing library". The test reads many
+// torn headers on purpose; it turns HDF5's printing off for itself (remat never turns it on).
+std::size_t open_descriptors()
+{
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd"))
+        ++n;
+    return n;
+}
+
+std::size_t descriptors_at_start = 0;
+
+struct quiet_hdf5 {
+    quiet_hdf5()
+    {
+        H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+        descriptors_at_start = open_descriptors();
+    }
+};
+BOOST_TEST_GLOBAL_FIXTURE(quiet_hdf5);
+
 constexpr slot_t slots = 4;
 
 // What the child tells the parent, through a pipe, as it goes.
@@ -185,7 +207,9 @@ void check_file(const std::filesystem::path& file, const child_result& child, co
         BOOST_ERROR(where << ": the file does not open: " << e.what());
         return;
     }
-    hdf5_store store(file, level_capacity{static_cast<std::uint64_t>(slots)}, {.mode = hdf5_store::open_mode::resume});
+    // (Durability is not what is checked here: the recovery writes need no fdatasync.)
+    hdf5_store store(file, level_capacity{static_cast<std::uint64_t>(slots)},
+                     {.mode = hdf5_store::open_mode::resume, .durable_writes = false});
     // Every snapshot reported complete, and not being overwritten, is there and intact.
     for (const auto& [slot, e] : last) {
         if (e.kind != event::done)
@@ -298,4 +322,12 @@ BOOST_AUTO_TEST_CASE(death_at_random_times)
     }
     BOOST_TEST_MESSAGE(completed << " snapshots completed before the deaths");
     BOOST_TEST(completed > 25); // the kills were spread over real work
+}
+
+BOOST_AUTO_TEST_CASE(nothing_is_left_open)
+{
+    // Every file, group, dataset and attribute remat opened along the way, also on the error paths of
+    // the damaged files above, was closed again; so was every descriptor (the children's are theirs).
+    BOOST_TEST(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0);
+    BOOST_TEST(open_descriptors() == descriptors_at_start);
 }
