@@ -69,6 +69,7 @@ struct hdf5_store::impl {
         std::uint64_t dataset_bytes = 0;
         step_t step = -1; // the snapshot held, -1 for none
         std::uint64_t bytes = 0;
+        std::string problem; // why a resumed file's slot holds no snapshot, for error messages
     };
 
     std::filesystem::path path;
@@ -339,16 +340,26 @@ struct hdf5_store::impl {
             e.dataset = place.dataset;
             e.next_group = place.next_group;
             e.next_dataset = place.next_dataset;
+            if (!place.leftovers.empty())
+                e.problem = "/" + std::string(detail::snapshots_group_name) + "/" + place.leftovers.front().first +
+                            ": " + place.leftovers.front().second;
             if (e.dataset.empty())
                 continue;
+            const std::string ctx = "/" + std::string(detail::snapshots_group_name) + "/" + dataset_path(e);
             const hdf5_dataset d(H5Dopen2(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT));
             if (!d) {
-                detail::hdf5_error_text();
+                e.problem = ctx + ": the dataset cannot be opened (" + detail::hdf5_error_text() + ")";
                 continue;
             }
             const detail::record_reading rr = detail::read_record(d.get());
-            if (!rr.problem.empty() || rr.record.slot != slot)
-                continue; // replaced by the next write to the slot
+            if (!rr.problem.empty() || rr.record.slot != slot) { // replaced by the next write to the slot
+                e.problem =
+                    ctx + ": " +
+                    (rr.problem.empty() ? "its record belongs to slot " + std::to_string(rr.record.slot) : rr.problem);
+                continue;
+            }
+            if (rr.record.state != slot_state::complete)
+                e.problem = ctx + ": its write of x_" + std::to_string(rr.record.step) + " was interrupted";
             e.usable = true;
             e.element = rr.record.element;
             e.compressed = !detail::dataset_offset(d.get()).has_value() && rr.record.bytes > 0;
@@ -483,6 +494,7 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     else
         s.write_new(slot, step, src);
     impl::slot_entry& written = s.slots[static_cast<std::size_t>(slot)];
+    written.problem.clear();
     written.step = step;
     written.bytes = src.size;
     ++s.stats.stores;
@@ -500,11 +512,11 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, false);
     if (e.step != step)
-        throw integrity_error("disk slot " + std::to_string(slot) + " holds " + describe(e.step) + ", not x_" +
-                              std::to_string(step));
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " + describe(e.step) +
+                              ", not x_" + std::to_string(step) + (e.problem.empty() ? "" : " (" + e.problem + ")"));
     if (e.bytes != dst.size)
-        throw integrity_error("disk slot " + std::to_string(slot) + " holds " + std::to_string(e.bytes) +
-                              " bytes of x_" + std::to_string(step) + ", but the state has " +
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
+                              std::to_string(e.bytes) + " bytes of x_" + std::to_string(step) + ", but the state has " +
                               std::to_string(dst.size));
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;

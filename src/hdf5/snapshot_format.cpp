@@ -496,7 +496,7 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
     if (!f.file) {
         const std::string why = hdf5_error_text();
         const std::string what = "cannot open snapshot file " + where + " (HDF5: " + why + ")";
-        if (why.find("lock") != std::string::npos)
+        if (why.find("lock file") != std::string::npos || why.find("flock") != std::string::npos)
             throw io_error(what + "; another process has it open");
         throw integrity_error(what + "; it is truncated or damaged");
     }

@@ -2,6 +2,7 @@
 // and facts about a file read through the HDF5 C API directly (independently of remat's own code).
 #pragma once
 
+#include "remat/store/hdf5_inspect.hpp"
 #include "remat/store/snapshot_view.hpp"
 
 #include <hdf5.h>
@@ -11,11 +12,38 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+namespace remat {
+/// For test messages.
+inline std::ostream& operator<<(std::ostream& os, hdf5_snapshot_status s)
+{
+    return os << to_string(s);
+}
+} // namespace remat
+
 namespace remat::test {
+
+/// HDF5 1.10 keeps part of its cache busy after it failed to load a damaged object header and, if its
+/// error printing is on when the process exits, prints "infinite loop closing library". Tests that damage
+/// headers on purpose turn the printing off for themselves (remat never turns it on):
+///     using remat::test::quiet_hdf5;
+///     BOOST_TEST_GLOBAL_FIXTURE(quiet_hdf5);
+struct quiet_hdf5 {
+    quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+};
+
+/// File access properties like the store's (an HDF5 file open twice in one process must be opened alike).
+inline hid_t store_like_access()
+{
+    const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
+    H5Pset_evict_on_close(fapl, 1);
+    return fapl;
+}
 
 /// A fresh directory under $TMPDIR (or /tmp), removed with everything in it when the object dies.
 class scratch_dir {
