@@ -489,10 +489,16 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     }
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;
-    if (in_place)
-        s.write_in_place(slot, step, src);
-    else
-        s.write_new(slot, step, src);
+    try {
+        if (in_place)
+            s.write_in_place(slot, step, src);
+        else
+            s.write_new(slot, step, src);
+    } catch (const io_error& failed) { // disk full, file size limit, I/O error: the slot is left empty
+        throw io_error("writing x_" + std::to_string(step) + " (" + std::to_string(src.size) +
+                       " bytes) into disk slot " + std::to_string(slot) + " of " + s.where +
+                       " failed: " + failed.what());
+    }
     impl::slot_entry& written = s.slots[static_cast<std::size_t>(slot)];
     written.problem.clear();
     written.step = step;
