@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <mutex>
 #include <new>
 #include <string>
@@ -93,7 +95,8 @@ int read_all(int fd, std::byte* p, std::size_t n, std::uint64_t offset, std::siz
     return 0;
 }
 
-// One transfer at a time on a helper thread, so that the caller can prepare the next piece meanwhile.
+// Transfers run in order on a helper thread, from a queue: the caller queues the next pieces and goes on
+// copying and hashing, and the disk never waits for a hand-over between two pieces.
 class io_thread {
 public:
     struct job {
@@ -106,6 +109,7 @@ public:
     struct result {
         int error = 0;
         std::size_t done = 0;
+        std::uint64_t offset = 0;
     };
 
     io_thread() = default;
@@ -129,18 +133,39 @@ public:
             thread_ = std::thread([this] { loop(); });
         {
             std::lock_guard lock(mutex_);
-            job_ = j;
-            pending_ = true;
-            finished_ = false;
+            jobs_.push_back(j);
+            ++outstanding_;
         }
         wake_.notify_one();
     }
 
-    result wait()
+    /// The result of the oldest transfer not yet waited for (transfers finish in the order queued).
+    result wait_oldest()
     {
         std::unique_lock lock(mutex_);
-        done_.wait(lock, [this] { return finished_; });
-        return result_;
+        done_.wait(lock, [this] { return !results_.empty(); });
+        const result r = results_.front();
+        results_.pop_front();
+        --outstanding_;
+        return r;
+    }
+
+    /// Waits for every transfer queued; the first error, if any.
+    result wait_all()
+    {
+        result first;
+        while (outstanding() > 0) {
+            const result r = wait_oldest();
+            if (first.error == 0 && r.error != 0)
+                first = r;
+        }
+        return first;
+    }
+
+    [[nodiscard]] std::size_t outstanding()
+    {
+        std::lock_guard lock(mutex_);
+        return outstanding_;
     }
 
 private:
@@ -148,13 +173,14 @@ private:
     {
         std::unique_lock lock(mutex_);
         for (;;) {
-            wake_.wait(lock, [this] { return pending_ || stop_; });
-            if (stop_)
+            wake_.wait(lock, [this] { return !jobs_.empty() || stop_; });
+            if (jobs_.empty())
                 return;
-            const job j = job_;
-            pending_ = false;
+            const job j = jobs_.front();
+            jobs_.pop_front();
             lock.unlock();
             result r;
+            r.offset = j.offset;
             if (j.write) {
                 r.error = write_all(j.fd, j.buffer, j.size, j.offset);
                 r.done = r.error == 0 ? j.size : 0;
@@ -162,8 +188,7 @@ private:
                 r.error = read_all(j.fd, j.buffer, j.size, j.offset, r.done);
             }
             lock.lock();
-            result_ = r;
-            finished_ = true;
+            results_.push_back(r);
             done_.notify_one();
         }
     }
@@ -172,23 +197,62 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::condition_variable done_;
-    job job_;
-    result result_;
-    bool pending_ = false;
-    bool finished_ = true;
+    std::deque<job> jobs_;
+    std::deque<result> results_;
+    std::size_t outstanding_ = 0;
     bool stop_ = false;
 };
 
-// Waits for a transfer still in flight when a copy throws, so that no buffer is freed under the thread.
+// Waits for the transfers still queued when a copy throws, so that no buffer is freed under the thread.
 struct drain_on_exit {
     io_thread& thread;
-    bool& in_flight;
-    ~drain_on_exit()
-    {
-        if (in_flight)
-            (void)thread.wait();
-    }
+    ~drain_on_exit() { (void)thread.wait_all(); }
 };
+
+// The piece of a transfer of `total` bytes that starts at `pos`: small at both ends and up to `largest` in
+// between, so that the disk starts early (a write waits for its first piece to be copied) and finishes
+// late (a read still has to hash and copy its last piece): each piece is at most what was moved before
+// it and half of what remains, and at least `smallest`. Whole O_DIRECT blocks.
+std::size_t piece_at(std::size_t pos, std::size_t total, std::size_t largest)
+{
+    const std::size_t smallest = std::min<std::size_t>(largest, 256 * block); // 1 MiB
+    const std::size_t remaining = total - pos;
+    std::size_t n = std::min(largest, std::max(smallest, pos));
+    n = std::min(n, std::max(smallest, remaining / 2 / block * block));
+    return std::min(n, remaining);
+}
+
+// Copies host or device bytes into a host piece and hashes them, a cache-sized part at a time, so that each
+// byte comes from memory once: the hash reads it from cache right after the copy put it there (about
+// twice as fast as hashing a whole piece afterwards, which would read it from memory again).
+constexpr std::size_t cache_part = 256 * 1024;
+
+void copy_in_and_hash(std::byte* piece, const std::byte* src, memory_space space, std::size_t n, byte_copier copy,
+                      xxh64_state& h)
+{
+    const std::size_t part = space == memory_space::host ? cache_part : n; // a device copy: one call
+    for (std::size_t done = 0; done < n; done += part) {
+        const std::size_t m = std::min(part, n - done);
+        copy(piece + done, memory_space::host, src + done, space, m);
+        h.update(piece + done, m);
+    }
+}
+
+// The reverse for reads: hash a part of the piece (bringing it into cache), then copy it out.
+void hash_and_copy_out(std::byte* dst, memory_space space, const std::byte* piece, std::size_t n, byte_copier copy,
+                       xxh64_state& h)
+{
+    if (space != memory_space::host) {
+        h.update(piece, n);
+        copy(dst, space, piece, memory_space::host, n);
+        return;
+    }
+    for (std::size_t done = 0; done < n; done += cache_part) {
+        const std::size_t m = std::min(cache_part, n - done);
+        h.update(piece + done, m);
+        copy(dst + done, space, piece + done, memory_space::host, m);
+    }
+}
 
 struct short_read {
     std::uint64_t end; // where the file ended
@@ -200,9 +264,10 @@ struct raw_file::state {
     std::string path;
     hdf5_store::io_path mode;
     std::size_t piece;
-    int fd = -1;        // page-cache I/O: tails, small snapshots, fallback
-    int direct_fd = -1; // O_DIRECT, or -1
-    aligned_buffer buffers[2];
+    int fd = -1;                           // page-cache I/O: tails, small snapshots, fallback
+    int direct_fd = -1;                    // O_DIRECT, or -1
+    static constexpr std::size_t ring = 3; // pieces in flight or being filled
+    aligned_buffer buffers[ring];
     aligned_buffer tail;
     io_thread thread;
 
@@ -246,46 +311,50 @@ struct raw_file::state {
         }
     }
 
-    // The aligned part through O_DIRECT, two pieces in flight. 0 or the errno of the failed write.
+    // The aligned part through O_DIRECT, up to `ring` pieces queued. 0 or the errno of the failed write.
     int write_direct(std::uint64_t offset, const_bytes src, std::size_t aligned, byte_copier copy, xxh64_state& h,
                      std::uint64_t& failed_at)
     {
         const std::size_t piece_size = std::min(piece, aligned);
-        buffers[0].ensure(piece_size);
-        if (aligned > piece_size)
-            buffers[1].ensure(piece_size);
-        bool in_flight = false;
-        std::uint64_t in_flight_at = 0;
-        drain_on_exit drain{thread, in_flight};
+        if (piece_at(0, aligned, piece_size) == aligned) { // one piece: no hand-over
+            buffers[0].ensure(aligned);
+            copy_in_and_hash(buffers[0].data, src.data, src.space, aligned, copy, h);
+            failed_at = offset;
+            return write_all(direct_fd, buffers[0].data, aligned, offset);
+        }
+        drain_on_exit drain{thread};
+        if (src.space == memory_space::host && reinterpret_cast<std::uintptr_t>(src.data) % block == 0) {
+            // The caller's buffer is block-aligned: the disk takes the bytes straight from it, and the
+            // hash reads them meanwhile. No copy.
+            for (std::size_t pos = 0; pos < aligned;) {
+                const std::size_t n = piece_at(pos, aligned, piece_size);
+                thread.submit({direct_fd, true, const_cast<std::byte*>(src.data + pos), n, offset + pos});
+                h.update(src.data + pos, n);
+                pos += n;
+            }
+            const io_thread::result r = thread.wait_all();
+            failed_at = r.offset;
+            return r.error;
+        }
+        for (aligned_buffer& b : buffers)
+            b.ensure(piece_size);
         for (std::size_t pos = 0, i = 0; pos < aligned; ++i) {
-            const std::size_t n = std::min(piece_size, aligned - pos);
-            std::byte* b = buffers[i & 1].data;
-            copy(b, memory_space::host, src.data + pos, src.space, n);
-            h.update(b, n);
-            if (in_flight) {
-                in_flight = false;
-                if (const io_thread::result r = thread.wait(); r.error != 0) {
-                    failed_at = in_flight_at;
+            // The buffer of piece i was last used by piece i - ring: wait for that one.
+            if (i >= ring) {
+                if (const io_thread::result r = thread.wait_oldest(); r.error != 0) {
+                    failed_at = r.offset;
                     return r.error;
                 }
             }
-            if (n == aligned) { // one piece: no hand-over
-                failed_at = offset;
-                return write_all(direct_fd, b, n, offset);
-            }
+            const std::size_t n = piece_at(pos, aligned, piece_size);
+            std::byte* b = buffers[i % ring].data;
+            copy_in_and_hash(b, src.data + pos, src.space, n, copy, h);
             thread.submit({direct_fd, true, b, n, offset + pos});
-            in_flight = true;
-            in_flight_at = offset + pos;
             pos += n;
         }
-        if (in_flight) {
-            in_flight = false;
-            if (const io_thread::result r = thread.wait(); r.error != 0) {
-                failed_at = in_flight_at;
-                return r.error;
-            }
-        }
-        return 0;
+        const io_thread::result r = thread.wait_all();
+        failed_at = r.offset;
+        return r.error;
     }
 
     std::uint64_t write(std::uint64_t offset, const_bytes src, byte_copier copy)
@@ -334,43 +403,76 @@ struct raw_file::state {
         }
     }
 
+    // The aligned part through O_DIRECT, up to `ring` pieces queued ahead of the one being hashed and copied.
     int read_direct(std::uint64_t offset, mutable_bytes dst, std::size_t aligned, byte_copier copy, xxh64_state& h,
                     std::uint64_t& failed_at)
     {
         const std::size_t piece_size = std::min(piece, aligned);
-        buffers[0].ensure(piece_size);
-        if (aligned > piece_size)
-            buffers[1].ensure(piece_size);
-        bool in_flight = false;
-        drain_on_exit drain{thread, in_flight};
-        auto piece_at = [&](std::size_t pos) { return std::min(piece_size, aligned - pos); };
-        if (aligned > piece_size) {
-            thread.submit({direct_fd, false, buffers[0].data, piece_size, offset});
-            in_flight = true;
-        }
-        for (std::size_t pos = 0, i = 0; pos < aligned; ++i) {
-            const std::size_t n = piece_at(pos);
-            std::byte* b = buffers[i & 1].data;
-            io_thread::result r;
-            if (in_flight) {
-                in_flight = false;
-                r = thread.wait();
-            } else {
-                r.error = read_all(direct_fd, b, n, offset + pos, r.done);
+        if (piece_at(0, aligned, piece_size) == aligned) { // one piece: no hand-over
+            buffers[0].ensure(aligned);
+            std::size_t done = 0;
+            if (const int err = read_all(direct_fd, buffers[0].data, aligned, offset, done)) {
+                failed_at = offset;
+                return err;
             }
+            if (done < aligned)
+                throw short_read{offset + done};
+            hash_and_copy_out(dst.data, dst.space, buffers[0].data, aligned, copy, h);
+            return 0;
+        }
+        drain_on_exit drain{thread};
+        if (dst.space == memory_space::host && reinterpret_cast<std::uintptr_t>(dst.data) % block == 0) {
+            // A block-aligned destination takes the bytes straight from the disk; each piece is hashed
+            // while the next ones are read. No copy.
+            std::size_t queued_pos = 0;
+            for (std::size_t k = 0; k < ring && queued_pos < aligned; ++k) {
+                const std::size_t n = piece_at(queued_pos, aligned, piece_size);
+                thread.submit({direct_fd, false, dst.data + queued_pos, n, offset + queued_pos});
+                queued_pos += n;
+            }
+            for (std::size_t pos = 0; pos < aligned;) {
+                const std::size_t n = piece_at(pos, aligned, piece_size);
+                const io_thread::result r = thread.wait_oldest();
+                if (r.error != 0) {
+                    failed_at = r.offset;
+                    return r.error;
+                }
+                if (r.done < n)
+                    throw short_read{offset + pos + r.done};
+                if (queued_pos < aligned) {
+                    const std::size_t m = piece_at(queued_pos, aligned, piece_size);
+                    thread.submit({direct_fd, false, dst.data + queued_pos, m, offset + queued_pos});
+                    queued_pos += m;
+                }
+                h.update(dst.data + pos, n);
+                pos += n;
+            }
+            return 0;
+        }
+        for (aligned_buffer& b : buffers)
+            b.ensure(piece_size);
+        std::size_t queued_pos = 0, queued = 0; // what has been queued so far
+        auto queue_next = [&] {
+            const std::size_t n = piece_at(queued_pos, aligned, piece_size);
+            thread.submit({direct_fd, false, buffers[queued % ring].data, n, offset + queued_pos});
+            queued_pos += n;
+            ++queued;
+        };
+        while (queued < ring && queued_pos < aligned)
+            queue_next();
+        for (std::size_t pos = 0, i = 0; pos < aligned; ++i) {
+            const std::size_t n = piece_at(pos, aligned, piece_size);
+            const io_thread::result r = thread.wait_oldest();
             if (r.error != 0) {
-                failed_at = offset + pos;
+                failed_at = r.offset;
                 return r.error;
             }
             if (r.done < n)
                 throw short_read{offset + pos + r.done};
-            if (pos + n < aligned) { // read the next piece while this one is hashed and copied
-                thread.submit({direct_fd, false, buffers[(i + 1) & 1].data, piece_at(pos + n), offset + pos + n});
-                in_flight = true;
-            }
-            h.update(b, n);
-            copy(dst.data + pos, dst.space, b, memory_space::host, n);
+            hash_and_copy_out(dst.data + pos, dst.space, buffers[i % ring].data, n, copy, h);
             pos += n;
+            if (queued_pos < aligned) // the buffer just emptied takes the next piece
+                queue_next();
         }
         return 0;
     }

@@ -1,11 +1,13 @@
 // Moving snapshot bytes between memory and a region of the snapshot file, checksumming them on the way.
 //
 // HDF5 places and describes each contiguous snapshot dataset; its bytes move here, with O_DIRECT where
-// possible. A transfer goes in pieces through two aligned host buffers: while the disk writes (or reads)
-// one piece on a helper thread, the caller copies the next one (from device memory too, through the
-// store's byte_copier) and hashes it while it is still in cache. So the disk stays busy and the checksum
-// and copies cost almost nothing. The helper thread only ever calls pwrite/pread on remat's own file
-// descriptor, never HDF5.
+// possible. A transfer goes in pieces through three aligned host buffers: while a helper thread has the
+// disk write (or read) queued pieces, the caller copies the next one (from device memory too, through the
+// store's byte_copier) and hashes it a cache-sized part at a time, right after copying it. So the disk
+// stays busy and the checksum and copies hide behind it. Pieces grow from 1 MiB at the start and shrink
+// at the end, so that the disk starts early and little work is left after it finishes. A caller's buffer
+// that is itself 4096-byte aligned moves without any copy. The helper thread only ever calls
+// pwrite/pread on remat's own file descriptor, never HDF5.
 #pragma once
 
 #include "remat/store/hdf5_store.hpp"

@@ -11,7 +11,9 @@
 #include "remat/store/hdf5_inspect.hpp"
 #include "remat/store/hdf5_store.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -109,6 +111,25 @@ BOOST_AUTO_TEST_CASE(round_trips_from_device_memory)
         BOOST_TEST((back == data));
         BOOST_TEST(device_copies >= 2); // every byte went through the copier, both ways
     }
+}
+
+BOOST_AUTO_TEST_CASE(round_trips_from_aligned_memory)
+{
+    // A 4096-byte aligned state moves without a copy, straight between the disk and its buffer.
+    scratch_dir dir;
+    hdf5_store store(dir / "aligned.h5", level_capacity{3}, {.transfer_bytes = 16384});
+    const std::size_t size = (3 << 20) + 4096 + 77; // many pieces, then a tail that is no whole block
+    void* memory = nullptr;
+    BOOST_TEST_REQUIRE(::posix_memalign(&memory, 4096, 2 * size + 8192) == 0);
+    std::unique_ptr<std::byte, decltype(&std::free)> owner(static_cast<std::byte*>(memory), &std::free);
+    std::byte* out = owner.get();
+    std::byte* in = owner.get() + size + 4096 + (4096 - size % 4096); // aligned too
+    const std::vector<std::byte> data = pattern_bytes(9, size);
+    std::memcpy(out, data.data(), size);
+    store.write(0, 2, 5, const_bytes{out, size, memory_space::host});
+    store.read(0, 2, 5, mutable_bytes{in, size, memory_space::host});
+    BOOST_TEST(std::memcmp(in, data.data(), size) == 0);
+    BOOST_TEST(hdf5_inspect(store.path(), true).snapshots.at(0).verified);
 }
 
 BOOST_AUTO_TEST_CASE(element_types_show_in_the_file)

@@ -9,6 +9,7 @@
 // far less than the disk transfer it overlaps with.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -40,18 +41,16 @@ public:
     {
         const auto* p = static_cast<const unsigned char*>(data);
         total_ += size;
-        if (buffered_ + size < stripe) { // not yet a whole stripe: keep the bytes for later
-            if (size != 0)
-                std::memcpy(buffer_ + buffered_, p, size);
-            buffered_ += size;
-            return;
-        }
-        if (buffered_ != 0) { // complete the pending stripe first
-            const std::size_t fill = stripe - buffered_;
-            std::memcpy(buffer_ + buffered_, p, fill);
-            consume_stripe(buffer_);
+        if (buffered_ != 0 || size < stripe) { // first fill (and, when whole, consume) the pending stripe
+            const std::size_t fill = std::min(size, stripe - buffered_);
+            if (fill != 0)
+                std::memcpy(buffer_ + buffered_, p, fill);
+            buffered_ += fill;
             p += fill;
             size -= fill;
+            if (buffered_ < stripe)
+                return;
+            consume_stripe(buffer_);
             buffered_ = 0;
         }
         // The hot loop: four lanes in registers, 32 bytes per iteration.

@@ -81,9 +81,10 @@ public:
         /// states). Compressed snapshots are rewritten as new datasets, never in place.
         int compression = 0;
         hdf5_element element = hdf5_element::uint8;
-        /// Snapshots move in pieces of this many bytes (a multiple of 4096), two of them in flight: one on
-        /// the disk while the other is copied and checksummed. Memory: two pieces per store.
-        std::size_t transfer_bytes = std::size_t{8} << 20;
+        /// Snapshots move with O_DIRECT in pieces of up to this many bytes (rounded to 4096), three at a
+        /// time: queued for the disk while the next is copied and checksummed. Memory: three pieces per
+        /// store, unless the state's own buffer is 4096-byte aligned, which then moves without a copy.
+        std::size_t transfer_bytes = std::size_t{4} << 20;
         /// Copies into and out of host pieces; host_copy unless device states are snapshotted.
         byte_copier copy = host_copy;
         /// Level name in reports.
