@@ -120,6 +120,8 @@ const char* to_string(hdf5_snapshot_status s) noexcept
         return "complete";
     case hdf5_snapshot_status::interrupted:
         return "interrupted";
+    case hdf5_snapshot_status::superseded:
+        return "superseded";
     default:
         return "damaged";
     }
@@ -139,8 +141,13 @@ hdf5_file_contents hdf5_inspect(const std::filesystem::path& file, bool verify)
         if (!place.dataset.empty())
             contents.snapshots.push_back(
                 inspect_dataset(f.snapshots.get(), slot, place.group + "/" + place.dataset, verify));
-        for (const auto& [path, why] : place.leftovers)
-            contents.snapshots.push_back(damaged(root + path, slot, why));
+        for (const auto& [path, why] : place.leftovers) {
+            // Set aside and replaced: harmless. Unreadable with nothing replacing it: damage.
+            hdf5_snapshot_info left = damaged(root + path, slot, why);
+            if (!place.dataset.empty())
+                left.status = hdf5_snapshot_status::superseded;
+            contents.snapshots.push_back(std::move(left));
+        }
     }
     for (const std::string& name : layout.unexpected)
         contents.snapshots.push_back(damaged(root + name, -1, "not a slot group (unexpected name)"));

@@ -19,9 +19,10 @@ enum class hdf5_snapshot_status {
     complete,    ///< its record is consistent and declares it complete (and, verified, its data matches)
     interrupted, ///< its write was cut short (the process died, the disk filled): never valid
     damaged,     ///< unreadable or inconsistent metadata, or (verified) data that fails its checksum
+    superseded,  ///< an older object of a slot that holds a newer one (left by a repaired crash); unused
 };
 
-/// "complete", "interrupted" or "damaged".
+/// "complete", "interrupted", "damaged" or "superseded".
 [[nodiscard]] const char* to_string(hdf5_snapshot_status s) noexcept;
 
 /// One dataset under /snapshots.
@@ -47,8 +48,9 @@ struct hdf5_file_contents {
 };
 
 /// Lists the snapshots of `file`; with `verify`, re-reads every complete one and checks its checksum
-/// (a mismatch makes it damaged, with the problem named). Throws io_error when the file is missing or
-/// unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an unknown schema,
+/// (a mismatch makes it damaged, with the problem named). Objects a store set aside (a damaged header it
+/// could not delete after a crash, replaced by a newer generation) are listed as superseded. Throws io_error when the
+/// file is missing or unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an unknown schema,
 /// truncated or otherwise unopenable.
 ///
 ///     remat::hdf5_file_contents c = remat::hdf5_inspect("run.h5", true);
