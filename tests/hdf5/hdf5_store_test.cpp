@@ -211,6 +211,29 @@ BOOST_AUTO_TEST_CASE(capacity_and_misuse_are_reported)
     BOOST_CHECK_THROW((void)store.capacity(1), argument_error);
 }
 
+BOOST_AUTO_TEST_CASE(unlimited_slots_beyond_those_prepared)
+{
+    // Slot groups are made in advance for the first 4096 slots; later ones are made on demand.
+    scratch_dir dir;
+    const auto file = dir / "many.h5";
+    const std::vector<slot_t> slots = {0, 4095, 4096, 9000, 123456};
+    {
+        hdf5_store store(file, level_capacity{}); // unlimited slots and bytes
+        BOOST_TEST(store.capacity(0).slots == level_capacity::unlimited);
+        for (const slot_t s : slots)
+            store.write(0, s, s + 1, view(pattern_bytes(static_cast<std::uint64_t>(s), 3000)));
+    }
+    hdf5_store store(file, level_capacity{}, {.mode = hdf5_store::open_mode::resume});
+    for (const slot_t s : slots) {
+        BOOST_TEST(store.snapshot_step(0, s) == s + 1);
+        std::vector<std::byte> back(3000);
+        store.read(0, s, s + 1, view(back));
+        BOOST_TEST((back == pattern_bytes(static_cast<std::uint64_t>(s), 3000)));
+    }
+    BOOST_TEST(store.snapshot_step(0, 5000) == -1);
+    BOOST_TEST(hdf5_inspect(file, true).snapshots.size() == slots.size());
+}
+
 BOOST_AUTO_TEST_CASE(resume_keeps_complete_snapshots)
 {
     scratch_dir dir;
