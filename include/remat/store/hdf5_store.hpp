@@ -38,8 +38,12 @@ namespace remat {
 enum class hdf5_element { uint8, int32, int64, float32, float64 };
 
 /// "uint8", "int32", "int64", "float32" or "float64" — the `element_type` attribute's text.
+///
+///     remat::to_string(remat::hdf5_element::float64); // "float64"
 [[nodiscard]] std::string_view to_string(hdf5_element e) noexcept;
-/// Bytes of one element.
+/// Bytes of one element: a snapshot's size must be a multiple of it.
+///
+///     remat::element_bytes(remat::hdf5_element::float32); // 4
 [[nodiscard]] std::size_t element_bytes(hdf5_element e) noexcept;
 
 /// A snapshot store with one level ("disk") in one HDF5 file. Models remat::snapshot_store.
@@ -109,28 +113,42 @@ public:
     /// store reads ahead on its own thread).
     static constexpr bool prefetches = false;
 
+    /// One level, 0 (named options::name, "disk" by default, in stats()).
     [[nodiscard]] level_t level_count() const noexcept { return 1; }
+    /// The capacity given at construction; argument_error for a level other than 0.
     [[nodiscard]] level_capacity capacity(level_t level) const;
     /// Writes x_step into `slot`. Throws capacity_error (slot outside the capacity, bytes over budget),
     /// schedule_error (the slot still holds a snapshot), argument_error (bytes not a whole number of
     /// elements), io_error (disk full, I/O error; the slot is then empty and the file still consistent).
+    ///
+    ///     std::vector<double> x(1 << 20);
+    ///     disk.write(0, 3, 1200, remat::host_bytes(std::as_bytes(std::span(x)))); // x_1200 into slot 3
     void write(level_t level, slot_t slot, step_t step, const_bytes src);
     /// Reads x_step from `slot` into dst, checking the file's record against (slot, step, dst.size) and the
     /// data against its checksum: integrity_error names the file, the dataset and the difference.
+    ///
+    ///     disk.read(0, 3, 1200, remat::host_bytes(std::as_writable_bytes(std::span(x))));
     void read(level_t level, slot_t slot, step_t step, mutable_bytes dst);
+    /// The slot may be written again (schedule_error when it holds nothing). Its bytes stay in the file,
+    /// still a valid snapshot, until the slot is written again.
     void release(level_t level, slot_t slot);
+    /// Releases every slot (after a failed run); the file is not touched.
     void release_all() noexcept;
+    /// Nothing: reads are synchronous (see prefetches).
     void prefetch(level_t, slot_t, step_t) noexcept {}
+    /// Bytes of the snapshot `slot` holds, 0 when it holds none.
     [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const;
+    /// Counters of the level; wait_seconds is the time spent in write, read and flush.
     [[nodiscard]] store_stats stats() const;
 
     /// The step whose snapshot `slot` holds, or -1 when it holds none.
     [[nodiscard]] step_t snapshot_step(level_t level, slot_t slot) const;
     /// Makes every snapshot written so far durable (needed only with durable_writes = false).
     void flush();
-    /// Flushes and closes the file now, reporting failures (io_error); the store is empty afterwards and
-    /// every other call throws.
+    /// Flushes and closes the file now, reporting failures (io_error); afterwards the store holds nothing
+    /// and write, read and flush throw argument_error.
     void close();
+    /// The snapshot file.
     [[nodiscard]] const std::filesystem::path& path() const noexcept;
     /// Whether snapshots move with O_DIRECT (see io_path).
     [[nodiscard]] bool direct_io() const noexcept;
@@ -139,5 +157,7 @@ private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };
+
+static_assert(snapshot_store<hdf5_store>);
 
 } // namespace remat
