@@ -85,6 +85,26 @@ struct hdf5_store::impl {
     std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
     level_stats stats;
     bool open = false;
+    hdf5_scope* scope = nullptr; // the scope of the call in progress (see unlocked)
+
+    // Makes a public call's scope the one `unlocked` releases, for the duration of the call.
+    struct bind_scope {
+        impl& s;
+        bind_scope(impl& store, hdf5_scope& sc) : s(store) { s.scope = &sc; }
+        ~bind_scope() { s.scope = nullptr; }
+        bind_scope(const bind_scope&) = delete;
+        bind_scope& operator=(const bind_scope&) = delete;
+    };
+
+    // Runs a transfer that makes no HDF5 call with remat's HDF5 lock released (other stores' HDF5 calls
+    // go on meanwhile).
+    template <class F>
+    decltype(auto) unlocked(F&& f)
+    {
+        if (scope == nullptr)
+            return std::forward<F>(f)();
+        return scope->without_lock(std::forward<F>(f));
+    }
 
     [[nodiscard]] std::string context(slot_t slot, const std::string& dataset) const
     {
@@ -213,7 +233,7 @@ struct hdf5_store::impl {
         // First the file says the slot is being written, so that a write cut short reads as interrupted.
         detail::write_record(d.get(), r, ctx);
         flush_metadata();
-        r.checksum = raw->write(offset.value_or(0), src, opts.copy);
+        r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
         commit(d, r);
     }
 
@@ -260,7 +280,7 @@ struct hdf5_store::impl {
                 const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
                 if (offset)
                     raw->reserve(*offset, src.size);
-                r.checksum = raw->write(offset.value_or(0), src, opts.copy);
+                r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
             } else {
                 // HDF5 writes the chunks and their index with the metadata; a first flush puts them in the
                 // file while the record still says "writing", so the record never declares complete a
@@ -309,7 +329,7 @@ struct hdf5_store::impl {
         detail::write_record(d.get(), r, context(r.slot));
         flush_metadata();
         if (opts.durable_writes)
-            raw->sync();
+            unlocked([&] { raw->sync(); });
     }
 
     std::uint64_t read_through_hdf5(hid_t d, mutable_bytes dst, const std::string& ctx)
@@ -490,6 +510,7 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     }
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
     try {
         if (in_place)
             s.write_in_place(slot, step, src);
@@ -527,6 +548,7 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
                               std::to_string(dst.size));
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
     const std::string ctx = s.context(slot);
     hdf5_dataset d = s.open_dataset(slot, true);
     const detail::record_reading rr = detail::read_record(d.get());
@@ -547,7 +569,7 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     std::uint64_t sum = 0;
     if (const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get())) {
         try {
-            sum = s.raw->read(*offset, dst, s.opts.copy);
+            sum = s.unlocked([&] { return s.raw->read(*offset, dst, s.opts.copy); });
         } catch (const integrity_error& truncated) {
             throw integrity_error(ctx + ": " + truncated.what());
         } catch (const io_error& failed) {
@@ -619,8 +641,9 @@ void hdf5_store::flush()
     s.require_open();
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
     s.flush_metadata();
-    s.raw->sync();
+    s.unlocked([&] { s.raw->sync(); });
 }
 
 void hdf5_store::close()

@@ -16,8 +16,9 @@
 //
 // Threads: a store may be used from any thread, one call at a time (the multi-level store's I/O thread
 // calls it while the main thread computes). remat serialises all of its own HDF5 calls process-wide with
-// one lock, so several stores may be used from several threads; if the program also calls HDF5 itself
-// from other threads at the same time, HDF5 must be built thread-safe (H5is_library_threadsafe).
+// one lock (snapshot bytes move outside it), so several stores may be used from several threads; if the
+// program also calls HDF5 itself from other threads at the same time, HDF5 must be built thread-safe
+// (H5is_library_threadsafe).
 #pragma once
 
 #include "remat/schedule/action.hpp"

@@ -106,6 +106,22 @@ public:
     hdf5_scope(const hdf5_scope&) = delete;
     hdf5_scope& operator=(const hdf5_scope&) = delete;
 
+    /// Runs `f`, which makes no HDF5 call (a long transfer of snapshot bytes, an fdatasync), with the lock
+    /// released, so that other threads' HDF5 calls need not wait for it.
+    ///
+    ///     std::uint64_t sum = scope.without_lock([&] { return raw.write(offset, bytes, copy); });
+    template <class F>
+    decltype(auto) without_lock(F&& f)
+    {
+        struct relock {
+            std::unique_lock<std::recursive_mutex>& lock;
+            ~relock() { lock.lock(); }
+        };
+        lock_.unlock();
+        const relock again{lock_};
+        return std::forward<F>(f)();
+    }
+
 private:
     std::unique_lock<std::recursive_mutex> lock_;
     H5E_auto2_t saved_func_ = nullptr;
