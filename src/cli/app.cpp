@@ -31,7 +31,7 @@ std::string one_line(std::string text)
 
 int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 {
-    CLI::App app{"remat: plan, inspect and draw optimal checkpointing schedules, inspect snapshot files", "remat"};
+    CLI::App app{"remat: plan, inspect and draw optimal checkpointing schedules", "remat"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "remat 0.1.0");
     add_plan_command(app, out);
