@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git pkg-config clang-format
   libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  libhdf5-dev hdf5-tools libthrust-dev
+  libhdf5-dev hdf5-tools xxhash libthrust-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,8 @@
 #include "app.hpp"
 
+#include "calibrate_command.hpp"
 #include "draw_command.hpp"
+#include "inspect_command.hpp"
 #include "parse.hpp"
 #include "plan_command.hpp"
 
@@ -34,11 +36,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     app.set_version_flag("--version", "remat 0.1.0");
     add_plan_command(app, out);
     add_draw_command(app, out);
+    add_inspect_command(app, out);
+    add_calibrate_command(app, out);
     try {
         // CLI11 would only say "a subcommand is required"; name the word it did not know.
         if (argc >= 2 && argv[1][0] != '-' &&
             app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == argv[1]; }).empty())
-            throw usage_error(std::string("unknown command \"") + argv[1] + "\" (expected plan or draw)");
+            throw usage_error(std::string("unknown command \"") + argv[1] +
+                              "\" (expected plan, draw, inspect or calibrate)");
         app.parse(argc, argv);
         return 0;
     } catch (const CLI::CallForHelp&) {

@@ -1,6 +1,6 @@
 # Installs the build tree into a scratch prefix, then builds and runs two downstream projects: one
-# through find_package(remat), one through add_subdirectory. Run by CTest with -D REMAT_BUILD_DIR,
-# REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
+# through find_package(remat), one through add_subdirectory (and, with -D REMAT_WITH_HDF5=1, a third that
+# uses remat::hdf5). Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
 function(run_step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
@@ -33,6 +33,14 @@ foreach(optional cuda_consumer thrust_consumer)
     message(STATUS "find_package ${optional}: ${last_output}")
   endif()
 endforeach()
+
+if(REMAT_WITH_HDF5)
+  run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/hdf5 -B ${WORK_DIR}/hdf5 -G ${GENERATOR}
+           -DCMAKE_PREFIX_PATH=${prefix})
+  run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/hdf5)
+  run_step(${WORK_DIR}/hdf5/hdf5_consumer)
+  message(STATUS "remat::hdf5 consumer: ${last_output}")
+endif()
 
 run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/add_subdirectory -B ${WORK_DIR}/add_subdirectory
          -G ${GENERATOR} -DREMAT_SOURCE_DIR=${REMAT_SOURCE_DIR})

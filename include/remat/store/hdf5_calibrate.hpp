@@ -1,0 +1,47 @@
+// remat/store/hdf5_calibrate.hpp — what one snapshot costs on this machine's disk level.
+//
+// Measures, in one run and on the same files system: writing and reading a snapshot through hdf5_store
+// (writes until durable, reads with the file's page cache dropped), the same bytes through a raw
+// sequential O_DIRECT write and read (the baseline: what the disk gives), and a host memory copy. These
+// are the per-level costs a multi-level schedule needs; `remat calibrate --disk DIR` prints them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+namespace remat {
+
+/// Median seconds per snapshot, from calibrate_disk.
+struct disk_calibration {
+    std::uint64_t snapshot_bytes = 0;
+    int repeats = 0;
+    double write_seconds = 0;     ///< hdf5_store::write, durable (fdatasync included)
+    double read_seconds = 0;      ///< hdf5_store::read, checksum checked, page cache dropped first
+    double raw_write_seconds = 0; ///< pwrite of the same bytes with O_DIRECT, then fdatasync
+    double raw_read_seconds = 0;  ///< pread with O_DIRECT, page cache dropped first
+    double host_copy_seconds = 0; ///< memcpy between two host buffers
+    bool direct_io = false;       ///< the store moved its bytes with O_DIRECT
+    bool raw_direct_io = false;   ///< the baseline could use O_DIRECT (else page cache, dropped)
+
+    [[nodiscard]] double write_bytes_per_s() const { return rate(write_seconds); }
+    [[nodiscard]] double read_bytes_per_s() const { return rate(read_seconds); }
+    [[nodiscard]] double raw_write_bytes_per_s() const { return rate(raw_write_seconds); }
+    [[nodiscard]] double raw_read_bytes_per_s() const { return rate(raw_read_seconds); }
+    [[nodiscard]] double host_copy_bytes_per_s() const { return rate(host_copy_seconds); }
+
+private:
+    [[nodiscard]] double rate(double seconds) const
+    {
+        return seconds > 0 ? static_cast<double>(snapshot_bytes) / seconds : 0;
+    }
+};
+
+/// Measures snapshots of `snapshot_bytes` in directory `dir` (`repeats` times each, interleaving the
+/// store and the baseline so that both see the same disk conditions); the temporary files are removed.
+/// Throws argument_error for zero bytes or repeats, io_error when `dir` is not a writable directory.
+///
+///     remat::disk_calibration c = remat::calibrate_disk("/scratch", 64 << 20, 5);
+///     double ratio = c.write_bytes_per_s() / c.raw_write_bytes_per_s(); // about 1 on a good setup
+disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats);
+
+} // namespace remat

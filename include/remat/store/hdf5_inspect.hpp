@@ -1,0 +1,62 @@
+// remat/store/hdf5_inspect.hpp — what a remat snapshot file holds, and whether it reads back intact.
+//
+// `remat inspect FILE [--verify]` prints this. Inspection opens the file read-only, through HDF5's own
+// dataset reads (not the store's direct I/O path), so it is also an independent check of what a store
+// wrote.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace remat {
+
+/// The state of one snapshot dataset in a file.
+enum class hdf5_snapshot_status {
+    complete,    ///< its record is consistent and declares it complete (and, verified, its data matches)
+    interrupted, ///< its write was cut short (the process died, the disk filled): never valid
+    damaged,     ///< unreadable or inconsistent metadata, or (verified) data that fails its checksum
+    superseded,  ///< an older object of a slot that holds a newer one (left by a repaired crash); unused
+};
+
+/// "complete", "interrupted", "damaged" or "superseded".
+[[nodiscard]] const char* to_string(hdf5_snapshot_status s) noexcept;
+
+/// One dataset under /snapshots.
+struct hdf5_snapshot_info {
+    std::string dataset;        ///< "/snapshots/slot_000003"
+    slot_t slot = -1;           ///< from the record (-1 when unreadable)
+    step_t step = -1;           ///< the x_k it holds
+    std::uint64_t bytes = 0;    ///< its size
+    std::string element_type;   ///< "float64", ...
+    std::uint32_t schema = 0;   ///< the layout version it was written with
+    std::uint64_t checksum = 0; ///< stored XXH64 of its bytes
+    hdf5_snapshot_status status = hdf5_snapshot_status::damaged;
+    bool verified = false; ///< its data was re-read and matched the checksum
+    std::string problem;   ///< why it is not complete (or failed verification); "" otherwise
+};
+
+/// A remat snapshot file's contents, snapshots in slot order.
+struct hdf5_file_contents {
+    std::filesystem::path path;
+    std::uint32_t schema = 0;
+    std::string checksum_algorithm; ///< "xxh64"
+    std::vector<hdf5_snapshot_info> snapshots;
+};
+
+/// Lists the snapshots of `file`; with `verify`, re-reads every complete one and checks its checksum
+/// (a mismatch makes it damaged, with the problem named). Objects a store set aside (a damaged header it
+/// could not delete after a crash, replaced by a newer generation) are listed as superseded. Throws io_error when the
+/// file is missing or unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an unknown schema,
+/// truncated or otherwise unopenable.
+///
+///     remat::hdf5_file_contents c = remat::hdf5_inspect("run.h5", true);
+///     for (const auto& s : c.snapshots)
+///         if (s.status != remat::hdf5_snapshot_status::complete)
+///             std::printf("%s: %s\n", s.dataset.c_str(), s.problem.c_str());
+hdf5_file_contents hdf5_inspect(const std::filesystem::path& file, bool verify = false);
+
+} // namespace remat

@@ -1,0 +1,208 @@
+#include "remat/store/hdf5_calibrate.hpp"
+
+#include "remat/error.hpp"
+#include "remat/store/hdf5_store.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace remat {
+namespace {
+
+constexpr std::size_t block = 4096;
+
+double now()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string os_error()
+{
+    return std::system_category().message(errno);
+}
+
+// Drops a file's pages from the page cache, so that the next read comes from the disk.
+void drop_cache(const std::filesystem::path& file)
+{
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw io_error("cannot open " + file.string() + ": " + os_error());
+    (void)::fdatasync(fd);
+    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+}
+
+// The temporary files of one calibration, removed however it ends.
+struct scratch_files {
+    std::filesystem::path store;
+    std::filesystem::path raw;
+    ~scratch_files()
+    {
+        std::error_code ec;
+        std::filesystem::remove(store, ec);
+        std::filesystem::remove(raw, ec);
+    }
+};
+
+// The baseline: one file written and read sequentially, with O_DIRECT where the file system allows.
+class raw_baseline {
+public:
+    raw_baseline(const std::filesystem::path& file, std::size_t bytes)
+        : file_(file), size_((bytes + block - 1) / block * block)
+    {
+        fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0600);
+        direct_ = fd_ >= 0;
+        if (fd_ < 0)
+            fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd_ < 0)
+            throw io_error("cannot create " + file.string() + ": " + os_error());
+        void* p = nullptr;
+        if (::posix_memalign(&p, block, std::max<std::size_t>(size_, block)) != 0)
+            throw std::bad_alloc();
+        buffer_.reset(static_cast<std::byte*>(p));
+    }
+    ~raw_baseline() { ::close(fd_); }
+    raw_baseline(const raw_baseline&) = delete;
+    raw_baseline& operator=(const raw_baseline&) = delete;
+
+    void fill(const std::vector<std::byte>& data) { std::memcpy(buffer_.get(), data.data(), data.size()); }
+
+    double write()
+    {
+        const double start = now();
+        for (std::size_t done = 0; done < size_;) {
+            const ssize_t n = ::pwrite(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR)
+                    continue;
+                throw io_error("raw write to " + file_.string() + " failed: " + os_error());
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        if (::fdatasync(fd_) != 0)
+            throw io_error("fdatasync of " + file_.string() + " failed: " + os_error());
+        return now() - start;
+    }
+
+    double read()
+    {
+        drop_cache(file_);
+        const double start = now();
+        for (std::size_t done = 0; done < size_;) {
+            const ssize_t n = ::pread(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));
+            if (n <= 0) {
+                if (n < 0 && errno == EINTR)
+                    continue;
+                throw io_error("raw read of " + file_.string() + " failed: " + os_error());
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        return now() - start;
+    }
+
+    [[nodiscard]] bool direct() const noexcept { return direct_; }
+
+private:
+    struct free_deleter {
+        void operator()(std::byte* p) const noexcept { std::free(p); }
+    };
+    std::filesystem::path file_;
+    std::size_t size_;
+    int fd_ = -1;
+    bool direct_ = false;
+    std::unique_ptr<std::byte, free_deleter> buffer_;
+};
+
+} // namespace
+
+disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats)
+{
+    if (snapshot_bytes == 0 || repeats < 1)
+        throw argument_error("calibrate_disk needs snapshot bytes > 0 and repeats >= 1, got " +
+                             std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw io_error("cannot calibrate in " + dir.string() + ": not a directory");
+    const auto bytes = static_cast<std::size_t>(snapshot_bytes);
+    const std::string stem = "remat-calibrate-" + std::to_string(::getpid());
+    scratch_files files{dir / (stem + ".h5"), dir / (stem + ".raw")};
+
+    // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector).
+    std::vector<std::byte> state(bytes), back(bytes);
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (std::byte& b : state) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b = static_cast<std::byte>(x >> 56);
+    }
+    const const_bytes src{state.data(), bytes, memory_space::host};
+    const mutable_bytes dst{back.data(), bytes, memory_space::host};
+
+    disk_calibration c;
+    c.snapshot_bytes = snapshot_bytes;
+    c.repeats = repeats;
+    {
+        hdf5_store store(files.store, level_capacity{1});
+        raw_baseline raw(files.raw, bytes);
+        raw.fill(state);
+        c.direct_io = store.direct_io();
+        c.raw_direct_io = raw.direct();
+        // A first round, untimed, allocates the space of both files: the timed rounds overwrite in place.
+        store.write(0, 0, 0, src);
+        (void)raw.write();
+        std::vector<double> w, r, rw, rr, copy;
+        for (int i = 1; i <= repeats; ++i) {
+            // Alternate which goes first, so that neither always finds the disk fresh.
+            const bool store_first = i % 2 == 1;
+            if (!store_first)
+                rw.push_back(raw.write());
+            store.release(0, 0);
+            double start = now();
+            store.write(0, 0, i, src);
+            w.push_back(now() - start);
+            if (store_first)
+                rw.push_back(raw.write());
+
+            if (!store_first)
+                rr.push_back(raw.read());
+            drop_cache(files.store);
+            start = now();
+            store.read(0, 0, i, dst);
+            r.push_back(now() - start);
+            if (back != state)
+                throw integrity_error("calibration read back other bytes than it wrote in " + files.store.string());
+            std::fill(back.begin(), back.end(), std::byte{0});
+            if (store_first)
+                rr.push_back(raw.read());
+
+            start = now();
+            std::memcpy(back.data(), state.data(), bytes);
+            copy.push_back(now() - start);
+        }
+        c.write_seconds = median(w);
+        c.read_seconds = median(r);
+        c.raw_write_seconds = median(rw);
+        c.raw_read_seconds = median(rr);
+        c.host_copy_seconds = median(copy);
+    }
+    return c;
+}
+
+} // namespace remat

@@ -1,0 +1,676 @@
+#include "remat/store/hdf5_store.hpp"
+
+#include "raw_file.hpp"
+#include "snapshot_format.hpp"
+
+#include "remat/detail/xxh64.hpp"
+#include "remat/error.hpp"
+#include "remat/store/detail/hdf5_handle.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace remat {
+namespace {
+
+using detail::check_status;
+using detail::hdf5_dataset;
+using detail::hdf5_scope;
+using detail::slot_state;
+using detail::snapshot_record;
+
+void require_level(level_t level)
+{
+    if (level != 0)
+        throw argument_error("hdf5_store has one level (0), got level " + std::to_string(level));
+}
+
+std::string hex(std::uint64_t v)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
+    return text;
+}
+
+std::string describe(step_t step)
+{
+    return step < 0 ? std::string("no snapshot") : "x_" + std::to_string(step);
+}
+
+// Seconds spent inside one store call, added to the level's wait time on the way out.
+class call_timer {
+public:
+    explicit call_timer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+    ~call_timer() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+    call_timer(const call_timer&) = delete;
+    call_timer& operator=(const call_timer&) = delete;
+
+private:
+    double& total_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+} // namespace
+
+struct hdf5_store::impl {
+    struct slot_entry {
+        std::string group;         // the slot's group under /snapshots, "" until it has one
+        std::string dataset;       // its current dataset in that group, "" when none
+        unsigned next_group = 0;   // generations for replacements of what cannot be deleted
+        unsigned next_dataset = 0; //   (see detail::slot_group_name)
+        bool usable = false;       // the dataset's record reads back: it can be rewritten in place
+        bool compressed = false;
+        hdf5_element element = hdf5_element::uint8;
+        std::uint64_t dataset_bytes = 0;
+        step_t step = -1; // the snapshot held, -1 for none
+        std::uint64_t bytes = 0;
+        std::string problem; // why a resumed file's slot holds no snapshot, for error messages
+    };
+
+    std::filesystem::path path;
+    std::string where;
+    level_capacity capacity;
+    options opts;
+    detail::snapshot_file file;
+    std::unique_ptr<detail::raw_file> raw;
+    std::vector<slot_entry> slots;
+    std::uint64_t allocated = 0;         // bytes of the usable slot datasets in the file
+    std::uint64_t reserved_end = 0;      // the file has blocks up to here
+    std::uint64_t guarded_end = 0;       // the end of file just after this session's last guard byte
+    std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
+    level_stats stats;
+    bool open = false;
+    hdf5_scope* scope = nullptr; // the scope of the call in progress (see unlocked)
+
+    // Makes a public call's scope the one `unlocked` releases, for the duration of the call.
+    struct bind_scope {
+        impl& s;
+        bind_scope(impl& store, hdf5_scope& sc) : s(store) { s.scope = &sc; }
+        ~bind_scope() { s.scope = nullptr; }
+        bind_scope(const bind_scope&) = delete;
+        bind_scope& operator=(const bind_scope&) = delete;
+    };
+
+    // Runs a transfer that makes no HDF5 call with remat's HDF5 lock released (other stores' HDF5 calls
+    // go on meanwhile).
+    template <class F>
+    decltype(auto) unlocked(F&& f)
+    {
+        if (scope == nullptr)
+            return std::forward<F>(f)();
+        return scope->without_lock(std::forward<F>(f));
+    }
+
+    [[nodiscard]] std::string context(slot_t slot, const std::string& dataset) const
+    {
+        const slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        return where + ": /" + detail::snapshots_group_name + "/" + e.group + "/" + dataset;
+    }
+    [[nodiscard]] std::string context(slot_t slot) const
+    {
+        return context(slot, slots[static_cast<std::size_t>(slot)].dataset);
+    }
+    [[nodiscard]] std::string dataset_path(const slot_entry& e) const { return e.group + "/" + e.dataset; }
+
+    void require_open() const
+    {
+        if (!open)
+            throw argument_error("hdf5_store for " + where + " is closed");
+    }
+
+    void grow(std::size_t size)
+    {
+        const std::size_t before = slots.size();
+        if (size <= before)
+            return;
+        slots.resize(size);
+        for (std::size_t s = before; s < size; ++s)
+            if (s < groups_in_advance) {
+                slots[s].group = detail::slot_group_name(static_cast<slot_t>(s));
+                slots[s].next_group = 1;
+            }
+    }
+
+    slot_entry& entry(slot_t slot, bool may_grow)
+    {
+        if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity.slots)
+            throw capacity_error("slot " + std::to_string(slot) + " is outside the disk store's " +
+                                 std::to_string(capacity.slots) + " slots");
+        if (static_cast<std::size_t>(slot) >= slots.size()) {
+            if (!may_grow)
+                throw schedule_error("slot " + std::to_string(slot) + " of the disk store was never written");
+            grow(static_cast<std::size_t>(slot) + 1);
+        }
+        return slots[static_cast<std::size_t>(slot)];
+    }
+
+    // Metadata to the file, after giving the file blocks for everything HDF5 has allocated since the last
+    // time: a full disk then fails here, before HDF5 writes anything, instead of half way through its
+    // metadata.
+    //
+    // The file also ends with a guard byte that no object owns (detail::guard_end_of_file), so that no later
+    // deletion can move HDF5's end of file below what the superblock on disk says.
+    void flush_metadata()
+    {
+        const std::uint64_t eoa = detail::guard_end_of_file(file.file.get(), guarded_end, where);
+        if (eoa > reserved_end)
+            raw->reserve(reserved_end, eoa - reserved_end);
+        check_status(H5Fflush(file.file.get(), H5F_SCOPE_LOCAL), "cannot flush the metadata of " + where);
+        reserved_end = eoa;
+    }
+
+    hdf5_dataset open_dataset(slot_t slot, bool for_read) const
+    {
+        const slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        hdf5_dataset d(H5Dopen2(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT));
+        if (!d) {
+            const std::string what = context(slot) + ": cannot open the dataset";
+            if (for_read)
+                detail::throw_hdf5<integrity_error>(what);
+            detail::throw_hdf5<io_error>(what);
+        }
+        return d;
+    }
+
+    // A slot without a usable group: one made on demand beyond those made in advance, or a later
+    // generation replacing a damaged group. Creating groups changes the index of /snapshots, the one
+    // metadata write whose interruption could affect other slots, so it is rare (slots are prepared in
+    // batches that double) and flushed on its own, before any snapshot data moves.
+    void ensure_group(slot_t slot)
+    {
+        if (!slots[static_cast<std::size_t>(slot)].group.empty())
+            return;
+        const std::uint64_t batch = std::clamp<std::uint64_t>(slots.size(), 64, detail::slot_groups_in_advance);
+        const std::uint64_t last = std::min<std::uint64_t>(capacity.slots, static_cast<std::uint64_t>(slot) + batch);
+        grow(static_cast<std::size_t>(last));
+        for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {
+            slot_entry& e = slots[s];
+            if (!e.group.empty())
+                continue;
+            const std::string name = detail::slot_group_name(static_cast<slot_t>(s), e.next_group);
+            detail::create_slot_group(file.snapshots.get(), name, where);
+            e.group = name;
+            ++e.next_group;
+            e.next_dataset = 0;
+        }
+        flush_metadata();
+    }
+
+    // Removes the slot's current dataset (its space is reused by later datasets). One too damaged to
+    // delete keeps its name, so false tells the caller to use the next generation's name.
+    bool discard_dataset(slot_entry& e)
+    {
+        bool deleted = true;
+        if (H5Ldelete(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT) < 0) {
+            detail::hdf5_error_text();
+            deleted = false;
+        }
+        allocated -= e.usable ? e.dataset_bytes : 0;
+        e.dataset.clear();
+        e.usable = false;
+        e.dataset_bytes = 0;
+        return deleted;
+    }
+
+    void write_in_place(slot_t slot, step_t step, const_bytes src)
+    {
+        const std::string ctx = context(slot);
+        hdf5_dataset d = open_dataset(slot, false);
+        const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
+        if (!offset && src.size > 0)
+            throw io_error(ctx + ": the dataset has no contiguous storage to write into");
+        snapshot_record r;
+        r.slot = slot;
+        r.step = step;
+        r.bytes = src.size;
+        r.element = opts.element;
+        r.state = slot_state::writing;
+        // First the file says the slot is being written, so that a write cut short reads as interrupted.
+        detail::write_record(d.get(), r, ctx);
+        flush_metadata();
+        r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
+        commit(d, r);
+    }
+
+    void write_new(slot_t slot, step_t step, const_bytes src)
+    {
+        ensure_group(slot);
+        slot_entry& e = slots[static_cast<std::size_t>(slot)];
+        // The new dataset may take the old one's space. So that the file never calls complete a snapshot
+        // whose bytes are being overwritten, the old record first says the slot is being written.
+        if (e.usable) {
+            const hdf5_dataset old = open_dataset(slot, false);
+            snapshot_record mark;
+            mark.slot = slot;
+            mark.step = step;
+            mark.bytes = e.dataset_bytes;
+            mark.element = e.element;
+            mark.state = slot_state::writing;
+            detail::write_record(old.get(), mark, context(slot));
+            flush_metadata();
+        }
+        // The old dataset's name is reused when it could be deleted.
+        std::string name = e.dataset;
+        if (name.empty() || !discard_dataset(e))
+            name = detail::state_dataset_name(e.next_dataset++);
+        const std::string ctx = context(slot, name);
+        snapshot_record r;
+        r.slot = slot;
+        r.step = step;
+        r.bytes = src.size;
+        r.element = opts.element;
+        r.state = slot_state::writing;
+        // Nothing reaches the file's metadata before commit(): until then a crash leaves no trace of this
+        // dataset, only unreferenced bytes.
+        const std::string relative = e.group + "/" + name;
+        hdf5_dataset d = detail::create_slot_dataset(file.snapshots.get(), relative, r, opts.compression, ctx);
+        e.dataset = name;
+        e.usable = true;
+        e.compressed = opts.compression != 0;
+        e.element = opts.element;
+        e.dataset_bytes = src.size;
+        allocated += src.size;
+        try {
+            if (opts.compression == 0) {
+                const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
+                if (offset)
+                    raw->reserve(*offset, src.size);
+                r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
+            } else {
+                // HDF5 writes the chunks and their index with the metadata; a first flush puts them in the
+                // file while the record still says "writing", so the record never declares complete a
+                // snapshot whose chunk index a crash kept out of the file.
+                r.checksum = write_through_hdf5(d.get(), src, ctx);
+                flush_metadata();
+            }
+            commit(d, r);
+        } catch (...) {
+            // Forget the new dataset, so that no later flush publishes a dataset (or an end of file) whose
+            // bytes never made it to the disk.
+            d.reset();
+            if (H5Ldelete(file.snapshots.get(), relative.c_str(), H5P_DEFAULT) >= 0) {
+                allocated -= src.size;
+                e.dataset.clear();
+                e.usable = false;
+                e.dataset_bytes = 0;
+            }
+            detail::hdf5_error_text(); // clear the stack
+            throw;
+        }
+    }
+
+    std::uint64_t write_through_hdf5(hid_t d, const_bytes src, const std::string& ctx)
+    {
+        std::vector<std::byte> staging;
+        const std::byte* data = src.data;
+        if (src.space != memory_space::host) {
+            staging.resize(src.size);
+            opts.copy(staging.data(), memory_space::host, src.data, src.space, src.size);
+            data = staging.data();
+        }
+        if (src.size > 0)
+            check_status(H5Dwrite(d, detail::element_memory_type(opts.element), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+                         ctx + ": cannot write the compressed snapshot");
+        return detail::xxh64(data, src.size);
+    }
+
+    // The data is in the file: declare the snapshot complete, then make both durable with one fdatasync.
+    // No sync is needed between the data and the record: were the record to reach the disk before all of
+    // the data (a power cut), the checksum it carries would not match and the snapshot would read as
+    // damaged, never as valid; and write() has not returned, so nobody counts on it yet.
+    void commit(hdf5_dataset& d, snapshot_record& r)
+    {
+        r.state = slot_state::complete;
+        detail::write_record(d.get(), r, context(r.slot));
+        flush_metadata();
+        if (opts.durable_writes)
+            unlocked([&] { raw->sync(); });
+    }
+
+    std::uint64_t read_through_hdf5(hid_t d, mutable_bytes dst, const std::string& ctx)
+    {
+        std::vector<std::byte> staging;
+        std::byte* data = dst.data;
+        if (dst.space != memory_space::host) {
+            staging.resize(dst.size);
+            data = staging.data();
+        }
+        if (dst.size > 0 &&
+            H5Dread(d, detail::element_memory_type(opts.element), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+            detail::throw_hdf5<integrity_error>(ctx + ": cannot read the compressed snapshot");
+        const std::uint64_t sum = detail::xxh64(data, dst.size);
+        if (data != dst.data)
+            opts.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        return sum;
+    }
+
+    // Resume: what the file holds, slot by slot.
+    void scan()
+    {
+        const detail::snapshot_layout layout = detail::locate_snapshots(file.snapshots.get(), where);
+        for (const auto& [slot, place] : layout.slots) {
+            if (static_cast<std::uint64_t>(slot) >= capacity.slots)
+                continue; // not a slot this store may use
+            slot_entry& e = entry(slot, true);
+            e.group = place.group;
+            e.dataset = place.dataset;
+            e.next_group = place.next_group;
+            e.next_dataset = place.next_dataset;
+            if (!place.leftovers.empty())
+                e.problem = "/" + std::string(detail::snapshots_group_name) + "/" + place.leftovers.front().first +
+                            ": " + place.leftovers.front().second;
+            if (e.dataset.empty())
+                continue;
+            const std::string ctx = "/" + std::string(detail::snapshots_group_name) + "/" + dataset_path(e);
+            const hdf5_dataset d(H5Dopen2(file.snapshots.get(), dataset_path(e).c_str(), H5P_DEFAULT));
+            if (!d) {
+                e.problem = ctx + ": the dataset cannot be opened (" + detail::hdf5_error_text() + ")";
+                continue;
+            }
+            const detail::record_reading rr = detail::read_record(d.get());
+            if (!rr.problem.empty() || rr.record.slot != slot) { // replaced by the next write to the slot
+                e.problem =
+                    ctx + ": " +
+                    (rr.problem.empty() ? "its record belongs to slot " + std::to_string(rr.record.slot) : rr.problem);
+                continue;
+            }
+            if (rr.record.state != slot_state::complete)
+                e.problem = ctx + ": its write of x_" + std::to_string(rr.record.step) + " was interrupted";
+            e.usable = true;
+            e.element = rr.record.element;
+            e.compressed = !detail::dataset_offset(d.get()).has_value() && rr.record.bytes > 0;
+            e.dataset_bytes = rr.record.bytes;
+            allocated += rr.record.bytes;
+            if (rr.record.state == slot_state::complete) {
+                e.step = rr.record.step;
+                e.bytes = rr.record.bytes;
+                ++stats.slots_in_use;
+                stats.bytes_in_use += e.bytes;
+            }
+        }
+        stats.peak_slots = stats.slots_in_use;
+        stats.peak_bytes = stats.bytes_in_use;
+    }
+
+    void close_file()
+    {
+        raw.reset();
+        file.snapshots.reset();
+        const bool ok = file.file.reset();
+        open = false;
+        if (!ok)
+            detail::throw_hdf5<io_error>("closing " + where + " failed");
+    }
+};
+
+hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, options opts)
+    : impl_(std::make_unique<impl>())
+{
+    impl& s = *impl_;
+    s.path = std::move(file);
+    s.where = s.path.string();
+    s.capacity = capacity;
+    s.opts = opts;
+    if (capacity.slots == 0 || capacity.bytes == 0)
+        throw argument_error("hdf5_store needs room for at least one snapshot, got " + std::to_string(capacity.slots) +
+                             " slots and " + std::to_string(capacity.bytes) + " bytes");
+    if (opts.compression < 0 || opts.compression > 9)
+        throw argument_error("hdf5_store compression must be 0 (none) to 9, got " + std::to_string(opts.compression));
+    if (opts.transfer_bytes < 4096)
+        throw argument_error("hdf5_store transfer_bytes must be at least 4096, got " +
+                             std::to_string(opts.transfer_bytes));
+    if (opts.copy == nullptr || opts.name == nullptr)
+        throw argument_error("hdf5_store options need a copy function and a name");
+    if (s.where.empty())
+        throw argument_error("hdf5_store needs a file path");
+    s.stats.name = opts.name;
+
+    hdf5_scope scope;
+    if (opts.mode == open_mode::replace) {
+        if (const std::optional<std::string> why = detail::refuse_to_replace(s.path))
+            throw io_error("refusing to replace " + s.where + " with a snapshot file: " + *why +
+                           " (remove it or choose another path)");
+        s.groups_in_advance = std::min<std::uint64_t>(capacity.slots, detail::slot_groups_in_advance);
+        s.file = detail::create_snapshot_file(s.path, s.groups_in_advance);
+    } else {
+        s.file = detail::open_snapshot_file(s.path, true);
+        s.scan();
+    }
+    s.raw = std::make_unique<detail::raw_file>(s.path, opts.io, opts.transfer_bytes);
+    haddr_t eoa = 0;
+    check_status(H5Fget_eoa(s.file.file.get(), &eoa), "cannot query the end of " + s.where);
+    s.reserved_end = eoa;
+    s.open = true;
+}
+
+hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity)
+    : hdf5_store(std::move(file), capacity, options{})
+{
+}
+
+hdf5_store::hdf5_store(std::filesystem::path file, slot_t slots)
+    : hdf5_store(std::move(file), level_capacity{slots < 0 ? 0 : static_cast<std::uint64_t>(slots)}, options{})
+{
+}
+
+hdf5_store::~hdf5_store()
+{
+    if (impl_ && impl_->open) {
+        try {
+            hdf5_scope scope;
+            impl_->close_file();
+        } catch (...) { // NOLINT(bugprone-empty-catch): a destructor cannot report; close() can
+        }
+    }
+}
+
+hdf5_store::hdf5_store(hdf5_store&&) noexcept = default;
+hdf5_store& hdf5_store::operator=(hdf5_store&& other) noexcept
+{
+    if (this != &other) {
+        hdf5_store gone(std::move(*this)); // closes the current file
+        impl_ = std::move(other.impl_);
+    }
+    return *this;
+}
+
+level_capacity hdf5_store::capacity(level_t level) const
+{
+    require_level(level);
+    return impl_->capacity;
+}
+
+void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
+{
+    require_level(level);
+    impl& s = *impl_;
+    s.require_open();
+    const impl::slot_entry& e = s.entry(slot, true); // (write_new may grow the table: not used after it)
+    if (e.step >= 0)
+        throw schedule_error("store into disk slot " + std::to_string(slot) + ", which still holds x_" +
+                             std::to_string(e.step) + " (free it first)");
+    const std::size_t element = element_bytes(s.opts.element);
+    if (src.size % element != 0)
+        throw argument_error("a snapshot of " + std::to_string(src.size) + " bytes is no whole number of " +
+                             std::to_string(element) + "-byte " + std::string(to_string(s.opts.element)) +
+                             " elements (hdf5_store options::element)");
+    const bool in_place = !e.dataset.empty() && e.usable && !e.compressed && s.opts.compression == 0 &&
+                          e.element == s.opts.element && e.dataset_bytes == src.size;
+    if (!in_place) {
+        const std::uint64_t after = s.allocated - (e.usable ? e.dataset_bytes : 0) + src.size;
+        if (after > s.capacity.bytes)
+            throw capacity_error("the disk store's " + std::to_string(s.capacity.bytes) + "-byte budget cannot hold " +
+                                 "another snapshot of " + std::to_string(src.size) + " bytes (" +
+                                 std::to_string(s.allocated) + " bytes in the file's slots)");
+    }
+    call_timer timer(s.stats.wait_seconds);
+    hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
+    try {
+        if (in_place)
+            s.write_in_place(slot, step, src);
+        else
+            s.write_new(slot, step, src);
+    } catch (const io_error& failed) { // disk full, file size limit, I/O error: the slot is left empty
+        throw io_error("writing x_" + std::to_string(step) + " (" + std::to_string(src.size) +
+                       " bytes) into disk slot " + std::to_string(slot) + " of " + s.where +
+                       " failed: " + failed.what());
+    }
+    impl::slot_entry& written = s.slots[static_cast<std::size_t>(slot)];
+    written.problem.clear();
+    written.step = step;
+    written.bytes = src.size;
+    ++s.stats.stores;
+    s.stats.bytes_written += src.size;
+    ++s.stats.slots_in_use;
+    s.stats.bytes_in_use += src.size;
+    s.stats.peak_slots = std::max(s.stats.peak_slots, s.stats.slots_in_use);
+    s.stats.peak_bytes = std::max(s.stats.peak_bytes, s.stats.bytes_in_use);
+}
+
+void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+{
+    require_level(level);
+    impl& s = *impl_;
+    s.require_open();
+    const impl::slot_entry& e = s.entry(slot, false);
+    if (e.step != step)
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " + describe(e.step) +
+                              ", not x_" + std::to_string(step) + (e.problem.empty() ? "" : " (" + e.problem + ")"));
+    if (e.bytes != dst.size)
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
+                              std::to_string(e.bytes) + " bytes of x_" + std::to_string(step) + ", but the state has " +
+                              std::to_string(dst.size));
+    call_timer timer(s.stats.wait_seconds);
+    hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
+    const std::string ctx = s.context(slot);
+    hdf5_dataset d = s.open_dataset(slot, true);
+    const detail::record_reading rr = detail::read_record(d.get());
+    if (!rr.problem.empty())
+        throw integrity_error(ctx + ": " + rr.problem);
+    const snapshot_record& r = rr.record;
+    if (r.state != slot_state::complete)
+        throw integrity_error(ctx + ": the file marks this snapshot as still being written (an interrupted write)");
+    if (r.slot != slot)
+        throw integrity_error(ctx + ": the record belongs to slot " + std::to_string(r.slot) + ", not slot " +
+                              std::to_string(slot));
+    if (r.step != step)
+        throw integrity_error(ctx + ": the file holds x_" + std::to_string(r.step) + " there, not x_" +
+                              std::to_string(step));
+    if (r.bytes != dst.size)
+        throw integrity_error(ctx + ": the file's snapshot has " + std::to_string(r.bytes) + " bytes, the state " +
+                              std::to_string(dst.size));
+    std::uint64_t sum = 0;
+    if (const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get())) {
+        try {
+            sum = s.unlocked([&] { return s.raw->read(*offset, dst, s.opts.copy); });
+        } catch (const integrity_error& truncated) {
+            throw integrity_error(ctx + ": " + truncated.what());
+        } catch (const io_error& failed) {
+            throw io_error(ctx + ": " + failed.what());
+        }
+    } else if (r.bytes > 0) {
+        sum = s.read_through_hdf5(d.get(), dst, ctx);
+    } else {
+        sum = detail::xxh64("", 0);
+    }
+    if (sum != r.checksum)
+        throw integrity_error(ctx + ": checksum mismatch for x_" + std::to_string(step) + ": the data hashes to " +
+                              hex(sum) + " but the record says " + hex(r.checksum) +
+                              " (the file was damaged or altered)");
+    ++s.stats.restores;
+    s.stats.bytes_read += dst.size;
+}
+
+void hdf5_store::release(level_t level, slot_t slot)
+{
+    require_level(level);
+    impl& s = *impl_;
+    impl::slot_entry& e = s.entry(slot, false);
+    if (e.step < 0)
+        throw schedule_error("free of disk slot " + std::to_string(slot) + ", which holds no snapshot");
+    e.step = -1;
+    --s.stats.slots_in_use;
+    s.stats.bytes_in_use -= e.bytes;
+    e.bytes = 0;
+}
+
+void hdf5_store::release_all() noexcept
+{
+    if (!impl_)
+        return;
+    for (impl::slot_entry& e : impl_->slots) {
+        e.step = -1;
+        e.bytes = 0;
+    }
+    impl_->stats.slots_in_use = 0;
+    impl_->stats.bytes_in_use = 0;
+}
+
+std::size_t hdf5_store::snapshot_bytes(level_t level, slot_t slot) const
+{
+    require_level(level);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= impl_->slots.size())
+        return 0;
+    const impl::slot_entry& e = impl_->slots[static_cast<std::size_t>(slot)];
+    return e.step >= 0 ? static_cast<std::size_t>(e.bytes) : 0;
+}
+
+store_stats hdf5_store::stats() const
+{
+    return {{impl_->stats}};
+}
+
+step_t hdf5_store::snapshot_step(level_t level, slot_t slot) const
+{
+    require_level(level);
+    if (slot < 0 || static_cast<std::size_t>(slot) >= impl_->slots.size())
+        return -1;
+    return impl_->slots[static_cast<std::size_t>(slot)].step;
+}
+
+void hdf5_store::flush()
+{
+    impl& s = *impl_;
+    s.require_open();
+    call_timer timer(s.stats.wait_seconds);
+    hdf5_scope scope;
+    const impl::bind_scope bound(s, scope);
+    s.flush_metadata();
+    s.unlocked([&] { s.raw->sync(); });
+}
+
+void hdf5_store::close()
+{
+    impl& s = *impl_;
+    if (!s.open)
+        return;
+    hdf5_scope scope;
+    try {
+        s.flush_metadata();
+        s.raw->sync();
+    } catch (...) {
+        s.close_file();
+        throw;
+    }
+    s.close_file();
+    release_all();
+}
+
+const std::filesystem::path& hdf5_store::path() const noexcept
+{
+    return impl_->path;
+}
+
+bool hdf5_store::direct_io() const noexcept
+{
+    return impl_ && impl_->raw && impl_->raw->direct();
+}
+
+} // namespace remat

@@ -1,0 +1,50 @@
+// Moving snapshot bytes between memory and a region of the snapshot file, checksumming them on the way.
+//
+// HDF5 places and describes each contiguous snapshot dataset; its bytes move here, with O_DIRECT where
+// possible. A transfer goes in pieces through three aligned host buffers: while a helper thread has the
+// disk write (or read) queued pieces, the caller copies the next one (from device memory too, through the
+// store's byte_copier) and hashes it a cache-sized part at a time, right after copying it. So the disk
+// stays busy and the checksum and copies hide behind it. Pieces grow from 1 MiB at the start and shrink
+// at the end, so that the disk starts early and little work is left after it finishes. A caller's buffer
+// that is itself 4096-byte aligned moves without any copy. The helper thread only ever calls
+// pwrite/pread on remat's own file descriptor, never HDF5.
+#pragma once
+
+#include "remat/store/hdf5_store.hpp"
+#include "remat/store/snapshot_view.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+namespace remat::detail {
+
+class raw_file {
+public:
+    /// Opens `path` for reading and writing (and with O_DIRECT unless `mode` is buffered). Throws io_error;
+    /// with mode direct, also when the file system refuses O_DIRECT.
+    raw_file(const std::filesystem::path& path, hdf5_store::io_path mode, std::size_t piece_bytes);
+    ~raw_file();
+    raw_file(const raw_file&) = delete;
+    raw_file& operator=(const raw_file&) = delete;
+
+    /// Writes `src` at byte `offset` and returns the XXH64 of its bytes. Throws io_error naming the OS error.
+    std::uint64_t write(std::uint64_t offset, const_bytes src, byte_copier copy);
+    /// Reads `dst.size` bytes at `offset` into dst and returns their XXH64. Throws io_error for an OS error,
+    /// integrity_error when the file ends before the bytes do.
+    std::uint64_t read(std::uint64_t offset, mutable_bytes dst, byte_copier copy);
+    /// fdatasync: everything written to the file so far (by HDF5 too) is on stable storage.
+    void sync();
+    /// Gives the file blocks for [offset, offset + size) now, so that a full disk or a file size limit
+    /// shows here (io_error) rather than half way through a snapshot. A no-op where unsupported.
+    void reserve(std::uint64_t offset, std::uint64_t size);
+    /// Whether O_DIRECT is in use.
+    [[nodiscard]] bool direct() const noexcept;
+
+private:
+    struct state;
+    std::unique_ptr<state> s_;
+};
+
+} // namespace remat::detail

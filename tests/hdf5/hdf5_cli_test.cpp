@@ -1,0 +1,185 @@
+// `remat inspect` and `remat calibrate` as a user runs them (the real binary, stdout and stderr apart),
+// and a store's file read by the HDF5 tools: h5dump dumps it, and the bytes h5dump extracts hash, with
+// `xxhsum -H64`, to the checksum remat stored. h5dump (hdf5-tools) and xxhsum (xxhash) are declared
+// dependencies: without them these tests fail.
+#define BOOST_TEST_MODULE hdf5_cli
+#include <boost/test/unit_test.hpp>
+
+#include "hdf5_test_support.hpp"
+
+#include "remat/store/hdf5_store.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include <sys/wait.h>
+
+using namespace remat;
+using remat::test::pattern_bytes;
+using remat::test::scratch_dir;
+using remat::test::view;
+
+namespace {
+
+struct result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+result run(const scratch_dir& dir, const std::string& command)
+{
+    const auto out = dir / "stdout.txt";
+    const auto err = dir / "stderr.txt";
+    const int raw = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+std::string tool(const std::string& args)
+{
+    return std::string(REMAT_TOOL) + " " + args;
+}
+
+std::size_t lines(const std::string& text)
+{
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// A file with x_12 (float64, 80000 bytes) in slot 0 and x_7 (bytes, 3000) in slot 2.
+std::filesystem::path make_file(const scratch_dir& dir)
+{
+    const auto file = dir / "snapshots.h5";
+    hdf5_store store(file, level_capacity{3}, {.element = hdf5_element::float64});
+    std::vector<double> x(10000);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        x[i] = 0.5 * static_cast<double>(i);
+    store.write(0, 0, 12, host_bytes(std::as_bytes(std::span(x))));
+    store.write(0, 2, 7, view(pattern_bytes(7, 3000)));
+    return file;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(inspect_lists_the_snapshots)
+{
+    scratch_dir dir;
+    const auto file = make_file(dir);
+    const result r = run(dir, tool("inspect " + file.string()));
+    BOOST_TEST(r.status == 0, r.err);
+    BOOST_TEST(r.err.empty());
+    BOOST_TEST(r.out.find("2 snapshots") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("/snapshots/slot_000000/state") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("float64") != std::string::npos, r.out);
+
+    const result j = run(dir, tool("inspect --verify --format json " + file.string()));
+    BOOST_TEST_REQUIRE(j.status == 0, j.err);
+    const auto doc = nlohmann::json::parse(j.out);
+    BOOST_TEST(doc["ok"] == true);
+    BOOST_TEST_REQUIRE(doc["snapshots"].size() == 2u);
+    BOOST_TEST(doc["snapshots"][0]["step"] == 12);
+    BOOST_TEST(doc["snapshots"][0]["bytes"] == 80000);
+    BOOST_TEST(doc["snapshots"][0]["verified"] == true);
+    BOOST_TEST(doc["snapshots"][1]["slot"] == 2);
+    BOOST_TEST(doc["snapshots"][1]["element_type"] == "float64");
+}
+
+BOOST_AUTO_TEST_CASE(verify_exits_1_naming_the_damaged_snapshot)
+{
+    scratch_dir dir;
+    const auto file = make_file(dir);
+    remat::test::flip_byte(file, remat::test::hdf5_data_offset(file, "/snapshots/slot_000000/state") + 1000);
+    BOOST_TEST(run(dir, tool("inspect " + file.string())).status == 0); // the metadata is intact
+    const result r = run(dir, tool("inspect --verify " + file.string()));
+    BOOST_TEST(r.status == 1);
+    BOOST_TEST(lines(r.err) == 1u, r.err);
+    BOOST_TEST(r.err.find("/snapshots/slot_000000/state") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("checksum mismatch") != std::string::npos, r.err);
+    BOOST_TEST(r.out.find("damaged") != std::string::npos, r.out); // the listing still comes out
+}
+
+BOOST_AUTO_TEST_CASE(inspect_errors_and_usage)
+{
+    scratch_dir dir;
+    const auto file = make_file(dir);
+    for (const std::string& args : {"inspect " + (dir / "missing.h5").string(),
+                                    "inspect " + (dir / "stdout.txt").string(), std::string("inspect /")}) {
+        std::ofstream(dir / "stdout.txt") << "not hdf5\n";
+        const result r = run(dir, tool(args));
+        BOOST_TEST(r.status == 1, args << ": " << r.err);
+        BOOST_TEST(lines(r.err) == 1u, args << ": " << r.err);
+        BOOST_TEST(r.err.rfind("remat: ", 0) == 0u, r.err);
+    }
+    for (const std::string& args : {std::string("inspect"), "inspect --format xml " + file.string()}) {
+        const result r = run(dir, tool(args));
+        BOOST_TEST(r.status == 2, args << ": " << r.err);
+        BOOST_TEST(lines(r.err) == 1u, args << ": " << r.err);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(calibrate_reports_costs_against_the_raw_disk)
+{
+    scratch_dir dir;
+    const result j = run(dir, tool("calibrate --disk " + dir.path().string() +
+                                   " --snapshot-bytes 2MiB --repeats 3 --step-seconds 0.001 --format json"));
+    BOOST_TEST_REQUIRE(j.status == 0, j.err);
+    const auto doc = nlohmann::json::parse(j.out);
+    for (const char* key : {"write_bytes_per_s", "read_bytes_per_s", "raw_write_bytes_per_s", "raw_read_bytes_per_s",
+                            "host_copy_bytes_per_s"})
+        BOOST_TEST(doc.at(key).get<double>() > 0, key);
+    BOOST_TEST(doc.at("snapshot_bytes") == 2u << 20);
+    // Seconds times bytes per second is the snapshot, and steps are seconds over the step's seconds.
+    BOOST_TEST(doc.at("write_seconds").get<double>() * doc.at("write_bytes_per_s").get<double>() ==
+                   static_cast<double>(2u << 20),
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(doc.at("disk_write_steps").get<double>() == doc.at("write_seconds").get<double>() / 0.001,
+               boost::test_tools::tolerance(1e-9));
+    BOOST_TEST(doc.at("disk_level").get<std::string>().rfind("disk:inf:", 0) == 0u);
+    // The scratch files are gone.
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+        BOOST_TEST(entry.path().filename().string().find("remat-calibrate") == std::string::npos, entry.path());
+
+    const result t = run(dir, tool("calibrate --disk " + dir.path().string() + " --snapshot-bytes 1MiB --repeats 1"));
+    BOOST_TEST(t.status == 0, t.err);
+    BOOST_TEST(t.out.find("--step-seconds") != std::string::npos, t.out);
+
+    for (const std::string& args :
+         {std::string("calibrate"), "calibrate --disk " + dir.path().string() + " --snapshot-bytes 0",
+          "calibrate --disk " + dir.path().string() + " --repeats 0",
+          "calibrate --disk " + dir.path().string() + " --step-seconds -1"})
+        BOOST_TEST(run(dir, tool(args)).status == 2, args);
+    const result missing = run(dir, tool("calibrate --disk " + (dir / "nowhere").string()));
+    BOOST_TEST(missing.status == 1);
+    BOOST_TEST(lines(missing.err) == 1u, missing.err);
+}
+
+BOOST_AUTO_TEST_CASE(h5dump_reads_the_file_and_xxhsum_agrees_with_the_checksums)
+{
+    scratch_dir dir;
+    const auto file = make_file(dir);
+    const result dump = run(dir, std::string(REMAT_H5DUMP) + " " + file.string());
+    BOOST_TEST_REQUIRE(dump.status == 0, "h5dump (hdf5-tools) failed or is missing: " << dump.err);
+    for (const char* expected :
+         {"remat_format", "remat snapshot file", "slot_000000", "H5T_IEEE_F64LE", "record_checksum", "\"complete\""})
+        BOOST_TEST(dump.out.find(expected) != std::string::npos, expected);
+    // The data as h5dump extracts it, hashed by the reference tool, is the stored checksum.
+    const hdf5_file_contents c = hdf5_inspect(file);
+    for (const hdf5_snapshot_info& s : c.snapshots) {
+        const auto bytes = dir / "extracted.bin";
+        const result extract = run(dir, std::string(REMAT_H5DUMP) + " -d " + s.dataset + " -b LE -o " + bytes.string() +
+                                            " " + file.string());
+        BOOST_TEST_REQUIRE(extract.status == 0, extract.err);
+        BOOST_TEST(std::filesystem::file_size(bytes) == s.bytes);
+        const result sum = run(dir, std::string(REMAT_XXHSUM) + " -H64 " + bytes.string()); // (progress on stderr)
+        BOOST_TEST_REQUIRE(sum.status == 0, "xxhsum (xxhash) failed or is missing: " << sum.err);
+        BOOST_TEST(std::stoull(sum.out.substr(0, 16), nullptr, 16) == s.checksum, s.dataset);
+    }
+}
