@@ -1,0 +1,44 @@
+// The shape of a multi-level schedule (internal to the library): which method, which table, and for the
+// periodic method the outer structure on the slowest level. Shared, immutable, by a schedule and its
+// cursors.
+#pragma once
+
+#include "remat/detail/multilevel_table.hpp"
+#include "remat/schedule/multilevel.hpp"
+
+#include <memory>
+
+namespace remat::detail {
+
+/// How the loop is cut before the table takes over.
+enum class multilevel_shape {
+    binomial, ///< one level of zero write cost: remat::revolve
+    exact,    ///< one run of the table over the whole loop
+    spine,    ///< unlimited slowest level: x_0, x_k, ..., x_{(N-2)k} kept there on the first sweep
+    nested,   ///< finite slowest level: revolve over N segments of k steps (the last one `tail` steps)
+};
+
+struct multilevel_plan {
+    step_t steps = 0;
+    cost_model model;
+    multilevel::method used = multilevel::method::binomial;
+    multilevel_shape shape = multilevel_shape::binomial;
+    std::shared_ptr<const multilevel_table> table;
+    level_t slow = 0;             ///< the outer level of spine and nested (the last one)
+    step_t period = 0;            ///< k
+    step_t segments = 1;          ///< N
+    step_t tail = 0;              ///< length of the last segment (the whole loop for exact)
+    slot_t outer_slots = 0;       ///< nested: slots of the outer revolve
+    std::uint64_t run_row = 0;    ///< table row of a segment whose start the outer level holds
+    std::uint64_t top_row = 0;    ///< table row before an unheld segment start is placed
+    multilevel_counts stored_run; ///< counts of a k-step segment whose start the outer level holds
+    multilevel_counts placed_run; ///< counts of a k-step segment whose start is placed by the table
+    multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
+    schedule_cost outer;          ///< nested: the outer revolve's counts, in segments
+    double optimum = 0;           ///< the table's predicted cost of the plan (without reverse costs)
+};
+
+/// The counts of a run whose start is current and unheld: the table places it (none for one step).
+[[nodiscard]] multilevel_counts placed_counts(const multilevel_table& table, step_t length, std::uint64_t row);
+
+} // namespace remat::detail
