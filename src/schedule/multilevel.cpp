@@ -64,11 +64,12 @@ std::vector<std::uint64_t> table_limits(const cost_model& model, step_t horizon)
     return limits;
 }
 
-std::vector<std::uint64_t> periodic_limits(const cost_model& model, step_t steps, step_t horizon)
+std::vector<std::uint64_t> periodic_limits(const cost_model& model, step_t horizon, bool spine)
 {
     std::vector<std::uint64_t> limits = table_limits(model, horizon);
-    // The slowest level: unlimited, or only the segment start's own slot (the outer revolve owns the rest).
-    limits.back() = slow_level_unlimited(model, steps) ? level_spec::unlimited : 1;
+    // The slowest level: unlimited (spine), or only the segment start's own slot (nested: the outer
+    // revolve owns the rest).
+    limits.back() = spine ? level_spec::unlimited : 1;
     return limits;
 }
 
@@ -76,8 +77,9 @@ std::vector<std::uint64_t> periodic_limits(const cost_model& model, step_t steps
 step_t fitting_horizon(const cost_model& model, step_t steps, std::uint64_t work_limit, std::uint64_t max_entries)
 {
     const std::size_t n = model.levels.size();
+    const bool spine = slow_level_unlimited(model, steps);
     auto fits = [&](step_t k) {
-        const auto limits = periodic_limits(model, steps, k);
+        const auto limits = periodic_limits(model, k, spine);
         return multilevel_table::work(n, limits, k) <= work_limit &&
                multilevel_table::entries(n, limits, k) <= max_entries;
     };
@@ -92,12 +94,11 @@ step_t fitting_horizon(const cost_model& model, step_t steps, std::uint64_t work
     return lo;
 }
 
-void plan_exact(multilevel_plan& plan, std::uint64_t max_entries)
+void plan_exact(multilevel_plan& plan, const std::vector<std::uint64_t>& limits, std::uint64_t max_entries)
 {
     plan.used = multilevel::method::exact;
     plan.shape = multilevel_shape::exact;
-    plan.table = std::make_shared<const multilevel_table>(plan.model, table_limits(plan.model, plan.steps), plan.steps,
-                                                          max_entries);
+    plan.table = std::make_shared<const multilevel_table>(plan.model, limits, plan.steps, max_entries);
     plan.top_row = plan.table->full_row();
     plan.tail = plan.steps;
     plan.tail_run = detail::placed_counts(*plan.table, plan.steps, plan.top_row);
@@ -107,16 +108,16 @@ void plan_exact(multilevel_plan& plan, std::uint64_t max_entries)
     }
 }
 
-void plan_periodic(multilevel_plan& plan, step_t horizon, std::uint64_t max_entries)
+// `unlimited`: plan the spine, as if the slowest level were unlimited (the caller checks that it fits).
+void plan_periodic(multilevel_plan& plan, step_t horizon, std::uint64_t max_entries, bool unlimited)
 {
     const cost_model& model = plan.model;
     const step_t steps = plan.steps;
     const auto slow = static_cast<level_t>(model.levels.size() - 1);
-    const bool unlimited = slow_level_unlimited(model, steps);
     plan.used = multilevel::method::periodic;
     plan.slow = slow;
-    plan.table =
-        std::make_shared<const multilevel_table>(model, periodic_limits(model, steps, horizon), horizon, max_entries);
+    plan.table = std::make_shared<const multilevel_table>(model, periodic_limits(model, horizon, unlimited), horizon,
+                                                          max_entries);
     const multilevel_table& table = *plan.table;
     plan.run_row = unlimited ? table.full_row() : table.taken(table.full_row(), slow);
     plan.top_row = plan.run_row;
@@ -265,6 +266,68 @@ schedule_cost combine(const multilevel_plan& plan)
     return c;
 }
 
+// Slots of the slowest level that a plan needs: its peak, and for the spine also the highest slot index
+// (the outer checkpoints keep indices 0..N-2; a segment's own snapshots there come after them).
+std::uint64_t slow_slots_needed(const multilevel_plan& plan)
+{
+    const std::size_t slow = plan.model.levels.size() - 1;
+    std::uint64_t needed = combine(plan).levels[slow].peak_slots;
+    if (plan.shape == multilevel_shape::spine)
+        needed = std::max(needed, static_cast<std::uint64_t>(plan.segments - 1) +
+                                      std::max(plan.stored_run.peak[slow], plan.tail_run.peak[slow]));
+    return needed;
+}
+
+// Exact when the table fits (first with the slowest level relaxed to unlimited: when that optimum fits
+// the real capacity it is the optimum), else periodic (first the spine, if it fits, else nested).
+void choose(multilevel_plan& plan, const multilevel::options& opts)
+{
+    using method = multilevel::method;
+    const cost_model& model = plan.model;
+    const step_t steps = plan.steps;
+    const std::size_t n = model.levels.size();
+    const std::uint64_t capacity = model.levels.back().slots;
+    const bool finite = !slow_level_unlimited(model, steps);
+    const auto exact_limits = table_limits(model, steps);
+    auto relaxed_limits = exact_limits;
+    relaxed_limits.back() = level_spec::unlimited;
+    auto fits = [&](const std::vector<std::uint64_t>& limits, bool any_work) {
+        return (any_work || multilevel_table::work(n, limits, steps) <= opts.exact_work_limit) &&
+               multilevel_table::entries(n, limits, steps) <= opts.max_table_entries;
+    };
+    auto try_exact = [&](bool forced) {
+        if (finite && fits(relaxed_limits, forced)) {
+            plan_exact(plan, relaxed_limits, opts.max_table_entries);
+            if (slow_slots_needed(plan) <= capacity)
+                return true;
+        }
+        if (!forced && !fits(exact_limits, false))
+            return false;
+        plan_exact(plan, exact_limits, opts.max_table_entries);
+        return true;
+    };
+    if (opts.how == method::exact || (opts.how == method::automatic && try_exact(false))) {
+        if (opts.how == method::exact)
+            (void)try_exact(true);
+        return;
+    }
+    if (opts.horizon < 0)
+        throw argument_error("the periodic horizon must be >= 0 (0: automatic), got " + std::to_string(opts.horizon));
+    const step_t horizon = opts.horizon > 0
+                               ? std::min(opts.horizon, steps)
+                               : fitting_horizon(model, steps, opts.periodic_work_limit, opts.max_table_entries);
+    if (horizon >= steps) {
+        (void)try_exact(true);
+        return;
+    }
+    if (finite) {
+        plan_periodic(plan, horizon, opts.max_table_entries, true);
+        if (slow_slots_needed(plan) <= capacity)
+            return;
+    }
+    plan_periodic(plan, horizon, opts.max_table_entries, !finite);
+}
+
 } // namespace
 
 multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
@@ -284,24 +347,7 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
         plan->used = method::binomial;
         plan->shape = multilevel_shape::binomial;
     } else {
-        const auto exact_limits = table_limits(model, steps);
-        const bool exact_fits = multilevel::method::exact == opts.how ||
-                                (opts.how == method::automatic &&
-                                 detail::multilevel_table::work(n, exact_limits, steps) <= opts.exact_work_limit &&
-                                 detail::multilevel_table::entries(n, exact_limits, steps) <= opts.max_table_entries);
-        step_t horizon = 0;
-        if (!exact_fits) {
-            if (opts.horizon < 0)
-                throw argument_error("the periodic horizon must be >= 0 (0: automatic), got " +
-                                     std::to_string(opts.horizon));
-            horizon = opts.horizon > 0
-                          ? std::min(opts.horizon, steps)
-                          : fitting_horizon(model, steps, opts.periodic_work_limit, opts.max_table_entries);
-        }
-        if (exact_fits || horizon >= steps)
-            plan_exact(*plan, opts.max_table_entries);
-        else
-            plan_periodic(*plan, horizon, opts.max_table_entries);
+        choose(*plan, opts);
     }
     plan_ = std::move(plan);
 }

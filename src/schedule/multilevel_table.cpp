@@ -2,16 +2,20 @@
 //
 // Lengths go outermost: G(l, ., .) needs only shorter lengths, F(l, ., .) needs G(l, ., .) of other
 // rows (moves), and Q(l, .) needs F(l, ., .). The inner minimum over the split m is a min-plus
-// convolution of two arrays read forwards: P(m) = U*m + F(m, f, L) and Q(l-m, f), which the table keeps
-// reversed so that both run with m. It is taken in blocks: element-wise minima (which the compiler
-// vectorises without fast-math), then the first block holding the minimum is scanned for the first m
-// that attains it, so ties always resolve to the smallest m.
+// convolution of P(m) = U*m + F(m, f, L) with Q(l-m, f); a plain loop over it is bound by memory
+// bandwidth (two loads per addition). So lengths are taken in batches of 16: for l = l0 + b, the terms
+// with 16 <= m < l0 involve only lengths below l0, and one pass over m computes them for all 16 lengths
+// at once (each P(m) loaded once, Q read through a sliding window that stays in L1), keeping a running
+// minimum and its first m per length in vector registers. The few remaining terms (m < 16 and
+// m >= l0) are added one length at a time, in increasing m, so ties resolve to the smallest m exactly
+// as a plain loop would, with bit-identical sums.
 #include "remat/detail/multilevel_table.hpp"
 
 #include "remat/error.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -38,52 +42,56 @@ std::uint64_t row_count(const std::vector<std::uint64_t>& free_limit) noexcept
     return rows;
 }
 
-struct split_choice {
-    double value;
-    std::uint32_t m;
-};
+constexpr std::int64_t batch = 16;
 
-// min over m in [1, length) of p[m] + q[m], with the smallest such m.
-split_choice min_plus(const double* __restrict p, const double* __restrict q, std::uint64_t length) noexcept
+using lanes_d = double __attribute__((vector_size(32)));
+using lanes_i = std::int64_t __attribute__((vector_size(32)));
+
+// x86-64 builds also get an AVX2 version of the kernel, picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define REMAT_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define REMAT_KERNEL_CLONES
+#endif
+
+// For b in [0, 16): best[b] = min over m in [lo, hi) of p[m] + q[l0 + b - m], arg[b] the first such m.
+// The caller guarantees lo >= 16, so every q index is below l0.
+REMAT_KERNEL_CLONES void batch_min_plus(const double* __restrict p, const double* __restrict q, std::int64_t l0,
+                                        std::int64_t lo, std::int64_t hi, double* __restrict best,
+                                        std::int64_t* __restrict arg) noexcept
 {
-    constexpr std::uint64_t lanes = 8;
-    constexpr std::uint64_t block = 4 * lanes;
-    double best = infinity;
-    std::uint64_t best_start = 1;
-    std::uint64_t m = 1;
-    for (; m + block <= length; m += block) {
-        std::array<double, lanes> acc{};
-        for (std::uint64_t j = 0; j < lanes; ++j)
-            acc[j] = p[m + j] + q[m + j];
-        for (std::uint64_t c = lanes; c < block; c += lanes)
-            for (std::uint64_t j = 0; j < lanes; ++j) {
-                const double v = p[m + c + j] + q[m + c + j];
-                acc[j] = v < acc[j] ? v : acc[j];
-            }
-        double b = acc[0];
-        for (std::uint64_t j = 1; j < lanes; ++j)
-            b = acc[j] < b ? acc[j] : b;
-        if (b < best) {
-            best = b;
-            best_start = m;
-        }
+    const lanes_d none = {infinity, infinity, infinity, infinity};
+    lanes_d b0 = none, b1 = none, b2 = none, b3 = none;
+    lanes_i a0{}, a1{}, a2{}, a3{};
+    lanes_i mv = {lo, lo, lo, lo};
+    const lanes_i one = {1, 1, 1, 1};
+    for (std::int64_t m = lo; m < hi; ++m) {
+        const lanes_d pm = {p[m], p[m], p[m], p[m]};
+        lanes_d q0, q1, q2, q3; // unaligned loads of the window q[l0-m .. l0-m+15]
+        std::memcpy(&q0, q + (l0 - m), sizeof q0);
+        std::memcpy(&q1, q + (l0 - m) + 4, sizeof q1);
+        std::memcpy(&q2, q + (l0 - m) + 8, sizeof q2);
+        std::memcpy(&q3, q + (l0 - m) + 12, sizeof q3);
+        const lanes_d v0 = pm + q0, v1 = pm + q1, v2 = pm + q2, v3 = pm + q3;
+        const lanes_i c0 = v0 < b0, c1 = v1 < b1, c2 = v2 < b2, c3 = v3 < b3;
+        b0 = c0 ? v0 : b0;
+        b1 = c1 ? v1 : b1;
+        b2 = c2 ? v2 : b2;
+        b3 = c3 ? v3 : b3;
+        a0 = c0 ? mv : a0;
+        a1 = c1 ? mv : a1;
+        a2 = c2 ? mv : a2;
+        a3 = c3 ? mv : a3;
+        mv += one;
     }
-    if (m < length) {
-        double b = infinity;
-        for (std::uint64_t j = m; j < length; ++j) {
-            const double v = p[j] + q[j];
-            b = v < b ? v : b;
-        }
-        if (b < best) {
-            best = b;
-            best_start = m;
-        }
-    }
-    const std::uint64_t end = std::min(best_start + block, length);
-    for (std::uint64_t j = best_start; j < end; ++j)
-        if (p[j] + q[j] == best)
-            return {best, static_cast<std::uint32_t>(j)};
-    return {best, static_cast<std::uint32_t>(length - 1)}; // unreachable: the block holds its minimum
+    std::memcpy(best, &b0, sizeof b0);
+    std::memcpy(best + 4, &b1, sizeof b1);
+    std::memcpy(best + 8, &b2, sizeof b2);
+    std::memcpy(best + 12, &b3, sizeof b3);
+    std::memcpy(arg, &a0, sizeof a0);
+    std::memcpy(arg + 4, &a1, sizeof a1);
+    std::memcpy(arg + 8, &a2, sizeof a2);
+    std::memcpy(arg + 12, &a3, sizeof a3);
 }
 
 } // namespace
@@ -137,66 +145,93 @@ void multilevel_table::build(const cost_model& model)
     p_.assign(cells, 0.0);
     split_.assign(cells, 0);
     move_.assign(cells, -1);
-    q_reversed_.assign(rows_ * stride, infinity);
+    q_.assign(rows_ * stride, infinity);
     q_level_.assign(rows_ * stride, -1);
     std::vector<double> g(levels_ * rows_);
+    std::vector<double> bulk_value(levels_ * rows_ * batch);
+    std::vector<std::int64_t> bulk_m(levels_ * rows_ * batch);
     const double u = model.step_cost;
-    const auto horizon = static_cast<std::uint64_t>(horizon_);
+    const auto horizon = static_cast<std::int64_t>(horizon_);
 
-    for (std::uint64_t l = 1; l <= horizon; ++l) {
-        const auto length = static_cast<step_t>(l);
-        // G(l, row, L): split, or (l = 1) reverse where it stands.
-        for (level_t L = 0; L < n; ++L)
-            for (std::uint64_t row = 0; row < rows_; ++row) {
-                double value = 0;
-                std::uint32_t m = 0;
-                if (l >= 2) {
+    for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
+        const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
+        if (bulk)
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
+                    const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
+                    batch_min_plus(&p_[index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
+                                   &bulk_m[at]);
+                }
+        for (std::int64_t l = l0; l < l0 + batch && l <= horizon; ++l) {
+            const auto length = static_cast<step_t>(l);
+            const auto b = static_cast<std::size_t>(l - l0);
+            // G(l, row, L): split, or (l = 1) reverse where it stands.
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
                     const double* p = &p_[index(0, row, L)];
-                    const double* q = &q_reversed_[row * stride + (horizon - l)];
-                    const split_choice c = min_plus(p, q, l);
-                    value = read_[static_cast<std::size_t>(L)] + c.value;
-                    m = c.m;
+                    const double* q = &q_[row * stride];
+                    double best = infinity;
+                    std::int64_t m = 0;
+                    auto consider = [&](std::int64_t from, std::int64_t to) {
+                        for (std::int64_t j = from; j < to; ++j) {
+                            const double v = p[j] + q[l - j];
+                            if (v < best) {
+                                best = v;
+                                m = j;
+                            }
+                        }
+                    };
+                    consider(1, std::min(batch, l));
+                    if (bulk) {
+                        const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch + b;
+                        if (bulk_value[at] < best) {
+                            best = bulk_value[at];
+                            m = bulk_m[at];
+                        }
+                    }
+                    consider(std::max(batch, l0), l);
+                    g[static_cast<std::size_t>(L) * rows_ + row] =
+                        l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
+                    split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
                 }
-                g[static_cast<std::size_t>(L) * rows_ + row] = value;
-                split_[index(length, row, L)] = m;
-            }
-        // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so that
-        // zero-cost levels never produce pointless store-and-free pairs).
-        for (level_t L = 0; L < n; ++L)
+            // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so
+            // that zero-cost levels never produce pointless store-and-free pairs).
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
+                    double best = g[static_cast<std::size_t>(L) * rows_ + row];
+                    std::int8_t target = -1;
+                    const double margin = 1e-12 * std::max(1.0, best);
+                    for (level_t to = 0; to < n; ++to) {
+                        if (to == L || !has_free(row, to))
+                            continue;
+                        const std::uint64_t moved = given_back(taken(row, to), L);
+                        const double c =
+                            write_[static_cast<std::size_t>(to)] + g[static_cast<std::size_t>(to) * rows_ + moved];
+                        if (c < best - margin) {
+                            best = c;
+                            target = static_cast<std::int8_t>(to);
+                        }
+                    }
+                    p_[index(length, row, L)] = best + u * static_cast<double>(l);
+                    move_[index(length, row, L)] = target;
+                }
+            // Q(l, row): where a right part of l steps keeps its start (nothing to keep for l = 1).
             for (std::uint64_t row = 0; row < rows_; ++row) {
-                double best = g[static_cast<std::size_t>(L) * rows_ + row];
-                std::int8_t target = -1;
-                const double margin = 1e-12 * std::max(1.0, best);
-                for (level_t to = 0; to < n; ++to) {
-                    if (to == L || !has_free(row, to))
-                        continue;
-                    const std::uint64_t moved = given_back(taken(row, to), L);
-                    const double c =
-                        write_[static_cast<std::size_t>(to)] + g[static_cast<std::size_t>(to) * rows_ + moved];
-                    if (c < best - margin) {
-                        best = c;
-                        target = static_cast<std::int8_t>(to);
+                double best = l == 1 ? 0.0 : infinity;
+                std::int8_t level = -1;
+                if (l >= 2)
+                    for (level_t to = 0; to < n; ++to) {
+                        if (!has_free(row, to))
+                            continue;
+                        const double c = write_[static_cast<std::size_t>(to)] + value(length, taken(row, to), to);
+                        if (c < best) {
+                            best = c;
+                            level = static_cast<std::int8_t>(to);
+                        }
                     }
-                }
-                p_[index(length, row, L)] = best + u * static_cast<double>(l);
-                move_[index(length, row, L)] = target;
+                q_[row * stride + static_cast<std::uint64_t>(l)] = best;
+                q_level_[row * stride + static_cast<std::uint64_t>(l)] = level;
             }
-        // Q(l, row): where a right part of l steps keeps its start (nothing to keep for l = 1).
-        for (std::uint64_t row = 0; row < rows_; ++row) {
-            double best = l == 1 ? 0.0 : infinity;
-            std::int8_t level = -1;
-            if (l >= 2)
-                for (level_t to = 0; to < n; ++to) {
-                    if (!has_free(row, to))
-                        continue;
-                    const double c = write_[static_cast<std::size_t>(to)] + value(length, taken(row, to), to);
-                    if (c < best) {
-                        best = c;
-                        level = static_cast<std::int8_t>(to);
-                    }
-                }
-            q_reversed_[row * stride + (horizon - l)] = best;
-            q_level_[row * stride + l] = level;
         }
     }
 }

@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(periodic_with_an_unlimited_slow_level_is_near_the_optimum)
 BOOST_AUTO_TEST_CASE(long_loops_replay_in_full)
 {
     for (std::size_t i : {0, 2, 4}) {
-        const multilevel p(200'000, models[i]);
+        const multilevel p(100'000, models[i]);
         BOOST_TEST((p.method_used() == multilevel::method::periodic));
         check_replay(p, false);
     }
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(long_loops_replay_in_full)
 
 BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
 {
-    // T = 10^15: the cost is exact in closed form, and the first million actions are a legal prefix.
+    // T = 10^15: the cost is exact in closed form, and the first 200,000 actions are a legal prefix.
     for (std::size_t i : {0, 3, 4}) {
         const step_t t = 1'000'000'000'000'000;
         const multilevel p(t, models[i]);
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
         test::simulator sim(t, capacities(models[i]), false);
         auto cursor = p.cursor();
         action a;
-        for (int k = 0; k < 1'000'000 && cursor.next(a); ++k) {
+        for (int k = 0; k < 200'000 && cursor.next(a); ++k) {
             const auto e = sim.apply(a);
             BOOST_TEST_REQUIRE(!e.has_value(), to_string(a) << ": " << e.value_or(""));
         }

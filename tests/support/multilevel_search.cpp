@@ -5,10 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <map>
 #include <queue>
 #include <stdexcept>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -93,25 +91,33 @@ double exhaustive_multilevel_optimum(step_t steps, const cost_model& model)
 double reference_multilevel_optimum(step_t steps, const cost_model& model)
 {
     const std::size_t n = model.levels.size();
-    const auto unlimited = std::numeric_limits<std::uint64_t>::max();
-    // Free slots per level; an unlimited level (or one with room for the whole loop) is never counted down.
-    std::vector<bool> counted(n);
-    std::vector<std::uint64_t> initial(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        counted[i] = model.levels[i].slots < static_cast<std::uint64_t>(steps);
-        initial[i] = counted[i] ? model.levels[i].slots : unlimited;
-    }
-    using state = std::tuple<step_t, std::vector<std::uint64_t>, std::size_t, bool>;
-    std::map<state, double> memo;
+    if (steps > 255 || n > 4)
+        throw std::invalid_argument("reference_multilevel_optimum: T <= 255, at most 4 levels");
+    // Free slots per level, at most 254; 255 marks a level that is never counted down (unlimited, or
+    // with room for the whole loop).
+    constexpr unsigned uncounted = 255;
+    std::vector<unsigned> initial(n);
+    for (std::size_t i = 0; i < n; ++i)
+        initial[i] = model.levels[i].slots < static_cast<std::uint64_t>(steps)
+                         ? static_cast<unsigned>(model.levels[i].slots)
+                         : uncounted;
+    auto key = [&](step_t l, const std::vector<unsigned>& free, std::size_t L, bool may_move) {
+        std::uint64_t k = static_cast<std::uint64_t>(l) | static_cast<std::uint64_t>(L) << 8 |
+                          static_cast<std::uint64_t>(may_move) << 10;
+        for (std::size_t i = 0; i < n; ++i)
+            k |= static_cast<std::uint64_t>(free[i]) << (11 + 8 * i);
+        return k;
+    };
+    std::unordered_map<std::uint64_t, double> memo;
     // cost(l, free, L, may_move): x_a current and held on L; everything until its slot is freed.
-    std::function<double(step_t, const std::vector<std::uint64_t>&, std::size_t, bool)> cost =
-        [&](step_t l, const std::vector<std::uint64_t>& free, std::size_t L, bool may_move) -> double {
-        const state s{l, free, L, may_move};
-        if (const auto it = memo.find(s); it != memo.end())
+    std::function<double(step_t, const std::vector<unsigned>&, std::size_t, bool)> cost =
+        [&](step_t l, const std::vector<unsigned>& free, std::size_t L, bool may_move) -> double {
+        const std::uint64_t k = key(l, free, L, may_move);
+        if (const auto it = memo.find(k); it != memo.end())
             return it->second;
         double best = infinity;
         if (l == 1) {
-            best = 0;
+            best = model.reverse_cost;
         } else {
             for (step_t m = 1; m < l; ++m) {
                 const double left = model.levels[L].read_cost + cost(m, free, L, true);
@@ -124,26 +130,24 @@ double reference_multilevel_optimum(step_t steps, const cost_model& model)
                     if (free[to] == 0)
                         continue;
                     auto less = free;
-                    if (counted[to])
+                    if (less[to] != uncounted)
                         --less[to];
                     best = std::min(best, advance + model.levels[to].write_cost + cost(l - m, less, to, true) + left);
                 }
             }
         }
-        if (l == 1)
-            best += model.reverse_cost;
         if (may_move)
             for (std::size_t to = 0; to < n; ++to) {
                 if (to == L || free[to] == 0)
                     continue;
                 auto moved = free;
-                if (counted[to])
+                if (moved[to] != uncounted)
                     --moved[to];
-                if (counted[L])
+                if (moved[L] != uncounted)
                     ++moved[L];
                 best = std::min(best, model.levels[to].write_cost + cost(l, moved, to, false));
             }
-        memo[s] = best;
+        memo[k] = best;
         return best;
     };
     if (steps == 1)
@@ -151,7 +155,7 @@ double reference_multilevel_optimum(step_t steps, const cost_model& model)
     double best = infinity;
     for (std::size_t L = 0; L < n; ++L) {
         auto free = initial;
-        if (counted[L])
+        if (free[L] != uncounted)
             --free[L];
         best = std::min(best, model.levels[L].write_cost + cost(steps, free, L, true));
     }

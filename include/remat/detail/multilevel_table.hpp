@@ -131,7 +131,7 @@ private:
     std::vector<double> p_;            // F(l, row, L) + U*l
     std::vector<std::uint32_t> split_; // G's m
     std::vector<std::int8_t> move_;    // F's move target or -1
-    std::vector<double> q_reversed_;   // Q(k, row) at [row][horizon - k]
+    std::vector<double> q_;            // Q(k, row) at [row][k]
     std::vector<std::int8_t> q_level_; // Q's level at [row][k], -1 for k = 1
 };
 

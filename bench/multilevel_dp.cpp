@@ -1,0 +1,125 @@
+// Multi-level schedules: time to build the exact table (median of repeated builds), the predicted cost
+// against a baseline priced in the same run (revolve on the fastest level alone, which never touches
+// the slow level), and the gap of the periodic near-optimal method to the exact optimum.
+//
+//     ./build/bench/multilevel_dp [repeats]          (default 3)
+//
+// Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
+// T = 1000: < 10 s; periodic within 1% of the exact optimum where both run.
+#include "bench_util.hpp"
+
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using remat::cost_model;
+using remat::level_spec;
+using remat::multilevel;
+using remat::step_t;
+
+constexpr std::uint64_t inf = level_spec::unlimited;
+
+multilevel build(step_t steps, const cost_model& m, multilevel::method how, step_t horizon = 0)
+{
+    multilevel::options o;
+    o.how = how;
+    o.horizon = horizon;
+    return multilevel(steps, m, o);
+}
+
+struct timed {
+    double seconds;
+    double cost;
+};
+
+timed exact(step_t steps, const cost_model& m, int repeats)
+{
+    double cost = 0;
+    const auto runs = remat::bench::time_runs(repeats, [&] {
+        const multilevel plan = build(steps, m, multilevel::method::exact);
+        cost = plan.cost().predicted_cost;
+    });
+    return {remat::bench::median(runs), cost};
+}
+
+// The baseline: the binomial schedule on level 0 alone, priced by the same model.
+double revolve_on_level_0(step_t steps, const cost_model& m)
+{
+    const auto slots = static_cast<remat::slot_t>(std::min<std::uint64_t>(m.levels[0].slots, 1u << 30));
+    return remat::predicted_cost(remat::revolve(steps, slots).cost(), m);
+}
+
+std::string describe(const cost_model& m)
+{
+    std::string s;
+    for (const level_spec& l : m.levels) {
+        char buffer[96];
+        std::snprintf(buffer, sizeof buffer, "%s%s:%s:%g:%g", s.empty() ? "" : " ", l.name.c_str(),
+                      l.slots == inf ? "inf" : std::to_string(l.slots).c_str(), l.write_cost, l.read_cost);
+        s += buffer;
+    }
+    return s;
+}
+
+void gap_row(step_t steps, const cost_model& m, step_t horizon, double exact_cost)
+{
+    const multilevel near = build(steps, m, multilevel::method::periodic, horizon);
+    const double cost = near.cost().predicted_cost;
+    std::printf("  %-44s K=%-5lld k=%-5lld periodic %12.1f exact %12.1f gap %7.3f%%\n", describe(m).c_str(),
+                static_cast<long long>(horizon), static_cast<long long>(near.period()), cost, exact_cost,
+                100.0 * (cost / exact_cost - 1.0));
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
+
+    std::printf("two levels, T = 10000: host s slots (free), disk unlimited (write 5, read 5); median of %d builds\n",
+                repeats);
+    std::printf("  %3s %10s %14s %14s %8s\n", "s", "table s", "predicted", "revolve(s)", "ratio");
+    for (std::uint64_t s = 1; s <= 16; ++s) {
+        const cost_model m{{{"host", s, 0, 0}, {"disk", inf, 5, 5}}};
+        const timed t = exact(10000, m, s <= 8 ? repeats : 1);
+        const double baseline = revolve_on_level_0(10000, m);
+        std::printf("  %3llu %10.3f %14.1f %14.1f %8.4f\n", static_cast<unsigned long long>(s), t.seconds, t.cost,
+                    baseline, t.cost / baseline);
+    }
+
+    std::printf("two levels, T = 10000, finite disk (write 2, read 2); one build each\n");
+    for (const auto& [s, d] :
+         std::vector<std::pair<std::uint64_t, std::uint64_t>>{{4, 4}, {16, 4}, {4, 16}, {8, 5000}}) {
+        const cost_model m{{{"host", s, 0, 0}, {"disk", d, 2, 2}}};
+        const timed t = exact(10000, m, 1);
+        std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(s) ratio %.4f\n", describe(m).c_str(), t.seconds,
+                    t.cost, t.cost / revolve_on_level_0(10000, m));
+    }
+
+    std::printf("three levels, T = 1000: device, host, disk; median of %d builds\n", repeats);
+    for (const cost_model& m : {cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+                                cost_model{{{"device", 16, 0, 0}, {"host", 64, 0.5, 0.5}, {"disk", inf, 8, 8}}},
+                                cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}}) {
+        const timed t = exact(1000, m, repeats);
+        std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(device) ratio %.4f\n", describe(m).c_str(),
+                    t.seconds, t.cost, t.cost / revolve_on_level_0(1000, m));
+    }
+
+    std::printf("periodic (near-optimal) against exact, T = 10000\n");
+    for (const cost_model& m :
+         {cost_model{{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}}, cost_model{{{"host", 16, 0, 0}, {"disk", inf, 20, 20}}},
+          cost_model{{{"host", 2, 0.5, 0.5}, {"disk", inf, 3, 8}}},
+          cost_model{{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", inf, 10, 10}}},
+          cost_model{{{"host", 4, 0, 0}, {"disk", 16, 2, 2}}}, cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}}) {
+        const double best = build(10000, m, multilevel::method::exact).cost().predicted_cost;
+        for (const step_t horizon : {step_t{500}, step_t{2000}})
+            gap_row(10000, m, horizon, best);
+    }
+    return 0;
+}
