@@ -40,8 +40,10 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     j["predicted_cost"] = predicted_cost(c, choice.model);
     j["step_cost"] = choice.model.step_cost;
     j["reverse_cost"] = choice.model.reverse_cost;
-    if (!choice.method.empty())
+    if (!choice.method.empty()) {
         j["method"] = choice.method;
+        j["structure"] = choice.structure;
+    }
     if (choice.period > 0)
         j["period"] = choice.period;
     if (choice.state_bytes) {

@@ -74,28 +74,43 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
     multilevel::options options;
     if (request.method == "exact")
         options.how = multilevel::method::exact;
-    else if (request.method == "periodic")
-        options.how = multilevel::method::periodic;
+    else if (request.method == "near-optimal")
+        options.how = multilevel::method::near_optimal;
     else if (request.method != "auto")
-        throw usage_error("--method: expected auto, exact or periodic, got \"" + request.method + "\"");
+        throw usage_error("--method: expected auto, exact or near-optimal, got \"" + request.method + "\"");
     try {
         const multilevel plan(steps, choice.model, options);
         choice.plan = plan;
         choice.period = plan.period();
-        switch (plan.method_used()) {
-        case multilevel::method::binomial:
+        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested"};
+        choice.structure = structures[static_cast<int>(plan.structure_used())];
+        const std::string& slow = choice.model.levels.back().name;
+        switch (plan.structure_used()) {
+        case multilevel::structure::binomial:
             choice.method = "binomial";
             choice.description = "multi-level: one free level, binomial checkpointing (revolve)";
             break;
-        case multilevel::method::exact:
+        case multilevel::structure::exact:
             choice.method = "exact";
-            choice.description = "multi-level, exact (dynamic program; H-Revolve/Disk-Revolve cost model)";
+            choice.description = "multi-level, exact (dynamic program over levels, free slots and split points)";
             break;
-        default:
-            choice.method = "periodic";
-            choice.description = fmt::format("multi-level, periodic (a checkpoint on {} every {} steps, exact "
+        case multilevel::structure::grid:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (the exact program over super-steps of {} "
+                                             "steps, exact within each)",
+                                             plan.period());
+            break;
+        case multilevel::structure::spine:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (a checkpoint on {} every {} steps, exact "
                                              "schedules of up to {} steps between)",
-                                             choice.model.levels.back().name, plan.period(), plan.horizon());
+                                             slow, plan.period(), plan.horizon());
+            break;
+        case multilevel::structure::nested:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (revolve on {} over segments of {} steps, "
+                                             "exact schedules within)",
+                                             slow, plan.period());
             break;
         }
     } catch (const argument_error& e) {
@@ -122,6 +137,7 @@ plan_choice choose_plan(const plan_request& request)
                        .model = cost_model::single_level(1),
                        .levels = {},
                        .method = {},
+                       .structure = {},
                        .period = 0};
     const step_t steps = parse_count("--steps", request.steps, 1);
     if (!request.step_cost.empty())

@@ -26,7 +26,7 @@ struct plan_request {
     std::vector<std::string> levels; ///< --level texts, fastest first
     std::string step_cost;
     std::string reverse_cost;
-    std::string method = "auto"; ///< multilevel: auto, exact or periodic
+    std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
 };
 
 /// A validated choice of schedule.
@@ -41,8 +41,9 @@ struct plan_choice {
     /// The levels and costs that price the plan: one level of --slots slots with zero costs unless --level.
     cost_model model;
     std::vector<parsed_level> levels; ///< multilevel: the parsed --level texts
-    std::string method;               ///< multilevel: "binomial", "exact" or "periodic"
-    step_t period = 0;                ///< multilevel periodic: steps between slowest-level checkpoints
+    std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
+    std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine" or "nested"
+    step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid)
 };
 
 void add_plan_options(CLI::App& command, plan_request& request);

@@ -1,5 +1,5 @@
 // The actions of a multi-level schedule: an outer walk (the whole loop, the spine, or a revolve over
-// segments) that hands segments to a table walk.
+// segments) that hands segments to a table walk (which, on a grid, hands super-steps to the fine table).
 //
 // The table walk keeps the segment being worked on and a stack of left parts waiting for their right
 // parts, each with the level and slot of its start, so every action costs O(1). Slots are numbered per
@@ -7,6 +7,7 @@
 // the spine's unlimited level, whose indices 0..N-2 belong to the outer checkpoints.
 #include "multilevel_plan.hpp"
 
+#include <cassert>
 #include <variant>
 #include <vector>
 
@@ -17,11 +18,12 @@ namespace detail {
 struct multilevel_walker {
     struct node {
         step_t start = 0;
-        step_t length = 0;
+        step_t length = 0; // in units of the table
         std::uint64_t row = 0;
         level_t level = 0;
         slot_t slot = 0;
         bool current = false; // x_start is the current state (no restore needed)
+        const multilevel_table* table = nullptr;
     };
     struct level_slots {
         std::vector<slot_t> free;
@@ -30,7 +32,6 @@ struct multilevel_walker {
     };
 
     std::shared_ptr<const multilevel_plan> plan;
-    const multilevel_table* table = nullptr;
     std::vector<level_slots> slots;
     bool in_run = false;
     node segment;
@@ -42,7 +43,7 @@ struct multilevel_walker {
     bool has_lookahead = false;
 
     explicit multilevel_walker(std::shared_ptr<const multilevel_plan> p)
-        : plan(std::move(p)), table(plan->table.get()), slots(plan->model.levels.size())
+        : plan(std::move(p)), slots(plan->model.levels.size())
     {
         if (plan->shape == multilevel_shape::spine) {
             auto& s = slots[static_cast<std::size_t>(plan->slow)];
@@ -72,81 +73,100 @@ struct multilevel_walker {
             s.free.push_back(slot);
     }
 
-    // A segment whose start x_start is current and unheld: the table places it (one step needs nothing).
-    void start_placed(action_queue<8>& q, step_t start, step_t length)
+    // Back to the newest waiting left part, or out of the table walk.
+    void resume()
     {
+        if (pending.empty()) {
+            in_run = false;
+            // Nested: a run may hand the outer slot of its start back and reuse it; the outer walk owns
+            // it again.
+            if (plan->shape == multilevel_shape::nested)
+                slots[static_cast<std::size_t>(plan->slow)].free.clear();
+            return;
+        }
+        segment = pending.back();
+        pending.pop_back();
+        in_run = true;
+    }
+
+    // A segment of `length` units of `table` whose start is current and unheld: the table places the
+    // start (a grid's single super-step goes to its fine table), or a single step is reversed.
+    void place(action_queue<8>& q, const multilevel_table* table, step_t start, step_t length, std::uint64_t row)
+    {
+        while (length == 1 && table->fine() != nullptr) {
+            length = table->last_steps();
+            table = table->fine();
+        }
         if (length == 1) {
             q.push(reverse{start});
+            resume();
             return;
         }
         const auto all = (1u << static_cast<unsigned>(table->levels())) - 1;
-        const multilevel_table::placement p = table->place_start(length, plan->top_row, all);
+        const multilevel_table::placement p = table->place_start(length, row, all);
+        assert(p.level >= 0 && "a plan never places a start where no level has room");
         const slot_t slot = take(p.level);
         q.push(store{p.level, slot, start});
-        segment = node{start, length, table->taken(plan->top_row, p.level), p.level, slot, true};
+        segment = node{start, length, table->taken(row, p.level), p.level, slot, true, table};
         in_run = true;
     }
 
     void start_held(step_t start, step_t length, slot_t slot)
     {
-        segment = node{start, length, plan->run_row, plan->slow, slot, true};
+        segment = node{start, length, plan->run_row, plan->slow, slot, true, plan->table.get()};
         in_run = true;
-    }
-
-    void end_run()
-    {
-        in_run = false;
-        // Nested: a run may hand the outer slot of its start back and reuse it; the outer walk owns it again.
-        if (plan->shape == multilevel_shape::nested)
-            slots[static_cast<std::size_t>(plan->slow)].free.clear();
     }
 
     // One node of the table walk: at most 5 actions.
     void run_step(action_queue<8>& q)
     {
         node& t = segment;
+        const multilevel_table& table = *t.table;
         if (!t.current) {
             q.push(restore{t.level, t.slot, t.start});
             t.current = true;
         }
-        const level_t to = table->move(t.length, t.row, t.level);
+        const level_t to = table.move(t.length, t.row, t.level);
         if (to >= 0) {
             const slot_t slot = take(to);
             q.push(store{to, slot, t.start});
             q.push(free_slot{t.level, t.slot});
             give(t.level, t.slot);
-            t.row = table->given_back(table->taken(t.row, to), t.level);
+            t.row = table.given_back(table.taken(t.row, to), t.level);
             t.level = to;
             t.slot = slot;
         }
         if (t.length == 1) {
+            if (const multilevel_table* fine = table.fine()) { // one super-step: its fine table takes over
+                t = node{t.start, table.last_steps(), t.row, t.level, t.slot, true, fine};
+                return;
+            }
             q.push(reverse{t.start});
             q.push(free_slot{t.level, t.slot});
             give(t.level, t.slot);
-            if (pending.empty()) {
-                end_run();
-            } else {
-                t = pending.back();
-                pending.pop_back();
-            }
+            resume();
             return;
         }
-        const step_t m = table->split(t.length, t.row, t.level);
+        const step_t m = table.split(t.length, t.row, t.level);
         const step_t right = t.length - m;
-        q.push(advance{t.start, t.start + m});
+        const step_t at = t.start + m * table.unit_steps();
+        q.push(advance{t.start, at});
+        node left = t;
+        left.length = m;
+        left.current = false;
+        left.table = table.left_table();
         if (right >= 2) {
-            const level_t level = table->store_level(t.row, right);
+            const level_t level = table.store_level(t.row, right);
             const slot_t slot = take(level);
-            q.push(store{level, slot, t.start + m});
-            node left = t;
-            left.length = m;
-            left.current = false;
+            q.push(store{level, slot, at});
             pending.push_back(left);
-            t = node{t.start + m, right, table->taken(t.row, level), level, slot, true};
+            t = node{at, right, table.taken(t.row, level), level, slot, true, &table};
+        } else if (table.fine() != nullptr) { // one super-step from an unheld start
+            pending.push_back(left);
+            place(q, &table, at, 1, t.row);
         } else {
-            q.push(reverse{t.start + m});
-            t.length = m;
-            t.current = false;
+            q.push(reverse{at});
+            t = left;
         }
     }
 
@@ -156,9 +176,10 @@ struct multilevel_walker {
         const multilevel_plan& p = *plan;
         switch (p.shape) {
         case multilevel_shape::exact:
+        case multilevel_shape::grid:
             if (phase++ > 0)
                 return false;
-            start_placed(q, 0, p.steps);
+            place(q, p.table.get(), 0, p.tail, p.top_row);
             return true;
         case multilevel_shape::spine: {
             const step_t k = p.period;
@@ -171,7 +192,7 @@ struct multilevel_walker {
                     return true;
                 }
                 phase = 1;
-                start_placed(q, full * k, p.tail);
+                place(q, p.table.get(), full * k, p.tail, p.top_row);
                 next_segment = full - 1;
                 return true;
             }
@@ -227,25 +248,23 @@ struct multilevel_walker {
                                lookahead = after;
                                has_lookahead = true;
                            }
-                           start_placed(q, s.step * k, length);
+                           place(q, p.table.get(), s.step * k, length, p.top_row);
                        },
                    },
                    a);
         return true;
     }
 
+    // Fills the queue with at least one action; false when the schedule is over.
     bool refill(action_queue<8>& q)
     {
-        for (;;) {
-            if (in_run) {
+        while (q.empty()) {
+            if (in_run)
                 run_step(q);
-                return true;
-            }
-            if (!outer_step(q))
+            else if (!outer_step(q))
                 return false;
-            if (!q.empty())
-                return true;
         }
+        return true;
     }
 };
 

@@ -7,27 +7,24 @@
 #include "remat/schedule/multilevel.hpp"
 
 #include <memory>
+#include <vector>
 
 namespace remat::detail {
 
-/// How the loop is cut before the table takes over.
-enum class multilevel_shape {
-    binomial, ///< one level of zero write cost: remat::revolve
-    exact,    ///< one run of the table over the whole loop
-    spine,    ///< unlimited slowest level: x_0, x_k, ..., x_{(N-2)k} kept there on the first sweep
-    nested,   ///< finite slowest level: revolve over N segments of k steps (the last one `tail` steps)
-};
+/// How the loop is cut before the table takes over (multilevel::structure).
+using multilevel_shape = multilevel::structure;
 
 struct multilevel_plan {
     step_t steps = 0;
     cost_model model;
     multilevel::method used = multilevel::method::binomial;
     multilevel_shape shape = multilevel_shape::binomial;
-    std::shared_ptr<const multilevel_table> table;
-    level_t slow = 0;             ///< the outer level of spine and nested (the last one)
-    step_t period = 0;            ///< k
-    step_t segments = 1;          ///< N
-    step_t tail = 0;              ///< length of the last segment (the whole loop for exact)
+    std::shared_ptr<const multilevel_table> table;              ///< exact, grid (the loop's table), spine, nested
+    std::vector<std::shared_ptr<const multilevel_table>> parts; ///< grid: the fine and interior tables
+    level_t slow = 0;                                           ///< the outer level of spine and nested (the last one)
+    step_t period = 0;                                          ///< k
+    step_t segments = 1;                                        ///< N
+    step_t tail = 0;              ///< length of the last segment (the whole loop, in table units, for exact and grid)
     slot_t outer_slots = 0;       ///< nested: slots of the outer revolve
     std::uint64_t run_row = 0;    ///< table row of a segment whose start the outer level holds
     std::uint64_t top_row = 0;    ///< table row before an unheld segment start is placed
@@ -37,8 +34,5 @@ struct multilevel_plan {
     schedule_cost outer;          ///< nested: the outer revolve's counts, in segments
     double optimum = 0;           ///< the table's predicted cost of the plan (without reverse costs)
 };
-
-/// The counts of a run whose start is current and unheld: the table places it (none for one step).
-[[nodiscard]] multilevel_counts placed_counts(const multilevel_table& table, step_t length, std::uint64_t row);
 
 } // namespace remat::detail

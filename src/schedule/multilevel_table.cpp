@@ -110,8 +110,8 @@ std::uint64_t multilevel_table::work(std::size_t levels, const std::vector<std::
 }
 
 multilevel_table::multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit,
-                                   step_t horizon, std::uint64_t max_entries)
-    : horizon_(horizon), levels_(model.levels.size()), step_cost_(model.step_cost)
+                                   step_t horizon, std::uint64_t max_entries, const multilevel_grid& grid)
+    : horizon_(horizon), levels_(model.levels.size()), step_cost_(model.step_cost), grid_(grid)
 {
     if (free_limit.size() != levels_ || levels_ == 0 || levels_ > max_levels)
         throw argument_error("the multi-level table needs one free-slot limit per level (1 to " +
@@ -134,10 +134,18 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
         stride_.push_back(rows_);
         rows_ *= dims_.back();
     }
-    build(model);
+    if (grid_.fine != nullptr) {
+        const bool fits = grid_.fine->rows_ == rows_ && grid_.fine->horizon_ >= std::max(grid_.steps, grid_.last) &&
+                          (grid_.left == nullptr || (grid_.left->rows_ == rows_ && grid_.left->horizon_ >= horizon_ &&
+                                                     grid_.left->unit_steps() == grid_.steps));
+        if (!fits || grid_.steps < 1 || grid_.last < 1)
+            throw argument_error("a grid table needs fine and left tables with its free-slot limits and lengths");
+        step_cost_ = model.step_cost * static_cast<double>(grid_.steps);
+    }
+    build();
 }
 
-void multilevel_table::build(const cost_model& model)
+void multilevel_table::build()
 {
     const std::uint64_t stride = stride_length();
     const auto n = static_cast<level_t>(levels_);
@@ -150,8 +158,9 @@ void multilevel_table::build(const cost_model& model)
     std::vector<double> g(levels_ * rows_);
     std::vector<double> bulk_value(levels_ * rows_ * batch);
     std::vector<std::int64_t> bulk_m(levels_ * rows_ * batch);
-    const double u = model.step_cost;
+    const double u = step_cost_;
     const auto horizon = static_cast<std::int64_t>(horizon_);
+    const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
 
     for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
         const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
@@ -159,7 +168,7 @@ void multilevel_table::build(const cost_model& model)
             for (level_t L = 0; L < n; ++L)
                 for (std::uint64_t row = 0; row < rows_; ++row) {
                     const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
-                    batch_min_plus(&p_[index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
+                    batch_min_plus(&left.p_[left.index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
                                    &bulk_m[at]);
                 }
         for (std::int64_t l = l0; l < l0 + batch && l <= horizon; ++l) {
@@ -168,7 +177,7 @@ void multilevel_table::build(const cost_model& model)
             // G(l, row, L): split, or (l = 1) reverse where it stands.
             for (level_t L = 0; L < n; ++L)
                 for (std::uint64_t row = 0; row < rows_; ++row) {
-                    const double* p = &p_[index(0, row, L)];
+                    const double* p = &left.p_[left.index(0, row, L)];
                     const double* q = &q_[row * stride];
                     double best = infinity;
                     std::int64_t m = 0;
@@ -215,9 +224,12 @@ void multilevel_table::build(const cost_model& model)
                     p_[index(length, row, L)] = best + u * static_cast<double>(l);
                     move_[index(length, row, L)] = target;
                 }
-            // Q(l, row): where a right part of l steps keeps its start (nothing to keep for l = 1).
+            // Q(l, row): where a right part of l units keeps its start (nothing to keep for one step; a
+            // grid's one-unit right part is the fine table's segment from an unheld start).
             for (std::uint64_t row = 0; row < rows_; ++row) {
-                double best = l == 1 ? 0.0 : infinity;
+                double best = l >= 2                  ? infinity
+                              : grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row)
+                                                      : 0.0;
                 std::int8_t level = -1;
                 if (l >= 2)
                     for (level_t to = 0; to < n; ++to) {
@@ -250,106 +262,116 @@ multilevel_table::placement multilevel_table::place_start(step_t length, std::ui
     return best;
 }
 
+double multilevel_table::placed_cost(step_t length, std::uint64_t row) const noexcept
+{
+    if (length == 1)
+        return grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0;
+    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
+    return p.level < 0 ? infinity : p.cost;
+}
+
+multilevel_counts multilevel_table::placed_counts(step_t length, std::uint64_t row,
+                                                  multilevel_counts_cache& cache) const
+{
+    if (length == 1)
+        return grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, row, cache) : multilevel_counts{};
+    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
+    if (p.level < 0)
+        return {}; // no level has room: no plan places such a start
+    multilevel_counts c = counts(length, taken(row, p.level), p.level, cache);
+    ++c.stores[static_cast<std::size_t>(p.level)];
+    return c;
+}
+
 multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level) const
 {
-    // Memoised over G nodes (l, row, L), visited depth-first with an explicit stack: a right spine on an
-    // unlimited level may be thousands of nodes deep.
-    struct f_node {
-        std::uint64_t g_key;
-        level_t from;  // x_a's level before a move
-        level_t moved; // -1 when F does not move
-    };
-    auto f_of = [&](step_t l, std::uint64_t r, level_t L) {
-        const level_t to = move(l, r, L);
-        if (to < 0)
-            return f_node{index(l, r, L), L, -1};
-        return f_node{index(l, given_back(taken(r, to), L), to), L, to};
-    };
-    auto decode = [&](std::uint64_t key, step_t& l, std::uint64_t& r, level_t& L) {
-        l = static_cast<step_t>(key % stride_length());
-        r = (key / stride_length()) % rows_;
-        L = static_cast<level_t>(key / stride_length() / rows_);
-    };
-    std::unordered_map<std::uint64_t, multilevel_counts> memo;
-    auto f_counts = [&](const f_node& f) {
-        multilevel_counts c = memo.at(f.g_key);
-        if (f.moved >= 0) {
-            ++c.stores[static_cast<std::size_t>(f.moved)];
-            // Just after the move's store both copies are held.
-            c.peak[static_cast<std::size_t>(f.moved)] =
-                std::max<std::uint64_t>(c.peak[static_cast<std::size_t>(f.moved)], f.moved == f.from ? 2 : 1);
-            c.peak[static_cast<std::size_t>(f.from)] =
-                std::max<std::uint64_t>(c.peak[static_cast<std::size_t>(f.from)], 1);
-            c.peak_slots = std::max<std::uint64_t>(c.peak_slots, 2);
-        }
-        return c;
-    };
+    multilevel_counts_cache cache;
+    return counts(length, row, level, cache);
+}
 
-    const f_node root = f_of(length, row, level);
-    std::vector<std::uint64_t> stack{root.g_key};
+multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level,
+                                           multilevel_counts_cache& cache) const
+{
+    // Memoised over F nodes (l, row, L) of this table, visited depth-first with an explicit stack (a right
+    // spine on an unlimited level may be thousands of nodes deep). Nodes of other tables (a grid's fine
+    // table, its interior table) are asked for directly: tables form a chain, never a cycle.
+    std::unordered_map<std::uint64_t, multilevel_counts>& memo = cache[this];
+    const multilevel_table& left_of = *left_table();
+    auto add = [&](multilevel_counts& c, const multilevel_counts& d) {
+        c.forward_steps += d.forward_steps;
+        for (std::size_t i = 0; i < levels_; ++i) {
+            c.stores[i] += d.stores[i];
+            c.restores[i] += d.restores[i];
+        }
+    };
+    std::vector<std::uint64_t> stack{index(length, row, level)};
     while (!stack.empty()) {
         const std::uint64_t key = stack.back();
         if (memo.contains(key)) {
             stack.pop_back();
             continue;
         }
-        step_t l = 0;
-        std::uint64_t r = 0;
-        level_t L = 0;
-        decode(key, l, r, L);
-        multilevel_counts c;
+        const auto l = static_cast<step_t>(key % stride_length());
+        const std::uint64_t r0 = (key / stride_length()) % rows_;
+        const auto L0 = static_cast<level_t>(key / stride_length() / rows_);
+        // A move first, then G at the moved row and level.
+        const level_t to = move(l, r0, L0);
+        const std::uint64_t r = to >= 0 ? given_back(taken(r0, to), L0) : r0;
+        const level_t L = to >= 0 ? to : L0;
         const auto Li = static_cast<std::size_t>(L);
+        multilevel_counts c;
         if (l == 1) {
-            c.peak[Li] = 1;
-            c.peak_slots = 1;
-            memo.emplace(key, c);
-            stack.pop_back();
-            continue;
-        }
-        const step_t m = split(l, r, L);
-        const step_t k = l - m;
-        const f_node left = f_of(m, r, L);
-        f_node right{0, 0, -1};
-        level_t right_level = -1;
-        if (k >= 2) {
-            right_level = store_level(r, k);
-            right = f_of(k, taken(r, right_level), right_level);
-        }
-        bool ready = true;
-        if (!memo.contains(left.g_key)) {
-            stack.push_back(left.g_key);
-            ready = false;
-        }
-        if (k >= 2 && !memo.contains(right.g_key)) {
-            stack.push_back(right.g_key);
-            ready = false;
-        }
-        if (!ready)
-            continue;
-        const multilevel_counts a = f_counts(left);
-        c = a;
-        ++c.restores[Li];
-        c.forward_steps = static_cast<std::uint64_t>(m) + a.forward_steps;
-        c.repetition = 1 + a.repetition;
-        c.peak_slots = std::max<std::uint64_t>(a.peak_slots, 1);
-        c.peak[Li] = std::max<std::uint64_t>(c.peak[Li], 1);
-        if (k >= 2) {
-            const multilevel_counts b = f_counts(right);
-            const auto Ri = static_cast<std::size_t>(right_level);
-            c.forward_steps += b.forward_steps;
-            c.repetition = std::max(c.repetition, b.repetition);
-            c.peak_slots = std::max(c.peak_slots, 1 + b.peak_slots);
-            ++c.stores[Ri];
-            for (std::size_t i = 0; i < levels_; ++i) {
-                c.stores[i] += b.stores[i];
-                c.restores[i] += b.restores[i];
-                c.peak[i] = std::max(c.peak[i], b.peak[i] + (i == Li ? 1 : 0));
+            if (grid_.fine != nullptr) {
+                c = grid_.fine->counts(grid_.last, r, L, cache);
+            } else {
+                c.peak[Li] = 1;
+                c.peak_slots = 1;
             }
+        } else {
+            const step_t m = split(l, r, L);
+            const step_t k = l - m;
+            const level_t right_level = k >= 2 ? store_level(r, k) : -1;
+            // Dependencies in this table first.
+            bool ready = true;
+            const std::uint64_t right_key = k >= 2 ? index(k, taken(r, right_level), right_level) : 0;
+            if (k >= 2 && !memo.contains(right_key)) {
+                stack.push_back(right_key);
+                ready = false;
+            }
+            if (&left_of == this && !memo.contains(index(m, r, L))) {
+                stack.push_back(index(m, r, L));
+                ready = false;
+            }
+            if (!ready)
+                continue;
+            const multilevel_counts a = &left_of == this ? memo.at(index(m, r, L)) : left_of.counts(m, r, L, cache);
+            multilevel_counts b;
+            if (k >= 2) {
+                b = memo.at(right_key);
+                ++b.stores[static_cast<std::size_t>(right_level)];
+            } else {
+                b = grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, r, cache) : multilevel_counts{};
+            }
+            c.forward_steps = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(unit_steps());
+            add(c, a);
+            add(c, b);
+            ++c.restores[Li];
+            c.repetition = std::max(1 + a.repetition, b.repetition);
+            // The right part runs while x_a is held; the left part holds x_a itself.
+            c.peak_slots = std::max(a.peak_slots, 1 + b.peak_slots);
+            for (std::size_t i = 0; i < levels_; ++i)
+                c.peak[i] = std::max(a.peak[i], b.peak[i] + (i == Li ? 1 : 0));
+        }
+        if (to >= 0) {
+            // Just after the move's store both copies are held.
+            ++c.stores[Li];
+            c.peak[static_cast<std::size_t>(L0)] = std::max<std::uint64_t>(c.peak[static_cast<std::size_t>(L0)], 1);
+            c.peak_slots = std::max<std::uint64_t>(c.peak_slots, 2);
         }
         memo.emplace(key, c);
         stack.pop_back();
     }
-    return f_counts(root);
+    return memo.at(index(length, row, level));
 }
 
 } // namespace remat::detail

@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
     for (const std::vector<std::string>& levels :
          {std::vector<std::string>{"--level", "host:3", "--level", "disk:inf:4:2"},
           std::vector<std::string>{"--level", "device:2", "--level", "host:3:1:1", "--level", "disk:5:6:6"}}) {
-        for (const std::string& method : {std::string("exact"), std::string("periodic")}) {
+        for (const std::string& method : {std::string("exact"), std::string("near-optimal")}) {
             std::vector<std::string> options{"--steps", "300", "--method", method};
             options.insert(options.end(), levels.begin(), levels.end());
             std::vector<std::string> args{"plan"};

@@ -88,11 +88,13 @@ bool same_bits(const vec3& a, const vec3& b)
     return std::memcmp(a.data(), b.data(), sizeof(vec3)) == 0;
 }
 
-multilevel with_method(step_t steps, const cost_model& m, multilevel::method how, step_t horizon = 0)
+multilevel with_method(step_t steps, const cost_model& m, multilevel::method how,
+                       multilevel::structure only = multilevel::structure::binomial, step_t size = 0)
 {
     multilevel::options o;
     o.how = how;
-    o.horizon = horizon;
+    o.only = only;
+    (only == multilevel::structure::grid ? o.grid : o.horizon) = size;
     return multilevel(steps, m, o);
 }
 
@@ -110,8 +112,12 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_through_two_and_three_levels_are_bit_ident
         {{{"device", 1, 0, 0}, {"host", 2, 1, 2}, {"disk", 3, 4, 4}}, 1, 0},
     };
     for (const cost_model& m : models)
-        for (const multilevel& plan : {with_method(steps, m, multilevel::method::exact),
-                                       with_method(steps, m, multilevel::method::periodic, 60)}) {
+        for (const multilevel& plan :
+             {with_method(steps, m, multilevel::method::exact),
+              with_method(steps, m, multilevel::method::near_optimal, multilevel::structure::grid, 30),
+              with_method(steps, m, multilevel::method::near_optimal,
+                          m.levels.back().slots == inf ? multilevel::structure::spine : multilevel::structure::nested,
+                          60)}) {
             const lorenz_result g = lorenz_gradient(plan, m);
             BOOST_TEST_REQUIRE(same_bits(g.dx0, reference.dx0));
             BOOST_TEST_REQUIRE(same_bits(g.dp, reference.dp));

@@ -144,12 +144,13 @@ BOOST_AUTO_TEST_CASE(longer_loops_equal_an_independent_dynamic_program)
 
 BOOST_AUTO_TEST_CASE(the_method_used_is_optimal_whatever_is_asked)
 {
-    // automatic and periodic with a horizon covering the loop fall back to the exact table.
+    // automatic, and near-optimal with a horizon covering the loop, use the exact table.
     const cost_model m = model_of({3, inf}, price_sets[1]);
-    multilevel::options periodic;
-    periodic.how = multilevel::method::periodic;
-    periodic.horizon = 100;
-    const multilevel a(60, m), b(60, m, periodic);
+    multilevel::options near;
+    near.how = multilevel::method::near_optimal;
+    near.only = multilevel::structure::spine;
+    near.horizon = 100;
+    const multilevel a(60, m), b(60, m, near);
     BOOST_TEST((a.method_used() == multilevel::method::exact));
     BOOST_TEST((b.method_used() == multilevel::method::exact));
     BOOST_TEST(same_cost(a.cost().predicted_cost, test::reference_multilevel_optimum(60, m)));

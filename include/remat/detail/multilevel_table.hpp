@@ -18,6 +18,13 @@
 // Work: sum over l of (l-1) * rows * n  ~  T^2/2 * rows * n, rows = product over finite levels of
 // (c_i + 1) (levels with c_i >= T-1 count as unlimited: a segment never holds more than T-1 snapshots).
 // Memory: (13 * n + 9) * rows * (T+1) bytes.
+//
+// A *grid* table runs the same recurrence over super-steps of g steps: advancing m super-steps costs
+// U*g*m, a segment of one super-step is reversed by a fine table over g steps (G(1, f, L) = F_fine(g, f,
+// L); Q(1, f) = the fine cost of placing an unheld start), so every snapshot whose right part spans
+// whole super-steps sits on the grid and everything inside a super-step is exact. The loop's last
+// super-step may be shorter: segments that end with it use a second grid table (`last` steps in its last
+// super-step) whose left parts come from the first one.
 #pragma once
 
 #include "remat/schedule/action.hpp"
@@ -25,6 +32,7 @@
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace remat::detail {
@@ -40,14 +48,30 @@ struct multilevel_counts {
     std::array<std::uint64_t, max_levels> peak{};
 };
 
+class multilevel_table;
+
+/// How a grid table's lengths count super-steps (see the top of this header). The tables it names must
+/// have the same free-slot limits and outlive it.
+struct multilevel_grid {
+    const multilevel_table* fine = nullptr; ///< exact table over one super-step (at least `steps` long)
+    step_t steps = 1;                       ///< g: steps per super-step
+    step_t last = 1;                        ///< steps of the last super-step of this table's segments
+    const multilevel_table* left = nullptr; ///< the table of left parts, or null for this one
+};
+
+/// Counts already computed, per table and node (tables reach into each other's subtrees).
+using multilevel_counts_cache =
+    std::unordered_map<const multilevel_table*, std::unordered_map<std::uint64_t, multilevel_counts>>;
+
 /// The table of F, Q and their decisions for all lengths 1..horizon and all free-slot vectors up to the
 /// given limits. Immutable once built; shared by a schedule and its cursors.
 class multilevel_table {
 public:
     /// `free_limit[i]` is the most free slots level i can have (level_spec::unlimited for an unlimited
-    /// level). Throws remat::capacity_error when the table would exceed `max_entries` entries.
+    /// level). `grid` makes a grid table. Throws remat::capacity_error when the table would exceed
+    /// `max_entries` entries.
     multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit, step_t horizon,
-                     std::uint64_t max_entries);
+                     std::uint64_t max_entries, const multilevel_grid& grid = {});
 
     /// Inner-loop iterations of building the table (T^2/2 * rows * n), saturated at 2^64-1.
     [[nodiscard]] static std::uint64_t work(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
@@ -108,8 +132,28 @@ public:
     };
     [[nodiscard]] placement place_start(step_t length, std::uint64_t row, unsigned allowed) const noexcept;
 
+    /// Grid tables: the fine table of one super-step (null for a table of single steps).
+    [[nodiscard]] const multilevel_table* fine() const noexcept { return grid_.fine; }
+    /// Steps per unit of length (g for a grid table, else 1).
+    [[nodiscard]] step_t unit_steps() const noexcept { return grid_.fine != nullptr ? grid_.steps : 1; }
+    /// Steps of the last unit of a segment (the super-step a one-unit segment stands for).
+    [[nodiscard]] step_t last_steps() const noexcept { return grid_.fine != nullptr ? grid_.last : 1; }
+    /// The table that left parts of this table's segments use.
+    [[nodiscard]] const multilevel_table* left_table() const noexcept
+    {
+        return grid_.left != nullptr ? grid_.left : this;
+    }
+
     /// The counts of the subtree F(l, row, L) (memoised over the nodes it reaches).
     [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level) const;
+    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level,
+                                           multilevel_counts_cache& cache) const;
+    /// The counts of a segment of `length` units whose start is current and unheld: the table places it
+    /// (nothing for one step). Empty when no level has room.
+    [[nodiscard]] multilevel_counts placed_counts(step_t length, std::uint64_t row,
+                                                  multilevel_counts_cache& cache) const;
+    /// The cost of that placement (0 for one step, infinity when no level has room).
+    [[nodiscard]] double placed_cost(step_t length, std::uint64_t row) const noexcept;
 
 private:
     [[nodiscard]] std::uint64_t stride_length() const noexcept { return static_cast<std::uint64_t>(horizon_) + 1; }
@@ -117,11 +161,12 @@ private:
     {
         return (static_cast<std::uint64_t>(level) * rows_ + row) * stride_length() + static_cast<std::uint64_t>(length);
     }
-    void build(const cost_model& model);
+    void build();
 
     step_t horizon_;
     std::size_t levels_;
-    double step_cost_;
+    double step_cost_; // of one unit of length
+    multilevel_grid grid_;
     std::vector<double> write_;
     std::vector<double> read_;
     std::vector<bool> unlimited_;

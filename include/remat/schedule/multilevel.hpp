@@ -8,11 +8,15 @@
 //    O(rows * n * T) memory (rows = product of (c_L + 1) over finite levels). Snapshots on any level
 //    may be read any number of times; a snapshot may be moved to another level; every slot is freed
 //    after its last use, so finite capacities are never exceeded.
-//  - periodic (near-optimal, for T beyond the exact table): the slowest level keeps a checkpoint every
-//    k steps — all of them when it is unlimited, along a binomial (revolve) schedule over the k-step
-//    segments when it is finite — and each segment is reversed by the exact schedule of the table for
-//    segments of up to K steps. k, the number of segments and the last segment's length are chosen to
-//    minimise the predicted cost. O(1) amortised per action, memory O(table + slots), T up to 2^63-1.
+//  - near-optimal, for T beyond the exact table; the cheapest of the structures that fit:
+//    grid:   the same dynamic program over super-steps of g steps, exact inside each super-step (every
+//            snapshot whose right part spans whole super-steps sits on a multiple of g);
+//    spine:  the slowest level (unlimited, or large enough) keeps x_0, x_k, x_2k, ... and each k-step
+//            segment is reversed by the exact table for segments of up to K steps (the exact optimum
+//            settles into such a period on long loops);
+//    nested: a finite slowest level runs revolve over the k-step segments, the table reverses each.
+//    O(1) amortised per action, memory independent of T (the tables), T up to 2^63-1 for spine and
+//    nested, up to about the work limit for grid.
 // One level with zero write cost is plain binomial checkpointing: the schedule is remat::revolve's.
 #pragma once
 
@@ -42,22 +46,30 @@ struct multilevel_walker;
 class multilevel : public action_range<multilevel> {
 public:
     enum class method {
-        automatic, ///< binomial when it is optimal, exact when its table fits the limits, else periodic
-        exact,     ///< the dynamic program over the whole loop (throws capacity_error if too large)
-        periodic,  ///< the near-optimal method (exact when T fits the inner table's horizon)
-        binomial,  ///< what automatic reports for one level with zero write cost: remat::revolve
+        automatic,    ///< binomial when it is optimal, exact when its table fits the limits, else near-optimal
+        exact,        ///< the dynamic program over the whole loop (throws capacity_error if too large)
+        near_optimal, ///< the cheapest of grid, spine and nested (exact when T fits one table)
+        binomial,     ///< what automatic reports for one level with zero write cost: remat::revolve
     };
+
+    /// How the plan is built (see the top of this header).
+    enum class structure { binomial, exact, grid, spine, nested };
 
     struct options {
         method how = method::automatic;
         /// automatic: use the exact method when building its table takes at most this many inner-loop
-        /// iterations (about 1 ns each: the default is a few seconds at worst).
-        std::uint64_t exact_work_limit = 3'000'000'000;
-        /// periodic: the inner table's horizon K (most steps of one segment); 0 picks the largest K whose
-        /// table takes at most `periodic_work_limit` iterations.
+        /// iterations (about 0.3 ns each).
+        std::uint64_t exact_work_limit = 10'000'000'000;
+        /// near_optimal: the most inner-loop iterations of each structure's tables.
+        std::uint64_t near_optimal_work_limit = 1'000'000'000;
+        /// spine and nested: the table's horizon K (most steps of one segment); 0: the largest that fits.
         step_t horizon = 0;
-        std::uint64_t periodic_work_limit = 300'000'000;
-        /// Largest table (lengths x free-slot rows x levels) either method builds; 8 bytes and 5 more per entry.
+        /// grid: steps per super-step g; 0: the smallest whose tables fit.
+        step_t grid = 0;
+        /// near_optimal: consider only this structure (grid, spine or nested); binomial: the cheapest.
+        structure only = structure::binomial;
+        /// Largest table (lengths x free-slot rows x levels) any method builds; 13 bytes per entry and 9
+        /// per length and row.
         std::uint64_t max_table_entries = std::uint64_t{1} << 24;
     };
 
@@ -68,16 +80,18 @@ public:
 
     [[nodiscard]] step_t steps() const noexcept;
     [[nodiscard]] const cost_model& model() const noexcept;
-    /// The method in use: binomial, exact or periodic (never automatic).
+    /// The method in use: binomial, exact or near_optimal (never automatic).
     [[nodiscard]] method method_used() const noexcept;
-    /// periodic: steps between two checkpoints of the slowest level (k); 0 otherwise.
+    [[nodiscard]] structure structure_used() const noexcept;
+    /// spine and nested: steps between two checkpoints of the slowest level (k); grid: steps per
+    /// super-step (g); 0 otherwise.
     [[nodiscard]] step_t period() const noexcept;
-    /// Most steps of one segment the table covers (T for exact, K for periodic, 0 for binomial).
+    /// Most table units of one segment (T for exact, K for spine and nested, super-steps for grid).
     [[nodiscard]] step_t horizon() const noexcept;
 
-    /// Counts per level and predicted_cost, without enumerating the actions. For the periodic method with
-    /// a finite slowest level, `repetition` is an upper bound; every other count is exact. Throws
-    /// remat::overflow_error when a count exceeds 2^64-1.
+    /// Counts per level and predicted_cost, without enumerating the actions. For nested plans
+    /// `repetition` is an upper bound; every other count is exact. Throws remat::overflow_error when a
+    /// count exceeds 2^64-1.
     [[nodiscard]] schedule_cost cost() const;
 
     /// One pass over the actions; see remat/schedule/range.hpp.
