@@ -384,9 +384,6 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     for (const bool spine : {true, false}) {
         if (spine ? !spine_first : (!finite || !consider(structure::nested)))
             continue;
-        // Nested only when nothing else fits (its revolve is the last resort on a small slowest level).
-        if (!spine && !candidates.empty() && opts.only != structure::nested)
-            continue;
         step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps)
                                           : fitting_horizon(model, steps, spine, limit, opts.max_table_entries);
         if (horizon >= steps) {
