@@ -209,7 +209,6 @@ plan_ptr plan_exact(const multilevel_plan& base, const std::vector<std::uint64_t
     plan->tail = plan->steps;
     detail::multilevel_counts_cache cache;
     plan->tail_run = plan->table->placed_counts(plan->steps, plan->top_row, cache);
-    plan->optimum = plan->table->placed_cost(plan->steps, plan->top_row);
     return plan;
 }
 
@@ -240,9 +239,11 @@ plan_ptr plan_grid(const multilevel_plan& base, const std::vector<std::uint64_t>
     plan->parts = {fine, interior};
     plan->top_row = plan->table->full_row();
     plan->tail = segments;
+    // Too few slots for any schedule on this grid (a segment of several super-steps with none free).
+    if (!std::isfinite(plan->table->placed_cost(segments, plan->top_row)))
+        return nullptr;
     detail::multilevel_counts_cache cache;
     plan->tail_run = plan->table->placed_counts(segments, plan->top_row, cache);
-    plan->optimum = plan->table->placed_cost(segments, plan->top_row);
     return plan;
 }
 
@@ -308,7 +309,6 @@ plan_ptr plan_outer(const multilevel_plan& base, step_t horizon, std::uint64_t m
     if (best == infinity)
         throw overflow_error("no multi-level plan for " + std::to_string(steps) +
                              " steps has counts within 64 bits; give the slowest level more slots");
-    plan.optimum = best;
     plan.shape = spine ? multilevel_shape::spine : multilevel_shape::nested;
     if (!spine)
         plan.outer_slots =

@@ -32,7 +32,6 @@ struct multilevel_plan {
     multilevel_counts placed_run; ///< counts of a k-step segment whose start is placed by the table
     multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
     schedule_cost outer;          ///< nested: the outer revolve's counts, in segments
-    double optimum = 0;           ///< the table's predicted cost of the plan (without reverse costs)
 };
 
 } // namespace remat::detail

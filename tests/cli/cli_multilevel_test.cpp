@@ -112,14 +112,14 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
 
 BOOST_AUTO_TEST_CASE(byte_capacities_become_slots)
 {
-    const auto j = plan_json({"--steps", "2000", "--level", "device:16GiB:0:0", "--level", "host:200GiB:0.5:0.5",
+    const auto j = plan_json({"--steps", "300", "--level", "device:16GiB:0:0", "--level", "host:200GiB:0.5:0.5",
                               "--level", "disk:inf:8:8", "--state-bytes", "1GiB"});
     BOOST_TEST(j["levels"][0]["slots"].get<std::uint64_t>() == 16u);
     BOOST_TEST(j["levels"][1]["slots"].get<std::uint64_t>() == 200u);
     BOOST_TEST(j["levels"][2]["slots"].is_null());
     BOOST_TEST(j["levels"][1]["capacity_bytes"].get<std::uint64_t>() == 200ull << 30);
     const cost_model m{{{"device", 16, 0, 0}, {"host", 200, 0.5, 0.5}, {"disk", inf, 8, 8}}};
-    BOOST_TEST(j["predicted_cost"].get<double>() == multilevel(2000, m).cost().predicted_cost);
+    BOOST_TEST(j["predicted_cost"].get<double>() == multilevel(300, m).cost().predicted_cost);
     BOOST_TEST(j["state_bytes"].get<std::uint64_t>() == 1ull << 30);
 }
 
