@@ -1,11 +1,11 @@
 // Multi-level schedules: time to build the exact table (median of repeated builds), the predicted cost
 // against a baseline priced in the same run (revolve on the fastest level alone, which never touches
-// the slow level), and the gap of the periodic near-optimal method to the exact optimum.
+// the slow level), and the gap of the near-optimal structures (grid, spine, nested) to the exact optimum.
 //
 //     ./build/bench/multilevel_dp [repeats]          (default 3)
 //
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
-// T = 1000: < 10 s; periodic within 1% of the exact optimum where both run.
+// T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
 #include "bench_util.hpp"
 
 #include "remat/schedule/multilevel.hpp"

@@ -45,9 +45,7 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_option("--reverse-cost", request.reverse_cost,
                        "cost of one adjoint step (default 0; adds T times it to the predicted cost, never changes "
                        "the schedule)");
-    command
-        .add_option("--method", request.method,
-                    "multilevel: auto, exact (dynamic program) or periodic (near-optimal, any T)")
+    command.add_option("--method", request.method, "multilevel: auto, exact (dynamic program) or near-optimal (any T)")
         ->capture_default_str();
 }
 

@@ -1,5 +1,5 @@
-// The shape of a multi-level schedule (internal to the library): which method, which table, and for the
-// periodic method the outer structure on the slowest level. Shared, immutable, by a schedule and its
+// The shape of a multi-level schedule (internal to the library): which method, which tables, and for the
+// spine and nested structures the outer walk on the slowest level. Shared, immutable, by a schedule and its
 // cursors.
 #pragma once
 

@@ -161,6 +161,7 @@ void multilevel_table::build()
     const double u = step_cost_;
     const auto horizon = static_cast<std::int64_t>(horizon_);
     const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
+    const auto all_levels = (1u << static_cast<unsigned>(levels_)) - 1;
 
     for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
         const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
@@ -227,22 +228,11 @@ void multilevel_table::build()
             // Q(l, row): where a right part of l units keeps its start (nothing to keep for one step; a
             // grid's one-unit right part is the fine table's segment from an unheld start).
             for (std::uint64_t row = 0; row < rows_; ++row) {
-                double best = l >= 2                  ? infinity
-                              : grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row)
-                                                      : 0.0;
-                std::int8_t level = -1;
+                placement best{-1, grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0};
                 if (l >= 2)
-                    for (level_t to = 0; to < n; ++to) {
-                        if (!has_free(row, to))
-                            continue;
-                        const double c = write_[static_cast<std::size_t>(to)] + value(length, taken(row, to), to);
-                        if (c < best) {
-                            best = c;
-                            level = static_cast<std::int8_t>(to);
-                        }
-                    }
-                q_[row * stride + static_cast<std::uint64_t>(l)] = best;
-                q_level_[row * stride + static_cast<std::uint64_t>(l)] = level;
+                    best = place_start(length, row, all_levels);
+                q_[row * stride + static_cast<std::uint64_t>(l)] = best.cost;
+                q_level_[row * stride + static_cast<std::uint64_t>(l)] = static_cast<std::int8_t>(best.level);
             }
         }
     }
@@ -251,13 +241,20 @@ void multilevel_table::build()
 multilevel_table::placement multilevel_table::place_start(step_t length, std::uint64_t row,
                                                           unsigned allowed) const noexcept
 {
+    // The cheapest level; on a tie, one whose subtree does not move the start away at once (a free store
+    // on level 0 followed by a move to level 1 costs what a store on level 1 costs, in two more actions).
     placement best{-1, infinity};
+    bool best_moves = false;
     for (level_t L = 0; L < static_cast<level_t>(levels_); ++L) {
         if ((allowed & (1u << static_cast<unsigned>(L))) == 0 || !has_free(row, L))
             continue;
         const double c = write_[static_cast<std::size_t>(L)] + value(length, taken(row, L), L);
-        if (c < best.cost)
+        const bool moves = move(length, taken(row, L), L) >= 0;
+        const double margin = 1e-12 * std::max(1.0, std::abs(c));
+        if (c < best.cost - margin || (c <= best.cost + margin && best_moves && !moves)) {
             best = {L, c};
+            best_moves = moves;
+        }
     }
     return best;
 }

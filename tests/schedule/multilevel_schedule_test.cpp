@@ -1,6 +1,6 @@
 // Multi-level schedules replayed by the independent simulator: legal with per-level capacities, their
 // counts per level equal to cost(), predicted_cost equal to the cost recomputed from the replayed counts;
-// the periodic method never beats the exact optimum and stays close to it; huge T works.
+// near-optimal plans never beat the exact optimum and the spine stays close to it; huge T works.
 #define BOOST_TEST_MODULE multilevel_schedule
 #include <boost/test/unit_test.hpp>
 
@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
 
 BOOST_AUTO_TEST_CASE(revolve_reverses_segments_with_all_its_slots_held)
 {
-    // The nested periodic plan counts its peaks assuming that revolve(N, d) reverses some stored and
+    // The nested plan counts its peaks assuming that revolve(N, d) reverses some stored and
     // (when it has any) some unstored step before the last while all of its slots are held. Checked here.
     for (slot_t d = 1; d <= 12; ++d)
         for (step_t n = 2; n <= 600; n += (n < 100 ? 1 : 7)) {

@@ -41,7 +41,7 @@ struct multilevel_walker;
 ///     remat::cost_model m{{{"host", 4, 0, 0}, {"disk", remat::level_spec::unlimited, 5, 5}}};
 ///     remat::multilevel plan(1000, m);
 ///     plan.cost().predicted_cost;            // U * forward steps + disk writes and reads, priced
-///     for (const remat::action& a : plan)    // store 1 0 0, advance 0 37, ... (level 1 = disk)
+///     for (const remat::action& a : plan)    // store 1 0 0, advance 0 5, store 1 1 5, ... (level 1: disk)
 ///         std::cout << a << '\n';
 class multilevel : public action_range<multilevel> {
 public:
@@ -66,7 +66,8 @@ public:
         step_t horizon = 0;
         /// grid: steps per super-step g; 0: the smallest whose tables fit.
         step_t grid = 0;
-        /// near_optimal: consider only this structure (grid, spine or nested); binomial: the cheapest.
+        /// near_optimal: consider only this structure (grid, spine or nested), or the cheapest of those that
+        /// apply when it does not; binomial: the cheapest.
         structure only = structure::binomial;
         /// Largest table (lengths x free-slot rows x levels) any method builds; 13 bytes per entry and 9
         /// per length and row.
