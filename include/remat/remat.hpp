@@ -11,6 +11,8 @@
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/cost.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/multilevel_model.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"

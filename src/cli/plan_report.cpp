@@ -3,6 +3,7 @@
 #include "parse.hpp"
 
 #include "remat/schedule/cost.hpp"
+#include "remat/schedule/multilevel_model.hpp"
 
 #include <fmt/format.h>
 
@@ -36,17 +37,38 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     j["repetition"] = c.repetition;
     j["store_all_forward_steps"] = store_all_forward_steps(c.steps);
     j["recompute_ratio"] = recompute_ratio(c);
+    j["predicted_cost"] = predicted_cost(c, choice.model);
+    j["step_cost"] = choice.model.step_cost;
+    j["reverse_cost"] = choice.model.reverse_cost;
+    if (!choice.method.empty()) {
+        j["method"] = choice.method;
+        j["structure"] = choice.structure;
+    }
+    if (choice.period > 0)
+        j["period"] = choice.period;
     if (choice.state_bytes) {
         j["state_bytes"] = *choice.state_bytes;
         j["budget_bytes"] = *choice.budget_bytes;
         j["peak_snapshot_bytes"] = c.peak_slots * *choice.state_bytes;
     }
     nlohmann::ordered_json levels = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < c.levels.size(); ++i)
-        levels.push_back({{"level", i},
-                          {"stores", c.levels[i].stores},
-                          {"restores", c.levels[i].restores},
-                          {"peak_slots", c.levels[i].peak_slots}});
+    for (std::size_t i = 0; i < c.levels.size(); ++i) {
+        nlohmann::ordered_json level{{"level", i},
+                                     {"stores", c.levels[i].stores},
+                                     {"restores", c.levels[i].restores},
+                                     {"peak_slots", c.levels[i].peak_slots}};
+        if (i < choice.levels.size()) { // multilevel: what the level is and what it costs
+            const parsed_level& l = choice.levels[i];
+            level["name"] = l.spec.name;
+            level["slots"] = l.spec.slots == level_spec::unlimited ? nlohmann::ordered_json(nullptr)
+                                                                   : nlohmann::ordered_json(l.spec.slots);
+            if (l.bytes)
+                level["capacity_bytes"] = *l.bytes;
+            level["write_cost"] = l.spec.write_cost;
+            level["read_cost"] = l.spec.read_cost;
+        }
+        levels.push_back(level);
+    }
     j["levels"] = levels;
     return j;
 }
@@ -60,7 +82,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.state_bytes)
         out << fmt::format("budget         {} for snapshots of {}: {} slots\n", format_bytes(*choice.budget_bytes),
                            format_bytes(*choice.state_bytes), choice.slots);
-    else
+    else if (choice.levels.empty())
         out << fmt::format("slots          {}\n", choice.slots);
     if (choice.every)
         out << fmt::format("every          {} steps\n", *choice.every);
@@ -75,6 +97,14 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.state_bytes)
         out << fmt::format(" ({} of snapshots)", format_bytes(c.peak_slots * *choice.state_bytes));
     out << '\n';
+    for (std::size_t i = 0; i < choice.levels.size() && i < c.levels.size(); ++i) {
+        const level_spec& l = choice.levels[i].spec;
+        out << fmt::format("level {}        {} ({} slots, write {:g}, read {:g}): {} stores, {} restores, peak {}\n", i,
+                           l.name, l.slots == level_spec::unlimited ? std::string("inf") : std::to_string(l.slots),
+                           l.write_cost, l.read_cost, c.levels[i].stores, c.levels[i].restores, c.levels[i].peak_slots);
+    }
+    out << fmt::format("predicted cost {:.6g} forward-step units (step cost {:g}, reverse cost {:g})\n",
+                       predicted_cost(c, choice.model), choice.model.step_cost, choice.model.reverse_cost);
 }
 
 void write_actions(std::ostream& out, const any_schedule& plan)

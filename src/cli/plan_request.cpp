@@ -3,6 +3,7 @@
 #include "parse.hpp"
 
 #include "remat/error.hpp"
+#include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
@@ -11,30 +12,145 @@
 #include <limits>
 
 namespace remat::cli {
+namespace {
+
+std::uint64_t saturated_add(std::uint64_t a, std::uint64_t b)
+{
+    std::uint64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+} // namespace
 
 void add_plan_options(CLI::App& command, plan_request& request)
 {
     command.add_option("--steps,-T", request.steps, "number of steps T of the loop (1 to 2^63-1; 1e6 form allowed)")
         ->required();
     command.add_option("--slots,-s", request.slots, "snapshot slots, x_0's included");
-    command.add_option("--schedule", request.schedule, "revolve (binomial, optimal), uniform, or store-all")
-        ->capture_default_str();
+    command.add_option("--schedule", request.schedule,
+                       "revolve (binomial, optimal; the default), uniform, store-all, or multilevel (the default "
+                       "with --level)");
     command.add_option("--every", request.every, "uniform: steps between checkpoints (default: best that fits)");
     command.add_option("--budget", request.budget, "snapshot memory budget, e.g. 2GiB (instead of --slots)");
-    command.add_option("--state-bytes", request.state_bytes, "bytes of one snapshot, e.g. 64MiB (with --budget)");
+    command.add_option("--state-bytes", request.state_bytes,
+                       "bytes of one snapshot, e.g. 64MiB (with --budget, or with byte-sized --level)");
+    command
+        .add_option("--level", request.levels,
+                    "a storage level NAME:SLOTS[:WRITE:READ], repeated fastest first: SLOTS an integer, inf, or "
+                    "bytes such as 16GiB (needs --state-bytes); WRITE and READ the cost of one store and one "
+                    "restore in forward steps (default 0). Example: --level host:4 --level disk:inf:5:5")
+        ->expected(1)
+        ->take_all();
+    command.add_option("--step-cost", request.step_cost, "cost of one forward step (default 1)");
+    command.add_option("--reverse-cost", request.reverse_cost,
+                       "cost of one adjoint step (default 0; adds T times it to the predicted cost, never changes "
+                       "the schedule)");
+    command.add_option("--method", request.method, "multilevel: auto, exact (dynamic program) or near-optimal (any T)")
+        ->capture_default_str();
 }
+
+namespace {
+
+plan_choice choose_multilevel(const plan_request& request, plan_choice choice, step_t steps)
+{
+    if (!request.slots.empty() || !request.budget.empty())
+        throw usage_error("--level describes the storage: give it instead of --slots or --budget");
+    if (!request.every.empty())
+        throw usage_error("--every applies to --schedule uniform only");
+    if (!request.state_bytes.empty())
+        choice.state_bytes = parse_bytes("--state-bytes", request.state_bytes);
+    if (choice.state_bytes && *choice.state_bytes == 0)
+        throw usage_error("--state-bytes: expected at least 1 byte, got \"" + request.state_bytes + "\"");
+    choice.levels = parse_levels(request.levels, choice.state_bytes);
+    choice.model.levels.clear();
+    std::uint64_t slots = 0;
+    for (const parsed_level& l : choice.levels) {
+        choice.model.levels.push_back(l.spec);
+        slots = saturated_add(slots, std::min<std::uint64_t>(l.spec.slots, static_cast<std::uint64_t>(steps)));
+    }
+    choice.slots = static_cast<slot_t>(std::min<std::uint64_t>(slots, static_cast<std::uint64_t>(steps)));
+    multilevel::options options;
+    if (request.method == "exact")
+        options.how = multilevel::method::exact;
+    else if (request.method == "near-optimal")
+        options.how = multilevel::method::near_optimal;
+    else if (request.method != "auto")
+        throw usage_error("--method: expected auto, exact or near-optimal, got \"" + request.method + "\"");
+    try {
+        const multilevel plan(steps, choice.model, options);
+        choice.plan = plan;
+        choice.period = plan.period();
+        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested"};
+        choice.structure = structures[static_cast<int>(plan.structure_used())];
+        const std::string& slow = choice.model.levels.back().name;
+        switch (plan.structure_used()) {
+        case multilevel::structure::binomial:
+            choice.method = "binomial";
+            choice.description = "multi-level: one free level, binomial checkpointing (revolve)";
+            break;
+        case multilevel::structure::exact:
+            choice.method = "exact";
+            choice.description = "multi-level, exact (dynamic program over levels, free slots and split points)";
+            break;
+        case multilevel::structure::grid:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (the exact program over super-steps of {} "
+                                             "steps, exact within each)",
+                                             plan.period());
+            break;
+        case multilevel::structure::spine:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (a checkpoint on {} every {} steps, exact "
+                                             "schedules of up to {} steps between)",
+                                             slow, plan.period(), plan.horizon());
+            break;
+        case multilevel::structure::nested:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (revolve on {} over segments of {} steps, "
+                                             "exact schedules within)",
+                                             slow, plan.period());
+            break;
+        }
+    } catch (const argument_error& e) {
+        throw usage_error(std::string("--level: ") + e.what());
+    }
+    return choice;
+}
+
+} // namespace
 
 plan_choice choose_plan(const plan_request& request)
 {
     constexpr auto slot_max = std::numeric_limits<slot_t>::max();
-    plan_choice choice{.name = request.schedule,
+    const std::string name = !request.schedule.empty() ? request.schedule
+                             : request.levels.empty()  ? std::string("revolve")
+                                                       : std::string("multilevel");
+    plan_choice choice{.name = name,
                        .description = {},
                        .plan = revolve(1, 1),
                        .slots = 0,
                        .every = {},
                        .state_bytes = {},
-                       .budget_bytes = {}};
+                       .budget_bytes = {},
+                       .model = cost_model::single_level(1),
+                       .levels = {},
+                       .method = {},
+                       .structure = {},
+                       .period = 0};
     const step_t steps = parse_count("--steps", request.steps, 1);
+    if (!request.step_cost.empty())
+        choice.model.step_cost = parse_cost("--step-cost", request.step_cost, true);
+    if (!request.reverse_cost.empty())
+        choice.model.reverse_cost = parse_cost("--reverse-cost", request.reverse_cost, false);
+    if (name == "multilevel") {
+        if (request.levels.empty())
+            throw usage_error("--schedule multilevel needs --level (e.g. --level host:4 --level disk:inf:5:5)");
+        return choose_multilevel(request, std::move(choice), steps);
+    }
+    if (!request.levels.empty())
+        throw usage_error("--level applies to --schedule multilevel only, got --schedule " + name);
+    if (request.method != "auto")
+        throw usage_error("--method applies to --schedule multilevel only");
 
     if (!request.budget.empty() || !request.state_bytes.empty()) {
         if (request.budget.empty() || request.state_bytes.empty())
@@ -55,14 +171,14 @@ plan_choice choose_plan(const plan_request& request)
         choice.slots = parse_count("--slots", request.slots, 1);
     }
 
-    if (request.schedule == "revolve") {
+    if (name == "revolve") {
         if (choice.slots == 0)
             throw usage_error("revolve needs --slots (or --budget with --state-bytes)");
         if (!request.every.empty())
             throw usage_error("--every applies to --schedule uniform only");
         choice.plan = revolve(steps, choice.slots);
         choice.description = "revolve (binomial checkpointing, Griewank & Walther 2000)";
-    } else if (request.schedule == "uniform") {
+    } else if (name == "uniform") {
         if (!request.every.empty()) {
             const step_t every = parse_count("--every", request.every, 1);
             const uniform plan(steps, every);
@@ -86,7 +202,7 @@ plan_choice choose_plan(const plan_request& request)
             }
         }
         choice.description = "uniform (a snapshot every k steps, as CVODES and PyTorch do)";
-    } else if (request.schedule == "store-all") {
+    } else if (name == "store-all") {
         if (!request.every.empty())
             throw usage_error("--every applies to --schedule uniform only");
         if (choice.slots == 0)
@@ -98,8 +214,9 @@ plan_choice choose_plan(const plan_request& request)
         }
         choice.description = "store-all (every state kept, no recomputation)";
     } else {
-        throw usage_error("--schedule: expected revolve, uniform or store-all, got \"" + request.schedule + "\"");
+        throw usage_error("--schedule: expected revolve, uniform, store-all or multilevel, got \"" + name + "\"");
     }
+    choice.model.levels[0].slots = static_cast<std::uint64_t>(std::max<slot_t>(choice.slots, 1));
     return choice;
 }
 

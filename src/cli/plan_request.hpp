@@ -1,13 +1,17 @@
 // The options that choose a schedule, shared by `remat plan` and `remat draw`.
 #pragma once
 
+#include "level_option.hpp"
+
 #include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/multilevel_model.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace remat::cli {
 
@@ -15,21 +19,31 @@ namespace remat::cli {
 struct plan_request {
     std::string steps;
     std::string slots;
-    std::string schedule = "revolve";
+    std::string schedule; ///< empty: revolve, or multilevel with --level
     std::string every;
     std::string budget;
     std::string state_bytes;
+    std::vector<std::string> levels; ///< --level texts, fastest first
+    std::string step_cost;
+    std::string reverse_cost;
+    std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
 };
 
 /// A validated choice of schedule.
 struct plan_choice {
-    std::string name;        ///< "revolve", "uniform" or "store-all"
+    std::string name;        ///< "revolve", "uniform", "store-all" or "multilevel"
     std::string description; ///< one line for humans
     any_schedule plan;
     slot_t slots = 0;                         ///< slots available to it
     std::optional<step_t> every;              ///< uniform: the spacing used
     std::optional<std::uint64_t> state_bytes; ///< when planned from a byte budget
     std::optional<std::uint64_t> budget_bytes;
+    /// The levels and costs that price the plan: one level of --slots slots with zero costs unless --level.
+    cost_model model;
+    std::vector<parsed_level> levels; ///< multilevel: the parsed --level texts
+    std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
+    std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine" or "nested"
+    step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid)
 };
 
 void add_plan_options(CLI::App& command, plan_request& request);

@@ -19,7 +19,7 @@ struct level_cost {
 /// The cost of a schedule, computed in closed form (never by enumerating its actions).
 ///
 ///     remat::schedule_cost c = remat::revolve(10, 3).cost();
-///     // c.forward_steps == 15, c.reverse_steps == 10, c.peak_slots == 3
+///     // c.forward_steps == 15, c.reverse_steps == 10, c.peak_slots == 3, c.predicted_cost == 15
 struct schedule_cost {
     step_t steps = 0;                ///< T, the loop length
     std::uint64_t forward_steps = 0; ///< steps run by advance actions (recomputation included)
@@ -29,6 +29,10 @@ struct schedule_cost {
     std::uint64_t peak_slots = 0;    ///< most slots occupied at once, all levels together
     std::uint64_t repetition = 0;    ///< the most times any one step is run by advance actions
     std::vector<level_cost> levels;  ///< per level, level 0 first
+    /// The cost under the schedule's model (remat/schedule/multilevel_model.hpp): for the single-level
+    /// schedules (revolve, uniform, store-all) one level of zero write and read costs and step cost 1,
+    /// so it equals forward_steps; multi-level schedules price their own levels.
+    double predicted_cost = 0;
     friend bool operator==(const schedule_cost&, const schedule_cost&) = default;
 };
 

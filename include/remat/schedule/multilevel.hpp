@@ -1,0 +1,131 @@
+// remat/schedule/multilevel.hpp — checkpointing across storage levels (device, host, disk, ...) that
+// minimises the predicted cost of remat/schedule/multilevel_model.hpp (H-Revolve, Disk-Revolve; see
+// docs/multilevel.md).
+//
+// Two methods:
+//  - exact: a dynamic program over (segment length, free slots per finite level, level of the segment's
+//    start), documented in remat/detail/multilevel_table.hpp, in O(T^2/2 * rows * n) time and
+//    O(rows * n * T) memory (rows = product of (c_L + 1) over finite levels). Snapshots on any level
+//    may be read any number of times; a snapshot may be moved to another level; every slot is freed
+//    after its last use, so finite capacities are never exceeded.
+//  - near-optimal, for T beyond the exact table; the cheapest of the structures that fit:
+//    grid:   the same dynamic program over super-steps of g steps, exact inside each super-step (every
+//            snapshot whose right part spans whole super-steps sits on a multiple of g);
+//    spine:  the slowest level (unlimited, or large enough) keeps x_0, x_k, x_2k, ... and each k-step
+//            segment is reversed by the exact table for segments of up to K steps (the exact optimum
+//            settles into such a period on long loops);
+//    nested: a finite slowest level runs revolve over the k-step segments, the table reverses each.
+//    O(1) amortised per action, memory independent of T (the tables), T up to 2^63-1 for spine and
+//    nested, up to about the work limit for grid.
+// One level with zero write cost is plain binomial checkpointing: the schedule is remat::revolve's.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/cost.hpp"
+#include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/range.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <cstdint>
+#include <memory>
+
+namespace remat {
+
+namespace detail {
+struct multilevel_plan;
+struct multilevel_walker;
+} // namespace detail
+
+/// The cheapest schedule (under `model`) for `steps` steps across several storage levels.
+///
+///     remat::cost_model m{{{"host", 4, 0, 0}, {"disk", remat::level_spec::unlimited, 5, 5}}};
+///     remat::multilevel plan(1000, m);
+///     plan.cost().predicted_cost;            // U * forward steps + disk writes and reads, priced
+///     for (const remat::action& a : plan)    // store 1 0 0, advance 0 5, store 1 1 5, ... (level 1: disk)
+///         std::cout << a << '\n';
+class multilevel : public action_range<multilevel> {
+public:
+    enum class method {
+        automatic,    ///< binomial when it is optimal, exact when its table fits the limits, else near-optimal
+        exact,        ///< the dynamic program over the whole loop (throws capacity_error if too large)
+        near_optimal, ///< the cheapest of grid, spine and nested (exact when T fits one table)
+        binomial,     ///< what automatic reports for one level with zero write cost: remat::revolve
+    };
+
+    /// How the plan is built (see the top of this header).
+    enum class structure { binomial, exact, grid, spine, nested };
+
+    struct options {
+        method how = method::automatic;
+        /// automatic: use the exact method when building its table takes at most this many inner-loop
+        /// iterations (about 0.3 ns each).
+        std::uint64_t exact_work_limit = 10'000'000'000;
+        /// near_optimal: the most inner-loop iterations of each structure's tables.
+        std::uint64_t near_optimal_work_limit = 1'000'000'000;
+        /// spine and nested: the table's horizon K (most steps of one segment); 0: the largest that fits.
+        step_t horizon = 0;
+        /// grid: steps per super-step g; 0: the smallest whose tables fit.
+        step_t grid = 0;
+        /// near_optimal: consider only this structure (grid, spine or nested), or the cheapest of those that
+        /// apply when it does not; binomial: the cheapest.
+        structure only = structure::binomial;
+        /// Largest table (lengths x free-slot rows x levels) any method builds; 13 bytes per entry and 9
+        /// per length and row.
+        std::uint64_t max_table_entries = std::uint64_t{1} << 24;
+    };
+
+    /// Throws remat::argument_error for steps < 1 or an invalid model (see remat::validate), and
+    /// remat::capacity_error when method::exact is asked for a table beyond max_table_entries.
+    multilevel(step_t steps, const cost_model& model, const options& opts);
+    multilevel(step_t steps, const cost_model& model) : multilevel(steps, model, options{}) {}
+
+    [[nodiscard]] step_t steps() const noexcept;
+    [[nodiscard]] const cost_model& model() const noexcept;
+    /// The method in use: binomial, exact or near_optimal (never automatic).
+    [[nodiscard]] method method_used() const noexcept;
+    [[nodiscard]] structure structure_used() const noexcept;
+    /// spine and nested: steps between two checkpoints of the slowest level (k); grid: steps per
+    /// super-step (g); 0 otherwise.
+    [[nodiscard]] step_t period() const noexcept;
+    /// Most table units of one segment (T for exact, K for spine and nested, super-steps for grid).
+    [[nodiscard]] step_t horizon() const noexcept;
+
+    /// Counts per level and predicted_cost, without enumerating the actions. For nested plans
+    /// `repetition` is an upper bound; every other count is exact. Throws remat::overflow_error when a
+    /// count exceeds 2^64-1.
+    [[nodiscard]] schedule_cost cost() const;
+
+    /// One pass over the actions; see remat/schedule/range.hpp.
+    class cursor_type {
+    public:
+        cursor_type();
+        ~cursor_type();
+        cursor_type(cursor_type&&) noexcept;
+        cursor_type& operator=(cursor_type&&) noexcept;
+        bool next(action& out)
+        {
+            if (queue_.pop(out)) [[likely]]
+                return true;
+            if (done_)
+                return false;
+            refill();
+            return queue_.pop(out);
+        }
+
+    private:
+        friend class multilevel;
+        void refill();
+        std::unique_ptr<detail::multilevel_walker> walker_;
+        revolve::cursor_type binomial_; // method::binomial
+        bool use_binomial_ = false;
+        detail::action_queue<8> queue_;
+        bool done_ = true;
+    };
+
+    [[nodiscard]] cursor_type cursor() const;
+
+private:
+    std::shared_ptr<const detail::multilevel_plan> plan_; // immutable: copies share it
+};
+
+} // namespace remat

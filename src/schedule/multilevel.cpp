@@ -1,0 +1,486 @@
+// Multi-level schedules: choosing the method and structure, and their counts (docs/multilevel.md).
+//
+// Near-optimal structures, each priced in closed form from its tables; the cheapest that fits wins:
+//  - grid: the exact recurrence over super-steps of g steps (remat/detail/multilevel_table.hpp), with g
+//    the smallest whose tables fit the work limit.
+//  - spine: with an unlimited slowest level the exact optimum is self-similar (a checkpoint there splits
+//    a segment into two with the same free slots), so on long loops it settles into a period: x_0, x_k,
+//    ..., x_{(N-2)k} are kept on the slowest level during the first sweep, the last segment of `tail`
+//    steps is reversed by the table, then each k-step segment from its checkpoint, right to left.
+//  - nested: with a finite slowest level of d slots the segments are the steps of revolve(N, d), and
+//    the table's segments use the faster levels plus their own start's slot.
+// For spine and nested every k <= K and every N whose last segment fits the table (1 <= tail <= K) is
+// priced; a finite slowest level is first planned as if unlimited, which is kept when it fits.
+#include "multilevel_plan.hpp"
+
+#include "remat/detail/checked_math.hpp"
+#include "remat/detail/validate.hpp"
+#include "remat/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace remat {
+
+using detail::multilevel_counts;
+using detail::multilevel_plan;
+using detail::multilevel_shape;
+using detail::multilevel_table;
+
+namespace {
+
+using plan_ptr = std::shared_ptr<multilevel_plan>;
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+bool slow_level_unlimited(const cost_model& model, step_t steps)
+{
+    const std::uint64_t slots = model.levels.back().slots;
+    return slots == level_spec::unlimited || slots >= static_cast<std::uint64_t>(steps - 1);
+}
+
+// Free-slot limits of a table over segments of up to `horizon` steps: a level that holds horizon-1
+// snapshots is as good as unlimited there.
+std::vector<std::uint64_t> table_limits(const cost_model& model, step_t horizon)
+{
+    std::vector<std::uint64_t> limits;
+    for (const level_spec& level : model.levels)
+        limits.push_back(level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(horizon - 1)
+                             ? level_spec::unlimited
+                             : level.slots);
+    return limits;
+}
+
+std::vector<std::uint64_t> relaxed(std::vector<std::uint64_t> limits)
+{
+    limits.back() = level_spec::unlimited;
+    return limits;
+}
+
+std::vector<std::uint64_t> periodic_limits(const cost_model& model, step_t horizon, bool spine)
+{
+    std::vector<std::uint64_t> limits = table_limits(model, horizon);
+    // The slowest level: unlimited (spine), or only the segment start's own slot (nested: the outer
+    // revolve owns the rest).
+    limits.back() = spine ? level_spec::unlimited : 1;
+    return limits;
+}
+
+bool affordable(std::size_t n, const std::vector<std::uint64_t>& limits, step_t horizon, std::uint64_t work_limit,
+                std::uint64_t max_entries)
+{
+    return multilevel_table::work(n, limits, horizon) <= work_limit &&
+           multilevel_table::entries(n, limits, horizon) <= max_entries;
+}
+
+// The largest horizon K <= T whose spine or nested table fits the limits (work grows with K).
+step_t fitting_horizon(const cost_model& model, step_t steps, bool spine, std::uint64_t work_limit,
+                       std::uint64_t max_entries)
+{
+    const std::size_t n = model.levels.size();
+    auto fits = [&](step_t k) { return affordable(n, periodic_limits(model, k, spine), k, work_limit, max_entries); };
+    step_t lo = std::min<step_t>(2, steps);
+    step_t hi = steps;
+    if (fits(hi))
+        return hi;
+    while (hi - lo > 1) {
+        const step_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+// n * c, n * c + ..., checked: counts of long loops may leave 64 bits.
+struct counter {
+    std::uint64_t value = 0;
+    void add(std::uint64_t times, std::uint64_t each)
+    {
+        value =
+            detail::checked_add(value, detail::checked_mul(times, each, "a multi-level count"), "a multi-level count");
+    }
+};
+
+schedule_cost combine(const multilevel_plan& plan)
+{
+    const std::size_t n = plan.model.levels.size();
+    const auto slow = static_cast<std::size_t>(plan.slow);
+    const bool outer_level = plan.shape == multilevel_shape::spine || plan.shape == multilevel_shape::nested;
+    schedule_cost c;
+    c.steps = plan.steps;
+    c.reverse_steps = static_cast<std::uint64_t>(plan.steps);
+    c.levels.resize(n);
+    // Every kind of table run: how often, its counts, the outer slots held on the slowest level while it
+    // runs, and how often the outer walk advances over each of its steps.
+    struct run_kind {
+        std::uint64_t times;
+        const multilevel_counts* counts;
+        std::uint64_t outer_held;
+        std::uint64_t outer_advances;
+    };
+    std::vector<run_kind> runs;
+    counter forward;
+    std::vector<counter> stores(n), restores(n);
+    if (!outer_level) {
+        runs.push_back({1, &plan.tail_run, 0, 0});
+    } else if (plan.shape == multilevel_shape::spine) {
+        const auto full = static_cast<std::uint64_t>(plan.segments - 1);
+        forward.add(full, static_cast<std::uint64_t>(plan.period));
+        stores[slow].add(full, 1);
+        restores[slow].add(full, 1);
+        // Segment j runs while x_0..x_{jk} are held (its own start included in its counts): j = N-2 is
+        // the fullest. The last segment runs while all N-1 are held.
+        runs.push_back({full, &plan.stored_run, full - 1, 1});
+        runs.push_back({1, &plan.tail_run, full, 0});
+    } else {
+        const schedule_cost& o = plan.outer;
+        const auto full = static_cast<std::uint64_t>(plan.segments - 1);
+        forward.add(o.forward_steps, static_cast<std::uint64_t>(plan.period));
+        stores[slow].add(o.stores, 1);
+        restores[slow].add(o.restores, 1);
+        // Revolve reverses some stored and (when it has any) some unstored segment while all its slots
+        // are held, never with more (checked in multilevel_schedule_test). Stored segments are advanced
+        // most often; unstored ones at most that often, so their repetition is a bound.
+        const std::uint64_t held = o.peak_slots;
+        if (o.stores > 0)
+            runs.push_back({o.stores, &plan.stored_run, held - 1, o.repetition});
+        if (full > o.stores)
+            runs.push_back({full - o.stores, &plan.placed_run, held, o.repetition});
+        runs.push_back({1, &plan.tail_run, held, 0});
+    }
+    for (const run_kind& r : runs) {
+        const multilevel_counts& k = *r.counts;
+        forward.add(r.times, k.forward_steps);
+        c.repetition = std::max(c.repetition, r.outer_advances + k.repetition);
+        c.peak_slots = std::max(c.peak_slots, r.outer_held + k.peak_slots);
+        for (std::size_t i = 0; i < n; ++i) {
+            stores[i].add(r.times, k.stores[i]);
+            restores[i].add(r.times, k.restores[i]);
+            const std::uint64_t outer = outer_level && i == slow ? r.outer_held : 0;
+            c.levels[i].peak_slots = std::max(c.levels[i].peak_slots, outer + k.peak[i]);
+        }
+    }
+    c.forward_steps = forward.value;
+    counter all_stores, all_restores;
+    for (std::size_t i = 0; i < n; ++i) {
+        c.levels[i].stores = stores[i].value;
+        c.levels[i].restores = restores[i].value;
+        all_stores.add(1, stores[i].value);
+        all_restores.add(1, restores[i].value);
+    }
+    c.stores = all_stores.value;
+    c.restores = all_restores.value;
+    c.predicted_cost = predicted_cost(c, plan.model);
+    return c;
+}
+
+// Slots of the slowest level that a plan needs: its peak, and for the spine also the highest slot index
+// (the outer checkpoints keep indices 0..N-2; a segment's own snapshots there come after them).
+std::uint64_t slow_slots_needed(const multilevel_plan& plan)
+{
+    const std::size_t slow = plan.model.levels.size() - 1;
+    std::uint64_t needed = combine(plan).levels[slow].peak_slots;
+    if (plan.shape == multilevel_shape::spine)
+        needed = std::max(needed, static_cast<std::uint64_t>(plan.segments - 1) +
+                                      std::max(plan.stored_run.peak[slow], plan.tail_run.peak[slow]));
+    return needed;
+}
+
+bool fits_slow_level(const multilevel_plan& plan)
+{
+    return slow_slots_needed(plan) <= plan.model.levels.back().slots;
+}
+
+plan_ptr fresh(const multilevel_plan& base)
+{
+    auto p = std::make_shared<multilevel_plan>();
+    p->steps = base.steps;
+    p->model = base.model;
+    return p;
+}
+
+plan_ptr plan_exact(const multilevel_plan& base, const std::vector<std::uint64_t>& limits, std::uint64_t max_entries)
+{
+    plan_ptr plan = fresh(base);
+    plan->used = multilevel::method::exact;
+    plan->shape = multilevel_shape::exact;
+    plan->table = std::make_shared<const multilevel_table>(plan->model, limits, plan->steps, max_entries);
+    plan->top_row = plan->table->full_row();
+    plan->tail = plan->steps;
+    detail::multilevel_counts_cache cache;
+    plan->tail_run = plan->table->placed_counts(plan->steps, plan->top_row, cache);
+    return plan;
+}
+
+// The grid of g steps per super-step: a fine table (g steps) and two coarse tables (N = ceil(T/g)
+// super-steps). Null when it does not fit the work limit (unless `forced`) or has a single super-step.
+plan_ptr plan_grid(const multilevel_plan& base, const std::vector<std::uint64_t>& limits, step_t g,
+                   std::uint64_t work_limit, std::uint64_t max_entries, bool forced)
+{
+    const step_t steps = base.steps;
+    const std::size_t n = base.model.levels.size();
+    const step_t segments = (steps + g - 1) / g;
+    if (g < 2 || segments < 2 || g >= steps)
+        return nullptr;
+    if (!forced && (!affordable(n, limits, g, work_limit / 2, max_entries) ||
+                    !affordable(n, limits, segments, work_limit / 2, max_entries / 2)))
+        return nullptr;
+    plan_ptr plan = fresh(base);
+    plan->used = multilevel::method::near_optimal;
+    plan->shape = multilevel_shape::grid;
+    plan->period = g;
+    plan->segments = segments;
+    const step_t last = steps - (segments - 1) * g;
+    const auto fine = std::make_shared<const multilevel_table>(plan->model, limits, g, max_entries);
+    const auto interior = std::make_shared<const multilevel_table>(plan->model, limits, segments, max_entries,
+                                                                   detail::multilevel_grid{fine.get(), g, g, nullptr});
+    plan->table = std::make_shared<const multilevel_table>(
+        plan->model, limits, segments, max_entries, detail::multilevel_grid{fine.get(), g, last, interior.get()});
+    plan->parts = {fine, interior};
+    plan->top_row = plan->table->full_row();
+    plan->tail = segments;
+    // Too few slots for any schedule on this grid (a segment of several super-steps with none free).
+    if (!std::isfinite(plan->table->placed_cost(segments, plan->top_row)))
+        return nullptr;
+    detail::multilevel_counts_cache cache;
+    plan->tail_run = plan->table->placed_counts(segments, plan->top_row, cache);
+    return plan;
+}
+
+// `spine`: the slowest level as if unlimited (the caller checks that the plan fits a finite one).
+plan_ptr plan_outer(const multilevel_plan& base, step_t horizon, std::uint64_t max_entries, bool spine)
+{
+    plan_ptr result = fresh(base);
+    multilevel_plan& plan = *result;
+    const cost_model& model = plan.model;
+    const step_t steps = plan.steps;
+    const auto slow = static_cast<level_t>(model.levels.size() - 1);
+    plan.used = multilevel::method::near_optimal;
+    plan.slow = slow;
+    plan.table =
+        std::make_shared<const multilevel_table>(model, periodic_limits(model, horizon, spine), horizon, max_entries);
+    const multilevel_table& table = *plan.table;
+    plan.run_row = spine ? table.full_row() : table.taken(table.full_row(), slow);
+    plan.top_row = plan.run_row;
+
+    const level_spec& outer = model.levels.back();
+    const double u = model.step_cost;
+    double best = infinity;
+    for (step_t k = 1; k <= horizon; ++k) {
+        // N-1 full segments and a last one of tail = T - (N-1)k steps, 1 <= tail <= K.
+        const step_t first = (steps - horizon + k - 1) / k;
+        const step_t last = (steps - 1) / k;
+        const double held = table.value(k, plan.run_row, slow);
+        const double placed = table.placed_cost(k, plan.top_row);
+        for (step_t full = std::max<step_t>(first, 1); full <= last; ++full) {
+            const step_t tail = steps - full * k;
+            const double tail_cost = table.placed_cost(tail, plan.top_row);
+            const auto nf = static_cast<double>(full);
+            double cost = infinity;
+            schedule_cost counts;
+            if (spine) {
+                cost =
+                    u * nf * static_cast<double>(k) + (outer.write_cost + outer.read_cost) * nf + nf * held + tail_cost;
+            } else {
+                try {
+                    counts = revolve(full + 1, static_cast<slot_t>(std::min<std::uint64_t>(
+                                                   outer.slots, static_cast<std::uint64_t>(full))))
+                                 .cost();
+                } catch (const overflow_error&) {
+                    continue; // this many segments cannot even be counted
+                }
+                const auto stored = static_cast<double>(counts.stores);
+                const double unstored = nf - stored;
+                if (unstored > 0 && placed == infinity)
+                    continue;
+                cost = u * static_cast<double>(k) * static_cast<double>(counts.forward_steps) +
+                       outer.write_cost * stored + outer.read_cost * static_cast<double>(counts.restores) +
+                       stored * held + (unstored > 0 ? unstored * placed : 0.0) + tail_cost;
+            }
+            if (cost < best) {
+                best = cost;
+                plan.period = k;
+                plan.segments = full + 1;
+                plan.tail = tail;
+                plan.outer = counts;
+            }
+        }
+    }
+    if (best == infinity)
+        throw overflow_error("no multi-level plan for " + std::to_string(steps) +
+                             " steps has counts within 64 bits; give the slowest level more slots");
+    plan.shape = spine ? multilevel_shape::spine : multilevel_shape::nested;
+    if (!spine)
+        plan.outer_slots =
+            static_cast<slot_t>(std::min<std::uint64_t>(outer.slots, static_cast<std::uint64_t>(plan.segments - 1)));
+    detail::multilevel_counts_cache cache;
+    plan.stored_run = table.counts(plan.period, plan.run_row, slow, cache);
+    plan.placed_run = table.placed_counts(plan.period, plan.top_row, cache);
+    plan.tail_run = table.placed_counts(plan.tail, plan.top_row, cache);
+    return result;
+}
+
+// Exact when the table fits (first with the slowest level relaxed to unlimited: when that optimum fits
+// the real capacity it is the optimum); else the cheapest near-optimal structure that fits.
+plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
+{
+    using method = multilevel::method;
+    using structure = multilevel::structure;
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const std::size_t n = model.levels.size();
+    const bool finite = !slow_level_unlimited(model, steps);
+    const auto exact_limits = table_limits(model, steps);
+    auto try_exact = [&](bool forced, std::uint64_t work_limit) -> plan_ptr {
+        if (finite && (forced || affordable(n, relaxed(exact_limits), steps, work_limit, opts.max_table_entries))) {
+            if (multilevel_table::entries(n, relaxed(exact_limits), steps) <= opts.max_table_entries) {
+                plan_ptr p = plan_exact(base, relaxed(exact_limits), opts.max_table_entries);
+                if (fits_slow_level(*p))
+                    return p;
+            }
+        }
+        if (!forced && !affordable(n, exact_limits, steps, work_limit, opts.max_table_entries))
+            return nullptr;
+        return plan_exact(base, exact_limits, opts.max_table_entries);
+    };
+    if (opts.how == method::exact)
+        return try_exact(true, 0);
+    if (opts.how == method::automatic)
+        if (plan_ptr p = try_exact(false, opts.exact_work_limit))
+            return p;
+    if (opts.horizon < 0 || opts.grid < 0)
+        throw argument_error("the near-optimal horizon and grid must be >= 0 (0: automatic), got " +
+                             std::to_string(opts.horizon) + " and " + std::to_string(opts.grid));
+    const std::uint64_t limit = opts.near_optimal_work_limit;
+    std::vector<plan_ptr> candidates;
+    auto consider = [&](structure s) { return opts.only == structure::binomial || opts.only == s; };
+    if (consider(structure::grid)) {
+        // The grid's loss is not monotone in g (alignment with the optimum's natural segment lengths):
+        // try the finest g that fits and a few coarser ones.
+        std::vector<step_t> sizes{opts.grid};
+        if (opts.grid == 0) {
+            const std::uint64_t per_length = multilevel_table::entries(n, exact_limits, 0);
+            const double most = std::sqrt(static_cast<double>(limit) / 2.0 / static_cast<double>(per_length));
+            const step_t finest = std::max<step_t>(2, (steps + static_cast<step_t>(most) - 1) /
+                                                          std::max<step_t>(2, static_cast<step_t>(most)));
+            sizes.clear();
+            for (const step_t factor : {2, 3, 4, 6, 10, 16})
+                if (const step_t g = finest * factor / 2; sizes.empty() || g != sizes.back())
+                    sizes.push_back(g);
+        }
+        for (const step_t g : sizes) {
+            plan_ptr p;
+            if (finite)
+                if ((p = plan_grid(base, relaxed(exact_limits), g, limit, opts.max_table_entries, opts.grid > 0)) &&
+                    !fits_slow_level(*p))
+                    p = nullptr;
+            if (!p)
+                p = plan_grid(base, exact_limits, g, limit, opts.max_table_entries, opts.grid > 0);
+            if (p)
+                candidates.push_back(p);
+        }
+    }
+    const bool spine_first = consider(structure::spine);
+    for (const bool spine : {true, false}) {
+        if (spine ? !spine_first : (!finite || !consider(structure::nested)))
+            continue;
+        step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps)
+                                          : fitting_horizon(model, steps, spine, limit, opts.max_table_entries);
+        if (horizon >= steps) {
+            // A table over the whole loop: the exact plan is the best there is, if its own table fits.
+            if (plan_ptr p = try_exact(false, std::max(limit, opts.exact_work_limit))) {
+                candidates.push_back(p);
+                break;
+            }
+            horizon = steps - 1;
+        }
+        plan_ptr p = plan_outer(base, horizon, opts.max_table_entries, spine);
+        if (!spine || !finite || fits_slow_level(*p))
+            candidates.push_back(p);
+    }
+    if (candidates.empty()) {
+        if (opts.only != structure::binomial) { // the structure asked for does not apply: take the best one
+            multilevel::options any = opts;
+            any.only = structure::binomial;
+            return choose(base, any);
+        }
+        throw argument_error("no near-optimal multi-level structure fits the work limit of " + std::to_string(limit));
+    }
+    plan_ptr best = candidates.front();
+    double best_cost = combine(*best).predicted_cost;
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+        if (const double c = combine(*candidates[i]).predicted_cost; c < best_cost) {
+            best = candidates[i];
+            best_cost = c;
+        }
+    return best;
+}
+
+} // namespace
+
+multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
+{
+    detail::require_positive_steps(steps);
+    validate(model);
+    multilevel_plan base;
+    base.steps = steps;
+    base.model = model;
+    const std::size_t n = model.levels.size();
+    const bool binomial_optimal = n == 1 && model.levels[0].write_cost == 0;
+    if (opts.how == method::binomial && !binomial_optimal)
+        throw argument_error("method::binomial needs one level with zero write cost, got " + std::to_string(n) +
+                             " level(s)");
+    if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal) {
+        // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
+        auto plan = std::make_shared<multilevel_plan>(std::move(base));
+        plan->used = method::binomial;
+        plan->shape = multilevel_shape::binomial;
+        plan_ = std::move(plan);
+    } else {
+        plan_ = choose(base, opts);
+    }
+}
+
+step_t multilevel::steps() const noexcept
+{
+    return plan_->steps;
+}
+
+const cost_model& multilevel::model() const noexcept
+{
+    return plan_->model;
+}
+
+multilevel::method multilevel::method_used() const noexcept
+{
+    return plan_->used;
+}
+
+multilevel::structure multilevel::structure_used() const noexcept
+{
+    return plan_->shape;
+}
+
+step_t multilevel::period() const noexcept
+{
+    return plan_->period;
+}
+
+step_t multilevel::horizon() const noexcept
+{
+    return plan_->table ? plan_->table->horizon() : 0;
+}
+
+schedule_cost multilevel::cost() const
+{
+    if (plan_->shape == multilevel_shape::binomial) {
+        const auto slots = static_cast<slot_t>(
+            std::min<std::uint64_t>(plan_->model.levels[0].slots, static_cast<std::uint64_t>(plan_->steps)));
+        schedule_cost c = revolve(plan_->steps, std::max<slot_t>(slots, 1)).cost();
+        c.predicted_cost = predicted_cost(c, plan_->model);
+        return c;
+    }
+    return combine(*plan_);
+}
+
+} // namespace remat

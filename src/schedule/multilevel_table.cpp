@@ -1,0 +1,374 @@
+// The exact dynamic program of multi-level checkpointing; the recurrence is in the header.
+//
+// Lengths go outermost: G(l, ., .) needs only shorter lengths, F(l, ., .) needs G(l, ., .) of other
+// rows (moves), and Q(l, .) needs F(l, ., .). The inner minimum over the split m is a min-plus
+// convolution of P(m) = U*m + F(m, f, L) with Q(l-m, f); a plain loop over it is bound by memory
+// bandwidth (two loads per addition). So lengths are taken in batches of 16: for l = l0 + b, the terms
+// with 16 <= m < l0 involve only lengths below l0, and one pass over m computes them for all 16 lengths
+// at once (each P(m) loaded once, Q read through a sliding window that stays in L1), keeping a running
+// minimum and its first m per length in vector registers. The few remaining terms (m < 16 and
+// m >= l0) are added one length at a time, in increasing m, so ties resolve to the smallest m exactly
+// as a plain loop would, with bit-identical sums.
+#include "remat/detail/multilevel_table.hpp"
+
+#include "remat/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace remat::detail {
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+
+std::uint64_t saturated_mul(std::uint64_t a, std::uint64_t b) noexcept
+{
+    std::uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::uint64_t>::max() : product;
+}
+
+// Rows of the table: the product over finite levels of (free limit + 1).
+std::uint64_t row_count(const std::vector<std::uint64_t>& free_limit) noexcept
+{
+    std::uint64_t rows = 1;
+    for (const std::uint64_t limit : free_limit)
+        if (limit != level_spec::unlimited)
+            rows = saturated_mul(rows, limit + 1);
+    return rows;
+}
+
+constexpr std::int64_t batch = 16;
+
+using lanes_d = double __attribute__((vector_size(32)));
+using lanes_i = std::int64_t __attribute__((vector_size(32)));
+
+// x86-64 builds also get an AVX2 version of the kernel, picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define REMAT_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define REMAT_KERNEL_CLONES
+#endif
+
+// For b in [0, 16): best[b] = min over m in [lo, hi) of p[m] + q[l0 + b - m], arg[b] the first such m.
+// The caller guarantees lo >= 16, so every q index is below l0.
+REMAT_KERNEL_CLONES void batch_min_plus(const double* __restrict p, const double* __restrict q, std::int64_t l0,
+                                        std::int64_t lo, std::int64_t hi, double* __restrict best,
+                                        std::int64_t* __restrict arg) noexcept
+{
+    const lanes_d none = {infinity, infinity, infinity, infinity};
+    lanes_d b0 = none, b1 = none, b2 = none, b3 = none;
+    lanes_i a0{}, a1{}, a2{}, a3{};
+    lanes_i mv = {lo, lo, lo, lo};
+    const lanes_i one = {1, 1, 1, 1};
+    for (std::int64_t m = lo; m < hi; ++m) {
+        const lanes_d pm = {p[m], p[m], p[m], p[m]};
+        lanes_d q0, q1, q2, q3; // unaligned loads of the window q[l0-m .. l0-m+15]
+        std::memcpy(&q0, q + (l0 - m), sizeof q0);
+        std::memcpy(&q1, q + (l0 - m) + 4, sizeof q1);
+        std::memcpy(&q2, q + (l0 - m) + 8, sizeof q2);
+        std::memcpy(&q3, q + (l0 - m) + 12, sizeof q3);
+        const lanes_d v0 = pm + q0, v1 = pm + q1, v2 = pm + q2, v3 = pm + q3;
+        const lanes_i c0 = v0 < b0, c1 = v1 < b1, c2 = v2 < b2, c3 = v3 < b3;
+        b0 = c0 ? v0 : b0;
+        b1 = c1 ? v1 : b1;
+        b2 = c2 ? v2 : b2;
+        b3 = c3 ? v3 : b3;
+        a0 = c0 ? mv : a0;
+        a1 = c1 ? mv : a1;
+        a2 = c2 ? mv : a2;
+        a3 = c3 ? mv : a3;
+        mv += one;
+    }
+    std::memcpy(best, &b0, sizeof b0);
+    std::memcpy(best + 4, &b1, sizeof b1);
+    std::memcpy(best + 8, &b2, sizeof b2);
+    std::memcpy(best + 12, &b3, sizeof b3);
+    std::memcpy(arg, &a0, sizeof a0);
+    std::memcpy(arg + 4, &a1, sizeof a1);
+    std::memcpy(arg + 8, &a2, sizeof a2);
+    std::memcpy(arg + 12, &a3, sizeof a3);
+}
+
+} // namespace
+
+std::uint64_t multilevel_table::entries(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
+                                        step_t horizon) noexcept
+{
+    return saturated_mul(saturated_mul(row_count(free_limit), levels), static_cast<std::uint64_t>(horizon) + 1);
+}
+
+std::uint64_t multilevel_table::work(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
+                                     step_t horizon) noexcept
+{
+    const auto t = static_cast<std::uint64_t>(horizon);
+    return saturated_mul(saturated_mul(row_count(free_limit), levels), saturated_mul(t, t) / 2);
+}
+
+multilevel_table::multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit,
+                                   step_t horizon, std::uint64_t max_entries, const multilevel_grid& grid)
+    : horizon_(horizon), levels_(model.levels.size()), step_cost_(model.step_cost), grid_(grid)
+{
+    if (free_limit.size() != levels_ || levels_ == 0 || levels_ > max_levels)
+        throw argument_error("the multi-level table needs one free-slot limit per level (1 to " +
+                             std::to_string(max_levels) + " levels), got " + std::to_string(free_limit.size()) +
+                             " limits for " + std::to_string(levels_) + " levels");
+    if (horizon < 1)
+        throw argument_error("the multi-level table needs a horizon of at least 1 step, got " +
+                             std::to_string(horizon));
+    const std::uint64_t needed = entries(levels_, free_limit, horizon);
+    if (needed > max_entries)
+        throw capacity_error("an exact multi-level table for " + std::to_string(horizon) + " steps needs " +
+                             std::to_string(needed) + " entries, more than the limit of " +
+                             std::to_string(max_entries));
+    for (std::size_t i = 0; i < levels_; ++i) {
+        write_.push_back(model.levels[i].write_cost);
+        read_.push_back(model.levels[i].read_cost);
+        const bool unlimited = free_limit[i] == level_spec::unlimited;
+        unlimited_.push_back(unlimited);
+        dims_.push_back(unlimited ? 1 : free_limit[i] + 1);
+        stride_.push_back(rows_);
+        rows_ *= dims_.back();
+    }
+    if (grid_.fine != nullptr) {
+        const bool fits = grid_.fine->rows_ == rows_ && grid_.fine->horizon_ >= std::max(grid_.steps, grid_.last) &&
+                          (grid_.left == nullptr || (grid_.left->rows_ == rows_ && grid_.left->horizon_ >= horizon_ &&
+                                                     grid_.left->unit_steps() == grid_.steps));
+        if (!fits || grid_.steps < 1 || grid_.last < 1)
+            throw argument_error("a grid table needs fine and left tables with its free-slot limits and lengths");
+        step_cost_ = model.step_cost * static_cast<double>(grid_.steps);
+    }
+    build();
+}
+
+void multilevel_table::build()
+{
+    const std::uint64_t stride = stride_length();
+    const auto n = static_cast<level_t>(levels_);
+    const std::uint64_t cells = static_cast<std::uint64_t>(levels_) * rows_ * stride;
+    p_.assign(cells, 0.0);
+    split_.assign(cells, 0);
+    move_.assign(cells, -1);
+    q_.assign(rows_ * stride, infinity);
+    q_level_.assign(rows_ * stride, -1);
+    std::vector<double> g(levels_ * rows_);
+    std::vector<double> bulk_value(levels_ * rows_ * batch);
+    std::vector<std::int64_t> bulk_m(levels_ * rows_ * batch);
+    const double u = step_cost_;
+    const auto horizon = static_cast<std::int64_t>(horizon_);
+    const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
+    const auto all_levels = (1u << static_cast<unsigned>(levels_)) - 1;
+
+    for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
+        const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
+        if (bulk)
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
+                    const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
+                    batch_min_plus(&left.p_[left.index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
+                                   &bulk_m[at]);
+                }
+        for (std::int64_t l = l0; l < l0 + batch && l <= horizon; ++l) {
+            const auto length = static_cast<step_t>(l);
+            const auto b = static_cast<std::size_t>(l - l0);
+            // G(l, row, L): split, or (l = 1) reverse where it stands.
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
+                    const double* p = &left.p_[left.index(0, row, L)];
+                    const double* q = &q_[row * stride];
+                    double best = infinity;
+                    std::int64_t m = 0;
+                    auto consider = [&](std::int64_t from, std::int64_t to) {
+                        for (std::int64_t j = from; j < to; ++j) {
+                            const double v = p[j] + q[l - j];
+                            if (v < best) {
+                                best = v;
+                                m = j;
+                            }
+                        }
+                    };
+                    consider(1, std::min(batch, l));
+                    if (bulk) {
+                        const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch + b;
+                        if (bulk_value[at] < best) {
+                            best = bulk_value[at];
+                            m = bulk_m[at];
+                        }
+                    }
+                    consider(std::max(batch, l0), l);
+                    g[static_cast<std::size_t>(L) * rows_ + row] =
+                        l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
+                    split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
+                }
+            // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so
+            // that zero-cost levels never produce pointless store-and-free pairs).
+            for (level_t L = 0; L < n; ++L)
+                for (std::uint64_t row = 0; row < rows_; ++row) {
+                    double best = g[static_cast<std::size_t>(L) * rows_ + row];
+                    std::int8_t target = -1;
+                    const double margin = 1e-12 * std::max(1.0, best);
+                    for (level_t to = 0; to < n; ++to) {
+                        if (to == L || !has_free(row, to))
+                            continue;
+                        const std::uint64_t moved = given_back(taken(row, to), L);
+                        const double c =
+                            write_[static_cast<std::size_t>(to)] + g[static_cast<std::size_t>(to) * rows_ + moved];
+                        if (c < best - margin) {
+                            best = c;
+                            target = static_cast<std::int8_t>(to);
+                        }
+                    }
+                    p_[index(length, row, L)] = best + u * static_cast<double>(l);
+                    move_[index(length, row, L)] = target;
+                }
+            // Q(l, row): where a right part of l units keeps its start (nothing to keep for one step; a
+            // grid's one-unit right part is the fine table's segment from an unheld start).
+            for (std::uint64_t row = 0; row < rows_; ++row) {
+                placement best{-1, grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0};
+                if (l >= 2)
+                    best = place_start(length, row, all_levels);
+                q_[row * stride + static_cast<std::uint64_t>(l)] = best.cost;
+                q_level_[row * stride + static_cast<std::uint64_t>(l)] = static_cast<std::int8_t>(best.level);
+            }
+        }
+    }
+}
+
+multilevel_table::placement multilevel_table::place_start(step_t length, std::uint64_t row,
+                                                          unsigned allowed) const noexcept
+{
+    // The cheapest level; on a tie, one whose subtree does not move the start away at once (a free store
+    // on level 0 followed by a move to level 1 costs what a store on level 1 costs, in two more actions).
+    placement best{-1, infinity};
+    bool best_moves = false;
+    for (level_t L = 0; L < static_cast<level_t>(levels_); ++L) {
+        if ((allowed & (1u << static_cast<unsigned>(L))) == 0 || !has_free(row, L))
+            continue;
+        const double c = write_[static_cast<std::size_t>(L)] + value(length, taken(row, L), L);
+        const bool moves = move(length, taken(row, L), L) >= 0;
+        const double margin = 1e-12 * std::max(1.0, std::abs(c));
+        if (c < best.cost - margin || (c <= best.cost + margin && best_moves && !moves)) {
+            best = {L, c};
+            best_moves = moves;
+        }
+    }
+    return best;
+}
+
+double multilevel_table::placed_cost(step_t length, std::uint64_t row) const noexcept
+{
+    if (length == 1)
+        return grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0;
+    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
+    return p.level < 0 ? infinity : p.cost;
+}
+
+multilevel_counts multilevel_table::placed_counts(step_t length, std::uint64_t row,
+                                                  multilevel_counts_cache& cache) const
+{
+    if (length == 1)
+        return grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, row, cache) : multilevel_counts{};
+    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
+    if (p.level < 0)
+        return {}; // no level has room: no plan places such a start
+    multilevel_counts c = counts(length, taken(row, p.level), p.level, cache);
+    ++c.stores[static_cast<std::size_t>(p.level)];
+    return c;
+}
+
+multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level) const
+{
+    multilevel_counts_cache cache;
+    return counts(length, row, level, cache);
+}
+
+multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level,
+                                           multilevel_counts_cache& cache) const
+{
+    // Memoised over F nodes (l, row, L) of this table, visited depth-first with an explicit stack (a right
+    // spine on an unlimited level may be thousands of nodes deep). Nodes of other tables (a grid's fine
+    // table, its interior table) are asked for directly: tables form a chain, never a cycle.
+    std::unordered_map<std::uint64_t, multilevel_counts>& memo = cache[this];
+    const multilevel_table& left_of = *left_table();
+    auto add = [&](multilevel_counts& c, const multilevel_counts& d) {
+        c.forward_steps += d.forward_steps;
+        for (std::size_t i = 0; i < levels_; ++i) {
+            c.stores[i] += d.stores[i];
+            c.restores[i] += d.restores[i];
+        }
+    };
+    std::vector<std::uint64_t> stack{index(length, row, level)};
+    while (!stack.empty()) {
+        const std::uint64_t key = stack.back();
+        if (memo.contains(key)) {
+            stack.pop_back();
+            continue;
+        }
+        const auto l = static_cast<step_t>(key % stride_length());
+        const std::uint64_t r0 = (key / stride_length()) % rows_;
+        const auto L0 = static_cast<level_t>(key / stride_length() / rows_);
+        // A move first, then G at the moved row and level.
+        const level_t to = move(l, r0, L0);
+        const std::uint64_t r = to >= 0 ? given_back(taken(r0, to), L0) : r0;
+        const level_t L = to >= 0 ? to : L0;
+        const auto Li = static_cast<std::size_t>(L);
+        multilevel_counts c;
+        if (l == 1) {
+            if (grid_.fine != nullptr) {
+                c = grid_.fine->counts(grid_.last, r, L, cache);
+            } else {
+                c.peak[Li] = 1;
+                c.peak_slots = 1;
+            }
+        } else {
+            const step_t m = split(l, r, L);
+            const step_t k = l - m;
+            const level_t right_level = k >= 2 ? store_level(r, k) : -1;
+            // Dependencies in this table first.
+            bool ready = true;
+            const std::uint64_t right_key = k >= 2 ? index(k, taken(r, right_level), right_level) : 0;
+            if (k >= 2 && !memo.contains(right_key)) {
+                stack.push_back(right_key);
+                ready = false;
+            }
+            if (&left_of == this && !memo.contains(index(m, r, L))) {
+                stack.push_back(index(m, r, L));
+                ready = false;
+            }
+            if (!ready)
+                continue;
+            const multilevel_counts a = &left_of == this ? memo.at(index(m, r, L)) : left_of.counts(m, r, L, cache);
+            multilevel_counts b;
+            if (k >= 2) {
+                b = memo.at(right_key);
+                ++b.stores[static_cast<std::size_t>(right_level)];
+            } else {
+                b = grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, r, cache) : multilevel_counts{};
+            }
+            c.forward_steps = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(unit_steps());
+            add(c, a);
+            add(c, b);
+            ++c.restores[Li];
+            c.repetition = std::max(1 + a.repetition, b.repetition);
+            // The right part runs while x_a is held; the left part holds x_a itself.
+            c.peak_slots = std::max(a.peak_slots, 1 + b.peak_slots);
+            for (std::size_t i = 0; i < levels_; ++i)
+                c.peak[i] = std::max(a.peak[i], b.peak[i] + (i == Li ? 1 : 0));
+        }
+        if (to >= 0) {
+            // Just after the move's store both copies are held.
+            ++c.stores[Li];
+            c.peak[static_cast<std::size_t>(L0)] = std::max<std::uint64_t>(c.peak[static_cast<std::size_t>(L0)], 1);
+            c.peak_slots = std::max<std::uint64_t>(c.peak_slots, 2);
+        }
+        memo.emplace(key, c);
+        stack.pop_back();
+    }
+    return memo.at(index(length, row, level));
+}
+
+} // namespace remat::detail

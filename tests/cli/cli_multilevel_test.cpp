@@ -1,0 +1,182 @@
+// `remat plan --level ...`: multi-level plans from the command line, checked against the library and
+// against an independent replay of the printed actions with per-level capacities.
+#define BOOST_TEST_MODULE cli_multilevel
+#include <boost/test/unit_test.hpp>
+
+#include "app.hpp"
+#include "simulator.hpp"
+
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+struct result {
+    int status;
+    std::string out;
+    std::string err;
+};
+
+result run_tool(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "remat");
+    std::vector<const char*> argv;
+    for (const auto& a : args)
+        argv.push_back(a.c_str());
+    std::ostringstream out, err;
+    const int status = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
+    return {status, out.str(), err.str()};
+}
+
+nlohmann::json plan_json(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "plan");
+    args.push_back("--format");
+    args.push_back("json");
+    const result r = run_tool(args);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    return nlohmann::json::parse(r.out);
+}
+
+constexpr std::uint64_t inf = level_spec::unlimited;
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(json_reports_levels_costs_and_the_predicted_cost)
+{
+    const auto j =
+        plan_json({"--steps", "500", "--level", "host:4", "--level", "disk:inf:5:3.5", "--reverse-cost", "2"});
+    cost_model m{{{"host", 4, 0, 0}, {"disk", inf, 5, 3.5}}, 1, 2};
+    const schedule_cost c = multilevel(500, m).cost();
+    BOOST_TEST(j["schedule"].get<std::string>() == "multilevel");
+    BOOST_TEST(j["method"].get<std::string>() == "exact");
+    BOOST_TEST(j["predicted_cost"].get<double>() == c.predicted_cost);
+    BOOST_TEST(j["forward_steps"].get<std::uint64_t>() == c.forward_steps);
+    BOOST_TEST(j["reverse_cost"].get<double>() == 2.0);
+    BOOST_TEST_REQUIRE(j["levels"].size() == 2u);
+    const auto& disk = j["levels"][1];
+    BOOST_TEST(disk["name"].get<std::string>() == "disk");
+    BOOST_TEST(disk["slots"].is_null());
+    BOOST_TEST(disk["write_cost"].get<double>() == 5.0);
+    BOOST_TEST(disk["read_cost"].get<double>() == 3.5);
+    BOOST_TEST(disk["stores"].get<std::uint64_t>() == c.levels[1].stores);
+    BOOST_TEST(disk["restores"].get<std::uint64_t>() == c.levels[1].restores);
+    BOOST_TEST(disk["peak_slots"].get<std::uint64_t>() == c.levels[1].peak_slots);
+    BOOST_TEST(j["levels"][0]["slots"].get<std::uint64_t>() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
+{
+    for (const std::vector<std::string>& levels :
+         {std::vector<std::string>{"--level", "host:3", "--level", "disk:inf:4:2"},
+          std::vector<std::string>{"--level", "device:2", "--level", "host:3:1:1", "--level", "disk:5:6:6"}}) {
+        for (const std::string& method : {std::string("exact"), std::string("near-optimal")}) {
+            std::vector<std::string> options{"--steps", "300", "--method", method};
+            options.insert(options.end(), levels.begin(), levels.end());
+            std::vector<std::string> args{"plan"};
+            args.insert(args.end(), options.begin(), options.end());
+            args.push_back("--format");
+            args.push_back("actions");
+            const result r = run_tool(args);
+            BOOST_TEST_REQUIRE(r.status == 0, r.err);
+            const auto j = plan_json(options);
+            std::vector<std::uint64_t> capacity;
+            for (const auto& l : j["levels"])
+                capacity.push_back(l["slots"].is_null() ? inf : l["slots"].get<std::uint64_t>());
+            test::simulator sim(300, capacity);
+            std::istringstream lines(r.out);
+            std::string line;
+            while (std::getline(lines, line)) {
+                const auto e = sim.apply(parse_action(line));
+                BOOST_TEST_REQUIRE(!e.has_value(), method << ": " << line << ": " << e.value_or(""));
+            }
+            BOOST_TEST_REQUIRE(!sim.finish().has_value());
+            BOOST_TEST(sim.counts().forward_steps == j["forward_steps"].get<std::uint64_t>());
+            for (std::size_t i = 0; i < capacity.size(); ++i) {
+                BOOST_TEST(sim.counts().stores_per_level[i] == j["levels"][i]["stores"].get<std::uint64_t>());
+                BOOST_TEST(sim.counts().restores_per_level[i] == j["levels"][i]["restores"].get<std::uint64_t>());
+                BOOST_TEST(sim.counts().peak_per_level[i] == j["levels"][i]["peak_slots"].get<std::uint64_t>());
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(byte_capacities_become_slots)
+{
+    const auto j = plan_json({"--steps", "300", "--level", "device:16GiB:0:0", "--level", "host:200GiB:0.5:0.5",
+                              "--level", "disk:inf:8:8", "--state-bytes", "1GiB"});
+    BOOST_TEST(j["levels"][0]["slots"].get<std::uint64_t>() == 16u);
+    BOOST_TEST(j["levels"][1]["slots"].get<std::uint64_t>() == 200u);
+    BOOST_TEST(j["levels"][2]["slots"].is_null());
+    BOOST_TEST(j["levels"][1]["capacity_bytes"].get<std::uint64_t>() == 200ull << 30);
+    const cost_model m{{{"device", 16, 0, 0}, {"host", 200, 0.5, 0.5}, {"disk", inf, 8, 8}}};
+    BOOST_TEST(j["predicted_cost"].get<double>() == multilevel(300, m).cost().predicted_cost);
+    BOOST_TEST(j["state_bytes"].get<std::uint64_t>() == 1ull << 30);
+}
+
+BOOST_AUTO_TEST_CASE(slots_still_mean_one_free_level)
+{
+    const auto j = plan_json({"--steps", "1000", "--slots", "10"});
+    BOOST_TEST(j["predicted_cost"].get<double>() == static_cast<double>(revolve(1000, 10).cost().forward_steps));
+    const auto priced = plan_json({"--steps", "1000", "--slots", "10", "--step-cost", "2", "--reverse-cost", "3"});
+    BOOST_TEST(priced["predicted_cost"].get<double>() ==
+               2.0 * static_cast<double>(revolve(1000, 10).cost().forward_steps) + 3.0 * 1000);
+    // One free level given with --level is the same plan.
+    const auto one = plan_json({"--steps", "1000", "--level", "ram:10"});
+    BOOST_TEST(one["method"].get<std::string>() == "binomial");
+    BOOST_TEST(one["forward_steps"].get<std::uint64_t>() == j["forward_steps"].get<std::uint64_t>());
+}
+
+BOOST_AUTO_TEST_CASE(text_lists_each_level)
+{
+    const result r = run_tool({"plan", "--steps", "200", "--level", "host:2", "--level", "disk:inf:3:3"});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(r.out.find("level 1        disk (inf slots, write 3, read 3)") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("predicted cost ") != std::string::npos, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(bad_levels_exit_2_with_one_line_naming_the_text)
+{
+    struct bad_case {
+        std::vector<std::string> args;
+        std::string mentions;
+    };
+    const std::vector<bad_case> cases{
+        {{"--level", "host"}, "\"host\""},
+        {{"--level", "host:0"}, "\"host:0\""},
+        {{"--level", "host:lots"}, "\"host:lots\""},
+        {{"--level", "host:4:1"}, "\"host:4:1\""},
+        {{"--level", "host:4:x:1"}, "\"host:4:x:1\""},
+        {{"--level", "host:4:1:-2"}, "\"host:4:1:-2\""},
+        {{"--level", "host:16GiB"}, "--state-bytes"},
+        {{"--level", "host:1KiB", "--state-bytes", "1MiB"}, "\"host:1KiB\""},
+        {{"--level", ":4"}, "\":4\""},
+        {{"--level", "host:4", "--slots", "3"}, "--slots"},
+        {{"--level", "host:4", "--schedule", "uniform"}, "--level"},
+        {{"--schedule", "multilevel"}, "--level"},
+        {{"--level", "host:4", "--method", "fast"}, "--method"},
+        {{"--level", "host:4", "--step-cost", "0"}, "--step-cost"},
+        {{"--slots", "4", "--method", "exact"}, "--method"},
+    };
+    for (const auto& c : cases) {
+        std::vector<std::string> args{"plan", "--steps", "100"};
+        args.insert(args.end(), c.args.begin(), c.args.end());
+        const result r = run_tool(args);
+        std::string joined;
+        for (const auto& a : args)
+            joined += a + " ";
+        BOOST_TEST(r.status == 2, joined << "-> " << r.status << " " << r.err);
+        BOOST_TEST(r.out.empty(), joined);
+        BOOST_TEST(r.err.find(c.mentions) != std::string::npos, joined << "-> " << r.err);
+        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, joined << "-> " << r.err);
+    }
+}

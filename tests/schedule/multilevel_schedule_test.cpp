@@ -1,0 +1,265 @@
+// Multi-level schedules replayed by the independent simulator: legal with per-level capacities, their
+// counts per level equal to cost(), predicted_cost equal to the cost recomputed from the replayed counts;
+// near-optimal plans never beat the exact optimum and the spine stays close to it; huge T works.
+#define BOOST_TEST_MODULE multilevel_schedule
+#include <boost/test/unit_test.hpp>
+
+#include "simulator.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ranges>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+static_assert(std::ranges::input_range<multilevel>);
+static_assert(schedule<multilevel>);
+
+namespace {
+
+constexpr std::uint64_t inf = level_spec::unlimited;
+
+std::vector<std::uint64_t> capacities(const cost_model& m)
+{
+    std::vector<std::uint64_t> c;
+    for (const level_spec& l : m.levels)
+        c.push_back(l.slots);
+    return c;
+}
+
+std::string describe(step_t steps, const cost_model& m)
+{
+    std::ostringstream s;
+    s << "T=" << steps;
+    for (const level_spec& l : m.levels)
+        s << " [" << (l.slots == inf ? std::string("inf") : std::to_string(l.slots)) << " W=" << l.write_cost
+          << " R=" << l.read_cost << "]";
+    return s.str();
+}
+
+// The price of replayed counts, computed here from the model's formula (not with remat::predicted_cost).
+double price(const test::replay_counts& n, const cost_model& m)
+{
+    double total =
+        m.step_cost * static_cast<double>(n.forward_steps) + m.reverse_cost * static_cast<double>(n.reverse_steps);
+    for (std::size_t i = 0; i < m.levels.size(); ++i)
+        total += m.levels[i].write_cost * static_cast<double>(n.stores_per_level[i]) +
+                 m.levels[i].read_cost * static_cast<double>(n.restores_per_level[i]);
+    return total;
+}
+
+// Replays the plan and checks every count against cost(); `exact_repetition` false accepts an upper bound.
+void check_replay(const multilevel& plan, bool track_steps = true)
+{
+    const cost_model& m = plan.model();
+    const std::string what = describe(plan.steps(), m);
+    test::replay_counts n;
+    const auto e = test::replay(plan, capacities(m), n, track_steps);
+    BOOST_TEST_REQUIRE(!e.has_value(), what << ": " << e.value_or(""));
+    const schedule_cost c = plan.cost();
+    BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps, what);
+    BOOST_TEST_REQUIRE(n.reverse_steps == c.reverse_steps, what);
+    BOOST_TEST_REQUIRE(n.stores == c.stores, what);
+    BOOST_TEST_REQUIRE(n.restores == c.restores, what);
+    BOOST_TEST_REQUIRE(n.peak_slots == c.peak_slots, what);
+    BOOST_TEST_REQUIRE(c.levels.size() == m.levels.size(), what);
+    for (std::size_t i = 0; i < m.levels.size(); ++i) {
+        BOOST_TEST_REQUIRE(n.stores_per_level[i] == c.levels[i].stores, what << " level " << i);
+        BOOST_TEST_REQUIRE(n.restores_per_level[i] == c.levels[i].restores, what << " level " << i);
+        BOOST_TEST_REQUIRE(n.peak_per_level[i] == c.levels[i].peak_slots, what << " level " << i);
+    }
+    if (track_steps) {
+        const bool exact_repetition = plan.structure_used() != multilevel::structure::nested;
+        if (exact_repetition)
+            BOOST_TEST_REQUIRE(n.max_advances_of_one_step == c.repetition, what);
+        else
+            BOOST_TEST_REQUIRE(n.max_advances_of_one_step <= c.repetition, what);
+    }
+    const double replayed = price(n, m);
+    BOOST_TEST_REQUIRE(std::abs(c.predicted_cost - replayed) <= 1e-9 * std::max(1.0, replayed), what);
+}
+
+multilevel exact(step_t steps, const cost_model& m)
+{
+    multilevel::options o;
+    o.how = multilevel::method::exact;
+    return multilevel(steps, m, o);
+}
+
+multilevel near(step_t steps, const cost_model& m, multilevel::structure only, step_t horizon)
+{
+    multilevel::options o;
+    o.how = multilevel::method::near_optimal;
+    o.only = only;
+    if (only == multilevel::structure::grid)
+        o.grid = horizon;
+    else
+        o.horizon = horizon;
+    return multilevel(steps, m, o);
+}
+
+const std::vector<cost_model> models{
+    {{{"host", 3, 0, 0}, {"disk", inf, 2, 2}}, 1, 0},
+    {{{"host", 1, 0.5, 0.25}, {"disk", inf, 4, 1}}, 1, 3},
+    {{{"host", 4, 0, 0}, {"disk", 5, 3, 3}}, 1, 0},
+    {{{"device", 2, 0, 0}, {"host", 3, 1, 1}, {"disk", inf, 6, 4}}, 1, 0},
+    {{{"device", 1, 0, 0.5}, {"host", 2, 1, 2}, {"disk", 3, 4, 4}}, 2, 1},
+    {{{"memory", 3, 5, 0}}, 1, 0},
+    {{{"memory", 1, 2, 1}}, 1, 0},
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(exact_schedules_are_legal_and_counted_exactly)
+{
+    for (const cost_model& m : models)
+        for (step_t t = 1; t <= 150; t += (t < 40 ? 1 : 11))
+            check_replay(exact(t, m));
+}
+
+BOOST_AUTO_TEST_CASE(near_optimal_schedules_are_legal_counted_and_never_below_the_optimum)
+{
+    // Every structure with small horizons (spine, nested) and grids, so that T spans many segments and
+    // super-steps, including short last ones.
+    using structure = multilevel::structure;
+    for (const cost_model& m : models)
+        for (const structure s : {structure::grid, structure::spine, structure::nested}) {
+            const bool finite = m.levels.back().slots != inf;
+            if ((s == structure::nested && !finite) || (s == structure::spine && finite))
+                continue;
+            for (const step_t size : {3, 8, 20})
+                for (step_t t = size + 1; t <= 400; t += 37) {
+                    const multilevel p = near(t, m, s, size);
+                    // A slowest level with room for T-1 snapshots is unlimited: no nested plan then. A grid
+                    // needs a slot besides its start's (segments of several super-steps), so one single
+                    // slot gets another structure.
+                    const bool applies =
+                        (s != structure::nested || m.levels.back().slots < static_cast<std::uint64_t>(t - 1)) &&
+                        (s != structure::grid || m.levels.size() > 1 || m.levels[0].slots > 1);
+                    BOOST_TEST_REQUIRE((p.structure_used() == s || !applies), describe(t, m));
+                    BOOST_TEST_REQUIRE((p.method_used() == multilevel::method::near_optimal || !applies));
+                    check_replay(p);
+                    if (t <= 200)
+                        BOOST_TEST_REQUIRE(p.cost().predicted_cost >= exact(t, m).cost().predicted_cost - 1e-9,
+                                           describe(t, m));
+                }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(spine_plans_are_within_one_percent_of_the_optimum)
+{
+    // With an unlimited slowest level (the gaps bench/multilevel_dp measures at T = 10^4; here T = 1500
+    // with a horizon of 200).
+    for (std::size_t i : {0, 1, 3}) {
+        const cost_model& m = models[i];
+        const double best = exact(1500, m).cost().predicted_cost;
+        const double spine = near(1500, m, multilevel::structure::spine, 200).cost().predicted_cost;
+        BOOST_TEST(spine <= best * 1.01, describe(1500, m) << ": " << spine << " vs " << best);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(long_loops_replay_in_full)
+{
+    // Tables kept small (the structures, not the table sizes, are under test here).
+    multilevel::options o;
+    o.near_optimal_work_limit = 20'000'000;
+    for (std::size_t i : {0, 2, 4}) {
+        const multilevel p(100'000, models[i], o);
+        BOOST_TEST((p.method_used() == multilevel::method::near_optimal));
+        check_replay(p, false);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
+{
+    // T = 10^15: the cost is exact in closed form, and the first 200,000 actions are a legal prefix.
+    for (std::size_t i : {0, 3, 4}) {
+        const step_t t = 1'000'000'000'000'000;
+        multilevel::options o;
+        o.near_optimal_work_limit = 20'000'000;
+        const multilevel p(t, models[i], o);
+        const schedule_cost c = p.cost();
+        BOOST_TEST(c.forward_steps >= static_cast<std::uint64_t>(t - 1));
+        BOOST_TEST(c.predicted_cost > 0);
+        test::simulator sim(t, capacities(models[i]), false);
+        auto cursor = p.cursor();
+        action a;
+        for (int k = 0; k < 200'000 && cursor.next(a); ++k) {
+            const auto e = sim.apply(a);
+            BOOST_TEST_REQUIRE(!e.has_value(), to_string(a) << ": " << e.value_or(""));
+        }
+        for (std::size_t L = 0; L < models[i].levels.size(); ++L)
+            BOOST_TEST(sim.counts().peak_per_level[L] <= c.levels[L].peak_slots);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(revolve_reverses_segments_with_all_its_slots_held)
+{
+    // The nested plan counts its peaks assuming that revolve(N, d) reverses some stored and
+    // (when it has any) some unstored step before the last while all of its slots are held. Checked here.
+    for (slot_t d = 1; d <= 12; ++d)
+        for (step_t n = 2; n <= 600; n += (n < 100 ? 1 : 7)) {
+            const revolve plan(n, d);
+            std::int64_t held = 0;
+            std::uint64_t stored_max = 0, unstored_max = 0;
+            std::vector<bool> stored(static_cast<std::size_t>(n), false);
+            for (const action& a : plan) {
+                if (const auto* s = std::get_if<store>(&a)) {
+                    ++held;
+                    stored[static_cast<std::size_t>(s->step)] = true;
+                } else if (std::holds_alternative<free_slot>(a)) {
+                    --held;
+                } else if (const auto* r = std::get_if<reverse>(&a); r != nullptr && r->step < n - 1) {
+                    auto& m = stored[static_cast<std::size_t>(r->step)] ? stored_max : unstored_max;
+                    m = std::max(m, static_cast<std::uint64_t>(held));
+                }
+            }
+            const schedule_cost c = plan.cost();
+            BOOST_TEST_REQUIRE(stored_max == c.peak_slots, "N=" << n << " d=" << d);
+            if (static_cast<std::uint64_t>(n - 1) > c.stores)
+                BOOST_TEST_REQUIRE(unstored_max == c.peak_slots, "N=" << n << " d=" << d);
+        }
+}
+
+BOOST_AUTO_TEST_CASE(single_level_schedules_predict_their_forward_steps)
+{
+    for (const any_schedule& plan :
+         {any_schedule(revolve(1000, 7)), any_schedule(uniform(1000, 30)), any_schedule(store_all(100, 99))}) {
+        const schedule_cost c = plan.cost();
+        BOOST_TEST(c.predicted_cost == static_cast<double>(c.forward_steps));
+        BOOST_TEST(predicted_cost(c, cost_model::single_level(7)) == static_cast<double>(c.forward_steps));
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_models_are_refused_naming_the_level)
+{
+    auto message = [](const cost_model& m) -> std::string {
+        try {
+            (void)multilevel(10, m);
+        } catch (const argument_error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    BOOST_TEST(message({{}, 1, 0}).find("at least one level") != std::string::npos);
+    BOOST_TEST(message({{{"host", 0, 0, 0}}, 1, 0}).find("level 0 (host)") != std::string::npos);
+    BOOST_TEST(message({{{"host", 2, 0, 0}, {"disk", inf, -1, 0}}, 1, 0}).find("level 1 (disk)") != std::string::npos);
+    BOOST_TEST(message({{{"host", 2, 0, std::nan("")}}, 1, 0}).find("read cost") != std::string::npos);
+    BOOST_TEST(message({{{"host", 2, 0, 0}}, 0, 0}).find("step cost") != std::string::npos);
+    BOOST_TEST(message({std::vector<level_spec>(9, level_spec{"x", 1, 0, 0}), 1, 0}).find("at most 8") !=
+               std::string::npos);
+    BOOST_CHECK_THROW((void)multilevel(0, models[0]), argument_error);
+    multilevel::options o;
+    o.how = multilevel::method::exact;
+    o.max_table_entries = 1000;
+    BOOST_CHECK_THROW((void)multilevel(1000, models[0], o), capacity_error);
+}
