@@ -194,8 +194,8 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
         auto cursor = p.cursor();
         action a;
         for (int k = 0; k < 200'000 && cursor.next(a); ++k) {
-            const auto e = sim.apply(a);
-            BOOST_TEST_REQUIRE(!e.has_value(), to_string(a) << ": " << e.value_or(""));
+            if (const auto e = sim.apply(a)) // assert on failure only: 200,000 actions per case
+                BOOST_FAIL(to_string(a) << ": " << *e);
         }
         for (std::size_t L = 0; L < models[i].levels.size(); ++L)
             BOOST_TEST(sim.counts().peak_per_level[L] <= c.levels[L].peak_slots);

@@ -136,8 +136,8 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_run_without_overflow)
             int count = 0;
             bool reversed = false;
             for (const action& a : plan) {
-                const auto e = sim.apply(a);
-                BOOST_TEST_REQUIRE(!e.has_value(), to_string(a) << ": " << e.value_or(""));
+                if (const auto e = sim.apply(a)) // assert on failure only: a million actions per case
+                    BOOST_FAIL(to_string(a) << ": " << *e);
                 reversed = reversed || std::holds_alternative<reverse>(a);
                 if (++count == 1'000'000)
                     break;
