@@ -3,6 +3,7 @@
 #include "parse.hpp"
 
 #include "remat/error.hpp"
+#include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
@@ -22,6 +23,8 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_option("--every", request.every, "uniform: steps between checkpoints (default: best that fits)");
     command.add_option("--budget", request.budget, "snapshot memory budget, e.g. 2GiB (instead of --slots)");
     command.add_option("--state-bytes", request.state_bytes, "bytes of one snapshot, e.g. 64MiB (with --budget)");
+    command.add_flag("--online", request.online,
+                     "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
 
 plan_choice choose_plan(const plan_request& request)
@@ -55,7 +58,25 @@ plan_choice choose_plan(const plan_request& request)
         choice.slots = parse_count("--slots", request.slots, 1);
     }
 
-    if (request.schedule == "revolve") {
+    if (request.online) {
+        if (request.schedule != "revolve")
+            throw usage_error("--online applies to --schedule revolve only, got \"" + request.schedule + "\"");
+        if (choice.slots == 0)
+            throw usage_error("--online needs --slots (or --budget with --state-bytes)");
+        if (!request.every.empty())
+            throw usage_error("--every applies to --schedule uniform only");
+        const online_revolve plan(choice.slots);
+        const std::uint64_t decisions = plan.replay_decisions(steps);
+        if (decisions > online_replay_limit)
+            throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} store "
+                                          "decisions, more than the {} this tool replays; use more slots or "
+                                          "fewer steps",
+                                          steps, choice.slots, decisions, online_replay_limit));
+        choice.plan = plan.replay(steps);
+        choice.name = "online-revolve";
+        choice.description = "online revolve (T learned at x_{T-1}; exact offline optimum up to C(s+2,2) steps)";
+        choice.online = true;
+    } else if (request.schedule == "revolve") {
         if (choice.slots == 0)
             throw usage_error("revolve needs --slots (or --budget with --state-bytes)");
         if (!request.every.empty())

@@ -19,18 +19,24 @@ struct plan_request {
     std::string every;
     std::string budget;
     std::string state_bytes;
+    bool online = false; ///< simulate the online schedule (T learned only at x_{T-1})
 };
 
 /// A validated choice of schedule.
 struct plan_choice {
-    std::string name;        ///< "revolve", "uniform" or "store-all"
+    std::string name;        ///< "revolve", "online-revolve", "uniform" or "store-all"
     std::string description; ///< one line for humans
     any_schedule plan;
     slot_t slots = 0;                         ///< slots available to it
     std::optional<step_t> every;              ///< uniform: the spacing used
     std::optional<std::uint64_t> state_bytes; ///< when planned from a byte budget
     std::optional<std::uint64_t> budget_bytes;
+    bool online = false; ///< an online schedule: its cost is compared with the offline optimum
 };
+
+/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns
+/// each); above this many the tool refuses instead of running for minutes.
+inline constexpr std::uint64_t online_replay_limit = std::uint64_t{1} << 32;
 
 void add_plan_options(CLI::App& command, plan_request& request);
 

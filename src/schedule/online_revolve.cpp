@@ -12,6 +12,7 @@
 #include "remat/detail/checked_math.hpp"
 #include "remat/detail/validate.hpp"
 #include "remat/error.hpp"
+#include "remat/schedule/binomial.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -204,6 +205,36 @@ schedule_cost online_revolve::cost(step_t steps, online_end end) const
     }
     c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
     return c;
+}
+
+std::uint64_t online_revolve::replay_decisions(step_t steps) const
+{
+    detail::require_positive_steps(steps);
+    const auto s = static_cast<std::uint64_t>(slots_);
+    const auto t = static_cast<std::uint64_t>(steps);
+    const std::uint64_t level_two = binomial::max_steps(slots_, 2);
+    if (s == 1 || t <= level_two)
+        return 0;
+    // Level L spans the decisions [β(s,L)-1, β(s,L+1)-1): at most one per L+1 steps plus its s-1 cut
+    // points. Summed level by level while there are few levels; with very many (only a handful of slots
+    // and an astronomical T) the cruder bound of one decision per 3 steps plus s per level.
+    const std::uint64_t levels = binomial::repetition_number(steps, slots_);
+    if (levels > (std::uint64_t{1} << 24)) {
+        std::uint64_t per_level = 0;
+        if (__builtin_mul_overflow(s, levels, &per_level))
+            return detail::uint64_max;
+        const std::uint64_t sum = (t - level_two) / 3 + per_level;
+        return sum < per_level ? detail::uint64_max : sum;
+    }
+    std::uint64_t total = 0;
+    std::uint64_t begin = level_two; // β(s, L) for L = 2
+    for (std::uint64_t level = 2; begin < t; ++level) {
+        const std::uint64_t end = detail::mul_div_saturated(begin, s + level + 1, level + 1); // β(s, L+1)
+        const std::uint64_t length = std::min(end, t) - begin;
+        total = detail::checked_add(total, length / (level + 1) + s, "the number of store decisions");
+        begin = end;
+    }
+    return total;
 }
 
 online_replay::online_replay(const online_revolve& plan, step_t steps, online_end end)

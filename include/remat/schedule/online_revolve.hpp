@@ -138,6 +138,13 @@ public:
     /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1.
     [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step) const;
 
+    /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
+    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes a few nanoseconds per decision. Cheap:
+    /// O(r) time.
+    ///
+    ///     plan.replay_decisions(1'000'000'000);   // ~1.3e8 for s = 64
+    [[nodiscard]] std::uint64_t replay_decisions(step_t steps) const;
+
 private:
     slot_t slots_;
 };
