@@ -45,6 +45,8 @@ struct range_stats {
     std::int64_t extra_min = INT64_MAX; // the end at x_T (negative where a store at x_T helps the reversal)
 };
 
+std::uint64_t fallbacks_seen = 0; // placement decisions that found no mergeable pair (docs: never)
+
 // Every T in [1, limit]: the online cost from the snapshots held at x_{T-1}, reversal summed per segment.
 std::vector<range_stats> sweep(slot_t s, step_t limit)
 {
@@ -109,6 +111,7 @@ std::vector<range_stats> sweep(slot_t s, step_t limit)
                 full += segment_cost(held[i + 1] - held[i], s - static_cast<slot_t>(i));
         }
     }
+    fallbacks_seen += place.fallbacks();
     return ranges;
 }
 
@@ -159,6 +162,9 @@ int main(int argc, char** argv)
                         static_cast<unsigned long long>(r.excess), r.worst_after, static_cast<long long>(r.extra_min),
                         static_cast<long long>(r.extra_max));
     }
+
+    std::printf("\nplacement decisions without a mergeable pair (fallbacks) in these sweeps: %llu\n",
+                static_cast<unsigned long long>(fallbacks_seen));
 
     std::printf("\n## 2. sample loops through online_revolve::cost()\n\n");
     std::printf("| s | T | offline | online | ratio | learned at x_T | ratio |\n|---|---|---|---|---|---|---|\n");

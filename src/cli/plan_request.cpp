@@ -66,6 +66,10 @@ plan_choice choose_plan(const plan_request& request)
         if (!request.every.empty())
             throw usage_error("--every applies to --schedule uniform only");
         const online_revolve plan(choice.slots);
+        if (choice.slots > online_planned_slots_limit && steps - 1 > choice.slots)
+            throw usage_error(fmt::format("--online --slots {}: planning lists the {} snapshots held when the loop "
+                                          "ends, more than the {} this tool lists; use fewer slots",
+                                          choice.slots, choice.slots, online_planned_slots_limit));
         const std::uint64_t decisions = plan.replay_decisions(steps);
         if (decisions > online_replay_limit)
             throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} store "

@@ -37,6 +37,8 @@ struct plan_choice {
 /// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns
 /// each); above this many the tool refuses instead of running for minutes.
 inline constexpr std::uint64_t online_replay_limit = std::uint64_t{1} << 32;
+/// ... and lists the snapshots held when the loop ends (8 bytes each), up to this many.
+inline constexpr slot_t online_planned_slots_limit = slot_t{1} << 27;
 
 void add_plan_options(CLI::App& command, plan_request& request);
 

@@ -176,8 +176,19 @@ schedule_cost online_revolve::cost(step_t steps, online_end end) const
 {
     detail::require_positive_steps(steps);
     const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
-    const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
     schedule_cost c;
+    if (decisions <= slots_) {
+        // Every state the sweep passed is kept and every segment is one step long (no cut to list, so that
+        // huge slot counts cost no memory).
+        const auto d = static_cast<std::uint64_t>(decisions);
+        c.steps = steps;
+        c.reverse_steps = static_cast<std::uint64_t>(steps);
+        c.forward_steps = c.stores = c.restores = c.peak_slots = d;
+        c.repetition = d > 0 ? 1 : 0;
+        c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+        return c;
+    }
+    const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
     c.steps = steps;
     c.reverse_steps = static_cast<std::uint64_t>(steps);
     c.forward_steps = static_cast<std::uint64_t>(decisions);

@@ -71,6 +71,9 @@ BOOST_AUTO_TEST_CASE(json_carries_the_offline_comparison)
     }
     // Within C(s+2,2) steps the online schedule is the offline optimum: ratio exactly 1.
     BOOST_TEST(online_json("21", "5")["ratio_to_offline"].get<double>() == 1.0);
+    // Every state kept: answered in closed form, however large.
+    const auto all = online_json("9223372036854775807", "9223372036854775807");
+    BOOST_TEST(all["forward_steps"].get<std::uint64_t>() == 9223372036854775806u);
 }
 
 BOOST_AUTO_TEST_CASE(actions_replay_legally_with_the_reported_counts)
@@ -121,6 +124,7 @@ BOOST_AUTO_TEST_CASE(misuse_exits_2_with_one_line)
         // Beyond the replay limit: refused up front with the estimate, not after minutes.
         {{"plan", "--online", "--steps", "1e15", "--slots", "50"}, std::to_string(cli::online_replay_limit)},
         {{"plan", "--online", "--steps", "9223372036854775807", "--slots", "2"}, "replay"},
+        {{"plan", "--online", "--steps", "1e12", "--slots", "1e9"}, "snapshots held"},
     };
     for (const auto& c : cases) {
         const result r = run_tool(c.args);
