@@ -194,7 +194,7 @@ int main(int argc, char** argv)
                 repeats);
     std::printf("| T | s | revolve actions | revolve ns/action | online actions | online ns/action | ratio |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
-    for (const slot_t s : {10, 100}) {
+    for (const slot_t s : {10, 100, 1000}) {
         const step_t t = 10'000'000;
         std::uint64_t offline_actions = 0, online_actions = 0;
         const double offline = ns_per_action(remat::revolve(t, s), repeats, offline_actions);
