@@ -124,6 +124,24 @@ std::string range_name(const range_stats& r, slot_t s)
     return std::to_string(r.from) + " < T <= " + std::to_string(r.to);
 }
 
+// The reversal the schedule uses keeps every held snapshot; the best one could do with the same snapshots
+// may give some up first (so that later segments get more slots). Dynamic program over which to keep.
+std::uint64_t best_reversal_dropping(const std::vector<step_t>& held, step_t end, slot_t s)
+{
+    const std::size_t m = held.size();
+    // best[j][i]: reverse [held[j], end) with held[j] kept as the i-th snapshot (i earlier ones kept).
+    std::vector<std::vector<std::uint64_t>> best(m, std::vector<std::uint64_t>(m, 0));
+    for (std::size_t j = m; j-- > 0;)
+        for (std::size_t i = 0; i <= j; ++i) {
+            const slot_t sigma = s - static_cast<slot_t>(i);
+            std::uint64_t b = segment_cost(end - held[j], sigma);
+            for (std::size_t k = j + 1; k < m; ++k)
+                b = std::min(b, segment_cost(held[k] - held[j], sigma) + best[k][i + 1]);
+            best[j][i] = b;
+        }
+    return m == 0 ? 0 : best[0][0];
+}
+
 template <class Schedule>
 double ns_per_action(const Schedule& plan, int repeats, std::uint64_t& actions)
 {
@@ -190,7 +208,29 @@ int main(int argc, char** argv)
         }
     }
 
-    std::printf("\n## 3. action generation, ns per action (median of %d), offline revolve as the baseline\n\n",
+    std::printf("\n## 3. would giving up snapshots before the reverse sweep help?\n\n");
+    std::printf("| s | T swept | T where it helps | largest saving (forward steps) |\n|---|---|---|---|\n");
+    for (const slot_t s : {2, 3, 4, 6, 8, 12}) {
+        const auto last = static_cast<step_t>(std::min<std::uint64_t>(remat::binomial::max_steps(s, 5), 4000));
+        remat::detail::online_placement place(s);
+        std::uint64_t helps = 0, saving = 0;
+        for (step_t p = 0; p < last; ++p) { // x_p current: the loop may end with step p
+            const std::vector<step_t> held = place.positions();
+            std::uint64_t kept = 0;
+            for (std::size_t i = 0; i < held.size(); ++i)
+                kept += segment_cost((i + 1 < held.size() ? held[i + 1] : p) - held[i], s - static_cast<slot_t>(i));
+            const std::uint64_t dropping = best_reversal_dropping(held, p, s);
+            if (dropping < kept) {
+                ++helps;
+                saving = std::max(saving, kept - dropping);
+            }
+            (void)place.decide(p);
+        }
+        std::printf("| %d | 1..%lld | %llu | %llu |\n", static_cast<int>(s), static_cast<long long>(last),
+                    static_cast<unsigned long long>(helps), static_cast<unsigned long long>(saving));
+    }
+
+    std::printf("\n## 4. action generation, ns per action (median of %d), offline revolve as the baseline\n\n",
                 repeats);
     std::printf("| T | s | revolve actions | revolve ns/action | online actions | online ns/action | ratio |\n");
     std::printf("|---|---|---|---|---|---|---|\n");

@@ -7,8 +7,8 @@
 //    clips its step to the final time. Forward steps equal the offline optimum for T <= C(s+2,2).
 //  - run_online_converged: `converged(k, x_k)` is asked after step k-1 has run, for k >= 1, as a fixed-point
 //    iteration tests the new state. x_T is useless to the adjoint, so the last step's state has to be
-//    recomputed: this costs extra forward steps, reported in run_report::forward_steps (and measured in
-//    bench/online_ratio).
+//    restored or recomputed: the run costs exactly the forward steps of a run_online loop of T+1 steps,
+//    usually about r more than T steps (run_report::forward_steps; measured in bench/online_ratio).
 #pragma once
 
 #include "remat/driver/executor.hpp"
@@ -130,8 +130,8 @@ run_report run_online(const online_revolve& plan, Store& store, State& state, Fo
 
 /// Like run_online, for loops that learn only afterwards that they have ended: `converged(k, x_k)` is
 /// called for k >= 1, after step k-1 has run; true means x_k is the final state (T = k). Step 0 always
-/// runs. The adjoint sees x_{T-1}..x_0 as with run_online; the extra forward steps this convention costs
-/// (x_{T-1} is recomputed unless it was kept) are in the report.
+/// runs. The adjoint sees x_{T-1}..x_0 as with run_online; the forward steps, in the report, are those of
+/// a run_online loop of T+1 steps (online_revolve::cost(T, online_end::after_last_step)).
 ///
 ///     remat::run_report r = remat::run_online_converged(plan, store, x, step, adjoint_step,
 ///         [&](remat::step_t, const State& s) { return residual(s) < 1e-10; });

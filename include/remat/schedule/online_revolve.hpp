@@ -36,8 +36,9 @@ enum class online_end {
     /// clips its step to the final time). x_{T-1} is current when the loop ends and is reversed at once.
     at_last_step,
     /// The loop learns it has ended only at x_T, after running step T-1 (a convergence test on the new
-    /// state). x_T is of no use to the adjoint, so x_{T-1} must be restored or recomputed: this costs
-    /// more forward steps than at_last_step (measured in bench/online_ratio, docs/online.md).
+    /// state). x_T is of no use to the adjoint, so x_{T-1} must be restored or recomputed: the schedule
+    /// then costs exactly what a loop of T+1 steps costs with at_last_step, usually about r forward steps
+    /// more than T steps do (measured in bench/online_ratio, docs/online.md).
     after_last_step,
 };
 
