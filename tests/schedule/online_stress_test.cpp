@@ -21,9 +21,9 @@ using namespace remat;
 BOOST_AUTO_TEST_CASE(long_random_loops_replayed_in_full)
 {
     std::mt19937_64 rng(7031);
-    std::uniform_int_distribution<step_t> steps(100'000, 2'000'000);
+    std::uniform_int_distribution<step_t> steps(100'000, 1'000'000);
     std::uniform_int_distribution<slot_t> slots(2, 200);
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 5; ++i) {
         const step_t t = steps(rng);
         const slot_t s = slots(rng);
         const online_replay plan = online_revolve(s).replay(t);
