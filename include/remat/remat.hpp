@@ -4,6 +4,7 @@
 
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/driver/run_online.hpp"
 #include "remat/driver/run_report.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
@@ -13,6 +14,7 @@
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"

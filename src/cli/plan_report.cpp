@@ -2,6 +2,7 @@
 
 #include "parse.hpp"
 
+#include "remat/schedule/binomial.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 
@@ -16,6 +17,12 @@ double recompute_ratio(const schedule_cost& c)
 {
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
     return baseline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(baseline);
+}
+
+// An online schedule against the offline optimum for the T it found.
+double offline_ratio(const schedule_cost& c, std::uint64_t offline)
+{
+    return offline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(offline);
 }
 
 } // namespace
@@ -46,6 +53,12 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     }
     if (choice.period > 0)
         j["period"] = choice.period;
+    if (choice.online) {
+        const std::uint64_t offline = binomial::min_forward_steps(c.steps, choice.slots);
+        j["offline_forward_steps"] = offline;
+        j["ratio_to_offline"] = offline_ratio(c, offline);
+        j["learns_end_at"] = "x_{T-1}";
+    }
     if (choice.state_bytes) {
         j["state_bytes"] = *choice.state_bytes;
         j["budget_bytes"] = *choice.budget_bytes;
@@ -90,6 +103,11 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
                        c.repetition == 1 ? "" : "s");
     out << fmt::format("forward steps  {} (store-all: {}; {} recomputed, {:.3f}x)\n", c.forward_steps, baseline,
                        c.forward_steps - baseline, recompute_ratio(c));
+    if (choice.online) {
+        const std::uint64_t offline = binomial::min_forward_steps(c.steps, choice.slots);
+        out << fmt::format("offline        {} forward steps if T were known up front (online/offline {:.4f}x)\n",
+                           offline, offline_ratio(c, offline));
+    }
     out << fmt::format("reverse steps  {}\n", c.reverse_steps);
     out << fmt::format("stores         {}\n", c.stores);
     out << fmt::format("restores       {}\n", c.restores);

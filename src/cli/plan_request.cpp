@@ -4,6 +4,7 @@
 
 #include "remat/error.hpp"
 #include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
@@ -47,6 +48,8 @@ void add_plan_options(CLI::App& command, plan_request& request)
                        "the schedule)");
     command.add_option("--method", request.method, "multilevel: auto, exact (dynamic program) or near-optimal (any T)")
         ->capture_default_str();
+    command.add_flag("--online", request.online,
+                     "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
 
 namespace {
@@ -142,6 +145,8 @@ plan_choice choose_plan(const plan_request& request)
         choice.model.step_cost = parse_cost("--step-cost", request.step_cost, true);
     if (!request.reverse_cost.empty())
         choice.model.reverse_cost = parse_cost("--reverse-cost", request.reverse_cost, false);
+    if (request.online && !request.levels.empty())
+        throw usage_error("--online plans one level: give --slots (or --budget with --state-bytes), not --level");
     if (name == "multilevel") {
         if (request.levels.empty())
             throw usage_error("--schedule multilevel needs --level (e.g. --level host:4 --level disk:inf:5:5)");
@@ -171,7 +176,29 @@ plan_choice choose_plan(const plan_request& request)
         choice.slots = parse_count("--slots", request.slots, 1);
     }
 
-    if (name == "revolve") {
+    if (request.online) {
+        if (name != "revolve")
+            throw usage_error("--online applies to --schedule revolve only, got \"" + name + "\"");
+        if (choice.slots == 0)
+            throw usage_error("--online needs --slots (or --budget with --state-bytes)");
+        if (!request.every.empty())
+            throw usage_error("--every applies to --schedule uniform only");
+        const online_revolve plan(choice.slots);
+        if (choice.slots > online_planned_slots_limit && steps - 1 > choice.slots)
+            throw usage_error(fmt::format("--online --slots {}: planning lists the {} snapshots held when the loop "
+                                          "ends, more than the {} this tool lists; use fewer slots",
+                                          choice.slots, choice.slots, online_planned_slots_limit));
+        const std::uint64_t decisions = plan.replay_decisions(steps);
+        if (decisions > online_replay_limit)
+            throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} store "
+                                          "decisions, more than the {} this tool replays; use more slots or "
+                                          "fewer steps",
+                                          steps, choice.slots, decisions, online_replay_limit));
+        choice.plan = plan.replay(steps);
+        choice.name = "online-revolve";
+        choice.description = "online revolve (T learned at x_{T-1}; exact offline optimum up to C(s+2,2) steps)";
+        choice.online = true;
+    } else if (name == "revolve") {
         if (choice.slots == 0)
             throw usage_error("revolve needs --slots (or --budget with --state-bytes)");
         if (!request.every.empty())

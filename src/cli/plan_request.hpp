@@ -27,11 +27,12 @@ struct plan_request {
     std::string step_cost;
     std::string reverse_cost;
     std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
+    bool online = false; ///< simulate the online schedule (T learned only at x_{T-1})
 };
 
 /// A validated choice of schedule.
 struct plan_choice {
-    std::string name;        ///< "revolve", "uniform", "store-all" or "multilevel"
+    std::string name;        ///< "revolve", "online-revolve", "uniform", "store-all" or "multilevel"
     std::string description; ///< one line for humans
     any_schedule plan;
     slot_t slots = 0;                         ///< slots available to it
@@ -44,7 +45,14 @@ struct plan_choice {
     std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
     std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine" or "nested"
     step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid)
+    bool online = false; ///< an online schedule: its cost is compared with the offline optimum
 };
+
+/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns
+/// each); above this many the tool refuses instead of running for minutes.
+inline constexpr std::uint64_t online_replay_limit = std::uint64_t{1} << 32;
+/// ... and lists the snapshots held when the loop ends (8 bytes each), up to this many.
+inline constexpr slot_t online_planned_slots_limit = slot_t{1} << 27;
 
 void add_plan_options(CLI::App& command, plan_request& request);
 

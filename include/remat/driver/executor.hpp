@@ -118,6 +118,28 @@ public:
     /// be x_k.
     void step_forward(step_t k) { do_advance(advance{k, k + 1}); }
 
+    /// Online loops learn T only when their forward sweep ends: make the executor with an upper bound
+    /// (e.g. INT64_MAX), run the forward sweep, then fix T here before the reverse sweep. The current
+    /// state may be x_T (a loop that learns only afterwards that it has ended). Throws
+    /// remat::schedule_error when a step was already reversed or the current state lies beyond x_T.
+    ///
+    ///     remat::executor ex(store, x, forward, adjoint, INT64_MAX);
+    ///     ex.step_forward(0); ex.step_forward(1);   // the loop then says that step 2 is its last
+    ///     ex.set_steps(3);
+    void set_steps(step_t steps)
+    {
+        if (steps < 1)
+            throw argument_error("steps must be at least 1, got " + std::to_string(steps));
+        if (report_.reverse_steps != 0)
+            throw schedule_error("the number of steps is fixed before the reverse sweep, but " +
+                                 std::to_string(report_.reverse_steps) + " steps were already reversed");
+        if (current_ > steps)
+            throw schedule_error("the loop ends with x_" + std::to_string(steps) + " but the state is " +
+                                 describe_current());
+        report_.steps = steps;
+        next_reverse_ = steps - 1;
+    }
+
     /// The step whose state x_k is current, or -1 when undefined (after a reverse).
     [[nodiscard]] step_t current() const noexcept { return current_; }
     [[nodiscard]] step_t next_reverse() const noexcept { return next_reverse_; }

@@ -1,0 +1,167 @@
+// remat/driver/run_online.hpp — the driver for loops that learn their length only when they end.
+//
+// remat::run needs T up front. run_online drives remat::online_revolve instead: the loop's own
+// termination test is asked at every x_k, the schedule keeps what it chooses in the store, and when the
+// loop has ended the reverse sweep follows. Two conventions (docs/online.md):
+//  - run_online: `is_last(k, x_k)` is asked before step k runs, as an adaptive ODE solver knows when it
+//    clips its step to the final time. Forward steps equal the offline optimum for T <= C(s+2,2).
+//  - run_online_converged: `converged(k, x_k)` is asked after step k-1 has run, for k >= 1, as a fixed-point
+//    iteration tests the new state. x_T is useless to the adjoint, so the last step's state has to be
+//    restored or recomputed: the run costs exactly the forward steps of a run_online loop of T+1 steps,
+//    usually about r more than T steps (run_report::forward_steps; measured in bench/online_ratio).
+#pragma once
+
+#include "remat/driver/executor.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/driver/run_report.hpp"
+#include "remat/schedule/online_revolve.hpp"
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+namespace remat {
+
+/// A termination test on the state: `test(k, x)` with x == x_k, returning something convertible to bool.
+template <class P, class State>
+concept loop_test =
+    std::invocable<P&, step_t, const State&> && std::convertible_to < std::invoke_result_t<P&, step_t, const State&>,
+bool > ;
+
+namespace detail {
+
+template <class Test, class State>
+bool ask(Test& test, step_t k, const State& state)
+{
+    try {
+        return static_cast<bool>(std::invoke(test, k, state));
+    } catch (...) {
+        rethrow_as_step_error(k, step_phase::predicate);
+    }
+}
+
+/// Applies the rest of an online cursor's actions (the reverse sweep), telling the store about coming
+/// restores `lookahead` actions ahead as remat::run does.
+template <class Executor, class Store, class Cursor>
+void apply_reverse_sweep(Executor& ex, Cursor& cursor, const run_options& options)
+{
+    action a;
+    if constexpr (!store_prefetches<std::remove_cvref_t<Store>>) {
+        while (cursor.next(a))
+            ex.apply(a);
+    } else {
+        constexpr std::size_t ring_size = 32;
+        std::array<action, ring_size> ring{};
+        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1;
+        std::size_t head = 0;
+        std::size_t count = 0;
+        bool more = true;
+        auto pull = [&] {
+            action& slot = ring[(head + count) % ring_size];
+            if (cursor.next(slot)) {
+                ++count;
+                ex.look_ahead(slot);
+            } else {
+                more = false;
+            }
+        };
+        while (more && count < window)
+            pull();
+        while (count > 0) {
+            ex.apply(ring[head]);
+            head = (head + 1) % ring_size;
+            --count;
+            if (more)
+                pull();
+        }
+    }
+}
+
+} // namespace detail
+
+/// Runs a loop whose length is unknown until it ends, and its reverse sweep, starting from `state` == x_0.
+///
+/// At each x_k the driver calls `is_last(k, x_k)`: true means step k is the loop's last (T = k+1), and
+/// the reverse sweep starts at once with x_{T-1} where it stands. Otherwise the schedule may keep x_k
+/// and the driver calls `forward(k, x)`. `adjoint(k, x)` is then called with x == x_k for k = T-1 down to
+/// 0, exactly as in remat::run; gradients are bit-identical to a store-everything run. The report's
+/// `steps` is the T the loop found.
+///
+/// Errors: a throwing `is_last` becomes remat::step_error with step_phase::predicate and the step k of
+/// the state it was asked about; forward, adjoint and snapshot failures as in remat::run. The store's
+/// slots are released before any exception leaves.
+///
+///     remat::host_store store(16);
+///     remat::run_report r = remat::run_online(remat::online_revolve(16), store, x,
+///         [&](remat::step_t, State& s) { solver.step(s); },
+///         [&](remat::step_t k, State& s) { solver.adjoint_step(k, s, a); },
+///         [&](remat::step_t, const State& s) { return solver.time(s) + solver.dt(s) >= t_end; });
+///     // r.steps is T
+template <snapshot_store Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
+          loop_test<State> IsLast>
+run_report run_online(const online_revolve& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+                      IsLast&& is_last, const run_options& options = {})
+{
+    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
+        store, state, forward, adjoint, std::numeric_limits<step_t>::max());
+    try {
+        auto cursor = plan.cursor();
+        action a;
+        for (;;) {
+            const bool last = detail::ask(is_last, cursor.position(), std::as_const(state));
+            cursor.answer(last);
+            if (last)
+                break;
+            while (cursor.next(a))
+                ex.apply(a);
+        }
+        ex.set_steps(cursor.steps());
+        detail::apply_reverse_sweep<decltype(ex), Store>(ex, cursor, options);
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
+/// Like run_online, for loops that learn only afterwards that they have ended: `converged(k, x_k)` is
+/// called for k >= 1, after step k-1 has run; true means x_k is the final state (T = k). Step 0 always
+/// runs. The adjoint sees x_{T-1}..x_0 as with run_online; the forward steps, in the report, are those of
+/// a run_online loop of T+1 steps (online_revolve::cost(T, online_end::after_last_step)).
+///
+///     remat::run_report r = remat::run_online_converged(plan, store, x, step, adjoint_step,
+///         [&](remat::step_t, const State& s) { return residual(s) < 1e-10; });
+template <snapshot_store Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
+          loop_test<State> Converged>
+run_report run_online_converged(const online_revolve& plan, Store& store, State& state, Forward&& forward,
+                                Adjoint&& adjoint, Converged&& converged, const run_options& options = {})
+{
+    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
+        store, state, forward, adjoint, std::numeric_limits<step_t>::max());
+    try {
+        auto cursor = plan.cursor();
+        action a;
+        for (;;) {
+            const step_t k = cursor.position();
+            if (k >= 1 && detail::ask(converged, k, std::as_const(state))) {
+                cursor.end_state();
+                break;
+            }
+            cursor.answer(false);
+            while (cursor.next(a))
+                ex.apply(a);
+        }
+        ex.set_steps(cursor.steps());
+        detail::apply_reverse_sweep<decltype(ex), Store>(ex, cursor, options);
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
+} // namespace remat

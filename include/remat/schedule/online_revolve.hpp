@@ -1,0 +1,200 @@
+// remat/schedule/online_revolve.hpp — checkpointing a loop whose length is known only when it ends.
+//
+// Adaptive ODE solvers and while-loops learn T only when they stop. online_revolve decides during the
+// forward sweep, step by step, which states to keep in its s slots; when the loop ends it reverses the
+// last step where it stands and the segments between the kept states with offline binomial schedules.
+// Forward steps (recomputation included) equal the offline optimum r*T - C(s+r, r-1) for every
+// T <= C(s+2,2), and stay close to it beyond; docs/online.md has the algorithm, the measured ratios and
+// the bound. Each action costs O(1) amortised, the cursor holds O(s) state, and T may reach 2^63-1.
+//
+// Driving it by hand (remat::run_online in remat/driver/run_online.hpp does this for you):
+//
+//     remat::online_revolve plan(10);                  // 10 slots, x_0's included
+//     auto c = plan.cursor();
+//     remat::action a;
+//     for (bool last = false; !last;) {                // forward sweep: x_k is current, k = c.position()
+//         last = solver_reached_the_end();             // is step k the last one?
+//         c.answer(last);                              // queues free/store of x_k and `advance k k+1`,
+//         while (c.next(a)) apply(a);                  // or `reverse k` and the whole reverse sweep
+//     }
+#pragma once
+
+#include "remat/detail/online_placement.hpp"
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/cost.hpp"
+#include "remat/schedule/range.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace remat {
+
+/// When a loop learns that it has ended.
+enum class online_end {
+    /// At x_k, before step k runs, the loop knows whether step k is its last (an adaptive ODE solver that
+    /// clips its step to the final time). x_{T-1} is current when the loop ends and is reversed at once.
+    at_last_step,
+    /// The loop learns it has ended only at x_T, after running step T-1 (a convergence test on the new
+    /// state). x_T is of no use to the adjoint, so x_{T-1} must be restored or recomputed: the schedule
+    /// then costs exactly what a loop of T+1 steps costs with at_last_step, usually about r forward steps
+    /// more than T steps do (measured in bench/online_ratio, docs/online.md).
+    after_last_step,
+};
+
+class online_replay;
+
+/// The online binomial schedule with `slots` snapshot slots on level 0 (x_0's included).
+///
+///     remat::online_revolve plan(16);
+///     plan.cost(1000).forward_steps;          // what a loop that turns out to have 1000 steps costs
+///     remat::binomial::min_forward_steps(1000, 16);   // the offline optimum, for comparison
+class online_revolve {
+public:
+    /// Throws remat::argument_error when slots < 1.
+    explicit online_revolve(slot_t slots);
+
+    [[nodiscard]] slot_t slots() const noexcept { return slots_; }
+
+    /// One run of the online schedule: answers in, actions out. During the forward sweep the cursor waits
+    /// for an answer at each x_k (awaiting_answer()), then yields what to do with x_k (`free`, `store`)
+    /// and `advance k k+1`; once the loop has ended it yields the reverse sweep, lazily.
+    class cursor_type {
+    public:
+        cursor_type() = default;
+
+        /// True while the forward sweep waits to hear about step position().
+        [[nodiscard]] bool awaiting_answer() const noexcept { return phase_ == phase::forward && queue_.empty(); }
+        /// k while x_k is the current state of the forward sweep.
+        [[nodiscard]] step_t position() const noexcept { return position_; }
+        /// T once the loop has ended; 0 before.
+        [[nodiscard]] step_t steps() const noexcept { return steps_; }
+
+        /// online_end::at_last_step: `last` tells whether step position() is the loop's last. Not last:
+        /// queues the free/store of x_k the schedule chooses, then `advance k k+1`. Last (T = k+1):
+        /// queues `reverse k` and the reverse sweep. Throws remat::schedule_error when no answer is
+        /// awaited (actions still queued, or the loop already ended), remat::argument_error when the loop
+        /// would pass 2^63-1 steps.
+        ///
+        ///     c.answer(k + 1 == T);
+        void answer(bool last);
+
+        /// online_end::after_last_step: x_k, k = position() >= 1, is the loop's final state (T = k);
+        /// queues the reverse sweep. Throws remat::schedule_error at x_0 or when no answer is awaited.
+        ///
+        ///     if (converged(c.position(), x)) c.end_state(); else c.answer(false);
+        void end_state();
+
+        /// Writes the next queued action into `out`; false when none is queued (during the forward sweep:
+        /// an answer is awaited; after it: the schedule is complete).
+        bool next(action& out)
+        {
+            if (queue_.pop(out)) [[likely]]
+                return true;
+            if (phase_ != phase::reverse)
+                return false;
+            refill();
+            return queue_.pop(out);
+        }
+
+    private:
+        friend class online_revolve;
+        enum class phase { forward, reverse, done };
+        void start_reverse(step_t end);
+        void refill();
+        void start_segment();
+        void finish_segment();
+        slot_t take_slot();
+        void push_translated(const action& a);
+
+        detail::online_placement place_{1};
+        phase phase_ = phase::done;
+        step_t position_ = 0;
+        step_t steps_ = 0;
+        detail::action_queue<4> queue_;
+
+        // Reverse sweep: segments from the back; segment i (from x_0) has s-i slots.
+        std::int64_t node_ = -1;     // the snapshot that starts the current segment
+        std::int64_t index_ = 0;     // its index from x_0
+        step_t segment_end_ = 0;     // the segment is [position of node_, segment_end_)
+        bool in_segment_ = false;    // a revolve sub-schedule is running
+        revolve::cursor_type sub_{}; // on steps relative to the segment start
+        slot_t start_slot_ = 0;
+        std::vector<slot_t> extra_; // revolve's slots 1.. map here
+        std::vector<slot_t> free_;  // released slots
+        slot_t fresh_ = 0;          // slots never used yet: fresh_ .. s-1
+    };
+
+    [[nodiscard]] cursor_type cursor() const;
+
+    /// The schedule as it unfolds for a loop that turns out to have `steps` steps: a remat::schedule
+    /// (steps(), cost(), cursor(), a range of actions). Throws remat::argument_error when steps < 1.
+    ///
+    ///     for (const remat::action& a : plan.replay(T)) std::cout << a << '\n';
+    [[nodiscard]] online_replay replay(step_t steps, online_end end = online_end::at_last_step) const;
+
+    /// The counts of replay(steps, end) without enumerating actions: the forward sweep's snapshots in
+    /// closed form for T <= C(s+2,2), a replay of its store decisions beyond (one per kept snapshot, the
+    /// steps in between skipped), and the reverse sweep as a sum of offline binomial costs over the
+    /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1.
+    [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step) const;
+
+    /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
+    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes a few nanoseconds per decision. Cheap:
+    /// O(r) time.
+    ///
+    ///     plan.replay_decisions(1'000'000'000);   // ~1.3e8 for s = 64
+    [[nodiscard]] std::uint64_t replay_decisions(step_t steps) const;
+
+private:
+    slot_t slots_;
+};
+
+/// online_revolve's actions for a loop known (in hindsight) to have T steps; the CLI's `plan --online`.
+///
+///     remat::online_replay r = remat::online_revolve(4).replay(20);
+///     r.cost().forward_steps;   // 43, the offline optimum for T = 20 and s = 4
+class online_replay : public action_range<online_replay> {
+public:
+    online_replay(const online_revolve& plan, step_t steps, online_end end);
+
+    [[nodiscard]] step_t steps() const noexcept { return steps_; }
+    [[nodiscard]] slot_t slots() const noexcept { return plan_.slots(); }
+    [[nodiscard]] online_end convention() const noexcept { return end_; }
+    [[nodiscard]] schedule_cost cost() const { return plan_.cost(steps_, end_); }
+
+    class cursor_type {
+    public:
+        cursor_type() = default;
+        bool next(action& out)
+        {
+            while (!online_.next(out)) {
+                if (!online_.awaiting_answer())
+                    return false;
+                const step_t k = online_.position();
+                if (end_ == online_end::at_last_step)
+                    online_.answer(k == steps_ - 1);
+                else if (k == steps_)
+                    online_.end_state();
+                else
+                    online_.answer(false);
+            }
+            return true;
+        }
+
+    private:
+        friend class online_replay;
+        online_revolve::cursor_type online_;
+        step_t steps_ = 0;
+        online_end end_ = online_end::at_last_step;
+    };
+
+    [[nodiscard]] cursor_type cursor() const;
+
+private:
+    online_revolve plan_;
+    step_t steps_;
+    online_end end_;
+};
+
+} // namespace remat

@@ -1,0 +1,266 @@
+// The online schedule: forward decisions from detail::online_placement, then the reverse sweep as offline
+// binomial schedules on the segments between the kept states, last segment first.
+//
+// Segment i (from x_0) starts at snapshot c_i and ends where the next one starts (the last segment at
+// x_{T-1}, which the loop reverses where it stands, or at x_T when the loop learned its end only there).
+// While it runs, c_0..c_{i-1} are still held, so it has s-i slots, c_i's own included: exactly the slots
+// an offline schedule with that cut would give it. revolve(l, s-i) is replayed on it with its slot 0
+// mapped to c_i's slot (the initial `store 0 0 0` is dropped: x_{c_i} is already stored and is restored
+// first) and its other slots mapped to free ones.
+#include "remat/schedule/online_revolve.hpp"
+
+#include "remat/detail/checked_math.hpp"
+#include "remat/detail/validate.hpp"
+#include "remat/error.hpp"
+#include "remat/schedule/binomial.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace remat {
+
+online_revolve::online_revolve(slot_t slots) : slots_(slots)
+{
+    detail::require_positive_slots(slots);
+}
+
+online_revolve::cursor_type online_revolve::cursor() const
+{
+    cursor_type c;
+    c.place_ = detail::online_placement(slots_);
+    c.phase_ = cursor_type::phase::forward;
+    return c;
+}
+
+void online_revolve::cursor_type::answer(bool last)
+{
+    if (!awaiting_answer())
+        throw schedule_error(phase_ == phase::forward
+                                 ? "answer about step " + std::to_string(position_) +
+                                       " while actions are still queued: take them with next() first"
+                                 : std::string("answer after the loop has ended"));
+    const step_t k = position_;
+    if (last) {
+        steps_ = k + 1;
+        queue_.push(reverse{k});
+        start_reverse(k);
+        return;
+    }
+    if (k == std::numeric_limits<step_t>::max() - 1)
+        throw argument_error("the loop passed 2^63-1 steps, the most a step count can hold");
+    const detail::online_placement::decision d = place_.decide(k);
+    if (d.evicts)
+        queue_.push(free_slot{0, d.evicted_slot});
+    if (d.store)
+        queue_.push(store{0, d.slot, k});
+    queue_.push(advance{k, k + 1});
+    position_ = k + 1;
+}
+
+void online_revolve::cursor_type::end_state()
+{
+    if (!awaiting_answer())
+        throw schedule_error(phase_ == phase::forward
+                                 ? "end_state at x_" + std::to_string(position_) +
+                                       " while actions are still queued: take them with next() first"
+                                 : std::string("end_state after the loop has ended"));
+    if (position_ < 1)
+        throw schedule_error("end_state at x_0: a loop that learns its end afterwards runs at least one step");
+    steps_ = position_;
+    start_reverse(position_);
+}
+
+void online_revolve::cursor_type::start_reverse(step_t end)
+{
+    phase_ = phase::reverse;
+    node_ = place_.tail();
+    index_ = static_cast<std::int64_t>(place_.size()) - 1;
+    segment_end_ = end;
+    in_segment_ = false;
+    fresh_ = static_cast<slot_t>(place_.size());
+    free_.clear();
+}
+
+slot_t online_revolve::cursor_type::take_slot()
+{
+    if (!free_.empty()) {
+        const slot_t s = free_.back();
+        free_.pop_back();
+        return s;
+    }
+    return fresh_++;
+}
+
+void online_revolve::cursor_type::push_translated(const action& a)
+{
+    const step_t base = place_.at(node_).position;
+    auto slot = [&](slot_t j) { return j == 0 ? start_slot_ : extra_[static_cast<std::size_t>(j - 1)]; };
+    std::visit(overloaded{
+                   [&](const advance& x) {
+                       queue_.push(advance{base + x.from, base + x.to});
+                   },
+                   [&](const store& x) {
+                       queue_.push(store{0, slot(x.slot), base + x.step});
+                   },
+                   [&](const restore& x) {
+                       queue_.push(restore{0, slot(x.slot), base + x.step});
+                   },
+                   [&](const free_slot& x) {
+                       queue_.push(free_slot{0, slot(x.slot)});
+                   },
+                   [&](const reverse& x) { queue_.push(reverse{base + x.step}); },
+               },
+               a);
+}
+
+void online_revolve::cursor_type::start_segment()
+{
+    const detail::online_placement::node& n = place_.at(node_);
+    const step_t length = segment_end_ - n.position;
+    const slot_t sigma = place_.slots() - static_cast<slot_t>(index_);
+    start_slot_ = n.slot;
+    queue_.push(restore{0, n.slot, n.position});
+    if (length == 1) {
+        queue_.push(reverse{n.position});
+        queue_.push(free_slot{0, n.slot});
+        finish_segment();
+        return;
+    }
+    const slot_t used = std::min<slot_t>(sigma, length - 1);
+    extra_.clear();
+    for (slot_t j = 1; j < used; ++j)
+        extra_.push_back(take_slot());
+    sub_ = revolve(length, sigma).cursor();
+    action first;
+    (void)sub_.next(first); // `store 0 0 0`: x_{c_i} is stored already
+    in_segment_ = true;
+}
+
+void online_revolve::cursor_type::finish_segment()
+{
+    // The sub-schedule freed every slot it used; c_i's own slot is free too now.
+    for (const slot_t s : extra_)
+        free_.push_back(s);
+    extra_.clear();
+    free_.push_back(start_slot_);
+    in_segment_ = false;
+    segment_end_ = place_.at(node_).position;
+    node_ = place_.at(node_).prev;
+    --index_;
+}
+
+void online_revolve::cursor_type::refill()
+{
+    if (in_segment_) {
+        action a;
+        if (sub_.next(a)) {
+            push_translated(a);
+            return;
+        }
+        finish_segment();
+    }
+    if (node_ < 0) {
+        phase_ = phase::done;
+        return;
+    }
+    start_segment();
+}
+
+online_replay online_revolve::replay(step_t steps, online_end end) const
+{
+    return online_replay(*this, steps, end);
+}
+
+schedule_cost online_revolve::cost(step_t steps, online_end end) const
+{
+    detail::require_positive_steps(steps);
+    const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
+    schedule_cost c;
+    if (decisions <= slots_) {
+        // Every state the sweep passed is kept and every segment is one step long (no cut to list, so that
+        // huge slot counts cost no memory).
+        const auto d = static_cast<std::uint64_t>(decisions);
+        c.steps = steps;
+        c.reverse_steps = static_cast<std::uint64_t>(steps);
+        c.forward_steps = c.stores = c.restores = c.peak_slots = d;
+        c.repetition = d > 0 ? 1 : 0;
+        c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+        return c;
+    }
+    const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
+    c.steps = steps;
+    c.reverse_steps = static_cast<std::uint64_t>(steps);
+    c.forward_steps = static_cast<std::uint64_t>(decisions);
+    c.stores = forward.stores;
+    c.peak_slots = forward.positions.size();
+    c.repetition = decisions > 0 ? 1 : 0;
+    const std::size_t kept = forward.positions.size();
+    for (std::size_t i = 0; i < kept; ++i) {
+        const step_t start = forward.positions[i];
+        const step_t stop = i + 1 < kept ? forward.positions[i + 1] : decisions;
+        const step_t length = stop - start;
+        const slot_t sigma = slots_ - static_cast<slot_t>(i);
+        std::uint64_t used = 1;
+        if (length == 1) {
+            c.restores += 1;
+        } else {
+            const schedule_cost part = revolve(length, sigma).cost();
+            c.forward_steps = detail::checked_add(c.forward_steps, part.forward_steps, "the number of forward steps");
+            c.stores += part.stores - 1;
+            c.restores += part.restores + 1;
+            c.repetition = std::max(c.repetition, 1 + part.repetition);
+            used = part.peak_slots;
+        }
+        c.peak_slots = std::max<std::uint64_t>(c.peak_slots, i + used);
+    }
+    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+    return c;
+}
+
+std::uint64_t online_revolve::replay_decisions(step_t steps) const
+{
+    detail::require_positive_steps(steps);
+    const auto s = static_cast<std::uint64_t>(slots_);
+    const auto t = static_cast<std::uint64_t>(steps);
+    const std::uint64_t level_two = binomial::max_steps(slots_, 2);
+    if (s == 1 || t <= level_two)
+        return 0;
+    // Level L spans the decisions [β(s,L)-1, β(s,L+1)-1): at most one per L+1 steps plus its s-1 cut
+    // points. Summed level by level while there are few levels; with very many (only a handful of slots
+    // and an astronomical T) the cruder bound of one decision per 3 steps plus s per level.
+    const std::uint64_t levels = binomial::repetition_number(steps, slots_);
+    if (levels > (std::uint64_t{1} << 24)) {
+        std::uint64_t per_level = 0;
+        if (__builtin_mul_overflow(s, levels, &per_level))
+            return detail::uint64_max;
+        const std::uint64_t sum = (t - level_two) / 3 + per_level;
+        return sum < per_level ? detail::uint64_max : sum;
+    }
+    std::uint64_t total = 0;
+    std::uint64_t begin = level_two; // β(s, L) for L = 2
+    for (std::uint64_t level = 2; begin < t; ++level) {
+        const std::uint64_t end = detail::mul_div_saturated(begin, s + level + 1, level + 1); // β(s, L+1)
+        const std::uint64_t length = std::min(end, t) - begin;
+        total = detail::checked_add(total, length / (level + 1) + s, "the number of store decisions");
+        begin = end;
+    }
+    return total;
+}
+
+online_replay::online_replay(const online_revolve& plan, step_t steps, online_end end)
+    : plan_(plan), steps_(steps), end_(end)
+{
+    detail::require_positive_steps(steps);
+}
+
+online_replay::cursor_type online_replay::cursor() const
+{
+    cursor_type c;
+    c.online_ = plan_.cursor();
+    c.steps_ = steps_;
+    c.end_ = end_;
+    return c;
+}
+
+} // namespace remat
