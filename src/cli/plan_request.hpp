@@ -27,7 +27,7 @@ struct plan_request {
     std::string step_cost;
     std::string reverse_cost;
     std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
-    bool online = false; ///< simulate the online schedule (T learned only at x_{T-1})
+    bool online = false;         ///< simulate the online schedule (T learned only at x_{T-1})
 };
 
 /// A validated choice of schedule.
@@ -45,7 +45,7 @@ struct plan_choice {
     std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
     std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine" or "nested"
     step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid)
-    bool online = false; ///< an online schedule: its cost is compared with the offline optimum
+    bool online = false;              ///< an online schedule: its cost is compared with the offline optimum
 };
 
 /// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns
