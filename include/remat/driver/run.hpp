@@ -5,6 +5,7 @@
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/range.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <utility>
@@ -16,6 +17,48 @@ struct run_options {
     /// most 31 are used). Only stores that prefetch (tiered stores with asynchronous levels) see them.
     std::size_t lookahead = 8;
 };
+
+namespace detail {
+
+/// Applies every remaining action of `cursor`, showing each restore to the store `options.lookahead`
+/// actions before it is applied (only for stores that prefetch, and only with a lookahead).
+template <class Store, class Executor, class Cursor>
+void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
+{
+    if (!store_prefetches<Store> || options.lookahead == 0) {
+        action a;
+        while (cursor.next(a))
+            ex.apply(a);
+        return;
+    }
+    // A ring of the next actions: each is shown to the store when it enters, applied when it leaves.
+    constexpr std::size_t ring_size = 32;
+    std::array<action, ring_size> ring{};
+    const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1; // + the action applied
+    std::size_t head = 0;
+    std::size_t count = 0;
+    bool more = true;
+    auto pull = [&] {
+        action& slot = ring[(head + count) % ring_size];
+        if (cursor.next(slot)) {
+            ++count;
+            ex.look_ahead(slot);
+        } else {
+            more = false;
+        }
+    };
+    while (more && count < window)
+        pull();
+    while (count > 0) {
+        ex.apply(ring[head]);
+        head = (head + 1) % ring_size;
+        --count;
+        if (more)
+            pull();
+    }
+}
+
+} // namespace detail
 
 /// Runs the reverse sweep of a loop of plan.steps() steps, starting from `state` == x_0.
 ///
@@ -43,37 +86,7 @@ run_report run(const Schedule& plan, Store& store, State& state, Forward&& forwa
         store, state, forward, adjoint, plan.steps());
     try {
         auto cursor = plan.cursor();
-        if (!store_prefetches<std::remove_cvref_t<Store>> || options.lookahead == 0) {
-            action a;
-            while (cursor.next(a))
-                ex.apply(a);
-            return ex.finish();
-        }
-        // A ring of the next actions: each is shown to the store when it enters, applied when it leaves.
-        constexpr std::size_t ring_size = 32;
-        std::array<action, ring_size> ring{};
-        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1; // + the action applied
-        std::size_t head = 0;
-        std::size_t count = 0;
-        bool more = true;
-        auto pull = [&] {
-            action& slot = ring[(head + count) % ring_size];
-            if (cursor.next(slot)) {
-                ++count;
-                ex.look_ahead(slot);
-            } else {
-                more = false;
-            }
-        };
-        while (more && count < window)
-            pull();
-        while (count > 0) {
-            ex.apply(ring[head]);
-            head = (head + 1) % ring_size;
-            --count;
-            if (more)
-                pull();
-        }
+        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);
         return ex.finish();
     } catch (...) {
         ex.abort();

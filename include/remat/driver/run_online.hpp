@@ -16,7 +16,6 @@
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/online_revolve.hpp"
 
-#include <array>
 #include <concepts>
 #include <cstddef>
 #include <functional>
@@ -41,43 +40,6 @@ bool ask(Test& test, step_t k, const State& state)
         return static_cast<bool>(std::invoke(test, k, state));
     } catch (...) {
         rethrow_as_step_error(k, step_phase::predicate);
-    }
-}
-
-/// Applies the rest of an online cursor's actions (the reverse sweep), telling the store about coming
-/// restores `lookahead` actions ahead as remat::run does.
-template <class Executor, class Store, class Cursor>
-void apply_reverse_sweep(Executor& ex, Cursor& cursor, const run_options& options)
-{
-    action a;
-    if constexpr (!store_prefetches<std::remove_cvref_t<Store>>) {
-        while (cursor.next(a))
-            ex.apply(a);
-    } else {
-        constexpr std::size_t ring_size = 32;
-        std::array<action, ring_size> ring{};
-        const std::size_t window = std::min(options.lookahead, ring_size - 1) + 1;
-        std::size_t head = 0;
-        std::size_t count = 0;
-        bool more = true;
-        auto pull = [&] {
-            action& slot = ring[(head + count) % ring_size];
-            if (cursor.next(slot)) {
-                ++count;
-                ex.look_ahead(slot);
-            } else {
-                more = false;
-            }
-        };
-        while (more && count < window)
-            pull();
-        while (count > 0) {
-            ex.apply(ring[head]);
-            head = (head + 1) % ring_size;
-            --count;
-            if (more)
-                pull();
-        }
     }
 }
 
@@ -120,7 +82,7 @@ run_report run_online(const online_revolve& plan, Store& store, State& state, Fo
                 ex.apply(a);
         }
         ex.set_steps(cursor.steps());
-        detail::apply_reverse_sweep<decltype(ex), Store>(ex, cursor, options);
+        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
         return ex.finish();
     } catch (...) {
         ex.abort();
@@ -156,7 +118,7 @@ run_report run_online_converged(const online_revolve& plan, Store& store, State&
                 ex.apply(a);
         }
         ex.set_steps(cursor.steps());
-        detail::apply_reverse_sweep<decltype(ex), Store>(ex, cursor, options);
+        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
         return ex.finish();
     } catch (...) {
         ex.abort();
