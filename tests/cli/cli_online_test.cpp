@@ -4,9 +4,9 @@
 #define BOOST_TEST_MODULE cli_online
 #include <boost/test/unit_test.hpp>
 
-#include "app.hpp"
 #include "plan_request.hpp"
 #include "simulator.hpp"
+#include "tool_runner.hpp"
 
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/online_revolve.hpp"
@@ -24,22 +24,9 @@ using namespace remat;
 
 namespace {
 
-struct result {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-result run_tool(std::vector<std::string> args)
-{
-    args.insert(args.begin(), "remat");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    const int status = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-    return {status, out.str(), err.str()};
-}
+using result = test::tool_result;
+using test::plan_json;
+using test::run_tool;
 
 nlohmann::json online_json(const std::string& steps, const std::string& slots)
 {

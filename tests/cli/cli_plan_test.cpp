@@ -3,8 +3,8 @@
 #define BOOST_TEST_MODULE cli_plan
 #include <boost/test/unit_test.hpp>
 
-#include "app.hpp"
 #include "simulator.hpp"
+#include "tool_runner.hpp"
 
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
@@ -22,32 +22,9 @@ using namespace remat;
 
 namespace {
 
-struct result {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-result run_tool(std::vector<std::string> args)
-{
-    args.insert(args.begin(), "remat");
-    std::vector<const char*> argv;
-    for (const auto& a : args)
-        argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    const int status = cli::run(static_cast<int>(argv.size()), argv.data(), out, err);
-    return {status, out.str(), err.str()};
-}
-
-nlohmann::json plan_json(std::vector<std::string> args)
-{
-    args.insert(args.begin(), "plan");
-    args.push_back("--format");
-    args.push_back("json");
-    const result r = run_tool(args);
-    BOOST_TEST_REQUIRE(r.status == 0, r.err);
-    return nlohmann::json::parse(r.out);
-}
+using result = test::tool_result;
+using test::plan_json;
+using test::run_tool;
 
 std::filesystem::path temp_dir()
 {

@@ -3,38 +3,18 @@
 #define BOOST_TEST_MODULE cli_process
 #include <boost/test/unit_test.hpp>
 
-#include <array>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include "tool_runner.hpp"
+
+#include <algorithm>
 #include <string>
-#include <sys/wait.h>
 
 namespace {
 
-struct result {
-    int status;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::filesystem::path& p)
-{
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using result = remat::test::tool_result;
 
 result run_tool(const std::string& args)
 {
-    const auto dir = std::filesystem::temp_directory_path();
-    const auto out = dir / ("remat-proc-out-" + std::to_string(::getpid()));
-    const auto err = dir / ("remat-proc-err-" + std::to_string(::getpid()));
-    const std::string command = std::string(REMAT_TOOL) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int raw = std::system(command.c_str());
-    result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-    std::filesystem::remove(out);
-    std::filesystem::remove(err);
-    return r;
+    return remat::test::run_command(std::string(REMAT_TOOL) + " " + args);
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "hdf5_test_support.hpp"
+#include "tool_runner.hpp"
 
 #include "remat/store/hdf5_store.hpp"
 
@@ -24,24 +25,12 @@ using remat::test::view;
 
 namespace {
 
-struct result {
-    int status;
-    std::string out;
-    std::string err;
-};
+using result = remat::test::tool_result;
 
-std::string slurp(const std::filesystem::path& p)
+// (The scratch directory is for the snapshot files; outputs are captured by the shared runner.)
+result run(const scratch_dir&, const std::string& command)
 {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-result run(const scratch_dir& dir, const std::string& command)
-{
-    const auto out = dir / "stdout.txt";
-    const auto err = dir / "stderr.txt";
-    const int raw = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+    return remat::test::run_command(command);
 }
 
 std::string tool(const std::string& args)

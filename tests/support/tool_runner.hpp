@@ -1,0 +1,27 @@
+// Running the remat tool from tests: in-process (remat::cli::run, for its outputs) and as a real
+// process (for exit codes and what reaches stdout and stderr).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace remat::test {
+
+struct tool_result {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+/// `remat <args...>` through remat::cli::run, with its output captured.
+tool_result run_tool(std::vector<std::string> args);
+
+/// `remat plan <args...> --format json`, which must succeed; its JSON.
+nlohmann::json plan_json(std::vector<std::string> args);
+
+/// A shell command's exit status, stdout and stderr (captured through files in $TMPDIR).
+tool_result run_command(const std::string& command);
+
+} // namespace remat::test
