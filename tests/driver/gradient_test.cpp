@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "burgers.hpp"
+#include "burgers_gradient.hpp"
 #include "lorenz63.hpp"
 
 #include "remat/driver/run.hpp"
@@ -130,21 +131,11 @@ BOOST_AUTO_TEST_CASE(burgers_gradient_bit_identical_and_matches_differences)
     model.nu = 0.05;
     const step_t steps = 400;
     auto gradient = [&](const any_schedule& plan, slot_t slots, double* energy) {
-        std::vector<double> u = model.initial_field(), lambda, scratch;
         host_store store(slots);
-        (void)run(
-            plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-            [&](step_t k, std::vector<double>& s) {
-                if (k == steps - 1) {
-                    std::vector<double> last = s;
-                    model.step(last, scratch);
-                    lambda = model.objective_gradient(last);
-                    if (energy != nullptr)
-                        *energy = model.objective(last);
-                }
-                model.adjoint_step(s, lambda, scratch);
-            });
-        return lambda;
+        test::burgers_gradient_result r = test::burgers_gradient(model, plan, store);
+        if (energy != nullptr)
+            *energy = r.energy;
+        return std::move(r.gradient);
     };
     double energy = 0;
     const std::vector<double> reference = gradient(store_all(steps, steps - 1), steps - 1, &energy);

@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "burgers.hpp"
+#include "burgers_gradient.hpp"
 #include "lorenz63.hpp"
 
 #include "remat/driver/run.hpp"
@@ -137,30 +138,16 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_through_two_and_three_levels_are_bit_ident
 
 BOOST_AUTO_TEST_CASE(burgers_gradient_through_host_and_disk_is_bit_identical)
 {
-    examples::burgers model;
-    model.points = 96;
-    model.dt = 1e-3;
-    model.nu = 0.05;
+    const examples::burgers model = test::small_burgers(96);
     const step_t steps = 300;
     auto gradient = [&](const auto& plan, const cost_model& levels) {
-        std::vector<double> u = model.initial_field(), lambda, scratch;
         layered_store store(levels);
-        (void)run(
-            plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-            [&](step_t k, std::vector<double>& s) {
-                if (k == steps - 1) {
-                    std::vector<double> last = s;
-                    model.step(last, scratch);
-                    lambda = model.objective_gradient(last);
-                }
-                model.adjoint_step(s, lambda, scratch);
-            });
-        return lambda;
+        return test::burgers_gradient(model, plan, store).gradient;
     };
     const cost_model all{{{"host", static_cast<std::uint64_t>(steps), 0, 0}}};
     const std::vector<double> reference = gradient(store_all(steps, steps - 1), all);
     const cost_model two{{{"host", 2, 0, 0}, {"disk", inf, 1.5, 1.5}}, 1, 0};
     const std::vector<double> g = gradient(multilevel(steps, two), two);
     BOOST_TEST_REQUIRE(g.size() == reference.size());
-    BOOST_TEST(std::memcmp(g.data(), reference.data(), g.size() * sizeof(double)) == 0);
+    BOOST_TEST(test::same_bits(g, reference));
 }

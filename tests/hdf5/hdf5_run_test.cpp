@@ -8,6 +8,7 @@
 #include "hdf5_test_support.hpp"
 
 #include "burgers.hpp"
+#include "burgers_gradient.hpp"
 #include "lorenz63.hpp"
 
 #include "remat/driver/run.hpp"
@@ -208,19 +209,7 @@ BOOST_AUTO_TEST_CASE(burgers_gradients_are_bit_identical_to_host_runs)
     model.points = 2000;
     const step_t steps = 200;
     auto gradient = [&](auto& store, const any_schedule& plan) {
-        std::vector<double> u = model.initial_field(), scratch;
-        std::vector<double> lambda;
-        (void)run(
-            plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-            [&](step_t k, std::vector<double>& s) {
-                if (k == steps - 1) {
-                    std::vector<double> last = s;
-                    model.step(last, scratch);
-                    lambda = model.objective_gradient(last);
-                }
-                model.adjoint_step(s, lambda, scratch);
-            });
-        return lambda;
+        return test::burgers_gradient(model, plan, store).gradient;
     };
     scratch_dir dir;
     host_store ram(8);

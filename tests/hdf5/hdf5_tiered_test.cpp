@@ -8,7 +8,7 @@
 #include "hdf5_test_support.hpp"
 #include "vector_schedule.hpp"
 
-#include "burgers.hpp"
+#include "burgers_gradient.hpp"
 
 #include "remat/driver/run.hpp"
 #include "remat/error.hpp"
@@ -34,38 +34,19 @@ struct problem {
     template <class Schedule, class Store>
     std::vector<double> gradient(const Schedule& plan, Store& store, run_report* report = nullptr) const
     {
-        std::vector<double> u = model.initial_field(), lambda, scratch;
-        const run_report r = run(
-            plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-            [&](step_t k, std::vector<double>& s) {
-                if (k == steps - 1) {
-                    std::vector<double> last = s;
-                    model.step(last, scratch);
-                    lambda = model.objective_gradient(last);
-                }
-                model.adjoint_step(s, lambda, scratch);
-            },
-            run_options{.lookahead = 16});
+        test::burgers_gradient_result r = test::burgers_gradient(model, plan, store, run_options{.lookahead = 16});
         if (report != nullptr)
-            *report = r;
-        return lambda;
+            *report = r.report;
+        return std::move(r.gradient);
     }
 };
 
 problem make_problem(step_t steps, std::size_t points)
 {
-    problem p;
-    p.model.points = points;
-    p.model.dt = 1e-3;
-    p.model.nu = 0.05;
-    p.steps = steps;
-    return p;
+    return problem{test::small_burgers(points), steps};
 }
 
-bool same(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using test::same_bits;
 
 using ram_and_disk = tiered_store<host_store, hdf5_store>;
 
@@ -82,7 +63,7 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_with_an_asynchronous_hdf5_level)
         ram_and_disk store({tier_options{}, tier_options{.asynchronous = asynchronous}}, host_store(3),
                            hdf5_store(dir.path() / "run.h5", level_capacity{7, level_capacity::unlimited}));
         run_report report;
-        BOOST_TEST_REQUIRE(same(p.gradient(plan, store, &report), reference), "asynchronous " << asynchronous);
+        BOOST_TEST_REQUIRE(same_bits(p.gradient(plan, store, &report), reference), "asynchronous " << asynchronous);
         BOOST_TEST(report.levels[1].name == "disk");
         BOOST_TEST(report.levels[1].stores > 0u);
         store.flush();
@@ -129,5 +110,5 @@ BOOST_AUTO_TEST_CASE(a_full_disk_during_write_behind_fails_the_run_cleanly)
     BOOST_TEST(after.levels[0].slots_in_use == 0u);
     BOOST_TEST(after.levels[1].slots_in_use == 0u);
     // With room again, the same store completes the run, bit for bit.
-    BOOST_TEST(same(p.gradient(plan, store), reference));
+    BOOST_TEST(same_bits(p.gradient(plan, store), reference));
 }

@@ -5,7 +5,7 @@
 #define BOOST_TEST_MODULE tiered_store
 #include <boost/test/unit_test.hpp>
 
-#include "burgers.hpp"
+#include "burgers_gradient.hpp"
 #include "simulator.hpp"
 #include "vector_schedule.hpp"
 
@@ -93,39 +93,21 @@ private:
 struct burgers_problem {
     examples::burgers model;
     step_t steps;
-    burgers_problem(step_t t, std::size_t points) : steps(t)
-    {
-        model.points = points;
-        model.dt = 1e-3;
-        model.nu = 0.05;
-    }
+    burgers_problem(step_t t, std::size_t points) : model(test::small_burgers(points)), steps(t) {}
 
     template <class Schedule, class Store>
     std::vector<double> gradient(const Schedule& plan, Store& store, std::size_t lookahead,
                                  run_report* report = nullptr) const
     {
-        std::vector<double> u = model.initial_field(), lambda, scratch;
-        const run_report r = run(
-            plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-            [&](step_t k, std::vector<double>& s) {
-                if (k == steps - 1) {
-                    std::vector<double> last = s;
-                    model.step(last, scratch);
-                    lambda = model.objective_gradient(last);
-                }
-                model.adjoint_step(s, lambda, scratch);
-            },
-            run_options{.lookahead = lookahead});
+        test::burgers_gradient_result r =
+            test::burgers_gradient(model, plan, store, run_options{.lookahead = lookahead});
         if (report != nullptr)
-            *report = r;
-        return lambda;
+            *report = r.report;
+        return std::move(r.gradient);
     }
 };
 
-bool same(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
+using test::same_bits;
 
 using two_levels = tiered_store<host_store, slow_level>;
 
@@ -156,7 +138,7 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_for_every_lookahead_and_staging_siz
                     host_store(4), slow_level(8, {std::chrono::microseconds(20), std::chrono::microseconds(20)}));
                 run_report report;
                 const std::vector<double> g = p.gradient(plan, store, lookahead, &report);
-                BOOST_TEST_REQUIRE(same(g, reference),
+                BOOST_TEST_REQUIRE(same_bits(g, reference),
                                    "staging " << staging << " lookahead " << lookahead << " async " << asynchronous);
                 BOOST_TEST(report.levels.size() == 2u);
                 BOOST_TEST(report.levels[1].name == "slow");
@@ -185,7 +167,7 @@ BOOST_AUTO_TEST_CASE(restores_come_from_prefetch_staging_or_demand)
         two_levels store({tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 4}}},
                          host_store(2), slow_level(8, transfers));
         run_report report;
-        BOOST_TEST_REQUIRE(same(p.gradient(plan, store, lookahead, &report), reference));
+        BOOST_TEST_REQUIRE(same_bits(p.gradient(plan, store, lookahead, &report), reference));
         const async_counters c = store.counters(1);
         BOOST_TEST(c.cache_hits + c.staging_hits + c.demand_reads == report.levels[1].restores);
         BOOST_TEST(c.cache_hits > 0u); // written snapshots are kept as a cache
@@ -281,7 +263,7 @@ BOOST_AUTO_TEST_CASE(a_failed_run_leaves_the_store_consistent_and_reusable)
     BOOST_TEST(after.levels[0].slots_in_use == 0u);
     BOOST_TEST(after.levels[1].slots_in_use == 0u);
     // The failure was the 4th write only: the same store now completes the run.
-    BOOST_TEST(same(p.gradient(plan, store, 8), reference));
+    BOOST_TEST(same_bits(p.gradient(plan, store, 8), reference));
 }
 
 BOOST_AUTO_TEST_CASE(levels_must_be_single_level_stores)
