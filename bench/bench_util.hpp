@@ -1,9 +1,12 @@
 // Small helpers shared by the benchmarks: repeated timing and medians.
 #pragma once
 
+#include "remat/schedule/action.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace remat::bench {
@@ -33,6 +36,24 @@ template <class T>
 inline void keep(const T& value)
 {
     asm volatile("" : : "g"(&value) : "memory");
+}
+
+/// Median nanoseconds per action of a full pass over `plan`'s cursor; `actions` gets the count.
+template <class Schedule>
+double ns_per_action(const Schedule& plan, int repeats, std::uint64_t& actions)
+{
+    std::uint64_t checksum = 0;
+    const auto runs = time_runs(repeats, [&] {
+        actions = 0;
+        auto cursor = plan.cursor();
+        remat::action a;
+        while (cursor.next(a)) {
+            ++actions;
+            checksum += a.index();
+        }
+    });
+    keep(checksum);
+    return median(runs) * 1e9 / static_cast<double>(actions);
 }
 
 } // namespace remat::bench

@@ -142,23 +142,6 @@ std::uint64_t best_reversal_dropping(const std::vector<step_t>& held, step_t end
     return m == 0 ? 0 : best[0][0];
 }
 
-template <class Schedule>
-double ns_per_action(const Schedule& plan, int repeats, std::uint64_t& actions)
-{
-    std::uint64_t checksum = 0;
-    const auto runs = remat::bench::time_runs(repeats, [&] {
-        actions = 0;
-        auto cursor = plan.cursor();
-        remat::action a;
-        while (cursor.next(a)) {
-            ++actions;
-            checksum += a.index();
-        }
-    });
-    remat::bench::keep(checksum);
-    return remat::bench::median(runs) * 1e9 / static_cast<double>(actions);
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -237,8 +220,8 @@ int main(int argc, char** argv)
     for (const slot_t s : {10, 100, 1000}) {
         const step_t t = 10'000'000;
         std::uint64_t offline_actions = 0, online_actions = 0;
-        const double offline = ns_per_action(remat::revolve(t, s), repeats, offline_actions);
-        const double online = ns_per_action(remat::online_revolve(s).replay(t), repeats, online_actions);
+        const double offline = remat::bench::ns_per_action(remat::revolve(t, s), repeats, offline_actions);
+        const double online = remat::bench::ns_per_action(remat::online_revolve(s).replay(t), repeats, online_actions);
         std::printf("| %lld | %d | %llu | %.2f | %llu | %.2f | %.2f |\n", static_cast<long long>(t),
                     static_cast<int>(s), static_cast<unsigned long long>(offline_actions), offline,
                     static_cast<unsigned long long>(online_actions), online, online / offline);

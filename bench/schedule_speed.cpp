@@ -22,19 +22,9 @@ struct pass_result {
 template <class Schedule>
 pass_result measure(const Schedule& plan, int repeats)
 {
-    std::uint64_t actions = 0;
-    std::uint64_t checksum = 0;
-    const auto runs = remat::bench::time_runs(repeats, [&] {
-        actions = 0;
-        auto cursor = plan.cursor();
-        remat::action a;
-        while (cursor.next(a)) {
-            ++actions;
-            checksum += a.index();
-        }
-    });
-    remat::bench::keep(checksum);
-    return {remat::bench::median(runs) * 1e9 / static_cast<double>(actions), actions};
+    pass_result r{};
+    r.ns_per_action = remat::bench::ns_per_action(plan, repeats, r.actions);
+    return r;
 }
 
 } // namespace

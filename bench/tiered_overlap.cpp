@@ -5,6 +5,7 @@
 //
 //     ./build/bench/tiered_overlap [transfer-us] [step-us] [repeats] [staging-buffers]
 #include "bench_util.hpp"
+#include "vector_schedule.hpp" // tests/support: a schedule held as a list, spread over two levels
 
 #include "remat/driver/run.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -54,47 +55,6 @@ private:
     std::chrono::microseconds delay_;
 };
 
-// The slots of a one-level schedule beyond `fast` moved to level 1.
-std::vector<remat::action> two_level_actions(remat::step_t steps, remat::slot_t slots, remat::slot_t fast)
-{
-    std::vector<remat::action> out;
-    for (remat::action a : remat::revolve(steps, slots)) {
-        std::visit(
-            [&](auto& x) {
-                if constexpr (requires {
-                                  x.slot;
-                                  x.level;
-                              })
-                    if (x.slot >= fast) {
-                        x.level = 1;
-                        x.slot -= fast;
-                    }
-            },
-            a);
-        out.push_back(a);
-    }
-    return out;
-}
-
-struct listed_schedule {
-    remat::step_t steps_;
-    const std::vector<remat::action>* actions;
-    [[nodiscard]] remat::step_t steps() const { return steps_; }
-    [[nodiscard]] remat::schedule_cost cost() const { return {}; }
-    struct cursor_type {
-        const std::vector<remat::action>* actions = nullptr;
-        std::size_t i = 0;
-        bool next(remat::action& a)
-        {
-            if (i == actions->size())
-                return false;
-            a = (*actions)[i++];
-            return true;
-        }
-    };
-    [[nodiscard]] cursor_type cursor() const { return {actions, 0}; }
-};
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -104,8 +64,7 @@ int main(int argc, char** argv)
     const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;
     const std::size_t buffers = argc > 4 ? static_cast<std::size_t>(std::atol(argv[4])) : 8;
     const remat::step_t steps = 400;
-    const std::vector<remat::action> actions = two_level_actions(steps, 12, 3);
-    const listed_schedule plan{steps, &actions};
+    const remat::test::vector_schedule plan = remat::test::split_levels(remat::revolve(steps, 12), 3);
     using state = std::vector<double>;
     auto step = [&](remat::step_t k, state& x) { // a fixed amount of work per step
         const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(step_us);
