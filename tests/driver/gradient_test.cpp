@@ -6,6 +6,7 @@
 #include "burgers.hpp"
 #include "burgers_gradient.hpp"
 #include "lorenz63.hpp"
+#include "lorenz_gradient.hpp"
 
 #include "remat/driver/run.hpp"
 #include "remat/schedule/any_schedule.hpp"
@@ -19,47 +20,17 @@
 
 using namespace remat;
 using examples::vec3;
+using test::lorenz_gradient;
+using test::lorenz_run;
+using test::same_bits;
 
 namespace {
-
-struct lorenz_gradient {
-    vec3 dx0{};
-    vec3 dp{};
-    double objective = 0;
-    run_report report;
-};
-
-// J = z(T); the adjoint of step T-1 runs that step once more to see x_T.
-lorenz_gradient lorenz_run(const any_schedule& plan, slot_t slots, const examples::lorenz63& model, vec3 x0)
-{
-    const step_t steps = plan.steps();
-    lorenz_gradient g;
-    vec3 lambda{0, 0, 1};
-    host_store store(slots);
-    g.report = run(
-        plan, store, x0, [&](step_t, vec3& s) { model.step(s); },
-        [&](step_t k, vec3& s) {
-            if (k == steps - 1) {
-                vec3 last = s;
-                model.step(last);
-                g.objective = last[2];
-            }
-            model.adjoint_step(s, lambda, g.dp);
-        });
-    g.dx0 = lambda;
-    return g;
-}
 
 double lorenz_objective(const examples::lorenz63& model, vec3 x, step_t steps)
 {
     for (step_t k = 0; k < steps; ++k)
         model.step(x);
     return x[2];
-}
-
-bool same_bits(const vec3& a, const vec3& b)
-{
-    return std::memcmp(a.data(), b.data(), sizeof(vec3)) == 0;
 }
 
 std::vector<any_schedule> every_kind(step_t steps)

@@ -6,6 +6,7 @@
 
 #include "burgers.hpp"
 #include "lorenz63.hpp"
+#include "lorenz_gradient.hpp"
 
 #include "remat/driver/run.hpp"
 #include "remat/driver/run_online.hpp"
@@ -18,46 +19,12 @@
 
 using namespace remat;
 using examples::vec3;
+using test::lorenz_adjoint;
+using test::lorenz_gradient;
+using test::same_bits;
+using test::store_all_reference;
 
 namespace {
-
-struct lorenz_gradient {
-    vec3 dx0{};
-    vec3 dp{};
-    double objective = 0;
-    run_report report;
-};
-
-bool same_bits(const vec3& a, const vec3& b)
-{
-    return std::memcmp(a.data(), b.data(), sizeof(vec3)) == 0;
-}
-
-// J = z(T): the adjoint of step T-1 runs that step once more to see x_T (T is known by then).
-template <class Adjoint>
-auto lorenz_adjoint(const examples::lorenz63& model, lorenz_gradient& g, vec3& lambda, const step_t& steps, Adjoint)
-{
-    return [&model, &g, &lambda, &steps](step_t k, vec3& s) {
-        if (k == steps - 1) {
-            vec3 last = s;
-            model.step(last);
-            g.objective = last[2];
-        }
-        model.adjoint_step(s, lambda, g.dp);
-    };
-}
-
-lorenz_gradient store_all_reference(const examples::lorenz63& model, vec3 x, step_t steps)
-{
-    lorenz_gradient g;
-    vec3 lambda{0, 0, 1};
-    host_store store(std::max<step_t>(steps - 1, 1));
-    g.report = run(
-        store_all(steps, std::max<step_t>(steps - 1, 1)), store, x, [&](step_t, vec3& s) { model.step(s); },
-        lorenz_adjoint(model, g, lambda, steps, 0));
-    g.dx0 = lambda;
-    return g;
-}
 
 // The loop stops at the state where z rises above `level` for the `times`-th time: a criterion on the
 // trajectory, so T is found only by running. Called once per state, in order.
@@ -134,7 +101,7 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_to_store_all_when_the_lo
             vec3 x = x0;
             g.report = run_online(
                 online_revolve(s), store, x, [&](step_t, vec3& v) { model.step(v); },
-                lorenz_adjoint(model, g, lambda, found, 0),
+                lorenz_adjoint(model, g, lambda, found),
                 [&, is_last = test](step_t k, const vec3& v) mutable {
                     const bool last = is_last(k, v);
                     if (last)
@@ -167,7 +134,7 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_when_the_loop_learns_its
             vec3 x = x0;
             g.report = run_online_converged(
                 online_revolve(s), store, x, [&](step_t, vec3& v) { model.step(v); },
-                lorenz_adjoint(model, g, lambda, found, 0),
+                lorenz_adjoint(model, g, lambda, found),
                 [&](step_t k, const vec3& v) {
                     BOOST_TEST_REQUIRE(k >= 1);
                     if (k != steps)

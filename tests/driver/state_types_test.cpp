@@ -3,6 +3,8 @@
 #define BOOST_TEST_MODULE driver_state_types
 #include <boost/test/unit_test.hpp>
 
+#include "test_states.hpp"
+
 #include "remat/driver/run.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/store/host_store.hpp"
@@ -13,18 +15,10 @@
 #include <vector>
 
 using namespace remat;
+using test::mesh_state;
+using test::particle;
 
 namespace {
-
-struct particle {
-    double x, v;
-    int collisions;
-};
-
-struct mesh_state { // two buffers: serialised through traits
-    std::vector<float> density;
-    std::vector<double> velocity;
-};
 
 // A test of the recorded x_k sequence: the adjoint records what it was given; it must be exactly the
 // states of a plain forward sweep, in reverse.
@@ -49,26 +43,6 @@ void check_states_seen(State x0, Forward forward, Fingerprint fingerprint, step_
 }
 
 } // namespace
-
-template <>
-struct remat::snapshot_traits<mesh_state> {
-    static std::size_t size_bytes(const mesh_state& m)
-    {
-        return m.density.size() * sizeof(float) + m.velocity.size() * sizeof(double);
-    }
-    static void save(const mesh_state& m, std::span<std::byte> out)
-    {
-        std::memcpy(out.data(), m.density.data(), m.density.size() * sizeof(float));
-        std::memcpy(out.data() + m.density.size() * sizeof(float), m.velocity.data(),
-                    m.velocity.size() * sizeof(double));
-    }
-    static void load(mesh_state& m, std::span<const std::byte> in)
-    {
-        std::memcpy(m.density.data(), in.data(), m.density.size() * sizeof(float));
-        std::memcpy(m.velocity.data(), in.data() + m.density.size() * sizeof(float),
-                    m.velocity.size() * sizeof(double));
-    }
-};
 
 static_assert(contiguous_state<particle>);
 static_assert(contiguous_state<std::array<double, 4>>);

@@ -5,6 +5,8 @@
 #define BOOST_TEST_MODULE hdf5_run
 #include <boost/test/unit_test.hpp>
 
+#include "test_states.hpp"
+
 #include "hdf5_test_support.hpp"
 
 #include "burgers.hpp"
@@ -33,40 +35,8 @@ using namespace remat;
 using remat::test::pattern_bytes;
 using remat::test::scratch_dir;
 using remat::test::view;
-
-namespace {
-
-struct particle {
-    double x, v;
-    int collisions;
-};
-
-struct mesh_state { // two buffers: serialised through traits
-    std::vector<float> density;
-    std::vector<double> velocity;
-};
-
-} // namespace
-
-template <>
-struct remat::snapshot_traits<mesh_state> {
-    static std::size_t size_bytes(const mesh_state& m)
-    {
-        return m.density.size() * sizeof(float) + m.velocity.size() * sizeof(double);
-    }
-    static void save(const mesh_state& m, std::span<std::byte> out)
-    {
-        std::memcpy(out.data(), m.density.data(), m.density.size() * sizeof(float));
-        std::memcpy(out.data() + m.density.size() * sizeof(float), m.velocity.data(),
-                    m.velocity.size() * sizeof(double));
-    }
-    static void load(mesh_state& m, std::span<const std::byte> in)
-    {
-        std::memcpy(m.density.data(), in.data(), m.density.size() * sizeof(float));
-        std::memcpy(m.velocity.data(), in.data() + m.density.size() * sizeof(float),
-                    m.velocity.size() * sizeof(double));
-    }
-};
+using test::mesh_state;
+using test::particle;
 
 namespace {
 
