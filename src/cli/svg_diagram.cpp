@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <ostream>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -28,7 +29,31 @@ struct mapping {
 struct held_snapshot {
     step_t step;
     double since;
+    level_t level;
 };
+
+// Snapshots are coloured by storage level (level 0 the classic blue).
+const char* level_color(level_t level)
+{
+    static constexpr const char* palette[] = {"#1f77b4", "#ff7f0e", "#9467bd", "#8c564b",
+                                              "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+    return palette[static_cast<std::size_t>(level) % (sizeof palette / sizeof palette[0])];
+}
+
+// "60 slots", or for several levels "host:3, disk:inf".
+std::string storage_text(const plan_choice& choice)
+{
+    if (choice.model.levels.size() <= 1)
+        return fmt::format("{} slots", choice.slots);
+    std::string text;
+    for (const level_spec& l : choice.model.levels) {
+        if (!text.empty())
+            text += ", ";
+        text +=
+            l.slots == level_spec::unlimited ? fmt::format("{}:inf", l.name) : fmt::format("{}:{}", l.name, l.slots);
+    }
+    return text;
+}
 
 // One pixel column of the summary: the span of steps touched by advances and by reverses.
 struct column_span {
@@ -46,9 +71,9 @@ void write_header(std::ostream& out, const plan_choice& choice, const schedule_c
     out << fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
                        "\n",
                        width, height);
-    out << fmt::format(R"(<text x="{}" y="24" font-family="sans-serif" font-size="16">{}: T = {}, {} slots</text>)"
+    out << fmt::format(R"(<text x="{}" y="24" font-family="sans-serif" font-size="16">{}: T = {}, {}</text>)"
                        "\n",
-                       plot_left, choice.name, c.steps, choice.slots);
+                       plot_left, choice.name, c.steps, storage_text(choice));
     out << fmt::format(R"(<text x="{}" y="46" font-family="sans-serif" font-size="13" fill="#444">)"
                        "forward steps {} (store-all {}), reverse steps {}, stores {}, restores {}, peak slots {}{}"
                        "</text>\n",
@@ -79,6 +104,15 @@ void write_header(std::ostream& out, const plan_choice& choice, const schedule_c
         "\n",
         lx, plot_top + 10, lx + 30, lx + 38, plot_top + 14, plot_top + 30, plot_top + 34, plot_top + 50, plot_top + 54,
         lx + 15, plot_top + 70, plot_top + 74, plot_top + 90, plot_top + 94);
+    if (choice.model.levels.size() > 1) // one colour per storage level
+        for (std::size_t i = 0; i < choice.model.levels.size(); ++i) {
+            const double y = plot_top + 120 + 20 * static_cast<double>(i);
+            out << fmt::format(
+                R"(<g font-family="sans-serif" font-size="12"><line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="{3}" )"
+                R"(stroke-width="4" opacity="0.6"/><text x="{4}" y="{5}">level {6}: {7}</text></g>)"
+                "\n",
+                lx, y, lx + 30, level_color(static_cast<level_t>(i)), lx + 38, y + 4, i, choice.model.levels[i].name);
+        }
 }
 
 } // namespace
@@ -137,12 +171,12 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
                     now = end;
                 },
                 [&](const store& x) {
-                    held[key(x.level, x.slot)] = {x.step, now};
+                    held[key(x.level, x.slot)] = {x.step, now, x.level};
                     if (!summarised)
                         fmt::format_to(it,
-                                       R"(<circle cx="{:.2f}" cy="{:.2f}" r="2.5" fill="#1f77b4"/>)"
+                                       R"(<circle cx="{:.2f}" cy="{:.2f}" r="2.5" fill="{}"/>)"
                                        "\n",
-                                       map.x(now), map.y(static_cast<double>(x.step)));
+                                       map.x(now), map.y(static_cast<double>(x.step)), level_color(x.level));
                 },
                 [&](const restore& x) {
                     if (!summarised)
@@ -160,10 +194,10 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
                     if (now - h.since >= min_bar)
                         fmt::format_to(
                             it,
-                            R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="#1f77b4" stroke-width="4" opacity="0.35"/>)"
+                            R"(<line x1="{:.2f}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="{}" stroke-width="4" opacity="0.35"/>)"
                             "\n",
                             map.x(h.since), map.y(static_cast<double>(h.step)), map.x(now),
-                            map.y(static_cast<double>(h.step)));
+                            map.y(static_cast<double>(h.step)), level_color(h.level));
                 },
                 [&](const reverse& x) {
                     const auto k = static_cast<double>(x.step);
