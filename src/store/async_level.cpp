@@ -465,9 +465,11 @@ level_stats async_level::stats() const
         std::scoped_lock level_lock(level_mutex_);
         s = level_->stats();
     }
+    // The level's own waits happen on the worker, inside its busy time; what the caller waited for is
+    // this engine's to say.
     std::scoped_lock lock(mutex_);
-    s.wait_seconds += wait_seconds_;
-    s.overlapped_seconds += std::max(0.0, busy_seconds_ - wait_seconds_);
+    s.wait_seconds = wait_seconds_;
+    s.overlapped_seconds = std::max(0.0, busy_seconds_ - wait_seconds_);
     return s;
 }
 

@@ -72,6 +72,9 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_with_an_asynchronous_hdf5_level)
             const async_counters c = store.counters(1);
             BOOST_TEST(c.cache_hits + c.staging_hits + c.demand_reads == report.levels[1].restores);
             BOOST_TEST(c.prefetches > 0u);
+            // Waits are the caller's: never more than the run itself lasted.
+            BOOST_TEST(report.wait_seconds <= report.seconds);
+            BOOST_TEST(report.levels[1].wait_seconds <= c.wait_seconds); // c also has the flush() after the run
         }
     }
 }
