@@ -13,6 +13,10 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build "${ctest_args[@]}"
 
+echo "== the demo (README quick start)"
+scripts/demo.sh > build/demo.log 2>&1 || { cat build/demo.log; echo "scripts/demo.sh failed"; exit 1; }
+tail -3 build/demo.log
+
 echo "== ASan+UBSan build"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=address,undefined \
   -DREMAT_BUILD_EXAMPLES=OFF -DREMAT_BUILD_BENCH=OFF >/dev/null

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every command README.md shows in its ```sh blocks, in order, with `build/` meaning this build
+# directory, in a scratch directory; fails on the first one that fails. The quick-start scripts are left
+# out: CI runs scripts/test.sh, which runs scripts/demo.sh itself.
+#
+#     tests/readme/readme_commands.sh README.md BUILD_DIR [PROGRAM_THIS_BUILD_LACKS ...]
+#
+# A program this build does not make (the CUDA benchmark without nvcc) may be named after BUILD_DIR; its
+# command is then skipped with a message instead of failing.
+set -euo pipefail
+readme=$(realpath "$1")
+build=$(realpath "$2")
+shift 2
+optional=" $* "
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# The sh blocks, with continued lines joined.
+commands=$(awk '/^```sh/ { inside = 1; next } /^```/ { inside = 0 } inside' "$readme" |
+           awk '/\\$/ { sub(/\\$/, ""); line = line $0; next } { print line $0; line = "" }')
+count=0
+while IFS= read -r command; do
+  case "$command" in
+    "" | scripts/* | .ci/*) continue ;;
+    build/*) ;;
+    *) echo "readme_commands: a command that does not start with build/: $command" >&2; exit 1 ;;
+  esac
+  program=${command%% *} # as the README writes it: build/...
+  if [ ! -e "$build/${program#build/}" ] && [ "${optional#* "$program" }" != "$optional" ]; then
+    echo "== skipped (not built here): $command"
+    continue
+  fi
+  command="$build/${command#build/}"
+  echo "== ${command#"$build"/}"
+  if ! bash -c "$command" > output.txt 2>&1; then
+    cat output.txt >&2
+    echo "readme_commands: failed: $command" >&2
+    exit 1
+  fi
+  count=$((count + 1))
+done <<< "$commands"
+echo "readme_commands: $count commands ran"
+[ "$count" -ge 20 ] # the README shows that many; fewer means the extraction broke
