@@ -11,9 +11,11 @@
 #include "remat/cuda/stream.hpp"
 #include "remat/cuda/thrust_traits.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
 
 #include <vector>
 
@@ -106,6 +108,24 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
     cuda::detail::check(cudaMemcpy(out.initial.data(), a, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     cuda::detail::check(cudaMemcpy(out.nu_points.data(), g, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     return out;
+}
+
+rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
+                                slot_t host_slots, double host_cost, bool asynchronous, run_report* report)
+{
+    const std::size_t bytes = problem.points * sizeof(double);
+    const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},
+                            {"host", static_cast<std::uint64_t>(host_slots), host_cost, host_cost}}};
+    cuda::pinned_memory_resource pinned;
+    tiered_store<cuda::device_store, host_store> store(
+        {tier_options{},
+         tier_options{.asynchronous = asynchronous,
+                      .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
+        cuda::device_store(level_capacity{static_cast<std::uint64_t>(device_slots), level_capacity::unlimited},
+                           {.slot_bytes = bytes}),
+        host_store(level_capacity{static_cast<std::uint64_t>(host_slots), level_capacity::unlimited},
+                   {.memory = &pinned, .copy = cuda::copy_bytes}));
+    return run_thrust_gradient(problem, multilevel(steps, model), store, report);
 }
 
 } // namespace remat::test

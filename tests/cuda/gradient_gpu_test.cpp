@@ -48,8 +48,9 @@ const std::vector<std::tuple<std::size_t, step_t, slot_t>> cases{{256, 1, 1}, {2
 BOOST_AUTO_TEST_CASE(device_vector_states_match_the_host_only_run_bit_for_bit)
 {
     for (const auto& [points, steps, slots] : cases) {
-        const reaction_diffusion problem{.points = points};
+        const reaction_diffusion problem = reaction_diffusion::stable_on(points);
         const rd_gradient expected = host_only(problem, steps);
+        BOOST_TEST_REQUIRE(std::isfinite(expected.nu()), "n=" << points << " T=" << steps);
         BOOST_TEST(std::abs(expected.nu()) > 0.0);
         for (const gpu_store_kind store : {gpu_store_kind::device_store, gpu_store_kind::pinned_host_store})
             for (const gpu_schedule_kind schedule : {gpu_schedule_kind::revolve, gpu_schedule_kind::store_all}) {
@@ -67,11 +68,32 @@ BOOST_AUTO_TEST_CASE(device_vector_states_match_the_host_only_run_bit_for_bit)
 BOOST_AUTO_TEST_CASE(device_span_states_on_the_users_own_stream_match_bit_for_bit)
 {
     for (const auto& [points, steps, slots] : cases) {
-        const reaction_diffusion problem{.points = points};
+        const reaction_diffusion problem = reaction_diffusion::stable_on(points);
         run_report report;
         const rd_gradient g = test::gpu_span_gradient(problem, steps, slots, &report);
         BOOST_TEST(same_bits(g, host_only(problem, steps)), "n=" << points << " T=" << steps << " s=" << slots);
         BOOST_TEST(report.levels.at(0).name == "device");
-        BOOST_TEST(report.stores > 0u);
+        BOOST_TEST(report.stores == revolve(steps, slots).cost().stores);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_tiered_store_with_device_slots_first_and_pinned_host_slots_behind_them)
+{
+    // The composition of docs/cuda.md: GPU slots as level 0, pinned host RAM as level 1 (synchronous,
+    // and behind the tiered store's worker thread), along a two-level schedule that uses both.
+    for (const auto& [points, steps, device_slots, host_slots] :
+         std::vector<std::tuple<std::size_t, step_t, slot_t, slot_t>>{{256, 60, 2, 3}, {1000, 400, 3, 6}}) {
+        const reaction_diffusion problem = reaction_diffusion::stable_on(points);
+        const rd_gradient expected = host_only(problem, steps);
+        BOOST_TEST_REQUIRE(std::isfinite(expected.nu()), "n=" << points << " T=" << steps);
+        for (const bool asynchronous : {false, true}) {
+            run_report report;
+            const rd_gradient g =
+                test::gpu_tiered_gradient(problem, steps, device_slots, host_slots, 2.0, asynchronous, &report);
+            BOOST_TEST(same_bits(g, expected), "n=" << points << " T=" << steps << " asynchronous " << asynchronous);
+            BOOST_TEST(report.levels.at(0).name == "device");
+            BOOST_TEST(report.levels.at(0).stores > 0u);
+            BOOST_TEST(report.levels.at(1).stores > 0u);
+        }
     }
 }
