@@ -238,6 +238,13 @@ int main(int argc, char** argv)
                 two.push_back(cost_model{{{"host", 4, 1, 0.5}, {"disk", d, w, r}}});
         std::printf("gaps to the exact optimum, two levels, T = 10000 (gap = near / exact - 1)\n");
         gap_grid(10000, two);
+        std::printf("gaps to the exact optimum, T = 10000: the cases measured before the layered structure\n");
+        gap_grid(10000, {cost_model{{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}},
+                         cost_model{{{"host", 16, 0, 0}, {"disk", inf, 20, 20}}},
+                         cost_model{{{"host", 2, 0.5, 0.5}, {"disk", inf, 3, 8}}},
+                         cost_model{{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", inf, 10, 10}}},
+                         cost_model{{{"host", 4, 0, 0}, {"disk", 16, 2, 2}}},
+                         cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}});
 
         std::vector<cost_model> three;
         for (const std::uint64_t device : {2, 4})

@@ -555,14 +555,13 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     }
     if (consider(structure::layered))
         for (level_t outer = static_cast<level_t>(n) - 1; outer >= 0; --outer) {
-            // The slowest level, and a faster one only where its snapshots cost more to write and read back
-            // (then the optimum keeps few of them, near the top, as the layers do) and it has a limit.
+            // The slowest level, and a faster one with a limit whose snapshots cost something to write or
+            // read back: where its writes are dearer than the slowest level's, or where the slowest level is
+            // too dear to be used much, the optimum keeps few of them near the top, as the layers do.
             const level_spec& level = model.levels[static_cast<std::size_t>(outer)];
-            const level_spec& slowest = model.levels.back();
             const bool unlimited =
                 level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(steps - 1);
-            if (outer + 1 < static_cast<level_t>(n) &&
-                (unlimited || level.write_cost + level.read_cost <= slowest.write_cost + slowest.read_cost))
+            if (outer + 1 < static_cast<level_t>(n) && (unlimited || level.write_cost + level.read_cost == 0))
                 continue;
             if (plan_ptr p = plan_layered(base, outer, opts))
                 candidates.push_back(p);
