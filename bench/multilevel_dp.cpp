@@ -1,8 +1,9 @@
 // Multi-level schedules: time to build the exact table (median of repeated builds), the predicted cost
 // against a baseline priced in the same run (revolve on the fastest level alone, which never touches
-// the slow level), and the gap of the near-optimal structures (grid, spine, nested) to the exact optimum.
+// the slow level), and the gap of the near-optimal method (the structure it chooses, and each of grid,
+// spine or nested, and layered) to the exact optimum over a grid of level sizes and costs.
 //
-//     ./build/bench/multilevel_dp [repeats]          (default 3)
+//     ./build/bench/multilevel_dp [repeats [all|tables|gaps]]     (default 3 all)
 //
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
 // T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
@@ -11,6 +12,7 @@
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -26,14 +28,12 @@ using remat::step_t;
 constexpr std::uint64_t inf = level_spec::unlimited;
 
 multilevel build(step_t steps, const cost_model& m, multilevel::method how,
-                 multilevel::structure only = multilevel::structure::binomial, step_t size = 0,
-                 std::uint64_t work_limit = multilevel::options{}.near_optimal_work_limit)
+                 multilevel::structure only = multilevel::structure::binomial, step_t size = 0)
 {
     multilevel::options o;
     o.how = how;
     o.only = only;
     (only == multilevel::structure::grid ? o.grid : o.horizon) = size;
-    o.near_optimal_work_limit = work_limit;
     return multilevel(steps, m, o);
 }
 
@@ -73,27 +73,110 @@ std::string describe(const cost_model& m)
 
 const char* name_of(multilevel::structure s)
 {
-    static constexpr const char* names[] = {"binomial", "exact", "grid", "spine", "nested"};
+    static constexpr const char* names[] = {"binomial", "exact", "grid", "spine", "nested", "layered"};
     return names[static_cast<int>(s)];
 }
 
-// One near-optimal plan against the exact cost: its structure, period (k or g), build time and gap.
-void gap_row(step_t steps, const cost_model& m, multilevel::structure only, step_t size, double exact_cost,
-             std::uint64_t work_limit = multilevel::options{}.near_optimal_work_limit)
+// The gap of one near-optimal structure (or of what near_optimal chooses: `only` binomial) to the exact
+// cost, in percent; NaN when that structure does not apply to the model.
+struct gap {
+    double percent = std::nan("");
+    multilevel::structure used = multilevel::structure::binomial;
+};
+
+gap gap_of(step_t steps, const cost_model& m, multilevel::structure only, double exact_cost)
 {
-    double seconds = 0;
-    double cost = 0;
-    const multilevel* shown = nullptr;
-    std::vector<multilevel> keep;
-    const auto runs = remat::bench::time_runs(1, [&] {
-        keep.push_back(build(steps, m, multilevel::method::near_optimal, only, size, work_limit));
-        shown = &keep.back();
-    });
-    seconds = runs.front();
-    cost = shown->cost().predicted_cost;
-    std::printf("  %-44s %-7s size %-5lld k/g=%-5lld %7.3f s  near %11.1f exact %11.1f gap %7.3f%%\n",
-                describe(m).c_str(), name_of(shown->structure_used()), static_cast<long long>(size),
-                static_cast<long long>(shown->period()), seconds, cost, exact_cost, 100.0 * (cost / exact_cost - 1.0));
+    using structure = multilevel::structure;
+    multilevel plan = build(steps, m, multilevel::method::near_optimal, only);
+    // Spine and nested hand a loop that fits their table whole to the exact method; then the structure
+    // itself is measured with the longest segments short of the whole loop.
+    if (plan.structure_used() == structure::exact && (only == structure::spine || only == structure::nested))
+        plan = build(steps, m, multilevel::method::near_optimal, only, steps - 1);
+    if (plan.structure_used() != only)
+        return {};
+    return {100.0 * (plan.cost().predicted_cost / exact_cost - 1.0), plan.structure_used()};
+}
+
+// What near_optimal chooses with its tables limited to `work_limit` iterations and the exact method
+// allowed no more than that (as for a loop beyond the exact table's reach).
+gap chosen_gap(step_t steps, const cost_model& m, std::uint64_t work_limit, double exact_cost)
+{
+    multilevel::options o;
+    o.how = multilevel::method::near_optimal;
+    o.near_optimal_work_limit = work_limit;
+    o.exact_work_limit = 0;
+    const multilevel plan(steps, m, o);
+    return {100.0 * (plan.cost().predicted_cost / exact_cost - 1.0), plan.structure_used()};
+}
+
+struct worst {
+    double percent = -1;
+    std::string where;
+    void note(const gap& g, const std::string& at)
+    {
+        if (!std::isnan(g.percent) && g.percent > percent) {
+            percent = g.percent;
+            where = at;
+        }
+    }
+};
+
+std::string show(const gap& g, bool named)
+{
+    char buffer[48];
+    if (std::isnan(g.percent))
+        return "-";
+    if (named)
+        std::snprintf(buffer, sizeof buffer, "%s %.3f%%", name_of(g.used), g.percent);
+    else
+        std::snprintf(buffer, sizeof buffer, "%.3f%%", g.percent);
+    return buffer;
+}
+
+// The gap grid: for each model the exact optimum (and its build time); each structure's gap with the
+// default work limit (grid; spine or nested, whichever applies; layered) and the cheapest of them, which
+// is what near_optimal picks when no single table covers the loop (where one does, near_optimal returns
+// the exact plan); then what near_optimal picks with its tables limited to 10^8 iterations. Last, the
+// worst of each column and how many choices are within 1%.
+void gap_grid(step_t steps, const std::vector<cost_model>& models)
+{
+    using structure = multilevel::structure;
+    std::printf("  %-46s %8s %11s  %-18s %9s %13s %9s  %-18s\n", "levels (name:slots:write:read)", "exact s",
+                "exact cost", "chosen", "grid", "spine/nested", "layered", "chosen @1e8");
+    worst chosen, grid, outer, layered, limited;
+    int within = 0, within_limited = 0;
+    for (const cost_model& m : models) {
+        double exact_cost = 0;
+        const double seconds = remat::bench::time_runs(1, [&] {
+                                   exact_cost = build(steps, m, multilevel::method::exact).cost().predicted_cost;
+                               }).front();
+        const bool finite = m.levels.back().slots != inf;
+        const gap g = gap_of(steps, m, structure::grid, exact_cost);
+        const gap o = gap_of(steps, m, finite ? structure::nested : structure::spine, exact_cost);
+        const gap l = gap_of(steps, m, structure::layered, exact_cost);
+        gap c;
+        for (const gap& x : {g, o, l})
+            if (!std::isnan(x.percent) && (std::isnan(c.percent) || x.percent < c.percent))
+                c = x;
+        const gap k = chosen_gap(steps, m, 100'000'000, exact_cost);
+        const std::string at = describe(m);
+        chosen.note(c, at);
+        grid.note(g, at);
+        outer.note(o, at);
+        layered.note(l, at);
+        limited.note(k, at);
+        within += c.percent <= 1.0 ? 1 : 0;
+        within_limited += k.percent <= 1.0 ? 1 : 0;
+        std::printf("  %-46s %8.3f %11.1f  %-18s %9s %13s %9s  %-18s\n", at.c_str(), seconds, exact_cost,
+                    show(c, true).c_str(), show(g, false).c_str(), show(o, false).c_str(), show(l, false).c_str(),
+                    show(k, true).c_str());
+        std::fflush(stdout);
+    }
+    std::printf("  worst: chosen %.3f%% (%s); grid %.3f%% (%s); spine/nested %.3f%% (%s); layered %.3f%% (%s); "
+                "chosen @1e8 %.3f%% (%s)\n",
+                chosen.percent, chosen.where.c_str(), grid.percent, grid.where.c_str(), outer.percent,
+                outer.where.c_str(), layered.percent, layered.where.c_str(), limited.percent, limited.where.c_str());
+    std::printf("  within 1%%: chosen %d, chosen @1e8 %d, of %zu\n", within, within_limited, models.size());
 }
 
 } // namespace
@@ -101,51 +184,78 @@ void gap_row(step_t steps, const cost_model& m, multilevel::structure only, step
 int main(int argc, char** argv)
 {
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
-
-    std::printf("two levels, T = 10000: host s slots (free), disk unlimited (write 5, read 5); median of %d builds\n",
-                repeats);
-    std::printf("  %3s %10s %14s %14s %8s\n", "s", "table s", "predicted", "revolve(s)", "ratio");
-    for (std::uint64_t s = 1; s <= 16; ++s) {
-        const cost_model m{{{"host", s, 0, 0}, {"disk", inf, 5, 5}}};
-        const timed t = exact(10000, m, s <= 8 ? repeats : 1);
-        const double baseline = revolve_on_level_0(10000, m);
-        std::printf("  %3llu %10.3f %14.1f %14.1f %8.4f\n", static_cast<unsigned long long>(s), t.seconds, t.cost,
-                    baseline, t.cost / baseline);
+    const std::string sections = argc > 2 ? argv[2] : "all"; // all, tables or gaps
+    if (sections != "all" && sections != "tables" && sections != "gaps") {
+        std::fprintf(stderr, "multilevel_dp: expected sections all, tables or gaps, got \"%s\"\n", sections.c_str());
+        return 2;
     }
 
-    std::printf("two levels, T = 10000, finite disk (write 2, read 2); one build each\n");
-    for (const auto& [s, d] :
-         std::vector<std::pair<std::uint64_t, std::uint64_t>>{{4, 4}, {16, 4}, {4, 16}, {8, 5000}}) {
-        const cost_model m{{{"host", s, 0, 0}, {"disk", d, 2, 2}}};
-        const timed t = exact(10000, m, 1);
-        std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(s) ratio %.4f\n", describe(m).c_str(), t.seconds,
-                    t.cost, t.cost / revolve_on_level_0(10000, m));
+    if (sections == "all" || sections == "tables") {
+        std::printf(
+            "two levels, T = 10000: host s slots (free), disk unlimited (write 5, read 5); median of %d builds\n",
+            repeats);
+        std::printf("  %3s %10s %14s %14s %8s\n", "s", "table s", "predicted", "revolve(s)", "ratio");
+        for (std::uint64_t s = 1; s <= 16; ++s) {
+            const cost_model m{{{"host", s, 0, 0}, {"disk", inf, 5, 5}}};
+            const timed t = exact(10000, m, s <= 8 ? repeats : 1);
+            const double baseline = revolve_on_level_0(10000, m);
+            std::printf("  %3llu %10.3f %14.1f %14.1f %8.4f\n", static_cast<unsigned long long>(s), t.seconds, t.cost,
+                        baseline, t.cost / baseline);
+        }
+
+        std::printf("two levels, T = 10000, finite disk (write 2, read 2); one build each\n");
+        for (const auto& [s, d] :
+             std::vector<std::pair<std::uint64_t, std::uint64_t>>{{4, 4}, {16, 4}, {4, 16}, {8, 5000}}) {
+            const cost_model m{{{"host", s, 0, 0}, {"disk", d, 2, 2}}};
+            const timed t = exact(10000, m, 1);
+            std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(s) ratio %.4f\n", describe(m).c_str(),
+                        t.seconds, t.cost, t.cost / revolve_on_level_0(10000, m));
+        }
+
+        std::printf("three levels, T = 1000: device, host, disk; median of %d builds\n", repeats);
+        for (const cost_model& m : {cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+                                    cost_model{{{"device", 16, 0, 0}, {"host", 64, 0.5, 0.5}, {"disk", inf, 8, 8}}},
+                                    cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}}) {
+            const timed t = exact(1000, m, repeats);
+            std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(device) ratio %.4f\n", describe(m).c_str(),
+                        t.seconds, t.cost, t.cost / revolve_on_level_0(1000, m));
+        }
     }
 
-    std::printf("three levels, T = 1000: device, host, disk; median of %d builds\n", repeats);
-    for (const cost_model& m : {cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
-                                cost_model{{{"device", 16, 0, 0}, {"host", 64, 0.5, 0.5}, {"disk", inf, 8, 8}}},
-                                cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}}) {
-        const timed t = exact(1000, m, repeats);
-        std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(device) ratio %.4f\n", describe(m).c_str(),
-                    t.seconds, t.cost, t.cost / revolve_on_level_0(1000, m));
-    }
+    if (sections == "all" || sections == "gaps") {
+        // Two levels: host free, a slow level of 1..16 slots or unlimited, its write and read costs from 0.5 to
+        // 50 forward steps and never equal (both cheap, writes dearer, reads dearer, both dear); the host
+        // with costs of its own in the last rows.
+        const std::vector<std::pair<double, double>> prices{{0.5, 2}, {2, 0.5}, {5, 50}, {50, 5}};
+        std::vector<cost_model> two;
+        for (const std::uint64_t h : {1, 2, 4, 8, 16})
+            for (const std::uint64_t d :
+                 {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{4}, std::uint64_t{8}, std::uint64_t{16}, inf})
+                for (const auto& [w, r] : prices)
+                    two.push_back(cost_model{{{"host", h, 0, 0}, {"disk", d, w, r}}});
+        for (const std::uint64_t d : {1, 4, 16})
+            for (const auto& [w, r] : prices)
+                two.push_back(cost_model{{{"host", 4, 1, 0.5}, {"disk", d, w, r}}});
+        std::printf("gaps to the exact optimum, two levels, T = 10000 (gap = near / exact - 1)\n");
+        gap_grid(10000, two);
+        std::printf("gaps to the exact optimum, T = 10000: the cases measured before the layered structure\n");
+        gap_grid(10000, {cost_model{{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}},
+                         cost_model{{{"host", 16, 0, 0}, {"disk", inf, 20, 20}}},
+                         cost_model{{{"host", 2, 0.5, 0.5}, {"disk", inf, 3, 8}}},
+                         cost_model{{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", inf, 10, 10}}},
+                         cost_model{{{"host", 4, 0, 0}, {"disk", 16, 2, 2}}},
+                         cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}});
 
-    std::printf("near-optimal against exact, T = 10000 (size: K for spine and nested, g for grid; 0 = automatic). "
-                "First row of each: what near_optimal picks with its tables limited to 10^8 iterations (as for a "
-                "loop beyond the exact table's reach); then each structure with the default limit\n");
-    for (const cost_model& m :
-         {cost_model{{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}}, cost_model{{{"host", 16, 0, 0}, {"disk", inf, 20, 20}}},
-          cost_model{{{"host", 2, 0.5, 0.5}, {"disk", inf, 3, 8}}},
-          cost_model{{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", inf, 10, 10}}},
-          cost_model{{{"host", 4, 0, 0}, {"disk", 16, 2, 2}}}, cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}}) {
-        using structure = multilevel::structure;
-        const double best = build(10000, m, multilevel::method::exact).cost().predicted_cost;
-        const bool finite = m.levels.back().slots != inf;
-        gap_row(10000, m, structure::binomial, 0, best, 100'000'000);
-        gap_row(10000, m, structure::grid, 0, best);
-        for (const step_t horizon : {step_t{500}, step_t{2000}})
-            gap_row(10000, m, finite ? structure::nested : structure::spine, horizon, best);
+        std::vector<cost_model> three;
+        for (const std::uint64_t device : {2, 4})
+            for (const std::uint64_t host : {4, 16})
+                for (const std::uint64_t d :
+                     {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{4}, std::uint64_t{8}, std::uint64_t{16}, inf})
+                    for (const auto& [w, r] : prices)
+                        three.push_back(
+                            cost_model{{{"device", device, 0, 0}, {"host", host, 1, 0.5}, {"disk", d, w, r}}});
+        std::printf("gaps to the exact optimum, three levels, T = 1000\n");
+        gap_grid(1000, three);
     }
     return 0;
 }

@@ -83,7 +83,7 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
         const multilevel plan(steps, choice.model, options);
         choice.plan = plan;
         choice.period = plan.period();
-        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested"};
+        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested", "layered"};
         choice.structure = structures[static_cast<int>(plan.structure_used())];
         const std::string& slow = choice.model.levels.back().name;
         switch (plan.structure_used()) {
@@ -112,6 +112,15 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
             choice.description = fmt::format("multi-level, near-optimal (revolve on {} over segments of {} steps, "
                                              "exact schedules within)",
                                              slow, plan.period());
+            break;
+        case multilevel::structure::layered:
+            choice.method = "near-optimal";
+            choice.description =
+                fmt::format("multi-level, near-optimal (the exact program over {} alone{}, exact schedules of up to "
+                            "{} steps between its checkpoints)",
+                            choice.model.levels[static_cast<std::size_t>(plan.outer_level())].name,
+                            plan.period() > 1 ? fmt::format(" on a grid of {} steps", plan.period()) : std::string(),
+                            plan.horizon());
             break;
         }
     } catch (const argument_error& e) {

@@ -43,8 +43,8 @@ struct plan_choice {
     cost_model model;
     std::vector<parsed_level> levels; ///< multilevel: the parsed --level texts
     std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
-    std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine" or "nested"
-    step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid)
+    std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine", "nested" or "layered"
+    step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
     bool online = false;              ///< an online schedule: its cost is compared with the offline optimum
 };
 

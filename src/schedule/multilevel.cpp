@@ -9,6 +9,10 @@
 //    steps is reversed by the table, then each k-step segment from its checkpoint, right to left.
 //  - nested: with a finite slowest level of d slots the segments are the steps of revolve(N, d), and
 //    the table's segments use the faster levels plus their own start's slot.
+//  - layered: the exact recurrence over one outer level places its checkpoints, with segments of any
+//    length between them reversed by the exact table of the other levels (leaves of up to K steps; see
+//    remat/detail/multilevel_table.hpp). Tried with each finite level as the outer one (and the slowest
+//    when unlimited): the slowest is the natural one, a faster one wins when its writes are dearer.
 // For spine and nested every k <= K and every N whose last segment fits the table (1 <= tail <= K) is
 // priced; a finite slowest level is first planned as if unlimited, which is kept when it fits.
 #include "multilevel_plan.hpp"
@@ -320,6 +324,157 @@ plan_ptr plan_outer(const multilevel_plan& base, step_t horizon, std::uint64_t m
     return result;
 }
 
+// A layered plan's inner table: every level but the outer one as the model has it, the outer one holding
+// only the leaf's start.
+std::vector<std::uint64_t> inner_limits(const cost_model& model, step_t horizon, level_t outer)
+{
+    std::vector<std::uint64_t> limits = table_limits(model, horizon);
+    limits[static_cast<std::size_t>(outer)] = 0;
+    return limits;
+}
+
+// Its outer tables over `units` units: the outer level's slots (unlimited when they could hold a
+// snapshot at every unit), no other level.
+std::vector<std::uint64_t> outer_limits(const cost_model& model, step_t units, level_t outer)
+{
+    std::vector<std::uint64_t> limits(model.levels.size(), 0);
+    const std::uint64_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
+    limits[static_cast<std::size_t>(outer)] =
+        slots >= static_cast<std::uint64_t>(units) ? level_spec::unlimited : slots;
+    return limits;
+}
+
+// A layered plan over units of g steps on level `outer`, with inner tables for leaves that end with a
+// full unit (`interior`) and with the loop's last unit (`loop_inner`; the same table when g = 1 or it is
+// a table over steps). Null when it has no finite cost.
+plan_ptr layered_with(const multilevel_plan& base, level_t outer, step_t g,
+                      const std::shared_ptr<const multilevel_table>& interior,
+                      const std::shared_ptr<const multilevel_table>& loop_inner,
+                      std::vector<std::shared_ptr<const multilevel_table>> parts, std::uint64_t max_entries)
+{
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const step_t units = (steps - 1) / g + 1;
+    const step_t last = steps - (units - 1) * g;
+    const auto limits = outer_limits(model, units, outer);
+    std::shared_ptr<const multilevel_table> loop;
+    if (g == 1) {
+        loop = std::make_shared<const multilevel_table>(model, limits, units, max_entries,
+                                                        detail::multilevel_grid{interior.get(), 1, 1, nullptr, outer});
+    } else {
+        const auto inside = std::make_shared<const multilevel_table>(
+            model, limits, units, max_entries, detail::multilevel_grid{interior.get(), g, g, nullptr, outer});
+        loop = std::make_shared<const multilevel_table>(
+            model, limits, units, max_entries, detail::multilevel_grid{loop_inner.get(), g, last, inside.get(), outer});
+        parts.push_back(inside);
+    }
+    // x_0 on the outer level, or (a loop that fits one leaf) placed by the inner table.
+    if (!std::isfinite(loop->placed_cost(units, loop->full_row())))
+        return nullptr;
+    plan_ptr plan = fresh(base);
+    plan->used = multilevel::method::near_optimal;
+    plan->shape = multilevel_shape::layered;
+    plan->slow = outer;
+    plan->period = g;
+    plan->parts = std::move(parts);
+    plan->table = loop;
+    plan->tail = units;
+    plan->top_row = loop->full_row();
+    detail::multilevel_counts_cache cache;
+    plan->tail_run = loop->placed_counts(units, plan->top_row, cache);
+    return plan;
+}
+
+// The layered structure on level `outer`: outer tables over units of g steps (the smallest g that fits the
+// work limit, or opts.grid; two tables when g > 1, the loop's last unit being shorter) and an inner table
+// over K steps (the largest that fits, or opts.horizon). When leaves of K steps cannot span the loop (and
+// opts.horizon leaves K free), also inner grid tables over units of max(g, 2) steps, whose leaves reach
+// further, exact within each unit; the cheaper plan wins. Null when neither applies (a unit longer than a
+// leaf, or no plan with these tables).
+plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilevel::options& opts)
+{
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const std::size_t n = model.levels.size();
+    const std::uint64_t limit = opts.near_optimal_work_limit;
+    const std::uint64_t max_entries = opts.max_table_entries;
+    if (n < 2 || steps < 3)
+        return nullptr;
+    // The largest argument in [1, hi] for which `fits` holds (it holds for all smaller ones), or 0.
+    auto largest = [](step_t hi, auto&& fits) -> step_t {
+        if (fits(hi))
+            return hi;
+        step_t lo = 0;
+        while (hi - lo > 1) {
+            const step_t mid = lo + (hi - lo) / 2;
+            (fits(mid) ? lo : hi) = mid;
+        }
+        return lo;
+    };
+    const auto within_steps = inner_limits(model, steps, outer);
+    const step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps) : largest(steps, [&](step_t k) {
+        return affordable(n, inner_limits(model, k, outer), k, limit, max_entries);
+    });
+    // Units: two outer tables (interior and the loop's) share the limit when g > 1.
+    auto outer_fits = [&](step_t g) {
+        const step_t units = (steps - 1) / g + 1;
+        const std::uint64_t tables = g > 1 ? 2 : 1;
+        const auto limits = outer_limits(model, units, outer);
+        return multilevel_table::work(1, limits, units) <= limit / tables &&
+               multilevel_table::entries(n, limits, units) <= max_entries / tables;
+    };
+    step_t g = opts.grid;
+    if (g == 0) { // the smallest that fits
+        if (!outer_fits(steps - 1))
+            return nullptr;
+        step_t lo = 0;
+        g = steps - 1;
+        while (g - lo > 1) {
+            const step_t mid = lo + (g - lo) / 2;
+            (outer_fits(mid) ? g : lo) = mid;
+        }
+    }
+    if (g >= steps)
+        return nullptr;
+    plan_ptr best;
+    auto keep = [&](plan_ptr p) {
+        if (p && (!best || combine(*p).predicted_cost < combine(*best).predicted_cost))
+            best = std::move(p);
+    };
+    if (horizon >= 1 && g <= horizon) {
+        const auto inner =
+            std::make_shared<const multilevel_table>(model, inner_limits(model, horizon, outer), horizon, max_entries);
+        keep(layered_with(base, outer, g, inner, inner, {inner}, max_entries));
+    }
+    if (opts.horizon == 0 && horizon < steps) {
+        // The reach of an inner grid table in units depends only on the limit: with the finest unit the
+        // outer tables allow, and with the unit that lets a leaf span the loop when that is coarser.
+        const step_t reach =
+            largest(steps, [&](step_t k) { return affordable(n, within_steps, k, limit / 2, max_entries / 2); });
+        const step_t finest = std::max<step_t>(g, 2);
+        const step_t spanning = reach >= 1 ? std::max(finest, (steps - 1) / reach + 1) : finest;
+        for (const step_t unit : {finest, spanning}) {
+            const step_t units = (steps - 1) / unit + 1;
+            const step_t last = steps - (units - 1) * unit;
+            if (reach < 1 || unit >= steps || !affordable(n, within_steps, unit, limit, max_entries) ||
+                !outer_fits(unit))
+                continue;
+            const auto fine = std::make_shared<const multilevel_table>(model, within_steps, unit, max_entries);
+            const step_t inner_units = std::min(reach, units);
+            const auto interior =
+                std::make_shared<const multilevel_table>(model, within_steps, inner_units, max_entries,
+                                                         detail::multilevel_grid{fine.get(), unit, unit, nullptr});
+            const auto loop_inner = std::make_shared<const multilevel_table>(
+                model, within_steps, inner_units, max_entries,
+                detail::multilevel_grid{fine.get(), unit, last, interior.get()});
+            keep(layered_with(base, outer, unit, interior, loop_inner, {interior, fine, loop_inner}, max_entries));
+            if (spanning == finest)
+                break;
+        }
+    }
+    return best;
+}
+
 // Exact when the table fits (first with the slowest level relaxed to unlimited: when that optimum fits
 // the real capacity it is the optimum); else the cheapest near-optimal structure that fits.
 plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
@@ -398,6 +553,19 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
         if (!spine || !finite || fits_slow_level(*p))
             candidates.push_back(p);
     }
+    if (consider(structure::layered))
+        for (level_t outer = static_cast<level_t>(n) - 1; outer >= 0; --outer) {
+            // The slowest level, and a faster one with a limit whose snapshots cost something to write or
+            // read back: where its writes are dearer than the slowest level's, or where the slowest level is
+            // too dear to be used much, the optimum keeps few of them near the top, as the layers do.
+            const level_spec& level = model.levels[static_cast<std::size_t>(outer)];
+            const bool unlimited =
+                level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(steps - 1);
+            if (outer + 1 < static_cast<level_t>(n) && (unlimited || level.write_cost + level.read_cost == 0))
+                continue;
+            if (plan_ptr p = plan_layered(base, outer, opts))
+                candidates.push_back(p);
+        }
     if (candidates.empty()) {
         if (opts.only != structure::binomial) { // the structure asked for does not apply: take the best one
             multilevel::options any = opts;
@@ -468,7 +636,18 @@ step_t multilevel::period() const noexcept
 
 step_t multilevel::horizon() const noexcept
 {
+    if (plan_->shape == multilevel_shape::layered) { // the longest leaf, in steps
+        const multilevel_table& inner = *plan_->parts.front();
+        return std::min(plan_->steps, inner.horizon() * inner.unit_steps());
+    }
     return plan_->table ? plan_->table->horizon() : 0;
+}
+
+level_t multilevel::outer_level() const noexcept
+{
+    const bool outer = plan_->shape == multilevel_shape::spine || plan_->shape == multilevel_shape::nested ||
+                       plan_->shape == multilevel_shape::layered;
+    return outer ? plan_->slow : -1;
 }
 
 schedule_cost multilevel::cost() const

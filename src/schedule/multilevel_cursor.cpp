@@ -89,25 +89,25 @@ struct multilevel_walker {
         in_run = true;
     }
 
-    // A segment of `length` units of `table` whose start is current and unheld: the table places the
-    // start (a grid's single super-step goes to its fine table), or a single step is reversed.
+    // A segment of `length` units of `table` whose start is current and unheld: stored where Q chose, or
+    // handed to the fine table (a grid's super-step, a layered table's leaf), or a single step reversed.
     void place(action_queue<8>& q, const multilevel_table* table, step_t start, step_t length, std::uint64_t row)
     {
-        while (length == 1 && table->fine() != nullptr) {
-            length = table->last_steps();
+        level_t level = -1;
+        while ((level = table->store_level(row, length)) < 0) {
+            if (table->fine() == nullptr) {
+                assert(length == 1 && "a plan never places a start where no level has room");
+                q.push(reverse{start});
+                resume();
+                return;
+            }
+            row = table->fine_row(row);
+            length = table->fine_length(length);
             table = table->fine();
         }
-        if (length == 1) {
-            q.push(reverse{start});
-            resume();
-            return;
-        }
-        const auto all = (1u << static_cast<unsigned>(table->levels())) - 1;
-        const multilevel_table::placement p = table->place_start(length, row, all);
-        assert(p.level >= 0 && "a plan never places a start where no level has room");
-        const slot_t slot = take(p.level);
-        q.push(store{p.level, slot, start});
-        segment = node{start, length, table->taken(row, p.level), p.level, slot, true, table};
+        const slot_t slot = take(level);
+        q.push(store{level, slot, start});
+        segment = node{start, length, table->taken(row, level), level, slot, true, table};
         in_run = true;
     }
 
@@ -136,11 +136,11 @@ struct multilevel_walker {
             t.level = to;
             t.slot = slot;
         }
+        if (table.handed_over(t.length, t.row, t.level)) { // a grid's super-step, a layered table's leaf
+            t = node{t.start, table.fine_length(t.length), table.fine_row(t.row), t.level, t.slot, true, table.fine()};
+            return;
+        }
         if (t.length == 1) {
-            if (const multilevel_table* fine = table.fine()) { // one super-step: its fine table takes over
-                t = node{t.start, table.last_steps(), t.row, t.level, t.slot, true, fine};
-                return;
-            }
             q.push(reverse{t.start});
             q.push(free_slot{t.level, t.slot});
             give(t.level, t.slot);
@@ -155,15 +155,14 @@ struct multilevel_walker {
         left.length = m;
         left.current = false;
         left.table = table.left_table();
-        if (right >= 2) {
-            const level_t level = table.store_level(t.row, right);
+        if (const level_t level = table.store_level(t.row, right); level >= 0) {
             const slot_t slot = take(level);
             q.push(store{level, slot, at});
             pending.push_back(left);
             t = node{at, right, table.taken(t.row, level), level, slot, true, &table};
-        } else if (table.fine() != nullptr) { // one super-step from an unheld start
+        } else if (table.fine() != nullptr) { // handed to the fine table from an unheld start
             pending.push_back(left);
-            place(q, &table, at, 1, t.row);
+            place(q, &table, at, right, t.row);
         } else {
             q.push(reverse{at});
             t = left;
@@ -177,6 +176,7 @@ struct multilevel_walker {
         switch (p.shape) {
         case multilevel_shape::exact:
         case multilevel_shape::grid:
+        case multilevel_shape::layered:
             if (phase++ > 0)
                 return false;
             place(q, p.table.get(), 0, p.tail, p.top_row);

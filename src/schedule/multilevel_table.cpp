@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -135,11 +136,28 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
         rows_ *= dims_.back();
     }
     if (grid_.fine != nullptr) {
-        const bool fits = grid_.fine->rows_ == rows_ && grid_.fine->horizon_ >= std::max(grid_.steps, grid_.last) &&
-                          (grid_.left == nullptr || (grid_.left->rows_ == rows_ && grid_.left->horizon_ >= horizon_ &&
-                                                     grid_.left->unit_steps() == grid_.steps));
+        const multilevel_table& fine = *grid_.fine;
+        const multilevel_table* left = grid_.left;
+        // The fine table covers one unit in steps, or is a layered table's grid inner table over the same
+        // units.
+        const bool same_units = fine.grid_.fine != nullptr;
+        bool fits = fine.levels_ == levels_ &&
+                    (same_units ? grid_.outer >= 0 && fine.grid_.steps == grid_.steps && fine.grid_.last == grid_.last
+                                : fine.horizon_ >= std::max(grid_.steps, grid_.last)) &&
+                    (left == nullptr || (left->rows_ == rows_ && left->horizon_ >= horizon_ &&
+                                         left->unit_steps() == grid_.steps && left->grid_.outer == grid_.outer));
+        if (grid_.outer < 0) {
+            fits = fits && fine.rows_ == rows_;
+        } else {
+            // Layered: this table holds only the outer level, the inner one only the leaf's start there.
+            const auto o = static_cast<std::size_t>(grid_.outer);
+            fits = fits && o < levels_ && !fine.unlimited_[o] && fine.dims_[o] == 1;
+            for (std::size_t i = 0; i < levels_; ++i)
+                fits = fits && (i == o || (!unlimited_[i] && dims_[i] == 1));
+        }
         if (!fits || grid_.steps < 1 || grid_.last < 1)
-            throw argument_error("a grid table needs fine and left tables with its free-slot limits and lengths");
+            throw argument_error(
+                "a grid or layered table needs fine and left tables with matching free-slot limits and lengths");
         step_cost_ = model.step_cost * static_cast<double>(grid_.steps);
     }
     build();
@@ -149,8 +167,12 @@ void multilevel_table::build()
 {
     const std::uint64_t stride = stride_length();
     const auto n = static_cast<level_t>(levels_);
+    // A layered table computes F only for a start on its outer level; the others are never reached.
+    const bool layered = grid_.outer >= 0;
+    const level_t first = layered ? grid_.outer : 0;
+    const level_t end = layered ? grid_.outer + 1 : n;
     const std::uint64_t cells = static_cast<std::uint64_t>(levels_) * rows_ * stride;
-    p_.assign(cells, 0.0);
+    p_.assign(cells, layered ? infinity : 0.0);
     split_.assign(cells, 0);
     move_.assign(cells, -1);
     q_.assign(rows_ * stride, infinity);
@@ -162,11 +184,12 @@ void multilevel_table::build()
     const auto horizon = static_cast<std::int64_t>(horizon_);
     const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
     const auto all_levels = (1u << static_cast<unsigned>(levels_)) - 1;
+    const multilevel_table* fine = grid_.fine;
 
     for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
         const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
         if (bulk)
-            for (level_t L = 0; L < n; ++L)
+            for (level_t L = first; L < end; ++L)
                 for (std::uint64_t row = 0; row < rows_; ++row) {
                     const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
                     batch_min_plus(&left.p_[left.index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
@@ -175,8 +198,10 @@ void multilevel_table::build()
         for (std::int64_t l = l0; l < l0 + batch && l <= horizon; ++l) {
             const auto length = static_cast<step_t>(l);
             const auto b = static_cast<std::size_t>(l - l0);
-            // G(l, row, L): split, or (l = 1) reverse where it stands.
-            for (level_t L = 0; L < n; ++L)
+            // G(l, row, L): split, or (l = 1) reverse where it stands; a grid hands one unit to its fine
+            // table, a layered table any leaf that fits its inner one (split 0).
+            const bool leaf = fine != nullptr && (l == 1 || layered) && fine_length(length) <= fine->horizon_;
+            for (level_t L = first; L < end; ++L)
                 for (std::uint64_t row = 0; row < rows_; ++row) {
                     const double* p = &left.p_[left.index(0, row, L)];
                     const double* q = &q_[row * stride];
@@ -200,13 +225,21 @@ void multilevel_table::build()
                         }
                     }
                     consider(std::max(batch, l0), l);
-                    g[static_cast<std::size_t>(L) * rows_ + row] =
-                        l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
+                    double cost = l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
+                    if (leaf) {
+                        // On a tie the leaf: it stores nothing more on the outer level.
+                        const double whole = fine->value(fine_length(length), fine_row(row), L);
+                        if (l == 1 || whole <= cost) {
+                            cost = whole;
+                            m = 0;
+                        }
+                    }
+                    g[static_cast<std::size_t>(L) * rows_ + row] = cost;
                     split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
                 }
             // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so
             // that zero-cost levels never produce pointless store-and-free pairs).
-            for (level_t L = 0; L < n; ++L)
+            for (level_t L = first; L < end; ++L)
                 for (std::uint64_t row = 0; row < rows_; ++row) {
                     double best = g[static_cast<std::size_t>(L) * rows_ + row];
                     std::int8_t target = -1;
@@ -225,12 +258,20 @@ void multilevel_table::build()
                     p_[index(length, row, L)] = best + u * static_cast<double>(l);
                     move_[index(length, row, L)] = target;
                 }
-            // Q(l, row): where a right part of l units keeps its start (nothing to keep for one step; a
-            // grid's one-unit right part is the fine table's segment from an unheld start).
+            // Q(l, row): where a right part of l units keeps its start. On a level with room; one step is
+            // reversed where it stands; a grid's super-step and a layered table's leaf go to the fine table
+            // from an unheld start (on a tie the leaf: nothing stored on the outer level for it).
             for (std::uint64_t row = 0; row < rows_; ++row) {
-                placement best{-1, grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0};
-                if (l >= 2)
-                    best = place_start(length, row, all_levels);
+                placement best{-1, infinity};
+                if (l >= 2 || layered)
+                    best = place_start(length, row, all_levels); // layered: only the outer level has room
+                else if (fine == nullptr)
+                    best.cost = 0;
+                if (fine != nullptr && (l == 1 || layered) && fine_length(length) <= fine->horizon_) {
+                    const double c = fine->placed_cost(fine_length(length), fine_row(row));
+                    if (c <= best.cost)
+                        best = {-1, c};
+                }
                 q_[row * stride + static_cast<std::uint64_t>(l)] = best.cost;
                 q_level_[row * stride + static_cast<std::uint64_t>(l)] = static_cast<std::int8_t>(best.level);
             }
@@ -261,22 +302,20 @@ multilevel_table::placement multilevel_table::place_start(step_t length, std::ui
 
 double multilevel_table::placed_cost(step_t length, std::uint64_t row) const noexcept
 {
-    if (length == 1)
-        return grid_.fine != nullptr ? grid_.fine->placed_cost(grid_.last, row) : 0.0;
-    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
-    return p.level < 0 ? infinity : p.cost;
+    return q_[row * stride_length() + static_cast<std::uint64_t>(length)];
 }
 
 multilevel_counts multilevel_table::placed_counts(step_t length, std::uint64_t row,
                                                   multilevel_counts_cache& cache) const
 {
-    if (length == 1)
-        return grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, row, cache) : multilevel_counts{};
-    const placement p = place_start(length, row, (1u << static_cast<unsigned>(levels_)) - 1);
-    if (p.level < 0)
-        return {}; // no level has room: no plan places such a start
-    multilevel_counts c = counts(length, taken(row, p.level), p.level, cache);
-    ++c.stores[static_cast<std::size_t>(p.level)];
+    const level_t level = store_level(row, length);
+    if (level < 0) {
+        if (grid_.fine != nullptr && std::isfinite(placed_cost(length, row)))
+            return grid_.fine->placed_counts(fine_length(length), fine_row(row), cache);
+        return {}; // one step reversed where it stands; or no level has room, and no plan places such a start
+    }
+    multilevel_counts c = counts(length, taken(row, level), level, cache);
+    ++c.stores[static_cast<std::size_t>(level)];
     return c;
 }
 
@@ -317,21 +356,19 @@ multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, lev
         const level_t L = to >= 0 ? to : L0;
         const auto Li = static_cast<std::size_t>(L);
         multilevel_counts c;
-        if (l == 1) {
-            if (grid_.fine != nullptr) {
-                c = grid_.fine->counts(grid_.last, r, L, cache);
-            } else {
-                c.peak[Li] = 1;
-                c.peak_slots = 1;
-            }
+        if (handed_over(l, r, L)) {
+            c = grid_.fine->counts(fine_length(l), fine_row(r), L, cache);
+        } else if (l == 1) {
+            c.peak[Li] = 1;
+            c.peak_slots = 1;
         } else {
             const step_t m = split(l, r, L);
             const step_t k = l - m;
-            const level_t right_level = k >= 2 ? store_level(r, k) : -1;
+            const level_t right_level = store_level(r, k);
             // Dependencies in this table first.
             bool ready = true;
-            const std::uint64_t right_key = k >= 2 ? index(k, taken(r, right_level), right_level) : 0;
-            if (k >= 2 && !memo.contains(right_key)) {
+            const std::uint64_t right_key = right_level >= 0 ? index(k, taken(r, right_level), right_level) : 0;
+            if (right_level >= 0 && !memo.contains(right_key)) {
                 stack.push_back(right_key);
                 ready = false;
             }
@@ -343,11 +380,11 @@ multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, lev
                 continue;
             const multilevel_counts a = &left_of == this ? memo.at(index(m, r, L)) : left_of.counts(m, r, L, cache);
             multilevel_counts b;
-            if (k >= 2) {
+            if (right_level >= 0) {
                 b = memo.at(right_key);
                 ++b.stores[static_cast<std::size_t>(right_level)];
             } else {
-                b = grid_.fine != nullptr ? grid_.fine->placed_counts(grid_.last, r, cache) : multilevel_counts{};
+                b = placed_counts(k, r, cache); // a single step, or handed to the fine table
             }
             c.forward_steps = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(unit_steps());
             add(c, a);

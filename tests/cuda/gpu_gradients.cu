@@ -110,8 +110,8 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
     return out;
 }
 
-rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
-                                slot_t host_slots, double host_cost, bool asynchronous, run_report* report)
+rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots, slot_t host_slots,
+                                double host_cost, bool asynchronous, run_report* report)
 {
     const std::size_t bytes = problem.points * sizeof(double);
     const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},

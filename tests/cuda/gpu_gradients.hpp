@@ -29,8 +29,7 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
 /// thrust::device_vector state through a tiered store: `device_slots` GPU slots first, then
 /// `host_slots` pinned host slots (behind a worker thread when `asynchronous`), along the multi-level
 /// schedule that prices host transfers at `host_cost` forward steps each.
-rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
-                                slot_t host_slots, double host_cost, bool asynchronous,
-                                run_report* report = nullptr);
+rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots, slot_t host_slots,
+                                double host_cost, bool asynchronous, run_report* report = nullptr);
 
 } // namespace remat::test

@@ -118,7 +118,8 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_through_two_and_three_levels_are_bit_ident
               with_method(steps, m, multilevel::method::near_optimal, multilevel::structure::grid, 30),
               with_method(steps, m, multilevel::method::near_optimal,
                           m.levels.back().slots == inf ? multilevel::structure::spine : multilevel::structure::nested,
-                          60)}) {
+                          60),
+              with_method(steps, m, multilevel::method::near_optimal, multilevel::structure::layered, 60)}) {
             const lorenz_result g = lorenz_gradient(plan, m);
             BOOST_TEST_REQUIRE(same_bits(g.dx0, reference.dx0));
             BOOST_TEST_REQUIRE(same_bits(g.dp, reference.dp));

@@ -1,6 +1,7 @@
 // Multi-level schedules replayed by the independent simulator: legal with per-level capacities, their
 // counts per level equal to cost(), predicted_cost equal to the cost recomputed from the replayed counts;
-// near-optimal plans never beat the exact optimum and the spine stays close to it; huge T works.
+// near-optimal plans (grid, spine, nested, layered) never beat the exact optimum and the spine stays close
+// to it (multilevel_gap_test holds the layered one to 1%); huge T works.
 #define BOOST_TEST_MODULE multilevel_schedule
 #include <boost/test/unit_test.hpp>
 
@@ -155,6 +156,65 @@ BOOST_AUTO_TEST_CASE(near_optimal_schedules_are_legal_counted_and_never_below_th
         }
 }
 
+BOOST_AUTO_TEST_CASE(layered_schedules_are_legal_counted_and_never_below_the_optimum)
+{
+    // Leaves of at most K steps and outer units of g steps, small enough that loops span many leaves and
+    // units (g > 1: two outer tables, the loop's last unit shorter); every outer level is tried.
+    using structure = multilevel::structure;
+    struct sizes {
+        step_t leaf, unit;
+    };
+    for (const cost_model& m : models)
+        for (const sizes z : {sizes{3, 1}, sizes{8, 2}, sizes{20, 3}, sizes{20, 1}, sizes{12, 5}})
+            for (step_t t = 3; t <= 400; t += (t < 30 ? 1 : 37)) {
+                multilevel::options o;
+                o.how = multilevel::method::near_optimal;
+                o.only = structure::layered;
+                o.horizon = z.leaf;
+                o.grid = z.unit;
+                const multilevel p(t, m, o);
+                // The slowest level as the outer one applies whenever it has a second slot and a unit fits a
+                // leaf (a single slot holds x_0 and leaves no room for a split).
+                const bool applies = m.levels.size() > 1 && m.levels.back().slots >= 2 && z.unit < t;
+                BOOST_TEST_REQUIRE((p.structure_used() == structure::layered || !applies), describe(t, m));
+                if (p.structure_used() == structure::layered) {
+                    BOOST_TEST_REQUIRE(p.horizon() == std::min(z.leaf, t), describe(t, m));
+                    BOOST_TEST_REQUIRE(p.period() == z.unit, describe(t, m));
+                    BOOST_TEST_REQUIRE(p.outer_level() >= 0, describe(t, m));
+                }
+                check_replay(p);
+                if (t <= 200)
+                    BOOST_TEST_REQUIRE(p.cost().predicted_cost >= exact(t, m).cost().predicted_cost - 1e-9,
+                                       describe(t, m) << " leaf " << z.leaf << " unit " << z.unit);
+            }
+}
+
+BOOST_AUTO_TEST_CASE(layered_leaves_reach_beyond_a_table_over_steps)
+{
+    // With 10^6 iterations a table over steps for host 8 + the leaf's start (9 rows, 2 levels: 9 K^2) reaches
+    // K = 333 steps, for device 2 + host 4 (15 rows, 3 levels) K = 210; the optimum's leaves are longer, so
+    // the grid inner tables (units of g steps, exact within) win, and their leaves reach further.
+    struct instance {
+        cost_model model;
+        step_t steps;
+        step_t over_steps;
+    };
+    for (const instance& x :
+         {instance{{{{"host", 8, 0, 0}, {"disk", 2, 2, 2}}, 1, 0}, 3000, 333},
+          instance{{{{"host", 8, 0, 0}, {"disk", 2, 2, 2}}, 1, 0}, 4999, 333},
+          instance{{{{"device", 2, 0, 0}, {"host", 4, 0, 0}, {"disk", 2, 5, 5}}, 1, 0}, 2000, 210}}) {
+        multilevel::options o;
+        o.how = multilevel::method::near_optimal;
+        o.only = multilevel::structure::layered;
+        o.near_optimal_work_limit = 1'000'000;
+        const multilevel p(x.steps, x.model, o);
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), describe(x.steps, x.model));
+        BOOST_TEST(p.horizon() > x.over_steps, describe(x.steps, x.model));
+        BOOST_TEST(p.period() >= 2, describe(x.steps, x.model));
+        check_replay(p);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(spine_plans_are_within_one_percent_of_the_optimum)
 {
     // With an unlimited slowest level (the gaps bench/multilevel_dp measures at T = 10^4; here T = 1500
@@ -177,6 +237,25 @@ BOOST_AUTO_TEST_CASE(long_loops_replay_in_full)
         BOOST_TEST((p.method_used() == multilevel::method::near_optimal));
         check_replay(p, false);
     }
+}
+
+BOOST_AUTO_TEST_CASE(layered_long_loops_replay_in_full)
+{
+    // Outer tables over units of g > 1 steps (the limit keeps them small), replayed to the end.
+    multilevel::options o;
+    o.how = multilevel::method::near_optimal;
+    o.only = multilevel::structure::layered;
+    o.near_optimal_work_limit = 5'000'000;
+    for (std::size_t i : {2, 3, 4}) {
+        const multilevel p(100'001, models[i], o);
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), describe(100'001, models[i]));
+        BOOST_TEST(p.period() > 1);
+        check_replay(p, false);
+    }
+    // Beyond the reach of its tables (a unit longer than any leaf) the layered structure does not apply and
+    // another one is planned.
+    const multilevel far(1'000'000'000'000, models[2], o);
+    BOOST_TEST((far.structure_used() != multilevel::structure::layered));
 }
 
 BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)

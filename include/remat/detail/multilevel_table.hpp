@@ -25,6 +25,22 @@
 // whole super-steps sits on the grid and everything inside a super-step is exact. The loop's last
 // super-step may be shorter: segments that end with it use a second grid table (`last` steps in its last
 // super-step) whose left parts come from the first one.
+//
+// A *layered* table runs the recurrence for one level o only (the outer level; every other level has a
+// free limit of 0 here) and may hand any segment to an inner table (the `fine` one) as a *leaf*, which
+// reverses it with every other level free and o holding at most the leaf's own start (the inner table's
+// free limit of o is 0). With f the free slots of o, s(l) the steps of l units and I the inner table,
+//
+//     G(l, f) = min( F_I(s(l), full, o),  R_o + min over 1 <= m < l of  U*g*m + F(m, f) + Q(l-m, f) )
+//     Q(k, f) = min( W_o + F(k, f - 1)  (f >= 1),  the cost of I placing an unheld start of s(k) steps )
+//
+// so a segment between two checkpoints of o is a leaf from its start on o, and a right part may also be
+// a leaf whose start I places on a faster level. (g = 1 for a recurrence over single steps.) A leaf from
+// a held start is recorded as split 0, a placed one as Q's level -1. Because the faster levels are all free
+// whenever a leaf starts, I needs no row for what o holds: its work is that of the faster levels alone,
+// and the outer recurrence's is (c_o + 1) * N^2/2 for N units. I is a table over steps, or (g > 1) a grid
+// table over the same units with the same last unit, so that leaves may be longer than a table over steps
+// could reach, exact within each unit.
 #pragma once
 
 #include "remat/schedule/action.hpp"
@@ -50,13 +66,16 @@ struct multilevel_counts {
 
 class multilevel_table;
 
-/// How a grid table's lengths count super-steps (see the top of this header). The tables it names must
-/// have the same free-slot limits and outlive it.
+/// How a grid or layered table's lengths count steps and hand segments to another table (see the top of
+/// this header). The tables it names must outlive it.
 struct multilevel_grid {
-    const multilevel_table* fine = nullptr; ///< exact table over one super-step (at least `steps` long)
-    step_t steps = 1;                       ///< g: steps per super-step
-    step_t last = 1;                        ///< steps of the last super-step of this table's segments
+    const multilevel_table* fine = nullptr; ///< the table one unit (grid) or a leaf (layered) is handed to
+    step_t steps = 1;                       ///< g: steps per unit
+    step_t last = 1;                        ///< steps of the last unit of this table's segments
     const multilevel_table* left = nullptr; ///< the table of left parts, or null for this one
+    /// Layered: the outer level, the only one this table stores on; -1 for a grid table (same free-slot
+    /// limits as its fine table, every level).
+    level_t outer = -1;
 };
 
 /// Counts already computed, per table and node (tables reach into each other's subtrees).
@@ -73,7 +92,8 @@ public:
     multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit, step_t horizon,
                      std::uint64_t max_entries, const multilevel_grid& grid = {});
 
-    /// Inner-loop iterations of building the table (T^2/2 * rows * n), saturated at 2^64-1.
+    /// Inner-loop iterations of building the table (T^2/2 * rows * n), saturated at 2^64-1. A layered
+    /// table computes one level: pass levels = 1.
     [[nodiscard]] static std::uint64_t work(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                             step_t horizon) noexcept;
     /// Table entries (lengths x rows x levels), saturated at 2^64-1.
@@ -113,17 +133,66 @@ public:
     {
         return move_[index(length, row, level)];
     }
-    /// G's split m (1 <= m < l) for l >= 2.
+    /// G's split m (1 <= m < l) for l >= 2; 0 for a leaf of a layered table.
     [[nodiscard]] step_t split(step_t length, std::uint64_t row, level_t level) const noexcept
     {
         return static_cast<step_t>(split_[index(length, row, level)]);
     }
-    /// The level Q stores the right part's start on, for a right part of k >= 2 steps.
+    /// The level Q stores the right part's start on; -1: a single step reversed where it stands, or the
+    /// right part handed to the fine table from an unheld start (a grid's super-step, a layered leaf).
     [[nodiscard]] level_t store_level(std::uint64_t row, step_t k) const noexcept
     {
         return q_level_[row * stride_length() + static_cast<std::uint64_t>(k)];
     }
 
+    /// Grid tables: the fine table of one super-step; layered tables: the inner table of leaves (null for a
+    /// table of single steps).
+    [[nodiscard]] const multilevel_table* fine() const noexcept { return grid_.fine; }
+    /// Steps per unit of length (g for a grid or layered table, else 1).
+    [[nodiscard]] step_t unit_steps() const noexcept { return grid_.fine != nullptr ? grid_.steps : 1; }
+    /// Steps of the last unit of a segment (the super-step a one-unit segment stands for).
+    [[nodiscard]] step_t last_steps() const noexcept { return grid_.fine != nullptr ? grid_.last : 1; }
+    /// The length, in the fine table's units, of a segment of `length` units handed to it: its steps
+    /// ((length - 1) * g + last) for a fine table over steps, `length` for a layered table's grid inner
+    /// table (same units, same last unit).
+    [[nodiscard]] step_t fine_length(step_t length) const noexcept
+    {
+        if (grid_.fine != nullptr && grid_.fine->grid_.fine != nullptr)
+            return length;
+        return (length - 1) * unit_steps() + last_steps();
+    }
+    /// The table that left parts of this table's segments use.
+    [[nodiscard]] const multilevel_table* left_table() const noexcept
+    {
+        return grid_.left != nullptr ? grid_.left : this;
+    }
+    /// Layered tables: the outer level; -1 otherwise.
+    [[nodiscard]] level_t outer_level() const noexcept { return grid_.outer; }
+    /// Whether the segment F(l, row, L) is handed to fine() (one unit of a grid, a leaf of a layered
+    /// table), at fine() row fine_row(row) and length fine_length(l), after any move.
+    [[nodiscard]] bool handed_over(step_t length, std::uint64_t row, level_t level) const noexcept
+    {
+        return grid_.fine != nullptr && (length == 1 || (grid_.outer >= 0 && split(length, row, level) == 0));
+    }
+    /// The fine table's row for a segment handed over from `row` (the same row for a grid table; for a
+    /// layered one, every other level free).
+    [[nodiscard]] std::uint64_t fine_row(std::uint64_t row) const noexcept
+    {
+        return grid_.outer >= 0 ? grid_.fine->full_row() : row;
+    }
+
+    /// The counts of the subtree F(l, row, L) (memoised over the nodes it reaches).
+    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level) const;
+    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level,
+                                           multilevel_counts_cache& cache) const;
+    /// The counts of a segment of `length` units whose start is current and unheld, placed as Q chose
+    /// (nothing for one step). Empty when no level has room.
+    [[nodiscard]] multilevel_counts placed_counts(step_t length, std::uint64_t row,
+                                                  multilevel_counts_cache& cache) const;
+    /// The cost of that placement, Q(length, row) (0 for one step, infinity when no level has room).
+    [[nodiscard]] double placed_cost(step_t length, std::uint64_t row) const noexcept;
+
+private:
     /// The best level for x_a when it is current but not yet stored, among the levels in `allowed`
     /// (a bit mask) with a free slot in `row`; -1 when none has one. Its cost is W_L + F(l, row - e_L, L).
     struct placement {
@@ -131,31 +200,6 @@ public:
         double cost = 0;
     };
     [[nodiscard]] placement place_start(step_t length, std::uint64_t row, unsigned allowed) const noexcept;
-
-    /// Grid tables: the fine table of one super-step (null for a table of single steps).
-    [[nodiscard]] const multilevel_table* fine() const noexcept { return grid_.fine; }
-    /// Steps per unit of length (g for a grid table, else 1).
-    [[nodiscard]] step_t unit_steps() const noexcept { return grid_.fine != nullptr ? grid_.steps : 1; }
-    /// Steps of the last unit of a segment (the super-step a one-unit segment stands for).
-    [[nodiscard]] step_t last_steps() const noexcept { return grid_.fine != nullptr ? grid_.last : 1; }
-    /// The table that left parts of this table's segments use.
-    [[nodiscard]] const multilevel_table* left_table() const noexcept
-    {
-        return grid_.left != nullptr ? grid_.left : this;
-    }
-
-    /// The counts of the subtree F(l, row, L) (memoised over the nodes it reaches).
-    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level) const;
-    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level,
-                                           multilevel_counts_cache& cache) const;
-    /// The counts of a segment of `length` units whose start is current and unheld: the table places it
-    /// (nothing for one step). Empty when no level has room.
-    [[nodiscard]] multilevel_counts placed_counts(step_t length, std::uint64_t row,
-                                                  multilevel_counts_cache& cache) const;
-    /// The cost of that placement (0 for one step, infinity when no level has room).
-    [[nodiscard]] double placed_cost(step_t length, std::uint64_t row) const noexcept;
-
-private:
     [[nodiscard]] std::uint64_t stride_length() const noexcept { return static_cast<std::uint64_t>(horizon_) + 1; }
     [[nodiscard]] std::uint64_t index(step_t length, std::uint64_t row, level_t level) const noexcept
     {

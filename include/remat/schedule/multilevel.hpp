@@ -14,9 +14,13 @@
 //    spine:  the slowest level (unlimited, or large enough) keeps x_0, x_k, x_2k, ... and each k-step
 //            segment is reversed by the exact table for segments of up to K steps (the exact optimum
 //            settles into such a period on long loops);
-//    nested: a finite slowest level runs revolve over the k-step segments, the table reverses each.
+//    nested: a finite slowest level runs revolve over the k-step segments, the table reverses each;
+//    layered: the exact recurrence over one level only (the outer one, usually the slowest) places its
+//            checkpoints with segments of any length between them, each reversed by the exact table of
+//            the other levels (a leaf); on a grid of g steps when the loop is too long for single steps.
 //    O(1) amortised per action, memory independent of T (the tables), T up to 2^63-1 for spine and
-//    nested, up to about the work limit for grid.
+//    nested, up to about the work limit for grid, and up to about the work limit times the leaves'
+//    horizon for layered.
 // One level with zero write cost is plain binomial checkpointing: the schedule is remat::revolve's.
 #pragma once
 
@@ -48,12 +52,12 @@ public:
     enum class method {
         automatic,    ///< binomial when it is optimal, exact when its table fits the limits, else near-optimal
         exact,        ///< the dynamic program over the whole loop (throws capacity_error if too large)
-        near_optimal, ///< the cheapest of grid, spine and nested (exact when T fits one table)
+        near_optimal, ///< the cheapest of grid, spine, nested and layered (exact when T fits one table)
         binomial,     ///< what automatic reports for one level with zero write cost: remat::revolve
     };
 
     /// How the plan is built (see the top of this header).
-    enum class structure { binomial, exact, grid, spine, nested };
+    enum class structure { binomial, exact, grid, spine, nested, layered };
 
     struct options {
         method how = method::automatic;
@@ -62,12 +66,14 @@ public:
         std::uint64_t exact_work_limit = 10'000'000'000;
         /// near_optimal: the most inner-loop iterations of each structure's tables.
         std::uint64_t near_optimal_work_limit = 1'000'000'000;
-        /// spine and nested: the table's horizon K (most steps of one segment); 0: the largest that fits.
+        /// spine, nested and layered: the table's horizon K (most steps of one segment, of one leaf for
+        /// layered); 0: the largest that fits.
         step_t horizon = 0;
-        /// grid: steps per super-step g; 0: the smallest whose tables fit.
+        /// grid: steps per super-step g; layered: steps per unit of the outer recurrence; 0: the smallest
+        /// whose tables fit.
         step_t grid = 0;
-        /// near_optimal: consider only this structure (grid, spine or nested), or the cheapest of those that
-        /// apply when it does not; binomial: the cheapest.
+        /// near_optimal: consider only this structure (grid, spine, nested or layered), or the cheapest of
+        /// those that apply when it does not; binomial: the cheapest.
         structure only = structure::binomial;
         /// Largest table (lengths x free-slot rows x levels) any method builds; 13 bytes per entry and 9
         /// per length and row.
@@ -85,10 +91,15 @@ public:
     [[nodiscard]] method method_used() const noexcept;
     [[nodiscard]] structure structure_used() const noexcept;
     /// spine and nested: steps between two checkpoints of the slowest level (k); grid: steps per
-    /// super-step (g); 0 otherwise.
+    /// super-step (g); layered: steps per unit of the outer recurrence (g, 1 for single steps); 0 otherwise.
     [[nodiscard]] step_t period() const noexcept;
-    /// Most table units of one segment (T for exact, K for spine and nested, super-steps for grid).
+    /// Most table units of one segment (T for exact, K for spine and nested, super-steps for grid, the
+    /// most steps of one leaf for layered).
     [[nodiscard]] step_t horizon() const noexcept;
+    /// spine, nested and layered: the level the outer walk places its checkpoints on; -1 otherwise.
+    ///
+    ///     plan.model().levels[plan.outer_level()].name   // "disk"
+    [[nodiscard]] level_t outer_level() const noexcept;
 
     /// Counts per level and predicted_cost, without enumerating the actions. For nested plans
     /// `repetition` is an upper bound; every other count is exact. Throws remat::overflow_error when a
