@@ -6,6 +6,7 @@
 #define BOOST_TEST_NO_MAIN
 #include <boost/test/unit_test.hpp>
 
+#include "same_bits.hpp"
 #include "test_kernels.hpp"
 
 #include "remat/cuda/copy.hpp"
@@ -32,6 +33,7 @@ using remat::cuda::device_store;
 using remat::cuda::pinned_buffer;
 using test::gate;
 using test::pattern;
+using test::same_bits;
 using test::to_host;
 using test::within;
 
@@ -52,11 +54,6 @@ double* doubles(const pinned_buffer& b)
 mutable_bytes device_view(const device_buffer& b)
 {
     return b.bytes();
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 cudaMemoryType memory_type(const void* p)

@@ -23,23 +23,9 @@ using test::gpu_schedule_kind;
 using test::gpu_store_kind;
 using test::rd_gradient;
 using test::reaction_diffusion;
+using test::same_bits;
 
 namespace {
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-bool same_bits(const rd_gradient& a, const rd_gradient& b)
-{
-    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
-}
-
-rd_gradient host_only(const reaction_diffusion& problem, step_t steps)
-{
-    host_store store(static_cast<slot_t>(steps));
-    return test::run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
-}
 
 const std::vector<std::tuple<std::size_t, step_t, slot_t>> cases{{256, 1, 1}, {256, 60, 3}, {1000, 400, 8}};
 
@@ -49,7 +35,7 @@ BOOST_AUTO_TEST_CASE(device_vector_states_match_the_host_only_run_bit_for_bit)
 {
     for (const auto& [points, steps, slots] : cases) {
         const reaction_diffusion problem = reaction_diffusion::stable_on(points);
-        const rd_gradient expected = host_only(problem, steps);
+        const rd_gradient expected = test::store_all_gradient(problem, steps);
         BOOST_TEST_REQUIRE(std::isfinite(expected.nu()), "n=" << points << " T=" << steps);
         BOOST_TEST(std::abs(expected.nu()) > 0.0);
         for (const gpu_store_kind store : {gpu_store_kind::device_store, gpu_store_kind::pinned_host_store})
@@ -71,7 +57,8 @@ BOOST_AUTO_TEST_CASE(device_span_states_on_the_users_own_stream_match_bit_for_bi
         const reaction_diffusion problem = reaction_diffusion::stable_on(points);
         run_report report;
         const rd_gradient g = test::gpu_span_gradient(problem, steps, slots, &report);
-        BOOST_TEST(same_bits(g, host_only(problem, steps)), "n=" << points << " T=" << steps << " s=" << slots);
+        BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)),
+                   "n=" << points << " T=" << steps << " s=" << slots);
         BOOST_TEST(report.levels.at(0).name == "device");
         BOOST_TEST(report.stores == revolve(steps, slots).cost().stores);
     }
@@ -84,7 +71,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_device_slots_first_and_pinned_host_slot
     for (const auto& [points, steps, device_slots, host_slots] :
          std::vector<std::tuple<std::size_t, step_t, slot_t, slot_t>>{{256, 60, 2, 3}, {1000, 400, 3, 6}}) {
         const reaction_diffusion problem = reaction_diffusion::stable_on(points);
-        const rd_gradient expected = host_only(problem, steps);
+        const rd_gradient expected = test::store_all_gradient(problem, steps);
         BOOST_TEST_REQUIRE(std::isfinite(expected.nu()), "n=" << points << " T=" << steps);
         for (const bool asynchronous : {false, true}) {
             run_report report;

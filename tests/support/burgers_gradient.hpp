@@ -4,10 +4,10 @@
 #pragma once
 
 #include "burgers.hpp"
+#include "same_bits.hpp"
 
 #include "remat/driver/run.hpp"
 
-#include <cstring>
 #include <vector>
 
 namespace remat::test {
@@ -49,12 +49,6 @@ burgers_gradient_result burgers_gradient(const examples::burgers& model, const S
         },
         options);
     return r;
-}
-
-/// The same bits (a gradient from any schedule must equal store-all's exactly).
-inline bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
 }
 
 } // namespace remat::test

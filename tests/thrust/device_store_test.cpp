@@ -25,6 +25,7 @@ using cuda::host_runtime;
 using test::rd_gradient;
 using test::reaction_diffusion;
 using test::runtime_fault;
+using test::same_bits;
 using test::simulated_runtime;
 using test::stream_simulator;
 
@@ -48,22 +49,6 @@ const_bytes view(const std::vector<double>& v, memory_space space = memory_space
 mutable_bytes view(std::vector<double>& v, memory_space space = memory_space::host)
 {
     return {reinterpret_cast<std::byte*>(v.data()), v.size() * sizeof(double), space};
-}
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-bool same_bits(const rd_gradient& a, const rd_gradient& b)
-{
-    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
-}
-
-/// The reference: store everything in host RAM.
-rd_gradient reference_gradient(const reaction_diffusion& problem, step_t steps)
-{
-    host_store store(static_cast<slot_t>(steps));
-    return test::run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
 }
 
 /// A host runtime that counts its allocations (the store must allocate its slots once).
@@ -152,7 +137,7 @@ BOOST_AUTO_TEST_CASE(slot_bytes_preallocates_once_and_never_again)
         BOOST_TEST(store.slot_count() == 6u);
         const rd_gradient g = test::run_host_gradient(problem, revolve(200, 6), store);
         BOOST_TEST(allocations == 1); // the whole run: no allocation per snapshot
-        BOOST_TEST(same_bits(g, reference_gradient(problem, 200)));
+        BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 200)));
         basic_device_store<counting_runtime> moved(std::move(store));
         BOOST_TEST(moved.slot_count() == 6u);
         BOOST_TEST(live == 1);
@@ -207,12 +192,12 @@ BOOST_AUTO_TEST_CASE(gradients_through_the_driver_are_bit_identical_to_store_all
         for (const slot_t slots : {1, 2, 5}) {
             host_device_store store(slots);
             const rd_gradient g = test::run_host_gradient(problem, revolve(steps, slots), store);
-            BOOST_TEST(same_bits(g, reference_gradient(problem, steps)), "T=" << steps << " s=" << slots);
+            BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)), "T=" << steps << " s=" << slots);
         }
     const uniform periodic(100, 15);
     host_device_store store(static_cast<slot_t>(periodic.cost().peak_slots));
     const rd_gradient g = test::run_host_gradient(problem, periodic, store);
-    BOOST_TEST(same_bits(g, reference_gradient(problem, 100)));
+    BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 100)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -277,7 +262,7 @@ BOOST_AUTO_TEST_SUITE(ordering)
 BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_under_every_interleaving)
 {
     const reaction_diffusion problem{.points = 48};
-    const rd_gradient expected = reference_gradient(problem, 60);
+    const rd_gradient expected = test::store_all_gradient(problem, 60);
     for (const bool own_stream : {false, true})
         for (std::uint64_t seed = 1; seed <= 40; ++seed) {
             const rd_gradient g = simulated_gradient(problem, 60, 4, seed, {own_stream, runtime_fault::none});
@@ -289,7 +274,7 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_under_every_interleaving)
 BOOST_AUTO_TEST_CASE(a_missing_wait_is_caught)
 {
     const reaction_diffusion problem{.points = 48};
-    const rd_gradient expected = reference_gradient(problem, 60);
+    const rd_gradient expected = test::store_all_gradient(problem, 60);
     for (const runtime_fault fault :
          {runtime_fault::user_stream_never_waits, runtime_fault::store_streams_never_wait}) {
         int wrong = 0;

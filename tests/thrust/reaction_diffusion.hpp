@@ -12,8 +12,12 @@
 // are bit-identical as long as the compiler contracts nothing into FMAs (nvcc --fmad=false).
 #pragma once
 
+#include "same_bits.hpp"
+
 #include "remat/cuda/config.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -163,6 +167,18 @@ rd_gradient run_host_gradient(const reaction_diffusion& problem, const Schedule&
         plan, store, x, [&](std::int64_t, std::vector<double>& u) { problem.step(u.data(), scratch); },
         [&](std::int64_t, std::vector<double>& u) { problem.adjoint_step(u.data(), g.initial, g.nu_points, scratch); });
     return g;
+}
+
+/// The reference every run must match: the host problem with every state stored in host RAM.
+inline rd_gradient store_all_gradient(const reaction_diffusion& problem, step_t steps)
+{
+    host_store store(static_cast<slot_t>(steps));
+    return run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
+}
+
+inline bool same_bits(const rd_gradient& a, const rd_gradient& b)
+{
+    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
 }
 
 } // namespace remat::test

@@ -35,23 +35,9 @@
 using namespace remat;
 using test::rd_gradient;
 using test::reaction_diffusion;
+using test::same_bits;
 
 namespace {
-
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b)
-{
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-bool same_bits(const rd_gradient& a, const rd_gradient& b)
-{
-    return same_bits(a.initial, b.initial) && same_bits(a.nu_points, b.nu_points);
-}
-
-rd_gradient reference_gradient(const reaction_diffusion& problem, step_t steps)
-{
-    host_store store(static_cast<slot_t>(steps));
-    return test::run_host_gradient(problem, store_all(steps, static_cast<slot_t>(steps)), store);
-}
 
 struct use_two_threads {
     use_two_threads()
@@ -93,7 +79,7 @@ BOOST_AUTO_TEST_CASE(the_host_reference_agrees_with_finite_differences)
 {
     const reaction_diffusion problem{.points = 64};
     const step_t steps = 120;
-    const rd_gradient g = reference_gradient(problem, steps);
+    const rd_gradient g = test::store_all_gradient(problem, steps);
     const double eps = 1e-6;
     reaction_diffusion up = problem;
     reaction_diffusion down = problem;
@@ -126,7 +112,7 @@ BOOST_AUTO_TEST_CASE(device_vector_states_through_the_device_level_are_bit_ident
         remat::cuda::device_store store(slots);
         run_report report;
         const rd_gradient g = test::run_thrust_gradient(problem, revolve(steps, slots), store, &report);
-        BOOST_TEST(same_bits(g, reference_gradient(problem, steps)), "T=" << steps << " s=" << slots);
+        BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)), "T=" << steps << " s=" << slots);
         BOOST_TEST(report.forward_steps == revolve(steps, slots).cost().forward_steps);
         BOOST_TEST(report.levels.at(0).name == "device");
     }
@@ -139,7 +125,7 @@ BOOST_AUTO_TEST_CASE(device_vector_states_through_a_host_store_with_copy_bytes)
     host_store store(level_capacity{6, level_capacity::unlimited},
                      {.memory = &pinned, .copy = remat::cuda::copy_bytes});
     const rd_gradient g = test::run_thrust_gradient(problem, revolve(120, 6), store);
-    BOOST_TEST(same_bits(g, reference_gradient(problem, 120)));
+    BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 120)));
 }
 
 BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
@@ -160,7 +146,7 @@ BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
         [&](step_t, remat::cuda::device_span<double>& s) {
             problem.adjoint_step(s.data(), g.initial, g.nu_points, scratch);
         });
-    BOOST_TEST(same_bits(g, reference_gradient(problem, steps)));
+    BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)));
     BOOST_TEST(x.data() == thrust::raw_pointer_cast(buffer.data())); // restored in place
 }
 
@@ -182,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
                        {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
         run_report report;
         const rd_gradient g = test::run_thrust_gradient(problem, plan, store, &report);
-        BOOST_TEST(same_bits(g, reference_gradient(problem, steps)), "asynchronous " << asynchronous);
+        BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)), "asynchronous " << asynchronous);
         BOOST_TEST(report.levels.at(0).name == "device");
         BOOST_TEST(report.levels.at(1).stores > 0u);
     }
