@@ -11,6 +11,7 @@
 #define BOOST_TEST_MODULE multilevel_gap
 #include <boost/test/unit_test.hpp>
 
+#include "multilevel_search.hpp"
 #include "simulator.hpp"
 
 #include "remat/schedule/multilevel.hpp"
@@ -48,35 +49,6 @@ struct price {
 
 // The slowest level's costs: both cheap, writes dearer, reads dearer, both dear, and the extremes.
 const std::vector<price> slow_prices{{0.5, 2}, {2, 0.5}, {5, 50}, {50, 5}, {0.5, 50}, {50, 0.5}};
-
-std::string describe(step_t steps, const cost_model& m)
-{
-    std::ostringstream s;
-    s << "T=" << steps;
-    for (const level_spec& l : m.levels)
-        s << " [" << (l.slots == inf ? std::string("inf") : std::to_string(l.slots)) << " W=" << l.write_cost
-          << " R=" << l.read_cost << "]";
-    return s.str();
-}
-
-std::vector<std::uint64_t> capacities(const cost_model& m)
-{
-    std::vector<std::uint64_t> c;
-    for (const level_spec& l : m.levels)
-        c.push_back(l.slots);
-    return c;
-}
-
-// The price of replayed counts, from the model's formula.
-double price_of(const test::replay_counts& n, const cost_model& m)
-{
-    double total =
-        m.step_cost * static_cast<double>(n.forward_steps) + m.reverse_cost * static_cast<double>(n.reverse_steps);
-    for (std::size_t i = 0; i < m.levels.size(); ++i)
-        total += m.levels[i].write_cost * static_cast<double>(n.stores_per_level[i]) +
-                 m.levels[i].read_cost * static_cast<double>(n.restores_per_level[i]);
-    return total;
-}
 
 struct tally {
     double worst = 0;
@@ -119,14 +91,14 @@ bool slowest_is_dearest(const cost_model& m)
 // levels are empty, the observation the layered structure rests on.
 void check(step_t steps, const cost_model& m, tally& t, bool structure_check = false)
 {
-    const std::string what = describe(steps, m);
+    const std::string what = test::describe(steps, m);
     multilevel::options o;
     o.how = multilevel::method::near_optimal;
     o.only = multilevel::structure::layered;
     const multilevel layered(steps, m, o);
     BOOST_TEST_REQUIRE((layered.structure_used() == multilevel::structure::layered), what);
     test::replay_counts n;
-    const auto error = test::replay(layered, capacities(m), n, false);
+    const auto error = test::replay(layered, test::level_capacities(m), n, false);
     BOOST_TEST_REQUIRE(!error.has_value(), what << ": " << error.value_or(""));
     const schedule_cost c = layered.cost();
     BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps, what);
@@ -135,7 +107,7 @@ void check(step_t steps, const cost_model& m, tally& t, bool structure_check = f
         BOOST_TEST_REQUIRE(n.restores_per_level[i] == c.levels[i].restores, what << " level " << i);
         BOOST_TEST_REQUIRE(n.peak_per_level[i] == c.levels[i].peak_slots, what << " level " << i);
     }
-    const double replayed = price_of(n, m);
+    const double replayed = test::replayed_price(n, m);
     BOOST_TEST_REQUIRE(std::abs(c.predicted_cost - replayed) <= 1e-9 * replayed, what);
 
     multilevel::options e;

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE multilevel_schedule
 #include <boost/test/unit_test.hpp>
 
+#include "multilevel_search.hpp"
 #include "simulator.hpp"
 
 #include "remat/error.hpp"
@@ -29,42 +30,13 @@ namespace {
 
 constexpr std::uint64_t inf = level_spec::unlimited;
 
-std::vector<std::uint64_t> capacities(const cost_model& m)
-{
-    std::vector<std::uint64_t> c;
-    for (const level_spec& l : m.levels)
-        c.push_back(l.slots);
-    return c;
-}
-
-std::string describe(step_t steps, const cost_model& m)
-{
-    std::ostringstream s;
-    s << "T=" << steps;
-    for (const level_spec& l : m.levels)
-        s << " [" << (l.slots == inf ? std::string("inf") : std::to_string(l.slots)) << " W=" << l.write_cost
-          << " R=" << l.read_cost << "]";
-    return s.str();
-}
-
-// The price of replayed counts, computed here from the model's formula (not with remat::predicted_cost).
-double price(const test::replay_counts& n, const cost_model& m)
-{
-    double total =
-        m.step_cost * static_cast<double>(n.forward_steps) + m.reverse_cost * static_cast<double>(n.reverse_steps);
-    for (std::size_t i = 0; i < m.levels.size(); ++i)
-        total += m.levels[i].write_cost * static_cast<double>(n.stores_per_level[i]) +
-                 m.levels[i].read_cost * static_cast<double>(n.restores_per_level[i]);
-    return total;
-}
-
 // Replays the plan and checks every count against cost(); `exact_repetition` false accepts an upper bound.
 void check_replay(const multilevel& plan, bool track_steps = true)
 {
     const cost_model& m = plan.model();
-    const std::string what = describe(plan.steps(), m);
+    const std::string what = test::describe(plan.steps(), m);
     test::replay_counts n;
-    const auto e = test::replay(plan, capacities(m), n, track_steps);
+    const auto e = test::replay(plan, test::level_capacities(m), n, track_steps);
     BOOST_TEST_REQUIRE(!e.has_value(), what << ": " << e.value_or(""));
     const schedule_cost c = plan.cost();
     BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps, what);
@@ -85,7 +57,7 @@ void check_replay(const multilevel& plan, bool track_steps = true)
         else
             BOOST_TEST_REQUIRE(n.max_advances_of_one_step <= c.repetition, what);
     }
-    const double replayed = price(n, m);
+    const double replayed = test::replayed_price(n, m);
     BOOST_TEST_REQUIRE(std::abs(c.predicted_cost - replayed) <= 1e-9 * std::max(1.0, replayed), what);
 }
 
@@ -146,12 +118,12 @@ BOOST_AUTO_TEST_CASE(near_optimal_schedules_are_legal_counted_and_never_below_th
                     const bool applies =
                         (s != structure::nested || m.levels.back().slots < static_cast<std::uint64_t>(t - 1)) &&
                         (s != structure::grid || m.levels.size() > 1 || m.levels[0].slots > 1);
-                    BOOST_TEST_REQUIRE((p.structure_used() == s || !applies), describe(t, m));
+                    BOOST_TEST_REQUIRE((p.structure_used() == s || !applies), test::describe(t, m));
                     BOOST_TEST_REQUIRE((p.method_used() == multilevel::method::near_optimal || !applies));
                     check_replay(p);
                     if (t <= 200)
                         BOOST_TEST_REQUIRE(p.cost().predicted_cost >= exact(t, m).cost().predicted_cost - 1e-9,
-                                           describe(t, m));
+                                           test::describe(t, m));
                 }
         }
 }
@@ -176,16 +148,16 @@ BOOST_AUTO_TEST_CASE(layered_schedules_are_legal_counted_and_never_below_the_opt
                 // The slowest level as the outer one applies whenever it has a second slot and a unit fits a
                 // leaf (a single slot holds x_0 and leaves no room for a split).
                 const bool applies = m.levels.size() > 1 && m.levels.back().slots >= 2 && z.unit < t;
-                BOOST_TEST_REQUIRE((p.structure_used() == structure::layered || !applies), describe(t, m));
+                BOOST_TEST_REQUIRE((p.structure_used() == structure::layered || !applies), test::describe(t, m));
                 if (p.structure_used() == structure::layered) {
-                    BOOST_TEST_REQUIRE(p.horizon() == std::min(z.leaf, t), describe(t, m));
-                    BOOST_TEST_REQUIRE(p.period() == z.unit, describe(t, m));
-                    BOOST_TEST_REQUIRE(p.outer_level() >= 0, describe(t, m));
+                    BOOST_TEST_REQUIRE(p.horizon() == std::min(z.leaf, t), test::describe(t, m));
+                    BOOST_TEST_REQUIRE(p.period() == z.unit, test::describe(t, m));
+                    BOOST_TEST_REQUIRE(p.outer_level() >= 0, test::describe(t, m));
                 }
                 check_replay(p);
                 if (t <= 200)
                     BOOST_TEST_REQUIRE(p.cost().predicted_cost >= exact(t, m).cost().predicted_cost - 1e-9,
-                                       describe(t, m) << " leaf " << z.leaf << " unit " << z.unit);
+                                       test::describe(t, m) << " leaf " << z.leaf << " unit " << z.unit);
             }
 }
 
@@ -208,9 +180,9 @@ BOOST_AUTO_TEST_CASE(layered_leaves_reach_beyond_a_table_over_steps)
         o.only = multilevel::structure::layered;
         o.near_optimal_work_limit = 1'000'000;
         const multilevel p(x.steps, x.model, o);
-        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), describe(x.steps, x.model));
-        BOOST_TEST(p.horizon() > x.over_steps, describe(x.steps, x.model));
-        BOOST_TEST(p.period() >= 2, describe(x.steps, x.model));
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), test::describe(x.steps, x.model));
+        BOOST_TEST(p.horizon() > x.over_steps, test::describe(x.steps, x.model));
+        BOOST_TEST(p.period() >= 2, test::describe(x.steps, x.model));
         check_replay(p);
     }
 }
@@ -223,7 +195,7 @@ BOOST_AUTO_TEST_CASE(spine_plans_are_within_one_percent_of_the_optimum)
         const cost_model& m = models[i];
         const double best = exact(1500, m).cost().predicted_cost;
         const double spine = near(1500, m, multilevel::structure::spine, 200).cost().predicted_cost;
-        BOOST_TEST(spine <= best * 1.01, describe(1500, m) << ": " << spine << " vs " << best);
+        BOOST_TEST(spine <= best * 1.01, test::describe(1500, m) << ": " << spine << " vs " << best);
     }
 }
 
@@ -248,7 +220,7 @@ BOOST_AUTO_TEST_CASE(layered_long_loops_replay_in_full)
     o.near_optimal_work_limit = 5'000'000;
     for (std::size_t i : {2, 3, 4}) {
         const multilevel p(100'001, models[i], o);
-        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), describe(100'001, models[i]));
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), test::describe(100'001, models[i]));
         BOOST_TEST(p.period() > 1);
         check_replay(p, false);
     }
@@ -269,7 +241,7 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_are_counted_and_start_legally)
         const schedule_cost c = p.cost();
         BOOST_TEST(c.forward_steps >= static_cast<std::uint64_t>(t - 1));
         BOOST_TEST(c.predicted_cost > 0);
-        test::simulator sim(t, capacities(models[i]), false);
+        test::simulator sim(t, test::level_capacities(models[i]), false);
         auto cursor = p.cursor();
         action a;
         for (int k = 0; k < 200'000 && cursor.next(a); ++k) {

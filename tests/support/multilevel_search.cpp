@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -160,6 +161,34 @@ double reference_multilevel_optimum(step_t steps, const cost_model& model)
         best = std::min(best, model.levels[L].write_cost + cost(steps, free, L, true));
     }
     return best;
+}
+
+std::vector<std::uint64_t> level_capacities(const cost_model& model)
+{
+    std::vector<std::uint64_t> c;
+    for (const level_spec& l : model.levels)
+        c.push_back(l.slots);
+    return c;
+}
+
+std::string describe(step_t steps, const cost_model& model)
+{
+    std::ostringstream s;
+    s << "T=" << steps;
+    for (const level_spec& l : model.levels)
+        s << " [" << (l.slots == level_spec::unlimited ? std::string("inf") : std::to_string(l.slots))
+          << " W=" << l.write_cost << " R=" << l.read_cost << "]";
+    return s.str();
+}
+
+double replayed_price(const replay_counts& counts, const cost_model& model)
+{
+    double total = model.step_cost * static_cast<double>(counts.forward_steps) +
+                   model.reverse_cost * static_cast<double>(counts.reverse_steps);
+    for (std::size_t i = 0; i < model.levels.size(); ++i)
+        total += model.levels[i].write_cost * static_cast<double>(counts.stores_per_level[i]) +
+                 model.levels[i].read_cost * static_cast<double>(counts.restores_per_level[i]);
+    return total;
 }
 
 } // namespace remat::test

@@ -1,8 +1,14 @@
 // Reference optima of multi-level checkpointing (tests only), independent of the library's table.
 #pragma once
 
+#include "simulator.hpp"
+
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace remat::test {
 
@@ -17,5 +23,14 @@ double exhaustive_multilevel_optimum(step_t steps, const cost_model& model);
 /// step is left) and every move of the start; written apart from the library's bottom-up table.
 /// Includes the reverse costs. Meant for T <= 200 and a few small levels.
 double reference_multilevel_optimum(step_t steps, const cost_model& model);
+
+/// The capacity of each level, in the simulator's form.
+std::vector<std::uint64_t> level_capacities(const cost_model& model);
+
+/// "T=100 [4 W=0 R=0] [inf W=5 R=5]": a test case in failure messages.
+std::string describe(step_t steps, const cost_model& model);
+
+/// The price of replayed counts, computed from the model's formula (not with remat::predicted_cost).
+double replayed_price(const replay_counts& counts, const cost_model& model);
 
 } // namespace remat::test
