@@ -147,13 +147,6 @@ BOOST_AUTO_TEST_CASE(bad_levels_exit_2_with_one_line_naming_the_text)
     for (const auto& c : cases) {
         std::vector<std::string> args{"plan", "--steps", "100"};
         args.insert(args.end(), c.args.begin(), c.args.end());
-        const result r = run_tool(args);
-        std::string joined;
-        for (const auto& a : args)
-            joined += a + " ";
-        BOOST_TEST(r.status == 2, joined << "-> " << r.status << " " << r.err);
-        BOOST_TEST(r.out.empty(), joined);
-        BOOST_TEST(r.err.find(c.mentions) != std::string::npos, joined << "-> " << r.err);
-        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, joined << "-> " << r.err);
+        test::check_usage_error(args, c.mentions);
     }
 }

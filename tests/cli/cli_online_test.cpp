@@ -114,14 +114,7 @@ BOOST_AUTO_TEST_CASE(misuse_exits_2_with_one_line)
         {{"plan", "--online", "--steps", "1e12", "--slots", "1e9"}, "snapshots held"},
     };
     for (const auto& c : cases) {
-        const result r = run_tool(c.args);
-        std::string joined;
-        for (const auto& a : c.args)
-            joined += a + " ";
-        BOOST_TEST(r.status == 2, joined << "-> " << r.status << " " << r.err);
-        BOOST_TEST(r.out.empty(), joined);
-        BOOST_TEST(r.err.find(c.mentions) != std::string::npos, joined << "-> " << r.err);
-        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, joined << "-> " << r.err);
+        test::check_usage_error(c.args, c.mentions);
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +57,18 @@ tool_result run_command(const std::string& command)
     std::filesystem::remove(out);
     std::filesystem::remove(err);
     return r;
+}
+
+void check_usage_error(const std::vector<std::string>& args, const std::string& mentions)
+{
+    const tool_result r = run_tool(args);
+    std::string joined;
+    for (const auto& a : args)
+        joined += a + " ";
+    BOOST_TEST(r.status == 2, joined << "-> " << r.status << " " << r.err);
+    BOOST_TEST(r.out.empty(), joined);
+    BOOST_TEST(r.err.find(mentions) != std::string::npos, joined << "-> " << r.err);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, joined << "-> " << r.err);
 }
 
 } // namespace remat::test

@@ -21,6 +21,10 @@ tool_result run_tool(std::vector<std::string> args);
 /// `remat plan <args...> --format json`, which must succeed; its JSON.
 nlohmann::json plan_json(std::vector<std::string> args);
 
+/// Asserts that `remat <args...>` exits 2 with nothing on stdout and one line on stderr that contains
+/// `mentions` (the option or text at fault).
+void check_usage_error(const std::vector<std::string>& args, const std::string& mentions);
+
 /// A shell command's exit status, stdout and stderr (captured through files in $TMPDIR).
 tool_result run_command(const std::string& command);
 
