@@ -1,0 +1,42 @@
+#include "gpu_disk_gradient.hpp"
+
+#include "reaction_diffusion_thrust.hpp"
+
+#include "remat/cuda/copy.hpp"
+#include "remat/cuda/device_store.hpp"
+#include "remat/cuda/pinned_memory_resource.hpp"
+#include "remat/cuda/thrust_traits.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/store/hdf5_store.hpp"
+#include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
+
+namespace remat::test {
+
+rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
+                                     slot_t host_slots, const std::filesystem::path& file, bool asynchronous,
+                                     run_report* report)
+{
+    const std::size_t bytes = problem.points * sizeof(double);
+    const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},
+                            {"host", static_cast<std::uint64_t>(host_slots), 1, 1},
+                            {"disk", level_spec::unlimited, 4, 4}}};
+    cuda::pinned_memory_resource pinned;
+    // Device states reach the slower levels by DMA into pinned memory: staging buffers when a level is
+    // asynchronous, the host store's own slots and the disk store's copies otherwise.
+    const tier_options slow{.asynchronous = asynchronous,
+                            .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}};
+    hdf5_store::options disk;
+    disk.copy = cuda::copy_bytes;
+    disk.durable_writes = false;
+    tiered_store<cuda::device_store, host_store, hdf5_store> store(
+        {tier_options{}, slow, slow},
+        cuda::device_store(level_capacity{static_cast<std::uint64_t>(device_slots), level_capacity::unlimited},
+                           {.slot_bytes = bytes}),
+        host_store(level_capacity{static_cast<std::uint64_t>(host_slots), level_capacity::unlimited},
+                   {.memory = &pinned, .copy = cuda::copy_bytes}),
+        hdf5_store(file, level_capacity{}, disk));
+    return run_thrust_gradient(problem, multilevel(steps, model), store, report);
+}
+
+} // namespace remat::test
