@@ -12,6 +12,11 @@ echo "== optimised build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build "${ctest_args[@]}"
+if ctest --test-dir build -N -L gpu | grep -q 'Total Tests: [1-9]'; then
+  # CTest names skipped tests but not why: show the GPU tests' own line ("skipped: no CUDA device (...)").
+  echo "== GPU tests (label gpu), with their output"
+  ctest --test-dir build -L gpu -V | grep -E "^[0-9]+: skipped|Test +#" || true
+fi
 
 echo "== the demo (README quick start)"
 scripts/demo.sh > build/demo.log 2>&1 || { cat build/demo.log; echo "scripts/demo.sh failed"; exit 1; }
