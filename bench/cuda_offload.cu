@@ -15,6 +15,7 @@
 //
 //     ./build/bench/cuda_offload [MiB=256] [repeats=21]
 #include "bench_util.hpp"
+#include "cuda_compute.cuh"
 
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/detail/check.hpp"
@@ -37,27 +38,9 @@ namespace {
 
 using remat::cuda::detail::check;
 
-__global__ void compute_kernel(double* x, std::size_t n, int iterations)
-{
-    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-         i += std::size_t{gridDim.x} * blockDim.x) {
-        double v = x[i];
-        for (int k = 0; k < iterations; ++k)
-            v = v * 0.999999 + 1e-7;
-        x[i] = v;
-    }
-}
-
-void compute(double* x, std::size_t n, int iterations)
-{
-    compute_kernel<<<1024, 256>>>(x, n, iterations); // the user's stream: the legacy default stream
-    check(cudaGetLastError(), "compute_kernel launch");
-}
-
-void device_sync()
-{
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-}
+using remat::bench::calibrate;
+using remat::bench::compute;
+using remat::bench::device_sync;
 
 double gb_per_s(std::size_t bytes, double seconds)
 {
@@ -105,24 +88,6 @@ bandwidth measure_bandwidth(std::size_t bytes, int repeats)
     }
     return {gb_per_s(bytes, remat::bench::median(raw)), gb_per_s(bytes, remat::bench::median(out)),
             gb_per_s(bytes, remat::bench::median(store))};
-}
-
-/// Kernel iterations that make compute() take about `seconds` on `n` doubles.
-int calibrate(double* x, std::size_t n, double seconds)
-{
-    int iterations = 64;
-    for (int attempt = 0; attempt < 20; ++attempt) {
-        compute(x, n, iterations); // warm
-        device_sync();
-        const double t = remat::bench::median(remat::bench::time_runs(3, [&] {
-            compute(x, n, iterations);
-            device_sync();
-        }));
-        if (t >= 0.8 * seconds || iterations > (1 << 24))
-            return std::max(1, static_cast<int>(iterations * seconds / t));
-        iterations *= 2;
-    }
-    return iterations;
 }
 
 double hidden_share(double kernel, double transfer, double both)
