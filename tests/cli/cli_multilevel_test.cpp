@@ -87,6 +87,30 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_near_optimal_layered_plan_names_its_structure)
+{
+    // Beyond one table's reach (host 1 + disk 2 slots, T = 10^5), near-optimal planning picks the layered
+    // structure: the exact program over the disk, on a grid, with exact leaves between its checkpoints.
+    const std::vector<std::string> options{"--steps", "100000",       "--level",  "host:1",
+                                           "--level", "disk:2:2:0.5", "--method", "near-optimal"};
+    const auto j = plan_json(options);
+    multilevel::options o;
+    o.how = multilevel::method::near_optimal;
+    const multilevel plan(100000, cost_model{{{"host", 1, 0, 0}, {"disk", 2, 2, 0.5}}}, o);
+    BOOST_TEST_REQUIRE((plan.structure_used() == multilevel::structure::layered));
+    BOOST_TEST(j["method"].get<std::string>() == "near-optimal");
+    BOOST_TEST(j["structure"].get<std::string>() == "layered");
+    BOOST_TEST(j["period"].get<step_t>() == plan.period());
+    BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost().predicted_cost);
+    std::vector<std::string> args{"plan"};
+    args.insert(args.end(), options.begin(), options.end());
+    const result r = run_tool(args);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    const std::string expected = "the exact program over disk alone on a grid of " + std::to_string(plan.period()) +
+                                 " steps, exact schedules of up to " + std::to_string(plan.horizon()) + " steps";
+    BOOST_TEST(r.out.find(expected) != std::string::npos, r.out);
+}
+
 BOOST_AUTO_TEST_CASE(byte_capacities_become_slots)
 {
     const auto j = plan_json({"--steps", "300", "--level", "device:16GiB:0:0", "--level", "host:200GiB:0.5:0.5",

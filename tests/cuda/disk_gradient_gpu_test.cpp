@@ -9,10 +9,9 @@
 #include "hdf5/hdf5_test_support.hpp"
 #include "reaction_diffusion.hpp"
 
-#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/cost.hpp"
 
 #include <cmath>
-#include <filesystem>
 
 using namespace remat;
 using test::rd_gradient;
@@ -26,13 +25,12 @@ BOOST_AUTO_TEST_CASE(device_host_and_disk_levels_match_the_host_only_run_bit_for
     const slot_t device_slots = 2, host_slots = 3;
     const rd_gradient expected = test::store_all_gradient(problem, steps);
     BOOST_TEST_REQUIRE(std::isfinite(expected.nu()));
-    const cost_model model{{{"device", 2, 0, 0}, {"host", 3, 1, 1}, {"disk", level_spec::unlimited, 4, 4}}};
-    const schedule_cost predicted = multilevel(steps, model).cost();
     for (const bool asynchronous : {false, true}) {
         test::scratch_dir dir;
         run_report report;
+        schedule_cost predicted;
         const rd_gradient g = test::gpu_three_level_gradient(problem, steps, device_slots, host_slots, dir / "gpu.h5",
-                                                             asynchronous, &report);
+                                                             asynchronous, report, predicted);
         BOOST_TEST(same_bits(g, expected), "asynchronous " << asynchronous);
         BOOST_TEST(report.forward_steps == predicted.forward_steps);
         BOOST_TEST_REQUIRE(report.levels.size() == 3u);
@@ -42,7 +40,7 @@ BOOST_AUTO_TEST_CASE(device_host_and_disk_levels_match_the_host_only_run_bit_for
             BOOST_TEST(report.levels[l].stores == predicted.levels[l].stores, "level " << l);
             BOOST_TEST(report.levels[l].restores == predicted.levels[l].restores, "level " << l);
         }
+        BOOST_TEST(report.levels[1].stores > 0u);
         BOOST_TEST(report.levels[2].stores > 0u);
-        BOOST_TEST(std::filesystem::file_size(dir / "gpu.h5") >= problem.points * sizeof(double));
     }
 }

@@ -15,7 +15,7 @@ namespace remat::test {
 
 rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
                                      slot_t host_slots, const std::filesystem::path& file, bool asynchronous,
-                                     run_report* report)
+                                     run_report& report, schedule_cost& planned)
 {
     const std::size_t bytes = problem.points * sizeof(double);
     const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},
@@ -36,7 +36,9 @@ rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t s
         host_store(level_capacity{static_cast<std::uint64_t>(host_slots), level_capacity::unlimited},
                    {.memory = &pinned, .copy = cuda::copy_bytes}),
         hdf5_store(file, level_capacity{}, disk));
-    return run_thrust_gradient(problem, multilevel(steps, model), store, report);
+    const multilevel plan(steps, model);
+    planned = plan.cost();
+    return run_thrust_gradient(problem, plan, store, &report);
 }
 
 } // namespace remat::test

@@ -6,6 +6,7 @@
 
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/action.hpp"
+#include "remat/schedule/cost.hpp"
 
 #include <filesystem>
 
@@ -13,9 +14,9 @@ namespace remat::test {
 
 /// thrust::device_vector state; `device_slots` on the GPU, `host_slots` in pinned host memory and any
 /// number in `file`, the host and disk levels behind worker threads when `asynchronous`. The plan prices
-/// host transfers at 1 forward step and disk transfers at 4.
+/// host transfers at 1 forward step and disk transfers at 4; `planned` gets that plan's cost.
 rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots,
                                      slot_t host_slots, const std::filesystem::path& file, bool asynchronous,
-                                     run_report* report = nullptr);
+                                     run_report& report, schedule_cost& planned);
 
 } // namespace remat::test
