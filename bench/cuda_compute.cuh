@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 
 namespace remat::bench {
 
@@ -48,6 +49,18 @@ inline void adjoint(double* a, const double* x, std::size_t n, int iterations)
 {
     adjoint_kernel<<<1024, 256>>>(a, x, n, iterations);
     cuda::detail::check(cudaGetLastError(), "adjoint_kernel launch");
+}
+
+/// Without a usable CUDA device, prints "<program>: skipped: no CUDA device (why)" and returns true.
+inline bool skipped_without_a_device(const char* program)
+{
+    int devices = 0;
+    const cudaError_t status = cudaGetDeviceCount(&devices);
+    if (status == cudaSuccess && devices > 0)
+        return false;
+    std::printf("%s: skipped: no CUDA device (%s)\n", program,
+                status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    return true;
 }
 
 inline void device_sync()

@@ -177,13 +177,8 @@ int main(int argc, char* argv[])
 {
     const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 21;
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess || devices == 0) {
-        std::printf("cuda_offload: skipped: no CUDA device (%s)\n",
-                    status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    if (remat::bench::skipped_without_a_device("cuda_offload"))
         return 0;
-    }
     if (mib == 0 || repeats < 1) {
         std::fprintf(stderr, "usage: cuda_offload [MiB >= 1] [repeats >= 1]\n");
         return 2;

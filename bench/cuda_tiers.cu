@@ -128,13 +128,8 @@ int main(int argc, char* argv[])
     s.steps = argc > 3 ? std::atoll(argv[3]) : 200;
     s.repeats = argc > 4 ? std::atoi(argv[4]) : 3;
     const double step_seconds = (argc > 5 ? std::atof(argv[5]) : 4.0) * 1e-3;
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess || devices == 0) {
-        std::printf("cuda_tiers: skipped: no CUDA device (%s)\n",
-                    status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    if (remat::bench::skipped_without_a_device("cuda_tiers"))
         return 0;
-    }
     if (s.bytes == 0 || s.steps < 2 || s.repeats < 1 || step_seconds <= 0) {
         std::fprintf(stderr, "usage: cuda_tiers [DIR] [MiB >= 1] [steps >= 2] [repeats >= 1] [step_ms > 0]\n");
         return 2;
