@@ -486,17 +486,28 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     const std::size_t n = model.levels.size();
     const bool finite = !slow_level_unlimited(model, steps);
     const auto exact_limits = table_limits(model, steps);
+    // Each exact table is built at most once: try_exact runs for automatic and again wherever a
+    // near-optimal table would span the whole loop, with the same tables behind every call.
+    bool relaxed_tried = false;
+    plan_ptr relaxed_plan; // the optimum with the slowest level unlimited, kept only when it fits that level
+    plan_ptr exact_plan;
     auto try_exact = [&](bool forced, std::uint64_t work_limit) -> plan_ptr {
         if (finite && (forced || affordable(n, relaxed(exact_limits), steps, work_limit, opts.max_table_entries))) {
-            if (multilevel_table::entries(n, relaxed(exact_limits), steps) <= opts.max_table_entries) {
-                plan_ptr p = plan_exact(base, relaxed(exact_limits), opts.max_table_entries);
-                if (fits_slow_level(*p))
-                    return p;
+            if (!relaxed_tried) {
+                relaxed_tried = true;
+                if (multilevel_table::entries(n, relaxed(exact_limits), steps) <= opts.max_table_entries)
+                    if (plan_ptr p = plan_exact(base, relaxed(exact_limits), opts.max_table_entries);
+                        fits_slow_level(*p))
+                        relaxed_plan = p;
             }
+            if (relaxed_plan)
+                return relaxed_plan;
         }
         if (!forced && !affordable(n, exact_limits, steps, work_limit, opts.max_table_entries))
             return nullptr;
-        return plan_exact(base, exact_limits, opts.max_table_entries);
+        if (!exact_plan)
+            exact_plan = plan_exact(base, exact_limits, opts.max_table_entries);
+        return exact_plan;
     };
     if (opts.how == method::exact)
         return try_exact(true, 0);
