@@ -10,6 +10,7 @@
 // m >= l0) are added one length at a time, in increasing m, so ties resolve to the smallest m exactly
 // as a plain loop would, with bit-identical sums.
 #include "remat/detail/multilevel_table.hpp"
+#include "remat/detail/checked_math.hpp"
 
 #include "remat/error.hpp"
 
@@ -27,19 +28,13 @@ namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-std::uint64_t saturated_mul(std::uint64_t a, std::uint64_t b) noexcept
-{
-    std::uint64_t product = 0;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::uint64_t>::max() : product;
-}
-
 // Rows of the table: the product over finite levels of (free limit + 1).
 std::uint64_t row_count(const std::vector<std::uint64_t>& free_limit) noexcept
 {
     std::uint64_t rows = 1;
     for (const std::uint64_t limit : free_limit)
         if (limit != level_spec::unlimited)
-            rows = saturated_mul(rows, limit + 1);
+            rows = mul_saturated(rows, limit + 1);
     return rows;
 }
 
@@ -100,14 +95,14 @@ REMAT_KERNEL_CLONES void batch_min_plus(const double* __restrict p, const double
 std::uint64_t multilevel_table::entries(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                         step_t horizon) noexcept
 {
-    return saturated_mul(saturated_mul(row_count(free_limit), levels), static_cast<std::uint64_t>(horizon) + 1);
+    return mul_saturated(mul_saturated(row_count(free_limit), levels), static_cast<std::uint64_t>(horizon) + 1);
 }
 
 std::uint64_t multilevel_table::work(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                      step_t horizon) noexcept
 {
     const auto t = static_cast<std::uint64_t>(horizon);
-    return saturated_mul(saturated_mul(row_count(free_limit), levels), saturated_mul(t, t) / 2);
+    return mul_saturated(mul_saturated(row_count(free_limit), levels), mul_saturated(t, t) / 2);
 }
 
 multilevel_table::multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit,
@@ -183,7 +178,6 @@ void multilevel_table::build()
     const double u = step_cost_;
     const auto horizon = static_cast<std::int64_t>(horizon_);
     const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
-    const auto all_levels = (1u << static_cast<unsigned>(levels_)) - 1;
     const multilevel_table* fine = grid_.fine;
 
     for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
@@ -264,10 +258,10 @@ void multilevel_table::build()
             for (std::uint64_t row = 0; row < rows_; ++row) {
                 placement best{-1, infinity};
                 if (l >= 2 || layered)
-                    best = place_start(length, row, all_levels); // layered: only the outer level has room
+                    best = place_start(length, row); // layered: only the outer level has room
                 else if (fine == nullptr)
                     best.cost = 0;
-                if (fine != nullptr && (l == 1 || layered) && fine_length(length) <= fine->horizon_) {
+                if (leaf) {
                     const double c = fine->placed_cost(fine_length(length), fine_row(row));
                     if (c <= best.cost)
                         best = {-1, c};
@@ -279,15 +273,14 @@ void multilevel_table::build()
     }
 }
 
-multilevel_table::placement multilevel_table::place_start(step_t length, std::uint64_t row,
-                                                          unsigned allowed) const noexcept
+multilevel_table::placement multilevel_table::place_start(step_t length, std::uint64_t row) const noexcept
 {
     // The cheapest level; on a tie, one whose subtree does not move the start away at once (a free store
     // on level 0 followed by a move to level 1 costs what a store on level 1 costs, in two more actions).
     placement best{-1, infinity};
     bool best_moves = false;
     for (level_t L = 0; L < static_cast<level_t>(levels_); ++L) {
-        if ((allowed & (1u << static_cast<unsigned>(L))) == 0 || !has_free(row, L))
+        if (!has_free(row, L))
             continue;
         const double c = write_[static_cast<std::size_t>(L)] + value(length, taken(row, L), L);
         const bool moves = move(length, taken(row, L), L) >= 0;
@@ -317,12 +310,6 @@ multilevel_counts multilevel_table::placed_counts(step_t length, std::uint64_t r
     multilevel_counts c = counts(length, taken(row, level), level, cache);
     ++c.stores[static_cast<std::size_t>(level)];
     return c;
-}
-
-multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level) const
-{
-    multilevel_counts_cache cache;
-    return counts(length, row, level, cache);
 }
 
 multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, level_t level,

@@ -13,12 +13,6 @@ namespace {
 
 constexpr step_t never = std::numeric_limits<step_t>::max();
 
-std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) noexcept
-{
-    std::uint64_t sum = 0;
-    return __builtin_add_overflow(a, b, &sum) ? uint64_max : sum;
-}
-
 // β(s,2) - 1 as a position: the first decision of level 2 (the wave ends just before it).
 std::uint64_t level_two_start(std::uint64_t s) noexcept
 {
@@ -31,7 +25,7 @@ online_placement::online_placement(slot_t slots) : slots_(slots)
 {
     require_positive_slots(slots);
     const auto s = static_cast<std::uint64_t>(slots);
-    beta_level_ = saturating_add(s, 1);
+    beta_level_ = add_saturated(s, 1);
     beta_next_ = binomial::max_steps(slots, 2);
     round_ = s;
     round_start_ = s;
@@ -147,7 +141,7 @@ online_placement::decision online_placement::decide(step_t p)
     const std::uint64_t fixed_level = at_cut ? level_ : 0;
     if (at_cut) {
         ++cut_index_;
-        next_cut_ = cut_index_ < s ? saturating_add(next_cut_, cut_length_) : uint64_max;
+        next_cut_ = cut_index_ < s ? add_saturated(next_cut_, cut_length_) : uint64_max;
         cut_length_ = mul_div_saturated(cut_length_, s - cut_index_ + 1, s - cut_index_ + 1 + level_);
     }
     // From the back: give up snapshot X when its predecessor's segment, with σ slots, can absorb X's
@@ -192,7 +186,7 @@ step_t online_placement::next_decision(step_t p)
         return position == round_start_ ? p + 1 : p;
     }
     const std::uint64_t block_end =
-        saturating_add(static_cast<std::uint64_t>(nodes_[static_cast<std::size_t>(tail_)].position), level_ + 1);
+        add_saturated(static_cast<std::uint64_t>(nodes_[static_cast<std::size_t>(tail_)].position), level_ + 1);
     std::uint64_t q = std::min({next_cut_, block_end, beta_next_ - 1});
     q = std::max(q, position);
     return q >= static_cast<std::uint64_t>(never) ? never : static_cast<step_t>(q);

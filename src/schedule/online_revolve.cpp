@@ -231,11 +231,7 @@ std::uint64_t online_revolve::replay_decisions(step_t steps) const
     // and an astronomical T) the cruder bound of one decision per 3 steps plus s per level.
     const std::uint64_t levels = binomial::repetition_number(steps, slots_);
     if (levels > (std::uint64_t{1} << 24)) {
-        std::uint64_t per_level = 0;
-        if (__builtin_mul_overflow(s, levels, &per_level))
-            return detail::uint64_max;
-        const std::uint64_t sum = (t - level_two) / 3 + per_level;
-        return sum < per_level ? detail::uint64_max : sum;
+        return detail::add_saturated((t - level_two) / 3, detail::mul_saturated(s, levels));
     }
     std::uint64_t total = 0;
     std::uint64_t begin = level_two; // β(s, L) for L = 2

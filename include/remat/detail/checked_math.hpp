@@ -27,6 +27,20 @@ inline constexpr std::uint64_t uint64_max = std::numeric_limits<std::uint64_t>::
     return static_cast<std::uint64_t>(static_cast<uint128>(a) * b / c);
 }
 
+/// a * b saturated at 2^64-1, for values that are only compared afterwards.
+[[nodiscard]] inline std::uint64_t mul_saturated(std::uint64_t a, std::uint64_t b) noexcept
+{
+    std::uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? uint64_max : product;
+}
+
+/// a + b saturated at 2^64-1, for values that are only compared afterwards.
+[[nodiscard]] inline std::uint64_t add_saturated(std::uint64_t a, std::uint64_t b) noexcept
+{
+    std::uint64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? uint64_max : sum;
+}
+
 /// a * b / c (exact quotient) saturated at 2^64-1, for values that are only compared afterwards.
 [[nodiscard]] inline std::uint64_t mul_div_saturated(std::uint64_t a, std::uint64_t b, std::uint64_t c) noexcept
 {

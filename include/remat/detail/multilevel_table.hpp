@@ -182,7 +182,6 @@ public:
     }
 
     /// The counts of the subtree F(l, row, L) (memoised over the nodes it reaches).
-    [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level) const;
     [[nodiscard]] multilevel_counts counts(step_t length, std::uint64_t row, level_t level,
                                            multilevel_counts_cache& cache) const;
     /// The counts of a segment of `length` units whose start is current and unheld, placed as Q chose
@@ -193,13 +192,13 @@ public:
     [[nodiscard]] double placed_cost(step_t length, std::uint64_t row) const noexcept;
 
 private:
-    /// The best level for x_a when it is current but not yet stored, among the levels in `allowed`
-    /// (a bit mask) with a free slot in `row`; -1 when none has one. Its cost is W_L + F(l, row - e_L, L).
+    /// The best level for x_a when it is current but not yet stored, among the levels with a free slot
+    /// in `row`; -1 when none has one. Its cost is W_L + F(l, row - e_L, L).
     struct placement {
         level_t level = -1;
         double cost = 0;
     };
-    [[nodiscard]] placement place_start(step_t length, std::uint64_t row, unsigned allowed) const noexcept;
+    [[nodiscard]] placement place_start(step_t length, std::uint64_t row) const noexcept;
     [[nodiscard]] std::uint64_t stride_length() const noexcept { return static_cast<std::uint64_t>(horizon_) + 1; }
     [[nodiscard]] std::uint64_t index(step_t length, std::uint64_t row, level_t level) const noexcept
     {
