@@ -185,7 +185,7 @@ schedule_cost online_revolve::cost(step_t steps, online_end end) const
         c.reverse_steps = static_cast<std::uint64_t>(steps);
         c.forward_steps = c.stores = c.restores = c.peak_slots = d;
         c.repetition = d > 0 ? 1 : 0;
-        c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+        finish_single_level(c);
         return c;
     }
     const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
@@ -214,7 +214,7 @@ schedule_cost online_revolve::cost(step_t steps, online_end end) const
         }
         c.peak_slots = std::max<std::uint64_t>(c.peak_slots, i + used);
     }
-    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+    finish_single_level(c);
     return c;
 }
 

@@ -49,8 +49,7 @@ schedule_cost revolve::cost() const
         c.stores = beta_s1 + (t > beta_s + beta_s1 ? t - beta_s - beta_s1 : 0);
         c.peak_slots = static_cast<std::uint64_t>(used_slots_);
     }
-    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
-    c.predicted_cost = static_cast<double>(c.forward_steps); // one level of zero costs, step cost 1
+    finish_single_level(c);
     return c;
 }
 

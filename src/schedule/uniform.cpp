@@ -107,8 +107,7 @@ schedule_cost uniform::cost() const
     c.restores = static_cast<std::uint64_t>(steps_ - 1);
     c.peak_slots = u.peak_slots;
     c.repetition = (every_ >= 2 && every_ < steps_) ? 2 : (steps_ >= 2 ? 1 : 0);
-    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
-    c.predicted_cost = static_cast<double>(c.forward_steps); // one level of zero costs, step cost 1
+    finish_single_level(c);
     return c;
 }
 

@@ -36,6 +36,14 @@ struct schedule_cost {
     friend bool operator==(const schedule_cost&, const schedule_cost&) = default;
 };
 
+/// Completes the cost of a single-level schedule from its totals: the one level's counts, and the
+/// predicted cost of a level with zero write and read costs at step cost 1 (the forward steps).
+inline void finish_single_level(schedule_cost& c)
+{
+    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+    c.predicted_cost = static_cast<double>(c.forward_steps);
+}
+
 /// Forward steps of a store-everything run of T steps (T-1: x_{T-1} is reversed where it stands).
 [[nodiscard]] constexpr std::uint64_t store_all_forward_steps(step_t steps) noexcept
 {
