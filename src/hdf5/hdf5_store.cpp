@@ -5,6 +5,7 @@
 
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
+#include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/hdf5_handle.hpp"
 
 #include <algorithm>
@@ -35,11 +36,6 @@ std::string hex(std::uint64_t v)
     char text[24];
     std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
     return text;
-}
-
-std::string describe(step_t step)
-{
-    return step < 0 ? std::string("no snapshot") : "x_" + std::to_string(step);
 }
 
 // Seconds spent inside one store call, added to the level's wait time on the way out.
@@ -540,8 +536,9 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, false);
     if (e.step != step)
-        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " + describe(e.step) +
-                              ", not x_" + std::to_string(step) + (e.problem.empty() ? "" : " (" + e.problem + ")"));
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
+                              detail::describe_snapshot(e.step) + ", not x_" + std::to_string(step) +
+                              (e.problem.empty() ? "" : " (" + e.problem + ")"));
     if (e.bytes != dst.size)
         throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
                               std::to_string(e.bytes) + " bytes of x_" + std::to_string(step) + ", but the state has " +

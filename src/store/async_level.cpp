@@ -9,6 +9,7 @@
 #include "remat/store/async_level.hpp"
 
 #include "remat/error.hpp"
+#include "remat/store/detail/describe_snapshot.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -295,8 +296,7 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
                                 ? slots_[static_cast<std::size_t>(slot)].step
                                 : -1;
         throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
-                              (held < 0 ? std::string("no snapshot") : "x_" + std::to_string(held)) + ", not x_" +
-                              std::to_string(step));
+                              detail::describe_snapshot(held) + ", not x_" + std::to_string(step));
     }
     slot_info& s = slots_[static_cast<std::size_t>(slot)];
     if (s.failed)

@@ -1,6 +1,7 @@
 #include "remat/store/host_store.hpp"
 
 #include "remat/error.hpp"
+#include "remat/store/detail/describe_snapshot.hpp"
 
 #include <algorithm>
 #include <string>
@@ -117,9 +118,8 @@ void host_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
 {
     const slot_entry& e = entry(level, slot, false);
     if (e.step != step)
-        throw integrity_error("host slot " + std::to_string(slot) + " holds " +
-                              (e.step < 0 ? std::string("no snapshot") : "x_" + std::to_string(e.step)) + ", not x_" +
-                              std::to_string(step));
+        throw integrity_error("host slot " + std::to_string(slot) + " holds " + detail::describe_snapshot(e.step) +
+                              ", not x_" + std::to_string(step));
     if (e.size != dst.size)
         throw integrity_error("host slot " + std::to_string(slot) + " holds " + std::to_string(e.size) +
                               " bytes of x_" + std::to_string(step) + ", but the state has " +

@@ -28,6 +28,7 @@
 #include "remat/detail/checked_math.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
+#include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
@@ -360,8 +361,7 @@ private:
         slot_entry& e = entry(slot);
         if (e.step != step)
             throw integrity_error(std::string(what) + " of x_" + std::to_string(step) + " from device slot " +
-                                  std::to_string(slot) + ", which holds " +
-                                  (e.step < 0 ? std::string("no snapshot") : "x_" + std::to_string(e.step)));
+                                  std::to_string(slot) + ", which holds " + remat::detail::describe_snapshot(e.step));
         return e;
     }
 

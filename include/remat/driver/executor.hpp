@@ -67,11 +67,9 @@ template <snapshot_state State, snapshot_store Store, forward_step<State> Forwar
 class executor {
 public:
     executor(Store& store, State& state, Forward& forward, Adjoint& adjoint, step_t steps)
-        : store_(store), state_(state), forward_(forward), adjoint_(adjoint), next_reverse_(steps - 1)
+        : store_(store), state_(state), forward_(forward), adjoint_(adjoint)
     {
-        if (steps < 1)
-            throw argument_error("steps must be at least 1, got " + std::to_string(steps));
-        report_.steps = steps;
+        set_steps(steps);
         const store_stats before = store_.stats();
         const auto levels = static_cast<std::size_t>(store_.level_count());
         report_.levels.resize(levels);
@@ -317,7 +315,7 @@ private:
     Forward& forward_;
     Adjoint& adjoint_;
     step_t current_ = 0;
-    step_t next_reverse_;
+    step_t next_reverse_ = 0;
     detail::tick_calibration clock_;
     std::uint64_t forward_ticks_ = 0;
     std::uint64_t adjoint_ticks_ = 0;
