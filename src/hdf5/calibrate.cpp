@@ -1,9 +1,12 @@
 #include "remat/store/hdf5_calibrate.hpp"
 
+#include "raw_file.hpp"
+
 #include "remat/error.hpp"
 #include "remat/store/hdf5_store.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -32,9 +35,9 @@ double median(std::vector<double> v)
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::string os_error()
+std::string os_error(int err = errno)
 {
-    return std::system_category().message(errno);
+    return std::system_category().message(err);
 }
 
 // Drops a file's pages from the page cache, so that the next read comes from the disk.
@@ -86,14 +89,8 @@ public:
     double write()
     {
         const double start = now();
-        for (std::size_t done = 0; done < size_;) {
-            const ssize_t n = ::pwrite(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR)
-                    continue;
-                throw io_error("raw write to " + file_.string() + " failed: " + os_error());
-            }
-            done += static_cast<std::size_t>(n);
+        if (const int err = detail::write_all(fd_, buffer_.get(), size_, 0)) {
+            throw io_error("raw write to " + file_.string() + " failed: " + os_error(err));
         }
         if (::fdatasync(fd_) != 0)
             throw io_error("fdatasync of " + file_.string() + " failed: " + os_error());
@@ -104,14 +101,10 @@ public:
     {
         drop_cache(file_);
         const double start = now();
-        for (std::size_t done = 0; done < size_;) {
-            const ssize_t n = ::pread(fd_, buffer_.get() + done, size_ - done, static_cast<off_t>(done));
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR)
-                    continue;
-                throw io_error("raw read of " + file_.string() + " failed: " + os_error());
-            }
-            done += static_cast<std::size_t>(n);
+        std::size_t done = 0;
+        if (const int err = detail::read_all(fd_, buffer_.get(), size_, 0, done); err != 0 || done != size_) {
+            // err 0: the file ended before the bytes just written to it did.
+            throw io_error("raw read of " + file_.string() + " failed: " + os_error(err != 0 ? err : EIO));
         }
         return now() - start;
     }

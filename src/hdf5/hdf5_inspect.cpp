@@ -17,13 +17,6 @@ namespace {
 using detail::hdf5_dataset;
 using detail::hdf5_dataspace;
 
-std::string hex(std::uint64_t v)
-{
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
-    return text;
-}
-
 hdf5_snapshot_info damaged(std::string dataset, slot_t slot, std::string problem)
 {
     hdf5_snapshot_info info;
@@ -104,7 +97,8 @@ hdf5_snapshot_info inspect_dataset(hid_t snapshots, slot_t slot, const std::stri
         info.problem = problem;
     } else if (*sum != r.checksum) {
         info.status = hdf5_snapshot_status::damaged;
-        info.problem = "checksum mismatch: the data hashes to " + hex(*sum) + " but the record says " + hex(r.checksum);
+        info.problem = "checksum mismatch: the data hashes to " + detail::hex(*sum) + " but the record says " +
+                       detail::hex(r.checksum);
     } else {
         info.verified = true;
     }

@@ -31,13 +31,6 @@ void require_level(level_t level)
         throw argument_error("hdf5_store has one level (0), got level " + std::to_string(level));
 }
 
-std::string hex(std::uint64_t v)
-{
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
-    return text;
-}
-
 // Seconds spent inside one store call, added to the level's wait time on the way out.
 class call_timer {
 public:
@@ -579,7 +572,7 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     }
     if (sum != r.checksum)
         throw integrity_error(ctx + ": checksum mismatch for x_" + std::to_string(step) + ": the data hashes to " +
-                              hex(sum) + " but the record says " + hex(r.checksum) +
+                              detail::hex(sum) + " but the record says " + detail::hex(r.checksum) +
                               " (the file was damaged or altered)");
     ++s.stats.restores;
     s.stats.bytes_read += dst.size;

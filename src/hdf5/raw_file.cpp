@@ -59,43 +59,6 @@ struct aligned_buffer {
     }
 };
 
-// pwrite until done; 0 or the errno.
-int write_all(int fd, const std::byte* p, std::size_t n, std::uint64_t offset)
-{
-    while (n > 0) {
-        const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (w == 0)
-            return EIO;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-        offset += static_cast<std::uint64_t>(w);
-    }
-    return 0;
-}
-
-// pread until done or the end of the file; 0 or the errno, and the bytes read in `done`.
-int read_all(int fd, std::byte* p, std::size_t n, std::uint64_t offset, std::size_t& done)
-{
-    done = 0;
-    while (done < n) {
-        const ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + done));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        if (r == 0)
-            return 0;
-        done += static_cast<std::size_t>(r);
-    }
-    return 0;
-}
-
 // Transfers run in order on a helper thread, from a queue: the caller queues the next pieces and goes on
 // copying and hashing, and the disk never waits for a hand-over between two pieces.
 class io_thread {
@@ -274,6 +237,43 @@ struct short_read {
 };
 
 } // namespace
+
+// pwrite until done; 0 or the errno.
+int write_all(int fd, const std::byte* p, std::size_t n, std::uint64_t offset)
+{
+    while (n > 0) {
+        const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (w == 0)
+            return EIO;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+        offset += static_cast<std::uint64_t>(w);
+    }
+    return 0;
+}
+
+// pread until done or the end of the file; 0 or the errno, and the bytes read in `done`.
+int read_all(int fd, std::byte* p, std::size_t n, std::uint64_t offset, std::size_t& done)
+{
+    done = 0;
+    while (done < n) {
+        const ssize_t r = ::pread(fd, p + done, n - done, static_cast<off_t>(offset + done));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (r == 0)
+            return 0;
+        done += static_cast<std::size_t>(r);
+    }
+    return 0;
+}
 
 struct raw_file::state {
     std::string path;

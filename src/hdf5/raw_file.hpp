@@ -20,6 +20,11 @@
 
 namespace remat::detail {
 
+/// pwrite until all `n` bytes are written; 0 or the errno (EINTR retried, EIO for a write of 0 bytes).
+int write_all(int fd, const std::byte* p, std::size_t n, std::uint64_t offset);
+/// pread until `n` bytes are read or the file ends; 0 or the errno, and the bytes read in `done`.
+int read_all(int fd, std::byte* p, std::size_t n, std::uint64_t offset, std::size_t& done);
+
 class raw_file {
 public:
     /// Opens `path` for reading and writing (and with O_DIRECT unless `mode` is buffered). Throws io_error;

@@ -58,13 +58,6 @@ const char* state_name(slot_state s) noexcept
     return s == slot_state::complete ? "complete" : "writing";
 }
 
-std::string hex(std::uint64_t v)
-{
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
-    return text;
-}
-
 hdf5_type text_type()
 {
     hdf5_type t(check_id(H5Tcopy(H5T_C_S1), "cannot make an HDF5 string type"));
@@ -665,6 +658,13 @@ std::optional<std::uint64_t> dataset_offset(hid_t dataset)
         return std::nullopt;
     }
     return static_cast<std::uint64_t>(offset);
+}
+
+std::string hex(std::uint64_t v)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%016" PRIx64, v);
+    return text;
 }
 
 } // namespace remat::detail

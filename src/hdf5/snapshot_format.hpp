@@ -31,6 +31,9 @@
 
 namespace remat::detail {
 
+/// "0x00000000deadbeef": checksums in messages.
+std::string hex(std::uint64_t v);
+
 inline constexpr std::uint32_t snapshot_schema = 1;
 inline constexpr const char* snapshot_format_name = "remat snapshot file";
 inline constexpr const char* snapshots_group_name = "snapshots";
