@@ -15,7 +15,6 @@
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,8 +22,6 @@
 #include <vector>
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
 
 template <class F>
 double median_seconds(int repeats, F&& f)

@@ -158,6 +158,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
     const step_t steps = 160;
     const test::vector_schedule plan = test::split_levels(revolve(steps, 9), 3);
     remat::cuda::pinned_memory_resource pinned;
+    const rd_gradient expected = test::store_all_gradient(problem, steps);
     for (const bool asynchronous : {false, true}) {
         tiered_store<remat::cuda::device_store, host_store> store(
             {tier_options{},
@@ -168,7 +169,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
                        {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
         run_report report;
         const rd_gradient g = test::run_thrust_gradient(problem, plan, store, &report);
-        BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)), "asynchronous " << asynchronous);
+        BOOST_TEST(same_bits(g, expected), "asynchronous " << asynchronous);
         BOOST_TEST(report.levels.at(0).name == "device");
         BOOST_TEST(report.levels.at(1).stores > 0u);
     }
