@@ -664,9 +664,7 @@ level_t multilevel::outer_level() const noexcept
 schedule_cost multilevel::cost() const
 {
     if (plan_->shape == multilevel_shape::binomial) {
-        const auto slots = static_cast<slot_t>(
-            std::min<std::uint64_t>(plan_->model.levels[0].slots, static_cast<std::uint64_t>(plan_->steps)));
-        schedule_cost c = revolve(plan_->steps, std::max<slot_t>(slots, 1)).cost();
+        schedule_cost c = binomial_schedule(*plan_).cost();
         c.predicted_cost = predicted_cost(c, plan_->model);
         return c;
     }

@@ -277,12 +277,11 @@ multilevel::cursor_type& multilevel::cursor_type::operator=(cursor_type&&) noexc
 
 void multilevel::cursor_type::refill()
 {
-    if (use_binomial_) {
+    if (walker_ == nullptr) { // the binomial shape: revolve's actions, a queue at a time
         action a;
-        if (binomial_.next(a))
+        while (!queue_.full() && binomial_.next(a))
             queue_.push(a);
-        else
-            done_ = true;
+        done_ = queue_.empty();
         return;
     }
     if (!walker_->refill(queue_))
@@ -294,10 +293,7 @@ multilevel::cursor_type multilevel::cursor() const
     cursor_type c;
     c.done_ = false;
     if (plan_->shape == detail::multilevel_shape::binomial) {
-        c.use_binomial_ = true;
-        const auto slots = static_cast<slot_t>(
-            std::min<std::uint64_t>(plan_->model.levels[0].slots, static_cast<std::uint64_t>(plan_->steps)));
-        c.binomial_ = revolve(plan_->steps, std::max<slot_t>(slots, 1)).cursor();
+        c.binomial_ = detail::binomial_schedule(*plan_).cursor();
     } else {
         c.walker_ = std::make_unique<detail::multilevel_walker>(plan_);
     }

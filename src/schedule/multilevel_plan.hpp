@@ -6,6 +6,7 @@
 #include "remat/detail/multilevel_table.hpp"
 #include "remat/schedule/multilevel.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -33,5 +34,12 @@ struct multilevel_plan {
     multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
     schedule_cost outer;          ///< nested: the outer revolve's counts, in segments
 };
+
+/// The binomial shape's schedule: revolve on the one level's slots (at most T of them).
+inline revolve binomial_schedule(const multilevel_plan& plan)
+{
+    return revolve(plan.steps, static_cast<slot_t>(std::min<std::uint64_t>(plan.model.levels[0].slots,
+                                                                           static_cast<std::uint64_t>(plan.steps))));
+}
 
 } // namespace remat::detail

@@ -128,7 +128,6 @@ public:
         void refill();
         std::unique_ptr<detail::multilevel_walker> walker_;
         revolve::cursor_type binomial_; // method::binomial
-        bool use_binomial_ = false;
         detail::action_queue<8> queue_;
         bool done_ = true;
     };

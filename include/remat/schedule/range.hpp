@@ -90,6 +90,7 @@ class action_queue {
 public:
     void push(const action& a) noexcept { items_[size_++] = a; }
     [[nodiscard]] bool empty() const noexcept { return head_ == size_; }
+    [[nodiscard]] bool full() const noexcept { return size_ == Capacity; }
     bool pop(action& out) noexcept
     {
         if (head_ == size_)
