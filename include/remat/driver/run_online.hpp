@@ -43,6 +43,29 @@ bool ask(Test& test, step_t k, const State& state)
     }
 }
 
+/// The loop both run_online variants share: `ended(cursor)` asks the loop's test at the cursor's position
+/// and tells the cursor (answer or end_state); the forward actions run until it says the loop has ended,
+/// then the reverse sweep. The store's slots are released before any exception leaves.
+template <class State, class Store, class Forward, class Adjoint, class Ended>
+run_report drive_online(const online_revolve& plan, Store& store, State& state, Forward& forward, Adjoint& adjoint,
+                        Ended&& ended, const run_options& options)
+{
+    executor<State, Store, Forward, Adjoint> ex(store, state, forward, adjoint, std::numeric_limits<step_t>::max());
+    try {
+        auto cursor = plan.cursor();
+        action a;
+        while (!ended(cursor))
+            while (cursor.next(a))
+                ex.apply(a);
+        ex.set_steps(cursor.steps());
+        apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
 } // namespace detail
 
 /// Runs a loop whose length is unknown until it ends, and its reverse sweep, starting from `state` == x_0.
@@ -68,26 +91,14 @@ template <snapshot_store Store, snapshot_state State, forward_step<State> Forwar
 run_report run_online(const online_revolve& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
                       IsLast&& is_last, const run_options& options = {})
 {
-    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
-        store, state, forward, adjoint, std::numeric_limits<step_t>::max());
-    try {
-        auto cursor = plan.cursor();
-        action a;
-        for (;;) {
+    return detail::drive_online(
+        plan, store, state, forward, adjoint,
+        [&](online_revolve::cursor_type& cursor) {
             const bool last = detail::ask(is_last, cursor.position(), std::as_const(state));
             cursor.answer(last);
-            if (last)
-                break;
-            while (cursor.next(a))
-                ex.apply(a);
-        }
-        ex.set_steps(cursor.steps());
-        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
-        return ex.finish();
-    } catch (...) {
-        ex.abort();
-        throw;
-    }
+            return last;
+        },
+        options);
 }
 
 /// Like run_online, for loops that learn only afterwards that they have ended: `converged(k, x_k)` is
@@ -102,28 +113,18 @@ template <snapshot_store Store, snapshot_state State, forward_step<State> Forwar
 run_report run_online_converged(const online_revolve& plan, Store& store, State& state, Forward&& forward,
                                 Adjoint&& adjoint, Converged&& converged, const run_options& options = {})
 {
-    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
-        store, state, forward, adjoint, std::numeric_limits<step_t>::max());
-    try {
-        auto cursor = plan.cursor();
-        action a;
-        for (;;) {
+    return detail::drive_online(
+        plan, store, state, forward, adjoint,
+        [&](online_revolve::cursor_type& cursor) {
             const step_t k = cursor.position();
             if (k >= 1 && detail::ask(converged, k, std::as_const(state))) {
                 cursor.end_state();
-                break;
+                return true;
             }
             cursor.answer(false);
-            while (cursor.next(a))
-                ex.apply(a);
-        }
-        ex.set_steps(cursor.steps());
-        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
-        return ex.finish();
-    } catch (...) {
-        ex.abort();
-        throw;
-    }
+            return false;
+        },
+        options);
 }
 
 } // namespace remat
