@@ -60,24 +60,24 @@ struct async_counters {
 ///
 ///     remat::host_store slow(100);   // stands in for a disk level
 ///     remat::async_level disk(std::make_unique<remat::detail::level_adapter<remat::host_store>>(slow), {});
-class async_level {
+class async_level final : public detail::level_interface {
 public:
     async_level(std::unique_ptr<detail::level_interface> level, async_options options);
-    ~async_level();
+    ~async_level() override;
     async_level(const async_level&) = delete;
     async_level& operator=(const async_level&) = delete;
 
-    void write(slot_t slot, step_t step, const_bytes src);
-    void read(slot_t slot, step_t step, mutable_bytes dst);
-    void release(slot_t slot);
-    void release_all() noexcept;
-    void prefetch(slot_t slot, step_t step);
+    void write(slot_t slot, step_t step, const_bytes src) override;
+    void read(slot_t slot, step_t step, mutable_bytes dst) override;
+    void release(slot_t slot) override;
+    void release_all() noexcept override;
+    void prefetch(slot_t slot, step_t step) override;
     /// Waits until every queued transfer has reached the level; raises a pending failure.
-    void flush();
-    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
-    [[nodiscard]] level_capacity capacity() const { return capacity_; }
+    void flush() override;
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override;
+    [[nodiscard]] level_capacity capacity() const override { return capacity_; }
     /// The level's own counters, plus the time the caller waited and the transfer time overlapped.
-    [[nodiscard]] level_stats stats() const;
+    [[nodiscard]] level_stats stats() const override;
     [[nodiscard]] async_counters counters() const;
 
 private:

@@ -58,74 +58,39 @@ public:
     tiered_store& operator=(const tiered_store&) = delete;
 
     [[nodiscard]] level_t level_count() const noexcept { return static_cast<level_t>(count); }
-    [[nodiscard]] level_capacity capacity(level_t level) const
-    {
-        return async_[index(level)] ? async_[index(level)]->capacity() : sync_[index(level)]->capacity();
-    }
-    void write(level_t level, slot_t slot, step_t step, const_bytes src)
-    {
-        const std::size_t i = index(level);
-        if (async_[i])
-            async_[i]->write(slot, step, src);
-        else
-            sync_[i]->write(slot, step, src);
-    }
-    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
-    {
-        const std::size_t i = index(level);
-        if (async_[i])
-            async_[i]->read(slot, step, dst);
-        else
-            sync_[i]->read(slot, step, dst);
-    }
-    void release(level_t level, slot_t slot)
-    {
-        const std::size_t i = index(level);
-        if (async_[i])
-            async_[i]->release(slot);
-        else
-            sync_[i]->release(slot);
-    }
+    [[nodiscard]] level_capacity capacity(level_t level) const { return tier(level).capacity(); }
+    void write(level_t level, slot_t slot, step_t step, const_bytes src) { tier(level).write(slot, step, src); }
+    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst) { tier(level).read(slot, step, dst); }
+    void release(level_t level, slot_t slot) { tier(level).release(slot); }
     void release_all() noexcept
     {
-        for (std::size_t i = 0; i < count; ++i) {
-            if (async_[i])
-                async_[i]->release_all();
-            else
-                sync_[i]->release_all();
-        }
+        for (auto& t : tiers_)
+            t->release_all();
     }
-    void prefetch(level_t level, slot_t slot, step_t step)
-    {
-        const std::size_t i = index(level);
-        if (async_[i])
-            async_[i]->prefetch(slot, step);
-    }
+    void prefetch(level_t level, slot_t slot, step_t step) { tier(level).prefetch(slot, step); }
     [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const
     {
-        const std::size_t i = index(level);
-        return async_[i] ? async_[i]->snapshot_bytes(slot) : sync_[i]->snapshot_bytes(slot);
+        return tier(level).snapshot_bytes(slot);
     }
     [[nodiscard]] store_stats stats() const
     {
         store_stats s;
-        for (std::size_t i = 0; i < count; ++i)
-            s.levels.push_back(async_[i] ? async_[i]->stats() : sync_[i]->stats());
+        for (const auto& t : tiers_)
+            s.levels.push_back(t->stats());
         return s;
     }
 
     /// Waits until every asynchronous transfer has reached its level; raises a pending failure.
     void flush()
     {
-        for (auto& a : async_)
-            if (a)
-                a->flush();
+        for (auto& t : tiers_)
+            t->flush();
     }
     /// The engine's counters of an asynchronous level (zeros for a synchronous one).
     [[nodiscard]] async_counters counters(level_t level) const
     {
-        const std::size_t i = index(level);
-        return async_[i] ? async_[i]->counters() : async_counters{};
+        const async_level* a = async_[index(level)];
+        return a != nullptr ? a->counters() : async_counters{};
     }
     /// The I-th level itself. While the store lives, touch an asynchronous level only after flush().
     template <std::size_t I>
@@ -149,10 +114,13 @@ private:
                                  " of a tiered store must be a single-level store, got " +
                                  std::to_string(level.level_count()) + " levels");
         using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
-        if (options.asynchronous)
-            async_[I] = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async);
-        else
-            sync_[I] = std::make_unique<adapter>(level);
+        if (options.asynchronous) {
+            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async);
+            async_[I] = a.get();
+            tiers_[I] = std::move(a);
+        } else {
+            tiers_[I] = std::make_unique<adapter>(level);
+        }
     }
     [[nodiscard]] std::size_t index(level_t level) const
     {
@@ -161,9 +129,11 @@ private:
                                  std::to_string(count) + " levels");
         return static_cast<std::size_t>(level);
     }
+    [[nodiscard]] detail::level_interface& tier(level_t level) const { return *tiers_[index(level)]; }
     std::tuple<Levels...> levels_;
-    std::array<std::unique_ptr<detail::level_interface>, count> sync_{};
-    std::array<std::unique_ptr<async_level>, count> async_{};
+    // Each level behind the interface: its adapter, or the asynchronous engine that owns one.
+    std::array<std::unique_ptr<detail::level_interface>, count> tiers_{};
+    std::array<async_level*, count> async_{}; // the engines among them, for counters()
 };
 
 } // namespace remat

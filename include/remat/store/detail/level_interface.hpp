@@ -21,6 +21,10 @@ public:
     [[nodiscard]] virtual std::size_t snapshot_bytes(slot_t slot) const = 0;
     [[nodiscard]] virtual level_capacity capacity() const = 0;
     [[nodiscard]] virtual level_stats stats() const = 0;
+    /// Read-ahead of x_step from `slot`; nothing for a synchronous level.
+    virtual void prefetch(slot_t /*slot*/, step_t /*step*/) {}
+    /// Waits for transfers still in flight; nothing for a synchronous level.
+    virtual void flush() {}
 };
 
 /// Adapts level 0 of a single-level store.
