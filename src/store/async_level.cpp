@@ -27,6 +27,23 @@ double seconds_since(clock_type::time_point start)
     return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
+// Runs `transfer` on the level with the engine's lock released (the level has a lock of its own) and
+// returns its failure, if any, with the engine's lock held again.
+template <class Transfer>
+std::exception_ptr unlocked_on_level(std::unique_lock<std::mutex>& lock, std::mutex& level_mutex, Transfer&& transfer)
+{
+    lock.unlock();
+    std::exception_ptr failure;
+    try {
+        std::scoped_lock level_lock(level_mutex);
+        transfer();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    lock.lock();
+    return failure;
+}
+
 } // namespace
 
 async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options)
@@ -89,27 +106,20 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
             return;
         }
         b.state = buffer_state::writing;
-        lock.unlock();
-        try {
-            std::scoped_lock level_lock(level_mutex_);
+        failure = unlocked_on_level(lock, level_mutex_, [&] {
             level_->write(j.slot, j.step, const_bytes{b.data, b.size, memory_space::host});
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        lock.lock();
+        });
         if (failure && !failure_)
             failure_ = failure;
         bool cached = false;
-        if (j.slot >= 0 && static_cast<std::size_t>(j.slot) < slots_.size() &&
-            slots_[static_cast<std::size_t>(j.slot)].staged == j.buffer) {
-            slot_info& s = slots_[static_cast<std::size_t>(j.slot)];
-            s.staged = -1;
+        if (slot_info* s = find(j.slot); s != nullptr && s->staged == j.buffer) {
+            s->staged = -1;
             if (failure) {
-                s.failed = failure;
-            } else if (s.prefetched < 0) {
+                s->failed = failure;
+            } else if (s->prefetched < 0) {
                 // Keep the written bytes as the slot's cache: a snapshot is often restored soon after it
                 // is stored, before any hint could have asked for it.
-                s.prefetched = j.buffer;
+                s->prefetched = j.buffer;
                 b.state = buffer_state::ready;
                 b.last_use = ++uses_;
                 cached = true;
@@ -123,14 +133,7 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
             const buffer& b = buffers_[static_cast<std::size_t>(j.buffer)];
             target = mutable_bytes{b.data, b.size, memory_space::host};
         }
-        lock.unlock();
-        try {
-            std::scoped_lock level_lock(level_mutex_);
-            level_->read(j.slot, j.step, target);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        lock.lock();
+        failure = unlocked_on_level(lock, level_mutex_, [&] { level_->read(j.slot, j.step, target); });
         if (j.buffer < 0) {
             demand_failure_ = failure;
             demand_done_ = true;
@@ -143,14 +146,7 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
                 b.state = buffer_state::ready;
         }
     } else if (j.kind == job_kind::release) {
-        lock.unlock();
-        try {
-            std::scoped_lock level_lock(level_mutex_);
-            level_->release(j.slot);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        lock.lock();
+        failure = unlocked_on_level(lock, level_mutex_, [&] { level_->release(j.slot); });
         if (failure && !failure_)
             failure_ = failure;
     }
@@ -203,9 +199,8 @@ int async_level::acquire_buffer(std::unique_lock<std::mutex>& lock, std::size_t 
     int chosen = -1;
     wait(lock, [&] { return (chosen = free_or_evictable()) >= 0; });
     buffer& b = buffers_[static_cast<std::size_t>(chosen)];
-    if (b.state == buffer_state::ready && b.slot >= 0 && static_cast<std::size_t>(b.slot) < slots_.size() &&
-        slots_[static_cast<std::size_t>(b.slot)].prefetched == chosen)
-        slots_[static_cast<std::size_t>(b.slot)].prefetched = -1;
+    if (slot_info* s = find(b.slot); b.state == buffer_state::ready && s != nullptr && s->prefetched == chosen)
+        s->prefetched = -1;
     if (b.allocated < size) {
         void* fresh = options_.staging_memory->allocate(size, staging_alignment);
         if (b.data != nullptr)
@@ -249,6 +244,17 @@ async_level::slot_info& async_level::info(slot_t slot)
     return slots_[static_cast<std::size_t>(slot)];
 }
 
+async_level::slot_info* async_level::find(slot_t slot) noexcept
+{
+    return slot >= 0 && static_cast<std::size_t>(slot) < slots_.size() ? &slots_[static_cast<std::size_t>(slot)]
+                                                                       : nullptr;
+}
+
+const async_level::slot_info* async_level::find(slot_t slot) const noexcept
+{
+    return const_cast<async_level*>(this)->find(slot);
+}
+
 // --- the calling thread ------------------------------------------------------------------------------
 
 void async_level::write(slot_t slot, step_t step, const_bytes src)
@@ -278,10 +284,9 @@ void async_level::write(slot_t slot, step_t step, const_bytes src)
     buffer& buf = buffers_[static_cast<std::size_t>(b)];
     buf.slot = slot;
     buf.step = step;
-    slot_info& t = slots_[static_cast<std::size_t>(slot)]; // `s` may dangle: slots_ is ours, but be plain
-    t.step = step;
-    t.size = src.size;
-    t.staged = b;
+    s.step = step; // slots_ is resized only by this thread, so `s` still stands
+    s.size = src.size;
+    s.staged = b;
     bytes_in_use_ += src.size;
     push(job{job_kind::write, slot, step, b});
 }
@@ -290,15 +295,12 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
 {
     std::unique_lock lock(mutex_);
     raise_failure(lock);
-    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size() ||
-        slots_[static_cast<std::size_t>(slot)].step != step) {
-        const step_t held = slot >= 0 && static_cast<std::size_t>(slot) < slots_.size()
-                                ? slots_[static_cast<std::size_t>(slot)].step
-                                : -1;
+    slot_info* found = find(slot);
+    if (found == nullptr || found->step != step)
         throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
-                              detail::describe_snapshot(held) + ", not x_" + std::to_string(step));
-    }
-    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+                              detail::describe_snapshot(found != nullptr ? found->step : -1) + ", not x_" +
+                              std::to_string(step));
+    slot_info& s = *found;
     if (s.failed)
         std::rethrow_exception(s.failed);
     if (s.size != dst.size)
@@ -320,7 +322,7 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
         buffer& b = buffers_[static_cast<std::size_t>(p)];
         if (b.failure) {
             const std::exception_ptr e = b.failure;
-            slots_[static_cast<std::size_t>(slot)].prefetched = -1;
+            s.prefetched = -1;
             free_buffer(p);
             changed_.notify_all();
             std::rethrow_exception(e);
@@ -367,9 +369,10 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
 void async_level::prefetch(slot_t slot, step_t step)
 {
     std::unique_lock lock(mutex_);
-    if (failure_ || slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+    slot_info* found = find(slot);
+    if (failure_ || found == nullptr)
         return;
-    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    slot_info& s = *found;
     if (s.step != step || s.staged >= 0 || s.prefetched >= 0)
         return; // not (yet) on the level, or already coming
     if (free_or_evictable() < 0)
@@ -379,7 +382,7 @@ void async_level::prefetch(slot_t slot, step_t step)
     b.state = buffer_state::reading;
     b.slot = slot;
     b.step = step;
-    slots_[static_cast<std::size_t>(slot)].prefetched = p;
+    s.prefetched = p;
     ++prefetches_;
     push(job{job_kind::read, slot, step, p});
 }
@@ -388,10 +391,11 @@ void async_level::release(slot_t slot)
 {
     std::unique_lock lock(mutex_);
     raise_failure(lock);
-    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size() || slots_[static_cast<std::size_t>(slot)].step < 0)
+    slot_info* found = find(slot);
+    if (found == nullptr || found->step < 0)
         throw schedule_error("free of slot " + std::to_string(slot) + " of level " + name_ +
                              ", which holds no snapshot");
-    slot_info& s = slots_[static_cast<std::size_t>(slot)];
+    slot_info& s = *found;
     if (s.prefetched >= 0) {
         buffer& p = buffers_[static_cast<std::size_t>(s.prefetched)];
         if (p.state == buffer_state::ready)
@@ -452,10 +456,8 @@ void async_level::flush()
 std::size_t async_level::snapshot_bytes(slot_t slot) const
 {
     std::scoped_lock lock(mutex_);
-    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
-        return 0;
-    const slot_info& s = slots_[static_cast<std::size_t>(slot)];
-    return s.step >= 0 ? s.size : 0;
+    const slot_info* s = find(slot);
+    return s != nullptr && s->step >= 0 ? s->size : 0;
 }
 
 level_stats async_level::stats() const

@@ -118,6 +118,9 @@ private:
     void free_buffer(int index);
     void raise_failure(std::unique_lock<std::mutex>& lock);
     slot_info& info(slot_t slot);
+    /// The slot's record, or null for a slot this level has never seen (or a negative one).
+    [[nodiscard]] slot_info* find(slot_t slot) noexcept;
+    [[nodiscard]] const slot_info* find(slot_t slot) const noexcept;
     void wait(std::unique_lock<std::mutex>& lock, auto&& ready);
 
     std::unique_ptr<detail::level_interface> level_;
