@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "plan_request.hpp"
+#include "scratch_dir.hpp"
 #include "simulator.hpp"
 #include "tool_runner.hpp"
 
@@ -120,8 +121,7 @@ BOOST_AUTO_TEST_CASE(misuse_exits_2_with_one_line)
 
 BOOST_AUTO_TEST_CASE(draw_online_shows_every_action)
 {
-    const auto dir = std::filesystem::temp_directory_path() / ("remat-cli-online-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const test::scratch_dir dir;
     const auto file = dir / "online.svg";
     const result r = run_tool({"draw", "--online", "--steps", "60", "--slots", "5", "-o", file.string()});
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
@@ -137,5 +137,4 @@ BOOST_AUTO_TEST_CASE(draw_online_shows_every_action)
     for (const action& a : online_revolve(5).replay(60))
         expected += std::holds_alternative<advance>(a) ? 1 : 0;
     BOOST_TEST(advances == expected);
-    std::filesystem::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE cli_plan
 #include <boost/test/unit_test.hpp>
 
+#include "scratch_dir.hpp"
 #include "simulator.hpp"
 #include "tool_runner.hpp"
 
@@ -25,13 +26,6 @@ namespace {
 using result = test::tool_result;
 using test::plan_json;
 using test::run_tool;
-
-std::filesystem::path temp_dir()
-{
-    auto dir = std::filesystem::temp_directory_path() / ("remat-cli-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    return dir;
-}
 
 } // namespace
 
@@ -140,7 +134,8 @@ BOOST_AUTO_TEST_CASE(uncountable_plans_fail_with_a_runtime_error)
 
 BOOST_AUTO_TEST_CASE(draw_writes_a_detailed_diagram_for_small_loops)
 {
-    const auto file = temp_dir() / "small.svg";
+    const test::scratch_dir dir;
+    const auto file = dir / "small.svg";
     const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", file.string()});
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
     std::ifstream in(file);
@@ -163,19 +158,18 @@ BOOST_AUTO_TEST_CASE(draw_writes_a_detailed_diagram_for_small_loops)
         expected_advances += std::holds_alternative<advance>(a) ? 1 : 0;
     BOOST_TEST(advances == expected_advances);
     BOOST_TEST(reverses == 11u); // 10 reverses + the legend's sample line
-    std::filesystem::remove_all(file.parent_path());
 }
 
 BOOST_AUTO_TEST_CASE(draw_summarises_long_loops_in_bounded_size)
 {
-    const auto file = temp_dir() / "large.svg";
+    const test::scratch_dir dir;
+    const auto file = dir / "large.svg";
     const result r = run_tool({"draw", "--steps", "200000", "--slots", "20", "-o", file.string()});
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
     BOOST_TEST(std::filesystem::file_size(file) < 2'000'000u);
     std::ifstream in(file);
     const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     BOOST_TEST(svg.find("summarised") != std::string::npos);
-    std::filesystem::remove_all(file.parent_path());
 }
 
 BOOST_AUTO_TEST_CASE(draw_to_an_unwritable_place_fails_cleanly)

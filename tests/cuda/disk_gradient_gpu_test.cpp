@@ -6,8 +6,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "gpu_disk_gradient.hpp"
-#include "hdf5/hdf5_test_support.hpp"
 #include "reaction_diffusion.hpp"
+#include "scratch_dir.hpp"
 
 #include "remat/schedule/cost.hpp"
 

@@ -5,6 +5,8 @@
 #include "remat/store/hdf5_inspect.hpp"
 #include "remat/store/snapshot_view.hpp"
 
+#include "scratch_dir.hpp"
+
 #include <hdf5.h>
 
 #include <cstddef>
@@ -44,31 +46,6 @@ inline hid_t store_like_access()
     H5Pset_evict_on_close(fapl, 1);
     return fapl;
 }
-
-/// A fresh directory under $TMPDIR (or /tmp), removed with everything in it when the object dies.
-class scratch_dir {
-public:
-    scratch_dir()
-    {
-        std::string pattern = (std::filesystem::temp_directory_path() / "remat-hdf5-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr)
-            throw std::runtime_error("mkdtemp failed for " + pattern);
-        path_ = pattern;
-    }
-    ~scratch_dir()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    scratch_dir(const scratch_dir&) = delete;
-    scratch_dir& operator=(const scratch_dir&) = delete;
-
-    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-    [[nodiscard]] std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-    std::filesystem::path path_;
-};
 
 /// Deterministic bytes that differ for every (seed, index): a snapshot's expected contents.
 inline std::vector<std::byte> pattern_bytes(std::uint64_t seed, std::size_t size)
