@@ -199,11 +199,29 @@ struct hdf5_store::impl {
             detail::hdf5_error_text();
             deleted = false;
         }
+        forget_dataset(e);
+        return deleted;
+    }
+
+    // The slot has no dataset any more (its bytes no longer count as allocated).
+    void forget_dataset(slot_entry& e)
+    {
         allocated -= e.usable ? e.dataset_bytes : 0;
         e.dataset.clear();
         e.usable = false;
         e.dataset_bytes = 0;
-        return deleted;
+    }
+
+    // The record of x_step while it is being written into a slot.
+    static snapshot_record writing_record(slot_t slot, step_t step, std::uint64_t bytes, hdf5_element element)
+    {
+        snapshot_record r;
+        r.slot = slot;
+        r.step = step;
+        r.bytes = bytes;
+        r.element = element;
+        r.state = slot_state::writing;
+        return r;
     }
 
     void write_in_place(slot_t slot, step_t step, const_bytes src)
@@ -213,12 +231,7 @@ struct hdf5_store::impl {
         const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
         if (!offset && src.size > 0)
             throw io_error(ctx + ": the dataset has no contiguous storage to write into");
-        snapshot_record r;
-        r.slot = slot;
-        r.step = step;
-        r.bytes = src.size;
-        r.element = opts.element;
-        r.state = slot_state::writing;
+        snapshot_record r = writing_record(slot, step, src.size, opts.element);
         // First the file says the slot is being written, so that a write cut short reads as interrupted.
         detail::write_record(d.get(), r, ctx);
         flush_metadata();
@@ -234,13 +247,7 @@ struct hdf5_store::impl {
         // whose bytes are being overwritten, the old record first says the slot is being written.
         if (e.usable) {
             const hdf5_dataset old = open_dataset(slot, false);
-            snapshot_record mark;
-            mark.slot = slot;
-            mark.step = step;
-            mark.bytes = e.dataset_bytes;
-            mark.element = e.element;
-            mark.state = slot_state::writing;
-            detail::write_record(old.get(), mark, context(slot));
+            detail::write_record(old.get(), writing_record(slot, step, e.dataset_bytes, e.element), context(slot));
             flush_metadata();
         }
         // The old dataset's name is reused when it could be deleted.
@@ -248,12 +255,7 @@ struct hdf5_store::impl {
         if (name.empty() || !discard_dataset(e))
             name = detail::state_dataset_name(e.next_dataset++);
         const std::string ctx = context(slot, name);
-        snapshot_record r;
-        r.slot = slot;
-        r.step = step;
-        r.bytes = src.size;
-        r.element = opts.element;
-        r.state = slot_state::writing;
+        snapshot_record r = writing_record(slot, step, src.size, opts.element);
         // Nothing reaches the file's metadata before commit(): until then a crash leaves no trace of this
         // dataset, only unreferenced bytes.
         const std::string relative = e.group + "/" + name;
@@ -282,12 +284,8 @@ struct hdf5_store::impl {
             // Forget the new dataset, so that no later flush publishes a dataset (or an end of file) whose
             // bytes never made it to the disk.
             d.reset();
-            if (H5Ldelete(file.snapshots.get(), relative.c_str(), H5P_DEFAULT) >= 0) {
-                allocated -= src.size;
-                e.dataset.clear();
-                e.usable = false;
-                e.dataset_bytes = 0;
-            }
+            if (H5Ldelete(file.snapshots.get(), relative.c_str(), H5P_DEFAULT) >= 0)
+                forget_dataset(e);     // usable, with dataset_bytes = src.size, since it was created above
             detail::hdf5_error_text(); // clear the stack
             throw;
         }
