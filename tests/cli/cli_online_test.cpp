@@ -31,9 +31,7 @@ using test::run_tool;
 
 nlohmann::json online_json(const std::string& steps, const std::string& slots)
 {
-    const result r = run_tool({"plan", "--online", "--steps", steps, "--slots", slots, "--format", "json"});
-    BOOST_TEST_REQUIRE(r.status == 0, r.err);
-    return nlohmann::json::parse(r.out);
+    return plan_json({"--online", "--steps", steps, "--slots", slots});
 }
 
 } // namespace
