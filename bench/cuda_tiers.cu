@@ -17,8 +17,8 @@
 #include "remat/cuda/device_store.hpp"
 #include "remat/cuda/pinned_memory_resource.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
-#include "remat/store/hdf5_store.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

@@ -15,7 +15,7 @@
 #include "bench_util.hpp"
 
 #include "remat/detail/xxh64.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -9,9 +9,9 @@
 #include "burgers.hpp"
 
 #include "remat/driver/run.hpp"
+#include "remat/hdf5/calibrate.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
-#include "remat/store/hdf5_calibrate.hpp"
-#include "remat/store/hdf5_store.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

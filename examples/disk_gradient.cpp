@@ -6,8 +6,8 @@
 //     ./build/examples/disk_gradient [file.h5] [steps] [points]
 #include "burgers.hpp"
 
+#include <remat/hdf5/hdf5_store.hpp>
 #include <remat/remat.hpp>
-#include <remat/store/hdf5_store.hpp>
 
 #include <cstdio>
 #include <cstring>

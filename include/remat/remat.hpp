@@ -24,3 +24,4 @@
 #include "remat/store/snapshot_traits.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/tiered_store.hpp"
+#include "remat/types.hpp"

@@ -2,7 +2,7 @@
 
 #include "parse.hpp"
 
-#include "remat/store/hdf5_calibrate.hpp"
+#include "remat/hdf5/calibrate.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

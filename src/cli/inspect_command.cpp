@@ -3,7 +3,7 @@
 #include "parse.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/hdf5_inspect.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
-#include "remat/store/hdf5_calibrate.hpp"
+#include "remat/hdf5/calibrate.hpp"
 
 #include "raw_file.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 
 #include <algorithm>
 #include <cerrno>

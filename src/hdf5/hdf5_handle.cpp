@@ -1,4 +1,4 @@
-#include "remat/store/detail/hdf5_handle.hpp"
+#include "hdf5_handle.hpp"
 
 #include <vector>
 

@@ -1,10 +1,10 @@
-#include "remat/store/hdf5_inspect.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include "snapshot_format.hpp"
 
+#include "hdf5_handle.hpp"
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
-#include "remat/store/detail/hdf5_handle.hpp"
 
 #include <algorithm>
 #include <cinttypes>

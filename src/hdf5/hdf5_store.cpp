@@ -1,12 +1,12 @@
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 
 #include "raw_file.hpp"
 #include "snapshot_format.hpp"
 
+#include "hdf5_handle.hpp"
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
-#include "remat/store/detail/hdf5_handle.hpp"
 
 #include <algorithm>
 #include <chrono>

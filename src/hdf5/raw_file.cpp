@@ -223,7 +223,7 @@ std::size_t direct_memory_alignment(int fd)
 {
 #ifdef __linux__
     constexpr unsigned dio_align = 0x2000; // STATX_DIOALIGN, which older headers lack
-    struct statx st {};
+    struct statx st{};
     if (fd >= 0 && ::statx(fd, "", AT_EMPTY_PATH, dio_align, &st) == 0 && (st.stx_mask & dio_align) != 0 &&
         st.stx_dio_mem_align != 0 && st.stx_dio_mem_align <= block &&
         (st.stx_dio_mem_align & (st.stx_dio_mem_align - 1)) == 0)

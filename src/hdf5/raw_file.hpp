@@ -10,7 +10,7 @@
 // pwrite/pread on remat's own file descriptor, never HDF5.
 #pragma once
 
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 
 #include <cstddef>

@@ -16,9 +16,9 @@
 // rewritten (a process killed between two metadata writes) is never taken for a valid one.
 #pragma once
 
+#include "hdf5_handle.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/action.hpp"
-#include "remat/store/detail/hdf5_handle.hpp"
-#include "remat/store/hdf5_store.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -223,18 +223,10 @@ struct multilevel_walker {
             return false;
         }
         std::visit(overloaded{
-                       [&](const store& s) {
-                           q.push(store{p.slow, s.slot, s.step * k});
-                       },
-                       [&](const advance& s) {
-                           q.push(advance{s.from * k, s.to * k});
-                       },
-                       [&](const restore& s) {
-                           q.push(restore{p.slow, s.slot, s.step * k});
-                       },
-                       [&](const free_slot& s) {
-                           q.push(free_slot{p.slow, s.slot});
-                       },
+                       [&](const store& s) { q.push(store{p.slow, s.slot, s.step * k}); },
+                       [&](const advance& s) { q.push(advance{s.from * k, s.to * k}); },
+                       [&](const restore& s) { q.push(restore{p.slow, s.slot, s.step * k}); },
+                       [&](const free_slot& s) { q.push(free_slot{p.slow, s.slot}); },
                        [&](const reverse& s) {
                            const step_t length = s.step == p.segments - 1 ? p.tail : k;
                            // Revolve frees a stored start right after reversing it: then the start is

@@ -131,10 +131,7 @@ BOOST_AUTO_TEST_CASE(device_memory_is_refused_without_cuda)
 {
     host_store store(1);
     std::array<std::byte, 8> bytes{};
-    expect_error<argument_error>(
-        [&] {
-            store.write(0, 0, 0, const_bytes{bytes.data(), 8, memory_space::device});
-        },
-        "device memory");
+    expect_error<argument_error>([&] { store.write(0, 0, 0, const_bytes{bytes.data(), 8, memory_space::device}); },
+                                 "device memory");
     BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
 }

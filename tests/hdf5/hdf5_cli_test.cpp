@@ -8,7 +8,7 @@
 #include "hdf5_test_support.hpp"
 #include "tool_runner.hpp"
 
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -17,8 +17,8 @@
 #include "syscall_faults.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/hdf5_inspect.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include <chrono>
 #include <map>

@@ -11,8 +11,8 @@
 #include "hdf5_test_support.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/hdf5_inspect.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include <csignal>
 #include <map>
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(file_size_limit)
         for (slot_t s = 0; s < 2; ++s)
             store.write(0, s, 1000 + s, view(pattern_bytes(static_cast<std::uint64_t>(1000 + s), mib)));
         const auto before = static_cast<rlim_t>(std::filesystem::file_size(file));
-        struct rlimit saved {};
+        struct rlimit saved{};
         ::getrlimit(RLIMIT_FSIZE, &saved);
         const auto old_handler = std::signal(SIGXFSZ, SIG_IGN); // EFBIG instead of death
         struct rlimit limited = saved;

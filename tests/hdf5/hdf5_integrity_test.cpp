@@ -7,8 +7,8 @@
 #include "hdf5_test_support.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/hdf5_inspect.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -14,11 +14,11 @@
 #include "lorenz63.hpp"
 
 #include "remat/driver/run.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/hdf5/inspect.hpp"
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
-#include "remat/store/hdf5_inspect.hpp"
-#include "remat/store/hdf5_store.hpp"
 #include "remat/store/host_store.hpp"
 
 #include <array>
@@ -98,10 +98,7 @@ BOOST_AUTO_TEST_CASE(every_state_type_round_trips_through_run)
         {.element = hdf5_element::float64});
     // std::array<double, 3>
     same_states_as_host_store<std::array<double, 3>>(
-        {1.0, 2.0, 3.0}, 80, 4,
-        [](step_t, std::array<double, 3>& s) {
-            s = {s[1], s[2], s[0] * 0.5 + s[1]};
-        },
+        {1.0, 2.0, 3.0}, 80, 4, [](step_t, std::array<double, 3>& s) { s = {s[1], s[2], s[0] * 0.5 + s[1]}; },
         object_bytes<std::array<double, 3>>);
     // a trivially copyable struct
     same_states_as_host_store<particle>(

@@ -8,8 +8,8 @@
 
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
-#include "remat/store/hdf5_inspect.hpp"
-#include "remat/store/hdf5_store.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/hdf5/inspect.hpp"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,7 +2,7 @@
 // and facts about a file read through the HDF5 C API directly (independently of remat's own code).
 #pragma once
 
-#include "remat/store/hdf5_inspect.hpp"
+#include "remat/hdf5/inspect.hpp"
 #include "remat/store/snapshot_view.hpp"
 
 #include "scratch_dir.hpp"

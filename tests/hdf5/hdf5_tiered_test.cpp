@@ -12,9 +12,9 @@
 
 #include "remat/driver/run.hpp"
 #include "remat/error.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
-#include "remat/store/hdf5_store.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

@@ -19,7 +19,7 @@ std::atomic<bool> part_way{false};
 
 bool is_regular_file(int fd)
 {
-    struct stat st {};
+    struct stat st{};
     return fd > 2 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 

@@ -120,14 +120,14 @@ void* simulated_runtime::allocate(std::size_t bytes)
 {
     if (live_allocations != nullptr)
         ++*live_allocations;
-    return ::operator new (bytes, std::align_val_t{256});
+    return ::operator new(bytes, std::align_val_t{256});
 }
 
 void simulated_runtime::deallocate(void* p, std::size_t) noexcept
 {
     if (live_allocations != nullptr)
         --*live_allocations;
-    ::operator delete (p, std::align_val_t{256});
+    ::operator delete(p, std::align_val_t{256});
 }
 
 void simulated_runtime::copy(void* dst, memory_space, const void* src, memory_space, std::size_t size, int stream)

@@ -41,32 +41,21 @@ namespace remat::cuda {
 /// The contract of the table above.
 template <class R>
 concept device_runtime = std::regular<typename R::stream_handle> && std::regular<typename R::event_handle> &&
-    requires(R& r, typename R::stream_handle s, typename R::event_handle e, void* p, const void* q, memory_space a,
-             std::size_t n)
-{
-    {
-        R::device_memory
-        } -> std::convertible_to<memory_space>;
-    {
-        r.allocate(n)
-        } -> std::same_as<void*>;
-    r.deallocate(p, n);
-    {
-        r.create_stream()
-        } -> std::same_as<typename R::stream_handle>;
-    r.destroy_stream(s);
-    {
-        r.create_event()
-        } -> std::same_as<typename R::event_handle>;
-    r.destroy_event(e);
-    r.copy(p, a, q, a, n, s);
-    r.record(e, s);
-    r.wait(s, e);
-    r.synchronize(e);
-    r.synchronize_stream(s);
-    {
-        r.ready(e)
-        } -> std::convertible_to<bool>;
-};
+                         requires(R& r, typename R::stream_handle s, typename R::event_handle e, void* p, const void* q,
+                                  memory_space a, std::size_t n) {
+                             { R::device_memory } -> std::convertible_to<memory_space>;
+                             { r.allocate(n) } -> std::same_as<void*>;
+                             r.deallocate(p, n);
+                             { r.create_stream() } -> std::same_as<typename R::stream_handle>;
+                             r.destroy_stream(s);
+                             { r.create_event() } -> std::same_as<typename R::event_handle>;
+                             r.destroy_event(e);
+                             r.copy(p, a, q, a, n, s);
+                             r.record(e, s);
+                             r.wait(s, e);
+                             r.synchronize(e);
+                             r.synchronize_stream(s);
+                             { r.ready(e) } -> std::convertible_to<bool>;
+                         };
 
 } // namespace remat::cuda

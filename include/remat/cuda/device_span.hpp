@@ -37,7 +37,8 @@ namespace remat {
 
 /// Its elements, in device_space.
 template <class T>
-requires std::is_trivially_copyable_v<T> &&(!std::is_const_v<T>)struct snapshot_traits<cuda::device_span<T>> {
+    requires std::is_trivially_copyable_v<T> && (!std::is_const_v<T>)
+struct snapshot_traits<cuda::device_span<T>> {
     static const_bytes bytes(const cuda::device_span<T>& s) noexcept
     {
         return {reinterpret_cast<const std::byte*>(s.data()), s.size_bytes(), cuda::device_space};
@@ -51,8 +52,7 @@ requires std::is_trivially_copyable_v<T> &&(!std::is_const_v<T>)struct snapshot_
 /// A span of const elements is no state (a restore writes into it); this keeps the generic traits of
 /// trivially copyable types from snapshotting the pointer instead.
 template <class T>
-requires std::is_const_v<T>
-struct snapshot_traits<cuda::device_span<T>> {
-};
+    requires std::is_const_v<T>
+struct snapshot_traits<cuda::device_span<T>> {};
 
 } // namespace remat

@@ -29,12 +29,12 @@ struct host_runtime {
     void* allocate(std::size_t bytes)
     {
         try {
-            return ::operator new (bytes, std::align_val_t{alignment});
+            return ::operator new(bytes, std::align_val_t{alignment});
         } catch (const std::bad_alloc&) {
             throw capacity_error("cannot allocate " + std::to_string(bytes) + " bytes of host memory for device slots");
         }
     }
-    void deallocate(void* p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{alignment}); }
+    void deallocate(void* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{alignment}); }
     stream_handle create_stream() noexcept { return {}; }
     void destroy_stream(stream_handle) noexcept {}
     event_handle create_event() noexcept { return {}; }

@@ -59,13 +59,11 @@ struct thrust_vector_traits {
 ///     remat::run(remat::revolve(T, 16), store, x, forward, adjoint);
 template <class T, class Allocator>
 struct snapshot_traits<thrust::device_vector<T, Allocator>>
-    : detail::thrust_vector_traits<thrust::device_vector<T, Allocator>, cuda::device_space> {
-};
+    : detail::thrust_vector_traits<thrust::device_vector<T, Allocator>, cuda::device_space> {};
 
 /// thrust::host_vector<T>: its elements, in host memory.
 template <class T, class Allocator>
 struct snapshot_traits<thrust::host_vector<T, Allocator>>
-    : detail::thrust_vector_traits<thrust::host_vector<T, Allocator>, memory_space::host> {
-};
+    : detail::thrust_vector_traits<thrust::host_vector<T, Allocator>, memory_space::host> {};
 
 } // namespace remat

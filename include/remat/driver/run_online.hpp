@@ -27,9 +27,8 @@ namespace remat {
 
 /// A termination test on the state: `test(k, x)` with x == x_k, returning something convertible to bool.
 template <class P, class State>
-concept loop_test =
-    std::invocable<P&, step_t, const State&> && std::convertible_to < std::invoke_result_t<P&, step_t, const State&>,
-bool > ;
+concept loop_test = std::invocable<P&, step_t, const State&> &&
+                    std::convertible_to<std::invoke_result_t<P&, step_t, const State&>, bool>;
 
 namespace detail {
 

@@ -10,20 +10,14 @@
 //     reverse K        adjoint of step K; the current state must be x_K (and is undefined after it)
 #pragma once
 
-#include <cstdint>
+#include "remat/types.hpp"
+
 #include <iosfwd>
 #include <string>
 #include <string_view>
 #include <variant>
 
 namespace remat {
-
-/// Step index k of a loop of T steps, 0 <= k < T. Always 64-bit: T may be up to 2^63-1.
-using step_t = std::int64_t;
-/// Slot index within one storage level.
-using slot_t = std::int64_t;
-/// Storage level index; 0 is the fastest level.
-using level_t = std::int32_t;
 
 /// `advance A B`: run forward steps A..B-1 (B > A).
 struct advance {

@@ -46,8 +46,8 @@ class any_schedule : public action_range<any_schedule> {
 
 public:
     template <schedule S>
-    requires(!std::same_as<std::remove_cvref_t<S>, any_schedule>) any_schedule(S plan)
-        : impl_(std::make_shared<holder<S>>(std::move(plan)))
+        requires(!std::same_as<std::remove_cvref_t<S>, any_schedule>)
+    any_schedule(S plan) : impl_(std::make_shared<holder<S>>(std::move(plan)))
     {
     }
 

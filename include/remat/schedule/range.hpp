@@ -27,25 +27,15 @@
 namespace remat {
 
 template <class C>
-concept action_cursor = std::movable<C> && requires(C& c, action& a)
-{
-    {
-        c.next(a)
-        } -> std::same_as<bool>;
+concept action_cursor = std::movable<C> && requires(C& c, action& a) {
+    { c.next(a) } -> std::same_as<bool>;
 };
 
 template <class S>
-concept schedule = requires(const S& s)
-{
-    {
-        s.steps()
-        } -> std::convertible_to<step_t>;
-    {
-        s.cost()
-        } -> std::same_as<schedule_cost>;
-    {
-        s.cursor()
-        } -> action_cursor;
+concept schedule = requires(const S& s) {
+    { s.steps() } -> std::convertible_to<step_t>;
+    { s.cost() } -> std::same_as<schedule_cost>;
+    { s.cursor() } -> action_cursor;
 };
 
 /// Input iterator over a cursor's actions; compares equal to std::default_sentinel when done.

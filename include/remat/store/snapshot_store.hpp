@@ -46,36 +46,24 @@ struct level_capacity {
 };
 
 template <class S>
-concept snapshot_store = requires(S& s, const S& cs, level_t level, slot_t slot, step_t step, const_bytes src,
-                                  mutable_bytes dst)
-{
-    {
-        cs.level_count()
-        } -> std::convertible_to<level_t>;
-    {
-        cs.capacity(level)
-        } -> std::same_as<level_capacity>;
-    s.write(level, slot, step, src);
-    s.read(level, slot, step, dst);
-    s.release(level, slot);
-    s.release_all();
-    s.prefetch(level, slot, step);
-    {
-        cs.snapshot_bytes(level, slot)
-        } -> std::convertible_to<std::size_t>;
-    {
-        cs.stats()
-        } -> std::convertible_to<store_stats>;
-};
+concept snapshot_store =
+    requires(S& s, const S& cs, level_t level, slot_t slot, step_t step, const_bytes src, mutable_bytes dst) {
+        { cs.level_count() } -> std::convertible_to<level_t>;
+        { cs.capacity(level) } -> std::same_as<level_capacity>;
+        s.write(level, slot, step, src);
+        s.read(level, slot, step, dst);
+        s.release(level, slot);
+        s.release_all();
+        s.prefetch(level, slot, step);
+        { cs.snapshot_bytes(level, slot) } -> std::convertible_to<std::size_t>;
+        { cs.stats() } -> std::convertible_to<store_stats>;
+    };
 
 /// Whether the driver should show a store the actions ahead (see `prefetches` above).
 template <class S>
 inline constexpr bool store_prefetches = true;
 template <class S>
-requires requires
-{
-    S::prefetches;
-}
+    requires requires { S::prefetches; }
 inline constexpr bool store_prefetches<S> = S::prefetches;
 
 } // namespace remat

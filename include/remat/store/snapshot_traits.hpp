@@ -55,8 +55,8 @@ inline constexpr bool is_std_span<std::span<T, Extent>> = true;
 /// Trivially copyable states (structs of numbers, std::array<double, N>, ...): their object bytes.
 /// (Pointers and spans are views, not states: a span's elements are snapshotted, see below.)
 template <class State>
-requires std::is_trivially_copyable_v<State> &&
-    (!std::is_pointer_v<State>)&&(!detail::is_std_span<State>)struct snapshot_traits<State> {
+    requires std::is_trivially_copyable_v<State> && (!std::is_pointer_v<State>) && (!detail::is_std_span<State>)
+struct snapshot_traits<State> {
     static const_bytes bytes(const State& s) noexcept
     {
         return {reinterpret_cast<const std::byte*>(&s), sizeof(State), memory_space::host};
@@ -70,7 +70,7 @@ requires std::is_trivially_copyable_v<State> &&
 /// std::vector<T> of trivially copyable T: its elements. A restore into a vector of another length
 /// resizes it (which allocates); in a loop of fixed size that never happens.
 template <class T, class Allocator>
-requires std::is_trivially_copyable_v<T>
+    requires std::is_trivially_copyable_v<T>
 struct snapshot_traits<std::vector<T, Allocator>> {
     static const_bytes bytes(const std::vector<T, Allocator>& v) noexcept
     {
@@ -92,7 +92,8 @@ struct snapshot_traits<std::vector<T, Allocator>> {
 
 /// std::span<T> of trivially copyable, non-const T: a state that lives in the user's own buffer.
 template <class T, std::size_t Extent>
-requires std::is_trivially_copyable_v<T> &&(!std::is_const_v<T>)struct snapshot_traits<std::span<T, Extent>> {
+    requires std::is_trivially_copyable_v<T> && (!std::is_const_v<T>)
+struct snapshot_traits<std::span<T, Extent>> {
     static const_bytes bytes(const std::span<T, Extent>& s) noexcept
     {
         return {reinterpret_cast<const std::byte*>(s.data()), s.size_bytes(), memory_space::host};
@@ -105,23 +106,15 @@ requires std::is_trivially_copyable_v<T> &&(!std::is_const_v<T>)struct snapshot_
 
 /// States whose bytes are one contiguous view.
 template <class State>
-concept contiguous_state = requires(const State& c, State& m)
-{
-    {
-        snapshot_traits<State>::bytes(c)
-        } -> std::same_as<const_bytes>;
-    {
-        snapshot_traits<State>::bytes(m)
-        } -> std::same_as<mutable_bytes>;
+concept contiguous_state = requires(const State& c, State& m) {
+    { snapshot_traits<State>::bytes(c) } -> std::same_as<const_bytes>;
+    { snapshot_traits<State>::bytes(m) } -> std::same_as<mutable_bytes>;
 };
 
 /// States that serialise themselves into a host buffer.
 template <class State>
-concept serialised_state = requires(const State& c, State& m, std::span<std::byte> out, std::span<const std::byte> in)
-{
-    {
-        snapshot_traits<State>::size_bytes(c)
-        } -> std::convertible_to<std::size_t>;
+concept serialised_state = requires(const State& c, State& m, std::span<std::byte> out, std::span<const std::byte> in) {
+    { snapshot_traits<State>::size_bytes(c) } -> std::convertible_to<std::size_t>;
     snapshot_traits<State>::save(c, out);
     snapshot_traits<State>::load(m, in);
 };

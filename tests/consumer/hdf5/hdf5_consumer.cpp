@@ -1,7 +1,7 @@
 // A downstream program: a gradient with its snapshots on disk, then the file inspected.
+#include <remat/hdf5/hdf5_store.hpp>
+#include <remat/hdf5/inspect.hpp>
 #include <remat/remat.hpp>
-#include <remat/store/hdf5_inspect.hpp>
-#include <remat/store/hdf5_store.hpp>
 
 #include <cstdio>
 #include <filesystem>

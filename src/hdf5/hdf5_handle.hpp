@@ -1,4 +1,4 @@
-// remat/store/detail/hdf5_handle.hpp — RAII ownership of HDF5 identifiers, and HDF5 failures as remat errors.
+// hdf5_handle.hpp — RAII ownership of HDF5 identifiers, and HDF5 failures as remat errors (internal).
 //
 // Every hid_t that remat opens lives in an hdf5_handle, which closes it exactly once. Every HDF5 call is
 // checked: a negative result becomes remat::io_error or remat::integrity_error whose message names the

@@ -1,4 +1,4 @@
-// remat/store/hdf5_store.hpp — snapshots in an HDF5 file: the disk level, the level of last resort.
+// remat/hdf5/hdf5_store.hpp — snapshots in an HDF5 file: the disk level, the level of last resort.
 //
 // One file per store; each snapshot is a dataset /snapshots/slot_NNNNNN with attributes (step, bytes,
 // element type, schema version, XXH64 checksum, state), readable by h5dump and any HDF5 >= 1.8 program.

@@ -1,4 +1,4 @@
-// remat/store/hdf5_inspect.hpp — what a remat snapshot file holds, and whether it reads back intact.
+// remat/hdf5/inspect.hpp — what a remat snapshot file holds, and whether it reads back intact.
 //
 // `remat inspect FILE [--verify]` prints this. Inspection opens the file read-only, through HDF5's own
 // dataset reads (not the store's direct I/O path), so it is also an independent check of what a store

@@ -1,4 +1,4 @@
-// remat/store/hdf5_calibrate.hpp — what one snapshot costs on this machine's disk level.
+// remat/hdf5/calibrate.hpp — what one snapshot costs on this machine's disk level.
 //
 // Measures, in one run and on the same files system: writing and reading a snapshot through hdf5_store
 // (writes until durable, reads with the file's page cache dropped), the same bytes through a raw
