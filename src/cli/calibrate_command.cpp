@@ -3,6 +3,7 @@
 #include "parse.hpp"
 
 #include "remat/hdf5/calibrate.hpp"
+#include "remat/report/json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -131,7 +132,7 @@ void add_calibrate_command(CLI::App& app, std::ostream& out)
         const std::optional<double> step = parse_seconds(request->step_seconds);
         const disk_calibration c = calibrate_disk(request->dir, bytes, repeats);
         if (request->format == "json")
-            out << to_json(request->dir, c, step).dump(2) << '\n';
+            report::write_json(out, to_json(request->dir, c, step));
         else
             write_text(out, request->dir, c, step);
     });

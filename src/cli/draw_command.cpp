@@ -1,8 +1,9 @@
 #include "draw_command.hpp"
 
-#include "output_file.hpp"
 #include "plan_request.hpp"
 #include "svg_diagram.hpp"
+
+#include "remat/report/output_file.hpp"
 
 #include <fmt/format.h>
 
@@ -20,7 +21,7 @@ void add_draw_command(CLI::App& app, std::ostream& out)
     command->add_option("-o,--output", *path, "the SVG file to write")->required();
     command->callback([request, path, &out] {
         const plan_choice choice = choose_plan(*request);
-        write_file_atomically(*path, [&](std::ostream& file) { write_schedule_svg(file, choice); });
+        report::write_file_safely(*path, [&](std::ostream& file) { write_schedule_svg(file, choice); });
         out << fmt::format("wrote {}\n", *path);
     });
 }

@@ -4,6 +4,7 @@
 
 #include "remat/error.hpp"
 #include "remat/hdf5/inspect.hpp"
+#include "remat/report/json.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -83,7 +84,7 @@ void add_inspect_command(CLI::App& app, std::ostream& out)
             throw usage_error("--format: expected text or json, got \"" + *format + "\"");
         const hdf5_file_contents c = hdf5_inspect(*file, *verify);
         if (*format == "json")
-            out << to_json(c, *verify).dump(2) << '\n';
+            report::write_json(out, to_json(c, *verify));
         else
             write_text(out, c);
         // Interrupted writes are what a crash leaves; damage is what makes the file untrustworthy.

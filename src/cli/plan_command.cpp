@@ -4,6 +4,8 @@
 #include "plan_report.hpp"
 #include "plan_request.hpp"
 
+#include "remat/report/json.hpp"
+
 #include <memory>
 #include <ostream>
 
@@ -21,7 +23,7 @@ void add_plan_command(CLI::App& app, std::ostream& out)
             throw usage_error("--format: expected text, json or actions, got \"" + *format + "\"");
         const plan_choice choice = choose_plan(*request);
         if (*format == "json")
-            out << plan_json(choice).dump(2) << '\n';
+            report::write_json(out, plan_json(choice));
         else if (*format == "actions")
             write_actions(out, choice.plan);
         else

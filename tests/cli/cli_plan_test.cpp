@@ -5,6 +5,7 @@
 
 #include "scratch_dir.hpp"
 #include "simulator.hpp"
+#include "svg_facts.hpp"
 #include "tool_runner.hpp"
 
 #include "remat/schedule/revolve.hpp"
@@ -138,26 +139,40 @@ BOOST_AUTO_TEST_CASE(draw_writes_a_detailed_diagram_for_small_loops)
     const auto file = dir / "small.svg";
     const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", file.string()});
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
-    std::ifstream in(file);
-    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    BOOST_TEST(svg.rfind("<svg", 0) == 0u);
-    BOOST_TEST(svg.find("</svg>") != std::string::npos);
-    // One black line per advance action, one red line per reverse.
-    std::size_t advances = 0, reverses = 0, pos = 0;
-    while ((pos = svg.find("stroke=\"black\" stroke-width=\"1.5\"", pos)) != std::string::npos) {
-        ++advances;
-        ++pos;
+    // Read back by an XML parser: one advance line per advance action, one reverse line per step (the
+    // legend's samples carry no class).
+    const auto facts = test::read_svg_facts(file);
+    std::size_t advances = 0, stores = 0;
+    for (const action& a : revolve(10, 3)) {
+        advances += std::holds_alternative<advance>(a) ? 1 : 0;
+        stores += std::holds_alternative<store>(a) ? 1 : 0;
     }
-    pos = 0;
-    while ((pos = svg.find("stroke=\"#d62728\" stroke-width=\"2\"/>", pos)) != std::string::npos) {
-        ++reverses;
-        ++pos;
+    BOOST_TEST(facts["classes"]["advance"].get<std::size_t>() == advances);
+    BOOST_TEST(facts["classes"]["reverse"].get<std::size_t>() == 10u);
+    BOOST_TEST(facts["classes"]["store"].get<std::size_t>() == stores);
+}
+
+BOOST_AUTO_TEST_CASE(draw_writes_through_a_symlink_and_keeps_it)
+{
+    const test::scratch_dir dir;
+    const auto target = dir / "target.svg";
+    {
+        std::ofstream(target) << "old";
     }
-    std::size_t expected_advances = 0;
-    for (const action& a : revolve(10, 3))
-        expected_advances += std::holds_alternative<advance>(a) ? 1 : 0;
-    BOOST_TEST(advances == expected_advances);
-    BOOST_TEST(reverses == 11u); // 10 reverses + the legend's sample line
+    const auto link = dir / "link.svg";
+    std::filesystem::create_symlink(target, link);
+    const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", link.string()});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(std::filesystem::is_symlink(link));
+    BOOST_TEST(test::read_svg_facts(target)["classes"]["reverse"].get<std::size_t>() == 10u);
+}
+
+BOOST_AUTO_TEST_CASE(draw_to_an_empty_path_names_the_problem)
+{
+    test::check_usage_error({"draw", "--steps", "10", "--slots", "3", "-o", ""}, "\"\"");
+    const result r = run_tool({"draw", "--steps", "10", "--slots", "3", "-o", ""});
+    BOOST_TEST(r.err.find("empty") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find(".tmp") == std::string::npos, r.err);
 }
 
 BOOST_AUTO_TEST_CASE(draw_summarises_long_loops_in_bounded_size)

@@ -5,24 +5,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace remat::test {
-namespace {
-
-std::string slurp(const std::filesystem::path& p)
-{
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-} // namespace
 
 tool_result run_tool(std::vector<std::string> args)
 {
@@ -43,20 +28,6 @@ nlohmann::json plan_json(std::vector<std::string> args)
     const tool_result r = run_tool(args);
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
     return nlohmann::json::parse(r.out);
-}
-
-tool_result run_command(const std::string& command)
-{
-    static int serial = 0;
-    const auto dir = std::filesystem::temp_directory_path();
-    const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(++serial);
-    const auto out = dir / ("remat-test-out-" + tag);
-    const auto err = dir / ("remat-test-err-" + tag);
-    const int raw = std::system((command + " >" + out.string() + " 2>" + err.string()).c_str());
-    tool_result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-    std::filesystem::remove(out);
-    std::filesystem::remove(err);
-    return r;
 }
 
 void check_usage_error(const std::vector<std::string>& args, const std::string& mentions)

@@ -2,18 +2,14 @@
 // process (for exit codes and what reaches stdout and stderr).
 #pragma once
 
+#include "command.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
 namespace remat::test {
-
-struct tool_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
 
 /// `remat <args...>` through remat::cli::run, with its output captured.
 tool_result run_tool(std::vector<std::string> args);
@@ -24,8 +20,5 @@ nlohmann::json plan_json(std::vector<std::string> args);
 /// Asserts that `remat <args...>` exits 2 with nothing on stdout and one line on stderr that contains
 /// `mentions` (the option or text at fault).
 void check_usage_error(const std::vector<std::string>& args, const std::string& mentions);
-
-/// A shell command's exit status, stdout and stderr (captured through files in $TMPDIR).
-tool_result run_command(const std::string& command);
 
 } // namespace remat::test
