@@ -7,6 +7,7 @@ packages=(
   libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libhdf5-dev hdf5-tools xxhash libthrust-dev
   python3 # the tests read SVG back with its XML parser (xml.etree)
+  libopenblas-dev
 )
 missing=()
 for p in "${packages[@]}"; do
