@@ -7,7 +7,8 @@ packages=(
   libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libhdf5-dev hdf5-tools xxhash libthrust-dev
   python3 # the tests read SVG back with its XML parser (xml.etree)
-  libopenblas-dev
+  libopenblas-dev # remat::dense's CPU BLAS (CBLAS)
+  python3-venv # scripts/install-python.sh: the Python references of the crosscheck tests
 )
 missing=()
 for p in "${packages[@]}"; do

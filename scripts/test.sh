@@ -11,6 +11,9 @@ ctest_args=(--output-on-failure --no-tests=error -j "$jobs")
 echo "== optimised build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs"
+# The Python references (JAX, diffrax) of the crosscheck tests, from PyPI; where that fails, those tests
+# fail saying why.
+scripts/install-python.sh build || echo "== install-python failed: the crosscheck tests will fail"
 ctest --test-dir build "${ctest_args[@]}"
 # CTest names skipped tests but not why: show the GPU tests' own line from its log.
 if grep -q "^skipped: no CUDA device" build/Testing/Temporary/LastTest.log; then
@@ -21,12 +24,12 @@ echo "== the demo (README quick start)"
 scripts/demo.sh > build/demo.log 2>&1 || { cat build/demo.log; echo "scripts/demo.sh failed"; exit 1; }
 tail -3 build/demo.log
 
-echo "== ASan+UBSan build"
+echo "== ASan+UBSan build (the crosscheck tests against Python references run in the optimised build only)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=address,undefined \
   -DREMAT_BUILD_EXAMPLES=OFF -DREMAT_BUILD_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan "${ctest_args[@]}" -LE "install|lint"
+  ctest --test-dir build-asan "${ctest_args[@]}" -LE "install|lint|crosscheck"
 echo "== ThreadSanitizer build (the asynchronous store)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=thread -DREMAT_BUILD_TOOLS=OFF \
   -DREMAT_BUILD_BENCH=OFF >/dev/null

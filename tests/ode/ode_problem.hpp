@@ -86,6 +86,9 @@ public:
     }
 
     ode::mlp<T>& field() noexcept { return field_; }
+    /// d_k and w_k of the loss term of state k (1 <= k <= T).
+    std::vector<T> target(step_t k) const { return host_copy_of(targets_[static_cast<std::size_t>(k)]); }
+    T weight(step_t k) const { return weights_[static_cast<std::size_t>(k)]; }
     const thrust::device_vector<T>& y0() const noexcept { return y0_; }
     step_t steps() const noexcept { return steps_; }
 

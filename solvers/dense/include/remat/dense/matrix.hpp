@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace remat::dense {
 
@@ -24,7 +25,12 @@ struct matrix_view {
     std::int64_t ld = 0;
 
     /// The read-only view of the same elements.
-    operator matrix_view<const T>() const noexcept { return {data, rows, cols, ld}; } // NOLINT: views narrow freely
+    template <class U = T>
+        requires(!std::is_const_v<U>)
+    operator matrix_view<const U>() const noexcept // NOLINT: views narrow freely
+    {
+        return {data, rows, cols, ld};
+    }
     /// Columns [first, first + count): a sub-matrix with the same leading dimension.
     [[nodiscard]] matrix_view columns(std::int64_t first, std::int64_t count) const noexcept
     {
@@ -42,7 +48,12 @@ struct vector_view {
     T* data = nullptr;
     std::int64_t size = 0;
 
-    operator vector_view<const T>() const noexcept { return {data, size}; } // NOLINT: views narrow freely
+    template <class U = T>
+        requires(!std::is_const_v<U>)
+    operator vector_view<const U>() const noexcept // NOLINT: views narrow freely
+    {
+        return {data, size};
+    }
     /// The same elements as a dense rows x (size / rows) matrix: a batch of column vectors.
     [[nodiscard]] matrix_view<T> as_matrix(std::int64_t rows) const noexcept
     {

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Python references of the test suite and the benchmarks (JAX and diffrax; pinned in
+# scripts/python-requirements.txt) from PyPI into a virtual environment in the build tree:
+#
+#     scripts/install-python.sh [BUILD_DIR]        # default: build; makes BUILD_DIR/python-venv
+#
+# The environment is made with Debian's /usr/bin/python3 and --system-site-packages, so Debian's own
+# Python packages (python3-torch) are visible in it too. Does nothing when the pinned versions are
+# installed already. Exits 1, saying why, when PyPI cannot be reached; the tests that need the references
+# (label crosscheck) then fail with a message naming this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+venv=$build/python-venv
+log=$build/python-venv.log
+requirements=scripts/python-requirements.txt
+mkdir -p "$build"
+if [ -f "$venv/.requirements" ] && cmp -s "$venv/.requirements" "$requirements"; then
+  exit 0
+fi
+if ! /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo "install-python: Debian's python3-venv is missing (scripts/install-deps.sh installs it)" >&2
+  exit 1
+fi
+rm -rf "$venv"
+/usr/bin/python3 -m venv --system-site-packages "$venv"
+echo "install-python: installing the pinned JAX and diffrax into $venv (log: $log)"
+if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --timeout 30 --retries 2 \
+  -r "$requirements" > "$log" 2>&1; then
+  tail -3 "$log" >&2
+  echo "install-python: could not install the references from PyPI (is it reachable?); see $log" >&2
+  exit 1
+fi
+cp "$requirements" "$venv/.requirements"

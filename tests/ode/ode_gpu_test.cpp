@@ -1,0 +1,50 @@
+// The ODE adapter on the GPU (label gpu; skipped without a device): the same discrete solve and gradient
+// on the CPU (Thrust CPP, OpenBLAS) and on the GPU (Thrust CUDA, cuBLAS) agree to 1e-12 relative in double.
+#define BOOST_TEST_MODULE ode_gpu
+#define BOOST_TEST_NO_MAIN
+#include <boost/test/unit_test.hpp>
+
+#include "backend_gradient.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace remat;
+using remat::dense::activation;
+
+namespace {
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b)
+{
+    double diff = 0;
+    double scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff = std::max(diff, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(a[i]));
+    }
+    return diff / scale;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(cpu_and_cuda_gradients_agree)
+{
+    const std::vector<test::ode_case> cases{
+        {.shape = {.dim = 2, .hidden = {50}, .act = activation::tanh}, .batch = 16, .steps = 200, .method = "rk4"},
+        {.shape = {.dim = 4, .hidden = {32, 32}, .act = activation::softplus, .time_input = true},
+         .batch = 64,
+         .steps = 100,
+         .method = "dopri5"},
+        {.shape = {.dim = 3, .hidden = {8}, .act = activation::tanh}, .batch = 5, .steps = 50, .method = "euler"},
+    };
+    for (const test::ode_case& c : cases) {
+        const test::backend_gradient cpu = test::cpu_gradient(c);
+        const test::backend_gradient gpu = test::cuda_gradient(c);
+        BOOST_TEST_REQUIRE(cpu.params.size() == gpu.params.size());
+        BOOST_TEST(std::isfinite(cpu.loss));
+        BOOST_TEST(std::abs(cpu.loss - gpu.loss) <= 1e-12 * std::abs(cpu.loss), c.method);
+        BOOST_TEST(relative_difference(cpu.params, gpu.params) <= 1e-12, c.method);
+        BOOST_TEST(relative_difference(cpu.y0, gpu.y0) <= 1e-12, c.method);
+    }
+}
