@@ -27,7 +27,7 @@ run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/find_package -B 
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/find_package)
 run_step(${WORK_DIR}/find_package/consumer)
 message(STATUS "find_package consumer: ${last_output}")
-foreach(optional cuda_consumer thrust_consumer)
+foreach(optional cuda_consumer thrust_consumer ode_consumer)
   if(EXISTS ${WORK_DIR}/find_package/${optional})
     run_step(${WORK_DIR}/find_package/${optional})
     message(STATUS "find_package ${optional}: ${last_output}")

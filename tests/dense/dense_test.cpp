@@ -81,7 +81,8 @@ void check_gemm(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, T 
             for (std::int64_t l = 0; l < k; ++l)
                 s += static_cast<double>(at(ha, lda, ta, i, l)) * static_cast<double>(at(hb, ldb, tb, l, j));
             const double expected = alpha * s + beta * static_cast<double>(hc[static_cast<std::size_t>(i + j * ldc)]);
-            BOOST_TEST(std::abs(got[static_cast<std::size_t>(i + j * ldc)] - expected) <= tolerance<T>() * (1 + std::abs(expected)));
+            BOOST_TEST(std::abs(got[static_cast<std::size_t>(i + j * ldc)] - expected) <=
+                       tolerance<T>() * (1 + std::abs(expected)));
         }
     // Padding rows below C's m rows are untouched.
     for (std::int64_t j = 0; j < n; ++j)
@@ -119,7 +120,8 @@ BOOST_AUTO_TEST_CASE(strided_batched_gemm_is_a_loop_of_gemms)
             for (std::int64_t j = 0; j < n; ++j) {
                 double s = 0;
                 for (std::int64_t l = 0; l < k; ++l)
-                    s += ha[static_cast<std::size_t>(c * k * m + l + i * k)] * hb[static_cast<std::size_t>(c * k * n + l + j * k)];
+                    s += ha[static_cast<std::size_t>(c * k * m + l + i * k)] *
+                         hb[static_cast<std::size_t>(c * k * n + l + j * k)];
                 BOOST_TEST(std::abs(got[static_cast<std::size_t>(c * m * n + i + j * m)] - 2 * s) <= 1e-14);
             }
 }
@@ -141,11 +143,12 @@ BOOST_AUTO_TEST_CASE(gemv_axpy_scale_and_dot_match_loops)
         double s = 0;
         for (std::int64_t i = 0; i < m; ++i)
             s += ha[static_cast<std::size_t>(i + j * m)] * hx[static_cast<std::size_t>(i)];
-        BOOST_TEST(std::abs(got[static_cast<std::size_t>(j)] - (2 * s + 0.5 * hy[static_cast<std::size_t>(j)])) <= 1e-14);
+        BOOST_TEST(std::abs(got[static_cast<std::size_t>(j)] - (2 * s + 0.5 * hy[static_cast<std::size_t>(j)])) <=
+                   1e-14);
     }
     thrust::device_vector<double> u(dx);
     axpy(b, -2.0, view(std::as_const(dx)), view(u)); // u = x - 2x = -x
-    scale(b, -1.0, view(u));                          // u = x
+    scale(b, -1.0, view(u));                         // u = x
     BOOST_TEST(to_host(u) == hx);
     double expected = 0;
     for (double v : hx)
@@ -193,8 +196,8 @@ BOOST_AUTO_TEST_CASE(bias_row_sums_fill_copy_and_reductions)
 BOOST_AUTO_TEST_CASE(activations_and_their_derivatives_from_the_output)
 {
     const std::vector<double> z{-30.0, -3.0, -0.5, 0.0, 0.7, 4.0, 40.0};
-    for (activation a : {activation::identity, activation::tanh, activation::softplus, activation::sigmoid,
-                         activation::relu}) {
+    for (activation a :
+         {activation::identity, activation::tanh, activation::softplus, activation::sigmoid, activation::relu}) {
         BOOST_TEST((parse_activation(name(a)) == a));
         thrust::device_vector<double> y(z.begin(), z.end());
         blas b;
@@ -217,7 +220,7 @@ BOOST_AUTO_TEST_CASE(activations_and_their_derivatives_from_the_output)
     const activate_fn<double> sp{activation::softplus};
     BOOST_TEST(sp(800.0) == 800.0);
     BOOST_TEST(std::abs(sp(-40.0) - std::exp(-40.0)) <= 1e-30);
-    BOOST_TEST(std::abs(derivative_from_output_fn<double>{activation::softplus}(sp(-40.0)) - std::exp(-40.0)) <= 1e-28);
+    BOOST_TEST(std::abs(derivative_from_output_fn<double>{activation::softplus}(sp(-40.0))-std::exp(-40.0)) <= 1e-28);
     BOOST_CHECK_EXCEPTION((void)parse_activation("gelu"), remat::argument_error, [](const remat::argument_error& e) {
         return std::string(e.what()).find("'gelu'") != std::string::npos &&
                std::string(e.what()).find("softplus") != std::string::npos;
@@ -240,8 +243,8 @@ BOOST_AUTO_TEST_CASE(bad_shapes_are_refused_naming_the_numbers)
                           remat::argument_error, message_has("lda = 3"));
     BOOST_CHECK_EXCEPTION(b.gemm(op::none, op::none, -1, 2, 2, 1.0, p, 2, p, 2, 0.0, p, 2), remat::argument_error,
                           message_has("m = -1 is negative"));
-    BOOST_CHECK_EXCEPTION(b.gemm(op::none, op::none, std::int64_t{1} << 32, 1, 1, 1.0, p, std::int64_t{1} << 32, p,
-                                 1, 0.0, p, std::int64_t{1} << 32),
+    BOOST_CHECK_EXCEPTION(b.gemm(op::none, op::none, std::int64_t{1} << 32, 1, 1, 1.0, p, std::int64_t{1} << 32, p, 1,
+                                 0.0, p, std::int64_t{1} << 32),
                           remat::overflow_error, message_has("exceeds the BLAS integer range"));
     BOOST_CHECK_EXCEPTION(gemv(b, op::none, 1.0, dense_matrix<const double>(p, 3, 2), vector_view<const double>{p, 3},
                                0.0, vector_view<double>{p, 3}),

@@ -125,8 +125,8 @@ BOOST_AUTO_TEST_CASE(gradients_agree_with_diffrax)
         const auto case_path = dir / ("case" + std::to_string(index) + ".json");
         const auto result_path = dir / ("result" + std::to_string(index) + ".json");
         std::ofstream(case_path) << in.dump();
-        const std::string command = "'" + python + "' '" + script + "' '" + case_path.string() + "' '" +
-                                    result_path.string() + "'";
+        const std::string command =
+            "'" + python + "' '" + script + "' '" + case_path.string() + "' '" + result_path.string() + "'";
         BOOST_TEST_REQUIRE(std::system(command.c_str()) == 0, "the diffrax reference failed: " << command);
         const json out = json::parse(std::ifstream(result_path));
         BOOST_TEST_MESSAGE(c.method << ": jax " << out["versions"]["jax"].get<std::string>() << ", diffrax "
@@ -136,7 +136,8 @@ BOOST_AUTO_TEST_CASE(gradients_agree_with_diffrax)
         BOOST_TEST_REQUIRE(ref_params.size() == g.params.size());
         BOOST_TEST_REQUIRE(ref_y0.size() == g.y0.size());
         const double ref_loss = out["loss"].get<double>();
-        BOOST_TEST(std::abs(loss - ref_loss) <= 1e-12 * std::abs(ref_loss), c.method << " loss " << loss << " vs " << ref_loss);
+        BOOST_TEST(std::abs(loss - ref_loss) <= 1e-12 * std::abs(ref_loss),
+                   c.method << " loss " << loss << " vs " << ref_loss);
         const double dp = max_relative_difference(g.params, ref_params);
         const double dy = max_relative_difference(g.y0, ref_y0);
         BOOST_TEST(dp <= 1e-10, c.method << " case " << index << ": parameter gradients differ by " << dp);

@@ -55,8 +55,8 @@ void check_close(double adjoint, double fd, double tol, const std::string& what)
 {
     BOOST_TEST(std::abs(fd) > 1e-8, what << ": the difference quotient " << fd << " is too small to test anything");
     BOOST_TEST(std::abs(adjoint - fd) <= tol * std::abs(fd), what << ": adjoint " << adjoint << " vs finite difference "
-                                                                    << fd << " (rel " << std::abs(adjoint - fd) / std::abs(fd)
-                                                                    << ")");
+                                                                  << fd << " (rel "
+                                                                  << std::abs(adjoint - fd) / std::abs(fd) << ")");
 }
 
 const std::vector<ode::mlp_shape> shapes{
@@ -132,9 +132,9 @@ BOOST_AUTO_TEST_CASE(fixed_step_gradients_match_central_differences)
                 problem.field().set_parameters(p0);
                 check_close(dot(g.params, dp), fd, 1e-6, method->name + " d/dp");
                 const auto dy = uniform_values(y0.size(), 50 + dir, -1, 1);
-                const double fdy =
-                    (problem.loss(solver, device(plus(y0, dy, eps))) - problem.loss(solver, device(plus(y0, dy, -eps)))) /
-                    (2 * eps);
+                const double fdy = (problem.loss(solver, device(plus(y0, dy, eps))) -
+                                    problem.loss(solver, device(plus(y0, dy, -eps)))) /
+                                   (2 * eps);
                 check_close(dot(g.y0, dy), fdy, 1e-6, method->name + " d/dy0");
             }
             // Single components too: the largest parameter gradient and the first state's.
@@ -226,7 +226,7 @@ BOOST_AUTO_TEST_CASE(adaptive_gradient_is_the_gradient_of_the_solve_with_its_ste
     problem.field().set_parameters(strong);
     const std::vector<double> stops{1.0, 2.5, 3.0};
     ode::adaptive<double, ode::mlp<double>> solver(ode::dopri5(), problem.field(), b,
-                                                    {.rtol = 1e-9, .atol = 1e-11, .initial_step = 0.9}, stops, 0.0);
+                                                   {.rtol = 1e-9, .atol = 1e-11, .initial_step = 0.9}, stops, 0.0);
     // Forward, keeping every state, its time and the step size it takes.
     std::vector<ode::adaptive_state<double>> states{solver.start(problem.y0())};
     frozen_solve frozen{*new ode::rk_stages<double, ode::mlp<double>>(ode::dopri5(), problem.field(), b), {}, {}};
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(adaptive_gradient_is_the_gradient_of_the_solve_with_its_ste
     }
     const auto steps = static_cast<step_t>(frozen.h.size());
     BOOST_TEST(steps > static_cast<step_t>(stops.size())); // the controller took more steps than stops
-    BOOST_TEST(states.back().control.rejected > 0);          // and rejected some trials (initial_step is too big)
+    BOOST_TEST(states.back().control.rejected > 0);        // and rejected some trials (initial_step is too big)
     BOOST_TEST(states.back().control.t == 3.0);
     // Reverse: the loss on every state (the quadratic problem's targets for k = 1..T).
     thrust::device_vector<double> a(problem.y0().size(), 0.0);
@@ -254,11 +254,11 @@ BOOST_AUTO_TEST_CASE(adaptive_gradient_is_the_gradient_of_the_solve_with_its_ste
     const auto p0 = problem.field().parameters_on_host();
     const auto y0 = host_copy_of(problem.y0());
     BOOST_TEST(std::abs(frozen.run(problem.y0(), problem) - [&] {
-        double total = 0;
-        for (std::size_t k = 1; k < states.size(); ++k)
-            total += problem.loss_term(static_cast<step_t>(k), states[k].y);
-        return total;
-    }()) == 0.0); // the frozen solve is the adaptive one
+                   double total = 0;
+                   for (std::size_t k = 1; k < states.size(); ++k)
+                       total += problem.loss_term(static_cast<step_t>(k), states[k].y);
+                   return total;
+               }()) == 0.0); // the frozen solve is the adaptive one
     const double eps = 1e-6;
     for (std::uint64_t dir = 0; dir < 2; ++dir) {
         const auto dp = uniform_values(p0.size(), 60 + dir, -1, 1);
@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(an_adaptive_step_from_a_copy_of_its_state_repeats_itself_bi
     const ode::mlp_layout layout(shapes[0]);
     test::quadratic_problem<double> problem(b, layout, 4, 1, 3);
     ode::adaptive<double, ode::mlp<double>> solver(ode::dopri5(), problem.field(), b,
-                                                    {.rtol = 1e-10, .atol = 1e-12, .initial_step = 3.0}, {3.0}, 0.0);
+                                                   {.rtol = 1e-10, .atol = 1e-12, .initial_step = 3.0}, {3.0}, 0.0);
     ode::adaptive_state<double> x = solver.start(problem.y0());
     int steps = 0;
     while (!solver.finished(x)) {

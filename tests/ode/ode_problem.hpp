@@ -71,7 +71,8 @@ struct ode_gradient {
 template <class T>
 class quadratic_problem {
 public:
-    quadratic_problem(dense::blas& b, const ode::mlp_layout& layout, std::int64_t batch, step_t steps, std::uint64_t seed)
+    quadratic_problem(dense::blas& b, const ode::mlp_layout& layout, std::int64_t batch, step_t steps,
+                      std::uint64_t seed)
         : blas_(&b), field_(b, layout, batch), steps_(steps)
     {
         field_.set_parameters(layout.initial_parameters(seed, 0.5));
@@ -99,9 +100,10 @@ public:
         if (k == 0)
             return;
         const auto& d = targets_[static_cast<std::size_t>(k)];
-        dense::for_each_index(*blas_, static_cast<std::int64_t>(y.size()),
-                              loss_gradient_fn<T>{thrust::raw_pointer_cast(y.data()), thrust::raw_pointer_cast(d.data()),
-                                                  thrust::raw_pointer_cast(a.data()), weights_[static_cast<std::size_t>(k)]});
+        dense::for_each_index(
+            *blas_, static_cast<std::int64_t>(y.size()),
+            loss_gradient_fn<T>{thrust::raw_pointer_cast(y.data()), thrust::raw_pointer_cast(d.data()),
+                                thrust::raw_pointer_cast(a.data()), weights_[static_cast<std::size_t>(k)]});
     }
     /// L's term for state k.
     template <class A>

@@ -61,8 +61,8 @@ void check_gemv(const char* call, std::int64_t m, std::int64_t n, std::int64_t l
 }
 
 void check_batch(const char* call, op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
-                 std::int64_t stride_a, std::int64_t ldb, std::int64_t stride_b, std::int64_t ldc, std::int64_t stride_c,
-                 std::int64_t count)
+                 std::int64_t stride_a, std::int64_t ldb, std::int64_t stride_b, std::int64_t ldc,
+                 std::int64_t stride_c, std::int64_t count)
 {
     check_gemm(call, ta, tb, m, n, k, lda, ldb, ldc);
     (void)blas_int(count, call, "count");
@@ -70,8 +70,8 @@ void check_batch(const char* call, op ta, op tb, std::int64_t m, std::int64_t n,
         // The last column of one operand must end before the next operand begins (count > 1 only).
         if (count > 1 && stride < ld * cols)
             throw argument_error(named(call, name) + " = " + std::to_string(stride) +
-                                 " makes consecutive operands overlap (expected at least " +
-                                 std::to_string(ld * cols) + ")");
+                                 " makes consecutive operands overlap (expected at least " + std::to_string(ld * cols) +
+                                 ")");
     };
     check_stride("stride_a", stride_a, lda, ta == op::none ? k : m);
     check_stride("stride_b", stride_b, ldb, tb == op::none ? n : k);
@@ -98,8 +98,8 @@ void check_product(const char* call, op ta, op tb, std::int64_t a_rows, std::int
         std::swap(b_rows, b_cols);
     if (a_cols != b_rows || c_rows != a_rows || c_cols != b_cols)
         throw argument_error(std::string(call) + ": op(A) is " + shape(a_rows, a_cols) + ", op(B) is " +
-                             shape(b_rows, b_cols) + " and C is " + shape(c_rows, c_cols) + " (expected C = " +
-                             shape(a_rows, b_cols) + " and op(A)'s columns equal to op(B)'s rows)");
+                             shape(b_rows, b_cols) + " and C is " + shape(c_rows, c_cols) +
+                             " (expected C = " + shape(a_rows, b_cols) + " and op(A)'s columns equal to op(B)'s rows)");
 }
 
 void check_same_size(const char* call, const char* what, std::int64_t expected, std::int64_t actual)

@@ -14,15 +14,14 @@ CBLAS_TRANSPOSE to_cblas(op o)
 }
 
 template <class T, class Gemm>
-void gemm_impl(const char* call, Gemm cblas_gemm, op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k,
-               T alpha, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc)
+void gemm_impl(const char* call, Gemm cblas_gemm, op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, T alpha,
+               const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T beta, T* c, std::int64_t ldc)
 {
     detail::check_gemm(call, ta, tb, m, n, k, lda, ldb, ldc);
     if (m == 0 || n == 0)
         return;
-    cblas_gemm(CblasColMajor, to_cblas(ta), to_cblas(tb), static_cast<int>(m), static_cast<int>(n),
-               static_cast<int>(k), alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c,
-               static_cast<int>(ldc));
+    cblas_gemm(CblasColMajor, to_cblas(ta), to_cblas(tb), static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+               alpha, a, static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 template <class T, class Gemm>
@@ -71,8 +70,8 @@ void cpu_blas::gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n
                                     std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
                                     std::int64_t stride_c, std::int64_t count)
 {
-    batched_impl("cblas_sgemm (batched)", cblas_sgemm, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
-                 beta, c, ldc, stride_c, count);
+    batched_impl("cblas_sgemm (batched)", cblas_sgemm, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta,
+                 c, ldc, stride_c, count);
 }
 
 void cpu_blas::gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -80,8 +79,8 @@ void cpu_blas::gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n
                                     std::int64_t ldb, std::int64_t stride_b, double beta, double* c, std::int64_t ldc,
                                     std::int64_t stride_c, std::int64_t count)
 {
-    batched_impl("cblas_dgemm (batched)", cblas_dgemm, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b,
-                 beta, c, ldc, stride_c, count);
+    batched_impl("cblas_dgemm (batched)", cblas_dgemm, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta,
+                 c, ldc, stride_c, count);
 }
 
 void cpu_blas::gemv(op ta, std::int64_t m, std::int64_t n, float alpha, const float* a, std::int64_t lda,

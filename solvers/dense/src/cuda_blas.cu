@@ -158,8 +158,8 @@ void cuda_blas::gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t 
 
 void cuda_blas::gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
                                      const double* a, std::int64_t lda, std::int64_t stride_a, const double* b,
-                                     std::int64_t ldb, std::int64_t stride_b, double beta, double* c,
-                                     std::int64_t ldc, std::int64_t stride_c, std::int64_t count)
+                                     std::int64_t ldb, std::int64_t stride_b, double beta, double* c, std::int64_t ldc,
+                                     std::int64_t stride_c, std::int64_t count)
 {
     batched_impl(handle_, "cublasDgemmStridedBatched", cublasDgemmStridedBatched, ta, tb, m, n, k, alpha, a, lda,
                  stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, count);

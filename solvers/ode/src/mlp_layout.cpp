@@ -4,8 +4,8 @@
 #include "remat/error.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <utility>

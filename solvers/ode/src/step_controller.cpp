@@ -103,8 +103,9 @@ bool pi_controller::decide(controller_state& s, const trial& tr, double err, std
     }
     ++s.rejected;
     ++rejections_in_row;
-    const double shrink = std::isfinite(err) ? std::min(1.0 / options_.min_factor, std::pow(err, exponent_) * inv_safety)
-                                             : 1.0 / options_.min_factor;
+    const double shrink = std::isfinite(err)
+                              ? std::min(1.0 / options_.min_factor, std::pow(err, exponent_) * inv_safety)
+                              : 1.0 / options_.min_factor;
     s.h = tr.h / shrink;
     s.rejected_last = true;
     const double ulp = std::abs(s.t) * std::numeric_limits<double>::epsilon();

@@ -36,8 +36,8 @@ public:
               std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
     void gemm(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha, const double* a,
               std::int64_t lda, const double* b, std::int64_t ldb, double beta, double* c, std::int64_t ldc);
-    void gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                              const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+    void gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                              std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                               std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                               std::int64_t count);
     void gemm_strided_batched(op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -46,8 +46,8 @@ public:
                               std::int64_t stride_c, std::int64_t count);
     void gemv(op ta, std::int64_t m, std::int64_t n, float alpha, const float* a, std::int64_t lda, const float* x,
               float beta, float* y);
-    void gemv(op ta, std::int64_t m, std::int64_t n, double alpha, const double* a, std::int64_t lda,
-              const double* x, double beta, double* y);
+    void gemv(op ta, std::int64_t m, std::int64_t n, double alpha, const double* a, std::int64_t lda, const double* x,
+              double beta, double* y);
     void axpy(std::int64_t n, float alpha, const float* x, float* y);
     void axpy(std::int64_t n, double alpha, const double* x, double* y);
     void scal(std::int64_t n, float alpha, float* x);

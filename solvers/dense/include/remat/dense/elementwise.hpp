@@ -91,8 +91,8 @@ void for_each_index(const blas& b, std::int64_t n, F f, const char* what)
     if (n <= 0)
         return;
     thrust_call(what, [&] {
-        thrust::for_each(policy(b), thrust::counting_iterator<std::int64_t>(0), thrust::counting_iterator<std::int64_t>(n),
-                         f);
+        thrust::for_each(policy(b), thrust::counting_iterator<std::int64_t>(0),
+                         thrust::counting_iterator<std::int64_t>(n), f);
     });
 }
 

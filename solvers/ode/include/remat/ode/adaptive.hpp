@@ -51,10 +51,9 @@ template <class T, class Field>
     requires vector_field<Field, T>
 class adaptive {
 public:
-    adaptive(const tableau& method, Field& field, dense::blas& b, controller_options options,
-             std::vector<double> stops, double t0)
-        : stages_(method, field, b), blas_(&b),
-          controller_(options, embedded_order(method), std::move(stops), t0),
+    adaptive(const tableau& method, Field& field, dense::blas& b, controller_options options, std::vector<double> stops,
+             double t0)
+        : stages_(method, field, b), blas_(&b), controller_(options, embedded_order(method), std::move(stops), t0),
           y_new_(static_cast<std::size_t>(field.state_size())), err_(static_cast<std::size_t>(field.state_size()))
     {
     }

@@ -170,8 +170,8 @@ private:
         dense::detail::check_same_size(call, "the state length", state_size(), y);
         dense::detail::check_same_size(call, "the derivative length", state_size(), dy);
         if (tape < tape_size())
-            throw argument_error(std::string(call) + ": the tape holds " + std::to_string(tape) + " elements (expected at least " +
-                                 std::to_string(tape_size()) + ")");
+            throw argument_error(std::string(call) + ": the tape holds " + std::to_string(tape) +
+                                 " elements (expected at least " + std::to_string(tape_size()) + ")");
     }
     // W's columns for the layer's inputs (t's column, when present, follows them).
     [[nodiscard]] dense::matrix_view<const T> weights(const mlp_layer& layer) const noexcept
@@ -185,9 +185,9 @@ private:
         if (!layer.time_input)
             return {p + layer.b_offset, layer.out};
         T* e = thrust::raw_pointer_cast(time_bias_.data());
-        dense::for_each_index(*blas_, layer.out,
-                              mlp_impl::time_bias_fn<T>{p + layer.b_offset, p + layer.w_offset + layer.in * layer.out,
-                                                        t, e});
+        dense::for_each_index(
+            *blas_, layer.out,
+            mlp_impl::time_bias_fn<T>{p + layer.b_offset, p + layer.w_offset + layer.in * layer.out, t, e});
         return {e, layer.out};
     }
 

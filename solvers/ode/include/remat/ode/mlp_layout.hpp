@@ -14,10 +14,10 @@ namespace remat::ode {
 ///
 ///     remat::ode::mlp_shape shape{.dim = 2, .hidden = {50}, .act = remat::dense::activation::tanh};
 struct mlp_shape {
-    std::int64_t dim = 0;              // the state's length per batch member (input and output)
+    std::int64_t dim = 0;               // the state's length per batch member (input and output)
     std::vector<std::int64_t> hidden{}; // widths of the hidden layers (none: a linear field)
     dense::activation act = dense::activation::tanh;
-    bool time_input = false;           // t as the last input column of the first layer
+    bool time_input = false; // t as the last input column of the first layer
 };
 
 /// One layer y = W x (+ w_t t) + b: W is out x in, column-major, at w_offset in the parameter vector;

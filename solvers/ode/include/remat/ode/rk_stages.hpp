@@ -68,7 +68,8 @@ public:
                 const dense::vector_view<T> yi = stage(y_, record ? i : 0, n_);
                 rk_impl::combination<T> c{.out = yi.data, .base = y.data, .scale = h};
                 for (int j = 0; j < i; ++j)
-                    c.add(stage(k_, j, n_).data, static_cast<T>(method_.a[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]));
+                    c.add(stage(k_, j, n_).data,
+                          static_cast<T>(method_.a[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)]));
                 rk_impl::apply(*blas_, n_, c);
                 input = yi;
             }
@@ -80,10 +81,7 @@ public:
     }
 
     /// out = y + h sum_i b_i K_i (out may be y itself).
-    void solution(T h, dense::vector_view<const T> y, dense::vector_view<T> out)
-    {
-        combine(method_.b, h, y.data, out);
-    }
+    void solution(T h, dense::vector_view<const T> y, dense::vector_view<T> out) { combine(method_.b, h, y.data, out); }
 
     /// out = h sum_i e_i K_i, the embedded pair's error estimate (the method must have one).
     void error_estimate(T h, dense::vector_view<T> out)
@@ -127,7 +125,10 @@ public:
     }
 
 private:
-    static std::size_t size(int stages, std::int64_t n) { return static_cast<std::size_t>(stages) * static_cast<std::size_t>(n); }
+    static std::size_t size(int stages, std::int64_t n)
+    {
+        return static_cast<std::size_t>(stages) * static_cast<std::size_t>(n);
+    }
     dense::vector_view<T> stage(thrust::device_vector<T>& v, int i, std::int64_t n)
     {
         return {thrust::raw_pointer_cast(v.data()) + static_cast<std::int64_t>(i) * n, n};
@@ -147,11 +148,11 @@ private:
     std::int64_t n_;
     std::int64_t tape_size_;
     std::vector<bool> contributes_;
-    thrust::device_vector<T> k_;      // K_i, stage by stage
-    thrust::device_vector<T> y_;      // Y_i (recorded) or the current stage's input
-    thrust::device_vector<T> y_bar_;  // Y_bar_i
-    thrust::device_vector<T> k_bar_;  // K_bar of the stage being propagated
-    thrust::device_vector<T> tape_;   // each stage's tape (recorded) or the current one
+    thrust::device_vector<T> k_;     // K_i, stage by stage
+    thrust::device_vector<T> y_;     // Y_i (recorded) or the current stage's input
+    thrust::device_vector<T> y_bar_; // Y_bar_i
+    thrust::device_vector<T> k_bar_; // K_bar of the stage being propagated
+    thrust::device_vector<T> tape_;  // each stage's tape (recorded) or the current one
 };
 
 } // namespace REMAT_DENSE_BACKEND_NS

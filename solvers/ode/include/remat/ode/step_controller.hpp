@@ -23,17 +23,17 @@ struct controller_options {
     double atol = 1e-8;
     double initial_step = 0; // 0: (last stop - t0) / 100
     double safety = 0.9;
-    double min_factor = 0.2;  // the most a step shrinks at once
-    double max_factor = 10.0; // the most it grows
-    double beta = 0.04;       // the PI controller's memory (0: an I controller)
+    double min_factor = 0.2;       // the most a step shrinks at once
+    double max_factor = 10.0;      // the most it grows
+    double beta = 0.04;            // the PI controller's memory (0: an I controller)
     std::int64_t max_trials = 100; // rejected trials in a row before giving up
 };
 
 /// The controller's part of an adaptive solver's state (a snapshot copies it with the state).
 struct controller_state {
-    double t = 0;              // t_k
-    double h = 0;              // the next trial's size
-    double err_prev = 1e-4;    // the last accepted error (PI memory)
+    double t = 0;               // t_k
+    double h = 0;               // the next trial's size
+    double err_prev = 1e-4;     // the last accepted error (PI memory)
     std::int64_t next_stop = 0; // index of the next stop time not yet reached
     std::int64_t rejected = 0;  // rejected trials so far (statistics; never read by the controller)
     bool at_stop = false;       // step k-1 landed on a stop time: t_k is one (false at t0)

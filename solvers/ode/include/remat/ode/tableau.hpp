@@ -19,12 +19,12 @@ namespace remat::ode {
 struct tableau {
     std::string name{};
     int stages = 0;
-    int order = 0;                     // of y_new
+    int order = 0;                        // of y_new
     std::vector<std::vector<double>> a{}; // a[i] has i entries
     std::vector<double> b{};
     std::vector<double> c{};
     std::vector<double> e{}; // b - b_hat for the error estimate; empty without an embedded pair
-    int error_order = 0;   // the order of b_hat (the controller's exponent is 1 / (error_order + 1))
+    int error_order = 0;     // the order of b_hat (the controller's exponent is 1 / (error_order + 1))
 
     [[nodiscard]] bool embedded() const noexcept { return !e.empty(); }
     /// Whether stage i contributes to y_new (b_i != 0, or a later contributing stage uses it). A stage

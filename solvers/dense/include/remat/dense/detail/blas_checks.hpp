@@ -22,8 +22,8 @@ void check_gemv(const char* call, std::int64_t m, std::int64_t n, std::int64_t l
 
 /// A strided batch: count >= 0 and strides that keep the operands apart (>= the stored sizes).
 void check_batch(const char* call, op ta, op tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
-                 std::int64_t stride_a, std::int64_t ldb, std::int64_t stride_b, std::int64_t ldc, std::int64_t stride_c,
-                 std::int64_t count);
+                 std::int64_t stride_a, std::int64_t ldb, std::int64_t stride_b, std::int64_t ldc,
+                 std::int64_t stride_c, std::int64_t count);
 
 } // namespace remat::dense::detail
 
