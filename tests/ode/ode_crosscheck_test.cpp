@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "ode_problem.hpp"
+#include "relative_difference.hpp"
 #include "scratch_dir.hpp"
 
 #include "remat/dense/blas.hpp"
@@ -58,17 +59,6 @@ reference_case make_case(std::int64_t dim, std::vector<std::int64_t> hidden, act
     c.h = h;
     c.method = method;
     return c;
-}
-
-double max_relative_difference(const std::vector<double>& a, const std::vector<double>& b)
-{
-    double diff = 0;
-    double scale = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(b[i]));
-    }
-    return diff / scale;
 }
 
 void require_python_environment()
@@ -138,8 +128,8 @@ BOOST_AUTO_TEST_CASE(gradients_agree_with_diffrax)
         const double ref_loss = out["loss"].get<double>();
         BOOST_TEST(std::abs(loss - ref_loss) <= 1e-12 * std::abs(ref_loss),
                    c.method << " loss " << loss << " vs " << ref_loss);
-        const double dp = max_relative_difference(g.params, ref_params);
-        const double dy = max_relative_difference(g.y0, ref_y0);
+        const double dp = test::max_relative_difference(g.params, ref_params);
+        const double dy = test::max_relative_difference(g.y0, ref_y0);
         BOOST_TEST(dp <= 1e-10, c.method << " case " << index << ": parameter gradients differ by " << dp);
         BOOST_TEST(dy <= 1e-10, c.method << " case " << index << ": initial-state gradients differ by " << dy);
         BOOST_TEST_MESSAGE(c.method << " case " << index << ": max relative difference " << dp << " (parameters), "

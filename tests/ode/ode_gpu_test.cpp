@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backend_gradient.hpp"
+#include "relative_difference.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,21 +13,6 @@
 
 using namespace remat;
 using remat::dense::activation;
-
-namespace {
-
-double relative_difference(const std::vector<double>& a, const std::vector<double>& b)
-{
-    double diff = 0;
-    double scale = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        scale = std::max(scale, std::abs(a[i]));
-    }
-    return diff / scale;
-}
-
-} // namespace
 
 BOOST_AUTO_TEST_CASE(cpu_and_cuda_gradients_agree)
 {
@@ -44,7 +30,7 @@ BOOST_AUTO_TEST_CASE(cpu_and_cuda_gradients_agree)
         BOOST_TEST_REQUIRE(cpu.params.size() == gpu.params.size());
         BOOST_TEST(std::isfinite(cpu.loss));
         BOOST_TEST(std::abs(cpu.loss - gpu.loss) <= 1e-12 * std::abs(cpu.loss), c.method);
-        BOOST_TEST(relative_difference(cpu.params, gpu.params) <= 1e-12, c.method);
-        BOOST_TEST(relative_difference(cpu.y0, gpu.y0) <= 1e-12, c.method);
+        BOOST_TEST(test::max_relative_difference(gpu.params, cpu.params) <= 1e-12, c.method);
+        BOOST_TEST(test::max_relative_difference(gpu.y0, cpu.y0) <= 1e-12, c.method);
     }
 }
