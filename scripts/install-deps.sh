@@ -9,6 +9,7 @@ packages=(
   python3 # the tests read SVG back with its XML parser (xml.etree)
   libopenblas-dev # remat::dense's CPU BLAS (CBLAS)
   python3-venv # scripts/install-python.sh: the Python references of the crosscheck tests
+  libsundials-dev # remat::cvodes (SUNDIALS's CVODES; its examples' published output is a test reference)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,228 @@
+// Bad input and failures: a clear error naming the window, the time and the CVODES call; the store is
+// left consistent and reusable; nothing leaks (run under ASan).
+#define BOOST_TEST_MODULE cvodes_failure
+#include <boost/test/unit_test.hpp>
+
+#include "roberts.hpp"
+
+#include "remat/cvodes/cvodes.hpp"
+#include "remat/remat.hpp"
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+using namespace remat;
+
+namespace {
+
+const examples::roberts model;
+
+cvodes::windows roberts_windows()
+{
+    return cvodes::windows(model.window_boundaries(1)).including(model.backward_starts);
+}
+
+bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+// Runs a solve that must fail; returns the step_error and the solver_error nested in it.
+struct failure {
+    step_t step = -1;
+    step_phase phase = step_phase::forward;
+    std::string what;
+    std::string call;
+    int code = 0;
+    step_t window = -1;
+    double time = 0;
+    std::string user; // the user's exception nested in the solver_error, if any
+};
+
+failure fail_solve(cvodes::adjoint_solver& solver, host_store& store)
+{
+    const auto w = roberts_windows();
+    failure f;
+    try {
+        (void)cvodes::solve(solver, w, revolve(w.count(), 3), store);
+        BOOST_FAIL("the solve did not fail");
+    } catch (const step_error& e) {
+        f.step = e.step();
+        f.phase = e.phase();
+        try {
+            std::rethrow_if_nested(e);
+        } catch (const cvodes::solver_error& s) {
+            f.what = s.what();
+            f.call = s.call();
+            f.code = s.code();
+            f.window = s.window();
+            f.time = s.time();
+            try {
+                std::rethrow_if_nested(s);
+            } catch (const std::exception& u) {
+                f.user = u.what();
+            }
+        }
+    }
+    BOOST_TEST_REQUIRE(!f.call.empty(), "no remat::cvodes::solver_error nested in the step_error");
+    BOOST_TEST(store.stats().levels[0].slots_in_use == 0u); // the store is consistent, and empty
+    return f;
+}
+
+void check_store_still_works(host_store& store)
+{
+    cvodes::adjoint_solver good(model.forward(), model.backward());
+    const auto w = roberts_windows();
+    const cvodes::solution s = cvodes::solve(good, w, revolve(w.count(), 3), store);
+    BOOST_TEST(std::abs(s.final_state.back() / 3.9983e7 - 1) < 1e-4);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_throwing_rhs_names_the_window_the_time_and_the_call)
+{
+    for (const double when : {1e-3, 1e3, 1e7}) {
+        BOOST_TEST_CONTEXT("throws after t = " << when)
+        {
+            auto f = model.forward();
+            auto rhs = f.rhs;
+            f.rhs = [rhs, when](double t, std::span<const double> y, std::span<double> dy) {
+                if (t > when)
+                    throw std::runtime_error("rate law undefined");
+                rhs(t, y, dy);
+            };
+            cvodes::adjoint_solver solver(f, model.backward());
+            host_store store(3);
+            const failure e = fail_solve(solver, store);
+            const auto w = roberts_windows();
+            // The forward sweep never integrates the last window: its reverse step does, first.
+            const bool last = e.window == w.count() - 1;
+            BOOST_TEST((e.phase == (last ? step_phase::adjoint : step_phase::forward)));
+            BOOST_TEST(e.call == "CVodeF");
+            BOOST_TEST(e.code == -8); // CV_RHSFUNC_FAIL
+            BOOST_TEST(e.window == e.step);
+            BOOST_TEST(e.time >= w.start(e.window));
+            BOOST_TEST(e.time <= w.end(e.window));
+            BOOST_TEST(w.start(e.window) <= when);
+            BOOST_TEST(e.user == "rate law undefined");
+            BOOST_TEST(contains(e.what, "CV_RHSFUNC_FAIL"), e.what);
+            BOOST_TEST(contains(e.what, "window " + std::to_string(e.window)), e.what);
+            BOOST_TEST(contains(e.what, "rate law undefined"), e.what);
+            check_store_still_works(store);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(failures_in_the_reverse_sweep_name_the_adjoint_phase_and_the_call)
+{
+    { // the recorded re-integration: fail on the first call of the reverse sweep's CVodeF
+        bool reversing = false;
+        cvodes::solver_options options;
+        auto f = model.forward();
+        auto rhs = f.rhs;
+        f.rhs = [rhs, &reversing](double t, std::span<const double> y, std::span<double> dy) {
+            if (reversing)
+                throw std::runtime_error("reverse-sweep fault");
+            rhs(t, y, dy);
+        };
+        options.on_window = [&](const cvodes::window_event& e) { reversing = e.window == roberts_windows().count() - 2; };
+        cvodes::adjoint_solver solver(f, model.backward(), options);
+        host_store store(3);
+        const failure e = fail_solve(solver, store);
+        BOOST_TEST((e.phase == step_phase::adjoint));
+        BOOST_TEST(e.call == "CVodeF");
+        BOOST_TEST(e.user == "reverse-sweep fault");
+        check_store_still_works(store);
+    }
+    { // the backward right-hand side returns an unrecoverable code below t = 1
+        auto b = model.backward();
+        auto rhs = b[1].rhs;
+        b[1].rhs = [rhs](double t, std::span<const double> y, std::span<const double> l, std::span<double> dl) {
+            if (t < 1)
+                return -1;
+            rhs(t, y, l, dl);
+            return 0;
+        };
+        cvodes::adjoint_solver solver(model.forward(), b);
+        host_store store(3);
+        const failure e = fail_solve(solver, store);
+        BOOST_TEST((e.phase == step_phase::adjoint));
+        BOOST_TEST(e.call == "CVodeB");
+        BOOST_TEST(e.user.empty()); // a code, not an exception
+        BOOST_TEST(contains(e.what, "CVodeB returned"), e.what);
+        BOOST_TEST(e.window == 2); // [0.4, 4], where the backward integration first goes below t = 1
+        BOOST_TEST(e.time == 0.4);  // CVodeB was asked for the window's start
+        check_store_still_works(store);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_step_names_the_window)
+{
+    auto f = model.forward();
+    f.settings.max_steps = 20; // too much work for the first window
+    cvodes::adjoint_solver solver(f, model.backward());
+    host_store store(3);
+    const failure e = fail_solve(solver, store);
+    BOOST_TEST(e.call == "CVodeF");
+    BOOST_TEST(e.code == -1); // CV_TOO_MUCH_WORK
+    BOOST_TEST(contains(e.what, "CV_TOO_MUCH_WORK"), e.what);
+    BOOST_TEST(contains(e.what, "mxstep steps taken"), e.what); // CVODES's own message, not printed
+    BOOST_TEST(contains(e.what, "window 0 at t = "), e.what);
+    check_store_still_works(store);
+}
+
+BOOST_AUTO_TEST_CASE(bad_horizons_windows_and_budgets_are_refused_naming_the_value)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    BOOST_TEST(contains(message([] { (void)cvodes::windows({0.0, 10.0, 5.0}); }), "boundary 2 = 5 is not after"));
+    BOOST_TEST(contains(message([] { (void)cvodes::windows({0.0, -1.0}); }), "tf before t0"));
+    BOOST_TEST(contains(message([] { (void)cvodes::windows::uniform(1.0, 0.5, 4); }), "tf = 0.5"));
+    BOOST_TEST(contains(message([] { (void)cvodes::windows({0.0}); }), "1 boundaries"));
+
+    cvodes::adjoint_solver solver(model.forward(), model.backward());
+    BOOST_TEST(contains(message([&] { (void)cvodes::slots_for_budget(solver, 20); }),
+                        "a budget of 20 bytes holds no window-start state of 40 bytes"));
+    BOOST_TEST(cvodes::slots_for_budget(solver, 400) == 10u);
+    host_store store(4);
+    const cvodes::windows no_tb0(model.window_boundaries(1)); // 50 is no boundary
+    BOOST_TEST(contains(message([&] { (void)cvodes::solve(solver, no_tb0, revolve(no_tb0.count(), 4), store); }),
+                        "backward problem 1 starts at t = 50, which is no window boundary"));
+    const auto w = roberts_windows();
+    BOOST_TEST(contains(message([&] { (void)cvodes::solve(solver, w, revolve(w.count() + 1, 4), store); }),
+                        "the schedule has " + std::to_string(w.count() + 1) + " steps for"));
+    BOOST_TEST(contains(message([&] { (void)cvodes::solve_online(solver, -1.0, 10, online_revolve(4), store); }),
+                        "tf = -1 is not a finite time after t0 = 0"));
+    BOOST_TEST(contains(message([&] { (void)cvodes::solve_online(solver, model.tf, 10, online_revolve(4), store); }),
+                        "backward problem 1 starts at t = 50, not at tf"));
+
+    // A store smaller than one window-start state: the driver's capacity error, the store left empty.
+    host_store tiny(level_capacity{4, 16});
+    BOOST_TEST(contains(message([&] { (void)cvodes::solve(solver, w, revolve(w.count(), 4), tiny); }), "16"));
+    BOOST_TEST(tiny.stats().levels[0].slots_in_use == 0u);
+
+    // Problems that cannot be integrated.
+    auto f = model.forward();
+    f.y0.clear();
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "no unknowns"));
+    f = model.forward();
+    f.settings.absolute_tolerances = {1e-8, 1e-8};
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "2 absolute_tolerances for 3 unknowns"));
+    f = model.forward();
+    f.settings.relative_tolerance = -1;
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "relative_tolerance -1"));
+    auto b = model.backward(10.0);
+    b.lambda_start = {1.0};
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), {b}); }),
+                        "lambda_start has 1 values for 3 unknowns"));
+    b = model.backward(-5.0);
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), {b}); }),
+                        "t_start = -5 is not a finite time after t0 = 0"));
+}

@@ -1,0 +1,143 @@
+// Recomputation is exact: every integration of a window (forward sweep, recomputations, the reverse
+// step's recorded re-integration) ends in the same bits, so the gradients are bit-identical for every
+// schedule and store.
+#define BOOST_TEST_MODULE cvodes_window
+#include <boost/test/unit_test.hpp>
+
+#include "roberts.hpp"
+#include "same_bits.hpp"
+#include "scratch_dir.hpp"
+
+#include "remat/cvodes/cvodes.hpp"
+#include "remat/remat.hpp"
+#ifdef REMAT_TEST_HDF5
+#include "remat/hdf5/hdf5_store.hpp"
+#endif
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+const examples::roberts model;
+
+cvodes::windows roberts_windows()
+{
+    return cvodes::windows(model.window_boundaries(2)).including(model.backward_starts);
+}
+
+// Every backward number of a solution, in one vector.
+std::vector<double> gradient_bits(const cvodes::solution& s)
+{
+    std::vector<double> all = s.final_state;
+    for (const auto& b : s.backward) {
+        all.insert(all.end(), b.lambda.begin(), b.lambda.end());
+        all.insert(all.end(), b.quadratures.begin(), b.quadratures.end());
+    }
+    return all;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_integration_of_a_window_ends_in_the_same_bits)
+{
+    struct seen {
+        std::vector<double> start;
+        std::vector<double> end;
+        int forward = 0;
+        int reverse = 0;
+    };
+    std::map<step_t, seen> windows_seen;
+    int mismatches = 0;
+    cvodes::solver_options options;
+    options.steps_per_checkpoint = 5; // CVODES's own in-window checkpoints in most windows too
+    options.on_window = [&](const cvodes::window_event& e) {
+        seen& s = windows_seen[e.window];
+        (e.sweep == cvodes::sweep::forward ? s.forward : s.reverse) += 1;
+        const std::vector<double> start(e.start_state.begin(), e.start_state.end());
+        const std::vector<double> end(e.end_state.begin(), e.end_state.end());
+        if (s.end.empty()) {
+            s.start = start;
+            s.end = end;
+        } else if (!test::same_bits(start, s.start) || !test::same_bits(end, s.end)) {
+            ++mismatches;
+            BOOST_TEST_MESSAGE("window " << e.window << (e.sweep == cvodes::sweep::forward ? " forward" : " reverse")
+                                         << " differs");
+        }
+    };
+    cvodes::adjoint_solver solver(model.forward(), model.backward(), options);
+    const auto w = roberts_windows();
+    host_store store(2); // few slots: windows are recomputed several times
+    const cvodes::solution s = cvodes::solve(solver, w, revolve(w.count(), 2), store);
+    BOOST_TEST(mismatches == 0);
+    BOOST_TEST_REQUIRE(windows_seen.size() == static_cast<std::size_t>(w.count()));
+    int recomputed = 0;
+    for (step_t k = 0; k < w.count(); ++k) {
+        const seen& v = windows_seen[k];
+        BOOST_TEST(v.reverse == 1, "window " << k);
+        BOOST_TEST(v.start.front() == w.start(k));
+        BOOST_TEST(v.end.front() == w.end(k));
+        if (k + 1 < w.count()) // the forward sweep reaches every window but the last
+            BOOST_TEST(v.forward >= 1, "window " << k);
+        recomputed += v.forward > 1 ? 1 : 0;
+        if (k > 0) // window k starts exactly where window k-1 ended
+            BOOST_TEST(test::same_bits(v.start, windows_seen[k - 1].end), "window " << k);
+    }
+    BOOST_TEST(recomputed > 0);
+    BOOST_TEST(s.report.reverse_steps == static_cast<std::uint64_t>(w.count()));
+}
+
+BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_for_every_schedule_and_store)
+{
+    const auto w = roberts_windows();
+    const step_t W = w.count();
+    cvodes::adjoint_solver solver(model.forward(), model.backward());
+    host_store everything(W);
+    const std::vector<double> reference = gradient_bits(cvodes::solve(solver, w, store_all(W, W), everything));
+    for (const double v : reference)
+        BOOST_TEST_REQUIRE(std::isfinite(v));
+    for (const slot_t slots : {1, 2, 5}) {
+        host_store store(slots);
+        const cvodes::solution s = cvodes::solve(solver, w, revolve(W, slots), store); // the same solver again
+        BOOST_TEST(test::same_bits(gradient_bits(s), reference), "revolve, " << slots << " slots");
+        BOOST_TEST(s.report.peak_snapshot_bytes <= static_cast<std::uint64_t>(slots) * solver.state_size() * 8);
+        BOOST_TEST(store.stats().levels[0].slots_in_use == 0u);
+    }
+    {
+        host_store store(W);
+        const cvodes::solution s = cvodes::solve(solver, w, uniform(W, 4), store);
+        BOOST_TEST(test::same_bits(gradient_bits(s), reference), "uniform every 4");
+    }
+#ifdef REMAT_TEST_HDF5
+    test::scratch_dir dir;
+    {
+        hdf5_store disk(dir / "cvodes.h5", slot_t{3});
+        BOOST_TEST(test::same_bits(gradient_bits(cvodes::solve(solver, w, revolve(W, 3), disk)), reference), "hdf5");
+    }
+    {
+        tiered_store<host_store, hdf5_store> tiers({tier_options{}, tier_options{.asynchronous = true}}, host_store(1),
+                                                   hdf5_store(dir / "tiered.h5", slot_t{4}));
+        const cvodes::solution s = cvodes::solve(solver, w, multilevel(W, cost_model{{{"host", 1, 0, 0},
+                                                                                     {"disk", 4, 1, 1}}}),
+                                                 tiers);
+        BOOST_TEST(test::same_bits(gradient_bits(s), reference), "host + asynchronous hdf5");
+        BOOST_TEST(s.report.levels.size() == 2u);
+    }
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(online_windows_are_bit_identical_to_store_all)
+{
+    cvodes::adjoint_solver solver(model.forward(), {model.backward(model.tf)});
+    host_store big(1000);
+    const cvodes::solution all = cvodes::solve_online(solver, model.tf, 25, online_revolve(1000), big);
+    host_store small(3);
+    const cvodes::solution few = cvodes::solve_online(solver, model.tf, 25, online_revolve(3), small);
+    BOOST_TEST(few.windows == all.windows);
+    BOOST_TEST(few.windows > 3);
+    BOOST_TEST(test::same_bits(gradient_bits(few), gradient_bits(all)));
+    BOOST_TEST(few.report.peak_slots <= 3u);
+}
