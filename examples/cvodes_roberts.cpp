@@ -19,8 +19,10 @@ namespace {
 
 [[noreturn]] void usage(const std::string& why)
 {
-    std::fprintf(stderr, "cvodes_roberts: %s\nusage: cvodes_roberts [--windows-per-decade N] [--slots S] "
-                         "[--format text|json]\n", why.c_str());
+    std::fprintf(stderr,
+                 "cvodes_roberts: %s\nusage: cvodes_roberts [--windows-per-decade N] [--slots S] "
+                 "[--format text|json]\n",
+                 why.c_str());
     std::exit(2);
 }
 

@@ -126,7 +126,9 @@ BOOST_AUTO_TEST_CASE(failures_in_the_reverse_sweep_name_the_adjoint_phase_and_th
                 throw std::runtime_error("reverse-sweep fault");
             rhs(t, y, dy);
         };
-        options.on_window = [&](const cvodes::window_event& e) { reversing = e.window == roberts_windows().count() - 2; };
+        options.on_window = [&](const cvodes::window_event& e) {
+            reversing = e.window == roberts_windows().count() - 2;
+        };
         cvodes::adjoint_solver solver(f, model.backward(), options);
         host_store store(3);
         const failure e = fail_solve(solver, store);
@@ -152,7 +154,7 @@ BOOST_AUTO_TEST_CASE(failures_in_the_reverse_sweep_name_the_adjoint_phase_and_th
         BOOST_TEST(e.user.empty()); // a code, not an exception
         BOOST_TEST(contains(e.what, "CVodeB returned"), e.what);
         BOOST_TEST(e.window == 2); // [0.4, 4], where the backward integration first goes below t = 1
-        BOOST_TEST(e.time == 0.4);  // CVodeB was asked for the window's start
+        BOOST_TEST(e.time == 0.4); // CVodeB was asked for the window's start
         check_store_still_works(store);
     }
 }

@@ -42,8 +42,8 @@ std::array<double, 3> three_after(const std::string& line, const std::string& la
 published read_published()
 {
     std::ifstream file(REMAT_ROBERTS_OUT);
-    BOOST_TEST_REQUIRE(file.good(), "cannot read SUNDIALS's published output " << REMAT_ROBERTS_OUT
-                                                                              << " (install libsundials-dev)");
+    BOOST_TEST_REQUIRE(file.good(),
+                       "cannot read SUNDIALS's published output " << REMAT_ROBERTS_OUT << " (install libsundials-dev)");
     published p;
     std::string line;
     while (std::getline(file, line)) {
@@ -71,8 +71,8 @@ void check_against(const published::backward& ref, const cvodes::backward_state&
 {
     BOOST_TEST(got.t_start == ref.tB0);
     for (int i = 0; i < 3; ++i)
-        BOOST_TEST(relative(got.lambda[i], ref.lambda0[i]) < 1e-4, "lambda0[" << i << "] " << got.lambda[i] << " vs "
-                                                                                << ref.lambda0[i]);
+        BOOST_TEST(relative(got.lambda[i], ref.lambda0[i]) < 1e-4,
+                   "lambda0[" << i << "] " << got.lambda[i] << " vs " << ref.lambda0[i]);
     int smallest = 0;
     for (int i = 1; i < 3; ++i)
         if (std::abs(ref.dGdp[i]) < std::abs(ref.dGdp[smallest]))

@@ -120,9 +120,8 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_for_every_schedule_and_store)
     {
         tiered_store<host_store, hdf5_store> tiers({tier_options{}, tier_options{.asynchronous = true}}, host_store(1),
                                                    hdf5_store(dir / "tiered.h5", slot_t{4}));
-        const cvodes::solution s = cvodes::solve(solver, w, multilevel(W, cost_model{{{"host", 1, 0, 0},
-                                                                                     {"disk", 4, 1, 1}}}),
-                                                 tiers);
+        const cvodes::solution s =
+            cvodes::solve(solver, w, multilevel(W, cost_model{{{"host", 1, 0, 0}, {"disk", 4, 1, 1}}}), tiers);
         BOOST_TEST(test::same_bits(gradient_bits(s), reference), "host + asynchronous hdf5");
         BOOST_TEST(s.report.levels.size() == 2u);
     }

@@ -33,7 +33,10 @@ struct window_memory {
     std::vector<detail::system_objects> backward_objects;
     std::vector<int> which;
     detail::cvode_memory mem;
-    window_memory(int lmm, SUNContext ctx, std::size_t backward) : backward_objects(backward), which(backward, -1), mem(lmm, ctx) {}
+    window_memory(int lmm, SUNContext ctx, std::size_t backward)
+        : backward_objects(backward), which(backward, -1), mem(lmm, ctx)
+    {
+    }
 };
 
 } // namespace
@@ -178,14 +181,14 @@ struct adjoint_solver::impl {
             if (s.t_start <= t_start)
                 continue; // starts in an earlier window (or at this one's start)
             if (s.t_start < t_end)
-                throw argument_error("remat::cvodes: backward problem " + std::to_string(b) + " starts at t = " +
-                                     detail::format(s.t_start) + ", inside window " + std::to_string(k) + " [" +
-                                     detail::format(t_start) + ", " + detail::format(t_end) +
+                throw argument_error("remat::cvodes: backward problem " + std::to_string(b) +
+                                     " starts at t = " + detail::format(s.t_start) + ", inside window " +
+                                     std::to_string(k) + " [" + detail::format(t_start) + ", " + detail::format(t_end) +
                                      "]: make its start a window boundary");
             if (s.t != t_end)
-                throw argument_error("remat::cvodes: backward problem " + std::to_string(b) + " stands at t = " +
-                                     detail::format(s.t) + ", not at window " + std::to_string(k) + "'s end t = " +
-                                     detail::format(t_end) + ": the reverse steps must come in order");
+                throw argument_error("remat::cvodes: backward problem " + std::to_string(b) +
+                                     " stands at t = " + detail::format(s.t) + ", not at window " + std::to_string(k) +
+                                     "'s end t = " + detail::format(t_end) + ": the reverse steps must come in order");
             std::ranges::copy(s.lambda, detail::elements(slot.lambda.get()).begin());
             if (slot.quadratures)
                 std::ranges::copy(s.quadratures, detail::elements(slot.quadratures.get()).begin());
@@ -279,9 +282,9 @@ std::uint64_t adjoint_solver::window_working_bytes() const noexcept
     const auto n = static_cast<std::uint64_t>(impl_->n);
     const auto nq = static_cast<std::uint64_t>(impl_->nq);
     const auto nd = static_cast<std::uint64_t>(impl_->options.steps_per_checkpoint);
-    const int order = impl_->problem.settings.max_order > 0 ? impl_->problem.settings.max_order
+    const int order = impl_->problem.settings.max_order > 0        ? impl_->problem.settings.max_order
                       : impl_->problem.settings.lmm == method::bdf ? 5
-                                                                     : 12;
+                                                                   : 12;
     // Hermite data: y and y' per stored step; one in-window checkpoint: the Nordsieck array of y and q.
     return sizeof(double) * ((nd + 1) * 2 * n + (static_cast<std::uint64_t>(order) + 2) * (n + nq));
 }

@@ -15,8 +15,7 @@ namespace remat::cvodes {
 namespace {
 
 // One forward run and one backward problem; `first` also fills the forward results.
-void run_one(const forward_problem& forward, const backward_problem* backward, double tf, long nd,
-             in_ram_solution& out)
+void run_one(const forward_problem& forward, const backward_problem* backward, double tf, long nd, in_ram_solution& out)
 {
     std::exception_ptr user_error;
     std::string message;
@@ -93,8 +92,8 @@ in_ram_solution solve_in_ram(const forward_problem& forward, const std::vector<b
         detail::validate(backward[b], b, forward);
         if (backward[b].t_start > tf)
             throw argument_error("remat::cvodes::solve_in_ram: backward problem " + std::to_string(b) +
-                                 " starts at t = " + detail::format(backward[b].t_start) + ", after tf = " +
-                                 detail::format(tf));
+                                 " starts at t = " + detail::format(backward[b].t_start) +
+                                 ", after tf = " + detail::format(tf));
     }
     if (!(std::isfinite(tf) && tf > forward.t0))
         throw argument_error("remat::cvodes::solve_in_ram: tf = " + detail::format(tf) +

@@ -93,8 +93,8 @@ int lmm_of(method m)
 
 // The linear or nonlinear solver for one system; `attach` gets (LS, matrix) or the nonlinear solver.
 template <class AttachLinear, class AttachNonlinear>
-void make_solvers(const iteration& it, N_Vector y, SUNContext ctx, system_objects& objects, AttachLinear&& attach_linear,
-                  AttachNonlinear&& attach_nonlinear)
+void make_solvers(const iteration& it, N_Vector y, SUNContext ctx, system_objects& objects,
+                  AttachLinear&& attach_linear, AttachNonlinear&& attach_nonlinear)
 {
     const auto n = N_VGetLength(y);
     std::visit(
@@ -105,8 +105,7 @@ void make_solvers(const iteration& it, N_Vector y, SUNContext ctx, system_object
                 objects.linear.reset(check_created(SUNLinSol_Dense(y, objects.matrix.get(), ctx), "SUNLinSol_Dense"));
                 attach_linear(objects.linear.get(), objects.matrix.get());
             } else if constexpr (std::is_same_v<T, newton_band>) {
-                objects.matrix.reset(
-                    check_created(SUNBandMatrix(n, choice.upper, choice.lower, ctx), "SUNBandMatrix"));
+                objects.matrix.reset(check_created(SUNBandMatrix(n, choice.upper, choice.lower, ctx), "SUNBandMatrix"));
                 objects.linear.reset(check_created(SUNLinSol_Band(y, objects.matrix.get(), ctx), "SUNLinSol_Band"));
                 attach_linear(objects.linear.get(), objects.matrix.get());
             } else if constexpr (std::is_same_v<T, newton_gmres>) {
@@ -201,8 +200,7 @@ int create_backward(void* mem, backward_callbacks& callbacks, double tB0, N_Vect
     check(CVodeInitB(mem, which, backward_rhs, tB0, yB), "CVodeInitB", where);
     check(CVodeSetUserDataB(mem, which, &callbacks), "CVodeSetUserDataB", where);
     if (s.absolute_tolerances.empty()) {
-        check(CVodeSStolerancesB(mem, which, s.relative_tolerance, s.absolute_tolerance), "CVodeSStolerancesB",
-              where);
+        check(CVodeSStolerancesB(mem, which, s.relative_tolerance, s.absolute_tolerance), "CVodeSStolerancesB", where);
     } else {
         vector_ptr atol = new_vector(s.absolute_tolerances.size(), ctx);
         std::ranges::copy(s.absolute_tolerances, elements(atol.get()).begin());
@@ -225,8 +223,8 @@ int create_backward(void* mem, backward_callbacks& callbacks, double tB0, N_Vect
         check(CVodeSetMaxStepB(mem, which, s.max_step), "CVodeSetMaxStepB", where);
     if (qB != nullptr) {
         check(CVodeQuadInitB(mem, which, backward_quadrature, qB), "CVodeQuadInitB", where);
-        check(CVodeSetQuadErrConB(mem, which, s.quadrature_error_control ? SUNTRUE : SUNFALSE),
-              "CVodeSetQuadErrConB", where);
+        check(CVodeSetQuadErrConB(mem, which, s.quadrature_error_control ? SUNTRUE : SUNFALSE), "CVodeSetQuadErrConB",
+              where);
         check(CVodeQuadSStolerancesB(mem, which, s.quadrature_relative_tolerance, s.quadrature_absolute_tolerance),
               "CVodeQuadSStolerancesB", where);
     }
@@ -262,8 +260,8 @@ void validate(const backward_problem& b, std::size_t index, const forward_proble
     if (b.quadratures == 0 && b.quadrature)
         throw argument_error(who + ": a quadrature callable but quadratures = 0");
     if (!std::isfinite(b.t_start) || b.t_start <= p.t0)
-        throw argument_error(who + ": t_start = " + format(b.t_start) + " is not a finite time after t0 = " +
-                             format(p.t0));
+        throw argument_error(who + ": t_start = " + format(b.t_start) +
+                             " is not a finite time after t0 = " + format(p.t0));
     check_settings(b.settings, p.y0.size(), who + "'s settings");
 }
 

@@ -22,8 +22,8 @@ void check_offline(const adjoint_solver& solver, const windows& w, step_t schedu
     const auto& backward = solver.backward_problems();
     for (std::size_t b = 0; b < backward.size(); ++b)
         if (!w.is_boundary(backward[b].t_start))
-            throw argument_error("remat::cvodes::solve: backward problem " + std::to_string(b) + " starts at t = " +
-                                 format(backward[b].t_start) +
+            throw argument_error("remat::cvodes::solve: backward problem " + std::to_string(b) +
+                                 " starts at t = " + format(backward[b].t_start) +
                                  ", which is no window boundary (windows::including adds it)");
 }
 
@@ -31,8 +31,8 @@ void check_online(const adjoint_solver& solver, double tf, std::int64_t steps_pe
 {
     const double t0 = solver.problem().t0;
     if (!(std::isfinite(tf) && tf > t0))
-        throw argument_error("remat::cvodes::solve_online: tf = " + format(tf) + " is not a finite time after t0 = " +
-                             format(t0));
+        throw argument_error("remat::cvodes::solve_online: tf = " + format(tf) +
+                             " is not a finite time after t0 = " + format(t0));
     if (steps_per_window < 1)
         throw argument_error("remat::cvodes::solve_online: steps_per_window = " + std::to_string(steps_per_window) +
                              "; at least 1");

@@ -23,7 +23,8 @@ struct in_ram_solution {
 ///
 ///     auto ref = remat::cvodes::solve_in_ram(forward, {backward}, 4e7, 150);
 ///     ref.backward[0].quadratures;
-[[nodiscard]] in_ram_solution solve_in_ram(const forward_problem& forward, const std::vector<backward_problem>& backward,
-                                           double tf, long steps_per_checkpoint);
+[[nodiscard]] in_ram_solution solve_in_ram(const forward_problem& forward,
+                                           const std::vector<backward_problem>& backward, double tf,
+                                           long steps_per_checkpoint);
 
 } // namespace remat::cvodes

@@ -117,7 +117,7 @@ struct forward_problem {
     double t0 = 0;
     std::vector<double> y0;
     rhs_fn rhs;
-    jacobian_fn jacobian;  ///< optional
+    jacobian_fn jacobian;   ///< optional
     std::vector<double> q0; ///< initial quadratures (empty: none)
     rhs_fn quadrature;      ///< required when q0 is not empty
     integrator_settings settings;

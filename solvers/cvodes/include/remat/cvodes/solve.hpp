@@ -17,10 +17,10 @@ namespace remat::cvodes {
 
 /// What a windowed adjoint solve found.
 struct solution {
-    std::vector<double> final_state;    ///< [tf, y(tf), q(tf)] (q: the forward quadratures, e.g. G)
+    std::vector<double> final_state;      ///< [tf, y(tf), q(tf)] (q: the forward quadratures, e.g. G)
     std::vector<backward_state> backward; ///< per backward problem: lambda(t0) and its quadratures at t0
-    step_t windows = 0;                 ///< windows the horizon was cut into (found by solve_online)
-    run_report report;                  ///< what remat did: forward windows, snapshots, peak bytes
+    step_t windows = 0;                   ///< windows the horizon was cut into (found by solve_online)
+    run_report report;                    ///< what remat did: forward windows, snapshots, peak bytes
 };
 
 namespace detail {
@@ -56,8 +56,7 @@ solution solve(adjoint_solver& solver, const windows& w, const Schedule& plan, S
     std::vector<double> x = solver.initial_state();
     const step_t last = w.count() - 1;
     result.report = remat::run(
-        plan, store, x,
-        [&](step_t k, std::vector<double>& s) { solver.forward(k, s, {.t_end = w.end(k)}); },
+        plan, store, x, [&](step_t k, std::vector<double>& s) { solver.forward(k, s, {.t_end = w.end(k)}); },
         [&](step_t k, std::vector<double>& s) {
             solver.reverse(k, s, {.t_end = w.end(k)});
             if (k == last)
