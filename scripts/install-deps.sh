@@ -8,6 +8,7 @@ packages=(
   libhdf5-dev hdf5-tools xxhash libthrust-dev
   python3 # the tests read SVG back with its XML parser (xml.etree)
   libopenblas-dev # remat::dense's CPU BLAS (CBLAS)
+  librandom123-dev # remat::rnn's dropout masks (Philox, on the CPU and in CUDA kernels)
   python3-venv # scripts/install-python.sh: the Python references of the crosscheck tests
   libsundials-dev # remat::cvodes (SUNDIALS's CVODES; its examples' published output is a test reference)
 )

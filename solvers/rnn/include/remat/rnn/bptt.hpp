@@ -1,0 +1,107 @@
+// remat/rnn/bptt.hpp — back-propagation through time of a remat::rnn::sequence_model through remat::run:
+// any schedule (binomial, uniform segments, store-all, ...) and any store; the snapshots are hidden (and
+// cell) states, and each adjoint step recomputes its step's gates. The loss and the gradient are
+// bit-identical for every schedule and store.
+#pragma once
+
+#include "remat/cuda/thrust_traits.hpp"
+#include "remat/dense/elementwise.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/error.hpp"
+#include "remat/rnn/sequence.hpp"
+#include "remat/rnn/sequence_model.hpp"
+#include "remat/schedule/range.hpp"
+#include "remat/store/snapshot_store.hpp"
+#include "remat/types.hpp"
+
+#include <thrust/device_vector.h>
+
+#include <string>
+
+namespace remat::rnn {
+
+/// What one gradient computation gave: the loss (the mean squared error of the read-out against the
+/// targets) and the driver's report (forward steps, snapshots, peak snapshot bytes, time).
+struct bptt_result {
+    double loss = 0;
+    run_report report;
+};
+
+inline namespace REMAT_DENSE_BACKEND_NS {
+
+/// Gradients of a sequence model's loss, with the initial state h_0 = 0 (and c_0 = 0) as PyTorch's
+/// default. Holds the state and its adjoint (allocated once); the model must outlive it.
+///
+///     remat::rnn::bptt<float> bp(model);
+///     thrust::device_vector<float> grad(model.parameter_count());
+///     remat::host_store store(20);
+///     remat::rnn::bptt_result r = bp.gradient(remat::revolve(T, 20), store, data, grad);
+template <class T>
+class bptt {
+public:
+    explicit bptt(sequence_model<T>& model)
+        : model_(&model), state_(static_cast<std::size_t>(model.state_size()), T(0)),
+          adjoint_(static_cast<std::size_t>(model.state_size()), T(0))
+    {
+    }
+
+    /// grad = dL/dparameters (overwritten) along `plan` (plan.steps() must be data.steps()), keeping
+    /// snapshots in `store`. Throws remat::argument_error for data that does not fit the model or a
+    /// gradient of the wrong length, remat::schedule_error for a plan of another length; failures in a
+    /// step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint() afterwards.
+    template <schedule Schedule, snapshot_store Store, class A>
+    bptt_result gradient(const Schedule& plan, Store& store, const sequence<T>& data,
+                         thrust::device_vector<T, A>& grad, const run_options& options = {})
+    {
+        model_->check(data);
+        if (plan.steps() != data.steps())
+            throw schedule_error("a schedule of " + std::to_string(plan.steps()) + " steps for a sequence of " +
+                                 std::to_string(data.steps()));
+        dense::detail::check_same_size("bptt::gradient", "the gradient length", model_->parameter_count(),
+                                       static_cast<std::int64_t>(grad.size()));
+        dense::blas& b = model_->blas();
+        dense::fill(b, dense::view(state_), T(0));
+        dense::fill(b, dense::view(adjoint_), T(0));
+        dense::fill(b, dense::view(grad), T(0));
+        double loss = 0;
+        bptt_result r;
+        r.report = remat::run(
+            plan, store, state_,
+            [&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); },
+            [&](step_t k, thrust::device_vector<T>& s) {
+                loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)), dense::view(adjoint_),
+                                             dense::view(grad));
+            },
+            options);
+        b.synchronize();
+        r.loss = loss;
+        return r;
+    }
+
+    /// The loss by a plain forward sweep (no gradient, nothing kept).
+    [[nodiscard]] double loss(const sequence<T>& data)
+    {
+        model_->check(data);
+        dense::fill(model_->blas(), dense::view(state_), T(0));
+        double total = 0;
+        for (step_t k = 0; k < data.steps(); ++k) {
+            model_->step(k, data, dense::view(state_));
+            total += model_->loss_term(k, data, dense::view(std::as_const(state_)));
+        }
+        return total;
+    }
+
+    /// dL/dh_0 (and dL/dc_0) of the last gradient().
+    [[nodiscard]] const thrust::device_vector<T>& initial_adjoint() const noexcept { return adjoint_; }
+    /// The bytes of one snapshot (the state between steps).
+    [[nodiscard]] std::uint64_t state_bytes() const noexcept { return state_.size() * sizeof(T); }
+
+private:
+    sequence_model<T>* model_;
+    thrust::device_vector<T> state_;
+    thrust::device_vector<T> adjoint_;
+};
+
+} // namespace REMAT_DENSE_BACKEND_NS
+
+} // namespace remat::rnn

@@ -1,0 +1,330 @@
+// remat/rnn/sequence_model.hpp — a stacked GRU/LSTM sequence model with a hand-written backward pass,
+// shaped for back-propagation through time under remat::run: step k maps the hidden state (h, and c for
+// LSTM, of every layer) from before input x_k to after it; the adjoint step of k recomputes the gates of
+// step k from that state and back-propagates through them and through the read-out's loss term. One
+// source for the GPU (nvcc: cuBLAS and CUDA kernels) and the CPU (a Thrust CPU back end and OpenBLAS).
+//
+// The state between steps (state_size() elements): for each layer l, h_l (H x B), then for LSTM c_l
+// (H x B), layer after layer. The tape of one step (what its backward pass reads) is O(layers H B) and
+// lives in the model; nothing grows with T.
+#pragma once
+
+#include "remat/dense/blas.hpp"
+#include "remat/dense/elementwise.hpp"
+#include "remat/dense/matrix.hpp"
+#include "remat/error.hpp"
+#include "remat/rnn/detail/cell_kernels.hpp"
+#include "remat/rnn/dropout.hpp"
+#include "remat/rnn/layout.hpp"
+#include "remat/rnn/sequence.hpp"
+#include "remat/types.hpp"
+
+#include <thrust/device_vector.h>
+#include <thrust/functional.h>
+#include <thrust/host_vector.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace remat::rnn {
+
+inline namespace REMAT_DENSE_BACKEND_NS {
+
+/// The model for a batch of `batch` sequences: its parameters (device memory; layout: rnn_layout),
+/// the scratch and tape of one step, and a reference to the BLAS it runs on (which must outlive it).
+/// Allocates only in the constructor. Dropout (shape().dropout > 0) is on while training() is set;
+/// its masks are keyed by (dropout_seed(), step, layer).
+///
+///     remat::dense::blas b;
+///     remat::rnn::rnn_layout layout({.cell = remat::rnn::cell_kind::gru, .input = 2, .hidden = 64, .output = 1});
+///     remat::rnn::sequence_model<float> model(b, layout, 32);
+///     model.set_parameters(layout.initial_parameters(7));
+///     model.step(k, data, state);                       // state: h_k -> h_{k+1}
+///     double term = model.adjoint_step(k, data, state, adjoint, grad);   // state == h_k
+template <class T>
+class sequence_model {
+public:
+    sequence_model(dense::blas& b, rnn_layout layout, std::int64_t batch) : blas_(&b), layout_(std::move(layout))
+    {
+        if (batch < 1)
+            throw argument_error("RNN batch size " + std::to_string(batch) + " (expected at least 1)");
+        batch_ = batch;
+        const rnn_shape& s = layout_.shape();
+        count_ = s.hidden * batch;
+        if (count_ >= (std::int64_t(1) << 34))
+            throw argument_error("RNN hidden size x batch = " + std::to_string(count_) + " (at most 2^34 supported)");
+        layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + count_;
+        params_.assign(static_cast<std::size_t>(layout_.parameter_count()), T(0));
+        tape_.assign(static_cast<std::size_t>(layer_tape_ * s.layers), T(0));
+        const auto gates = static_cast<std::size_t>(layout_.gate_rows() * batch);
+        gi_.assign(gates, T(0));
+        gh_.assign(gates, T(0));
+        spare_.assign(static_cast<std::size_t>(count_), T(0));
+        readout_.assign(static_cast<std::size_t>(s.output * batch), T(0));
+    }
+
+    [[nodiscard]] const rnn_layout& layout() const noexcept { return layout_; }
+    [[nodiscard]] std::int64_t batch() const noexcept { return batch_; }
+    [[nodiscard]] dense::blas& blas() const noexcept { return *blas_; }
+    /// Elements of the state between steps: layers x (1 or 2) x H x B.
+    [[nodiscard]] std::int64_t state_size() const noexcept
+    {
+        return layout_.shape().layers * layout_.state_parts() * count_;
+    }
+    [[nodiscard]] std::int64_t parameter_count() const noexcept { return layout_.parameter_count(); }
+    /// Elements of the one-step tape and scratch this model holds (for memory reports).
+    [[nodiscard]] std::int64_t workspace_size() const noexcept
+    {
+        return static_cast<std::int64_t>(tape_.size() + gi_.size() + gh_.size() + spare_.size() + readout_.size());
+    }
+    /// Elements plain back-propagation through time keeps per step: the state and every gate activation
+    /// and layer output of the step (the tape).
+    [[nodiscard]] std::int64_t kept_per_step() const noexcept
+    {
+        return state_size() + static_cast<std::int64_t>(tape_.size());
+    }
+
+    /// The parameters, in device memory.
+    [[nodiscard]] thrust::device_vector<T>& parameters() noexcept { return params_; }
+    [[nodiscard]] const thrust::device_vector<T>& parameters() const noexcept { return params_; }
+    /// Copies host values in (converted to T); argument_error unless there are parameter_count() of them.
+    template <class U>
+    void set_parameters(std::span<const U> host)
+    {
+        if (static_cast<std::int64_t>(host.size()) != parameter_count())
+            throw argument_error("RNN parameters: got " + std::to_string(host.size()) + " values (expected " +
+                                 std::to_string(parameter_count()) + ")");
+        thrust::host_vector<T> h(host.begin(), host.end());
+        blas_->synchronize(); // nothing may still read the old values
+        params_ = h;
+    }
+    void set_parameters(const std::vector<double>& host) { set_parameters(std::span<const double>(host)); }
+    [[nodiscard]] std::vector<T> parameters_on_host() const
+    {
+        blas_->synchronize();
+        thrust::host_vector<T> h = params_;
+        return {h.begin(), h.end()};
+    }
+
+    /// Dropout on (training) or off (evaluation); off by default.
+    void set_training(bool on) noexcept { training_ = on; }
+    [[nodiscard]] bool training() const noexcept { return training_; }
+    /// The seed of the dropout masks (use a new one for every pass over the data).
+    void set_dropout_seed(std::uint64_t seed) noexcept { seed_ = seed; }
+    [[nodiscard]] std::uint64_t dropout_seed() const noexcept { return seed_; }
+
+    /// Throws remat::argument_error unless `data` fits this model (features, batch).
+    void check(const sequence<T>& data) const
+    {
+        const sequence_shape& d = data.shape();
+        const rnn_shape& s = layout_.shape();
+        if (d.input != s.input || d.output != s.output || d.batch != batch_)
+            throw argument_error("sequence of " + std::to_string(d.input) + " input features, " +
+                                 std::to_string(d.output) + " targets, batch " + std::to_string(d.batch) +
+                                 " does not fit the model (" + std::to_string(s.input) + " input features, " +
+                                 std::to_string(s.output) + " outputs, batch " + std::to_string(batch_) + ")");
+    }
+
+    /// state <- h_{k+1} (and c) from state == h_k: step k with input x_k of `data`.
+    void step(step_t k, const sequence<T>& data, dense::vector_view<T> state)
+    {
+        check_state("sequence_model::step", state.size);
+        run_step(k, data, state, false);
+    }
+
+    /// The loss term after step k (0 if the loss has none there), from state == h_{k+1}.
+    [[nodiscard]] double loss_term(step_t k, const sequence<T>& data, dense::vector_view<const T> state)
+    {
+        check_state("sequence_model::loss_term", state.size);
+        if (!data.has_target(k))
+            return 0;
+        const std::int64_t top = (layout_.shape().layers - 1) * layout_.state_parts() * count_;
+        return read_out(k, data, state.data + top, false);
+    }
+
+    /// The adjoint of step k, with state == h_k (unchanged): recomputes the step's gates, adds the loss
+    /// term after step k to the adjoint of h_{k+1} (dL/dh_{k+1} in `adjoint` on entry, dL/dh_k on
+    /// return), and adds the step's parameter gradient to `grad`. Returns the loss term.
+    double adjoint_step(step_t k, const sequence<T>& data, dense::vector_view<const T> state,
+                        dense::vector_view<T> adjoint, dense::vector_view<T> grad)
+    {
+        check_state("sequence_model::adjoint_step", state.size);
+        check_state("sequence_model::adjoint_step (adjoint)", adjoint.size);
+        dense::detail::check_same_size("sequence_model::adjoint_step", "the gradient length", parameter_count(),
+                                       grad.size);
+        run_step(k, data, dense::vector_view<T>{const_cast<T*>(state.data), state.size}, true);
+        const rnn_shape& s = layout_.shape();
+        const std::int64_t parts = layout_.state_parts();
+        const std::int64_t rows = layout_.gate_rows();
+        const detail::gate_index at{s.hidden, rows};
+        double term = 0;
+        if (data.has_target(k)) {
+            // dy = dL/dy, then W_out, b_out and the top layer's dh'.
+            const T* top = layer_output(s.layers - 1);
+            term = read_out(k, data, top, true);
+            const dense::matrix_view<const T> dy = dense::dense_matrix<const T>(raw(readout_), s.output, batch_);
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
+                        dense::dense_matrix(grad.data + layout_.w_out(), s.output, s.hidden));
+            dense::row_sums(*blas_, dy, grad.sub(layout_.b_out(), s.output), T(1));
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layout_.w_out(), s.output, s.hidden),
+                        dy, T(1), dense::dense_matrix(adjoint.data + (s.layers - 1) * parts * count_, s.hidden, batch_));
+        }
+        for (std::int64_t l = s.layers; l-- > 0;) {
+            const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
+            const T* h = state.data + l * parts * count_;
+            T* dh = adjoint.data + l * parts * count_;
+            const T* gates = layer_tape(l) + (l > 0 ? count_ : 0);
+            T* dgi = raw(gi_);
+            T* dgh = raw(gh_);
+            if (s.cell == cell_kind::gru) {
+                dense::for_each_index(*blas_, count_, detail::gru_backward<T>{gates, h, dh, dgi, dgh, count_, at});
+            } else {
+                dgh = dgi;
+                dense::for_each_index(*blas_, count_,
+                                      detail::lstm_backward<T>{gates, h + count_, dh, dh + count_, dgi, count_, at});
+            }
+            const dense::matrix_view<const T> dgi_m = dense::dense_matrix<const T>(dgi, rows, batch_);
+            const dense::matrix_view<const T> dgh_m = dense::dense_matrix<const T>(dgh, rows, batch_);
+            const dense::matrix_view<const T> x = layer_input(k, data, l);
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgi_m, x, T(1),
+                        dense::dense_matrix(grad.data + layer.w_ih, rows, layer.in));
+            dense::row_sums(*blas_, dgi_m, grad.sub(layer.b_ih, rows), T(1));
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgh_m, hidden_matrix(h), T(1),
+                        dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
+            dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
+            // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
+                        dgh_m, s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
+            if (l > 0) {
+                // The layer below's output fed this layer through dropout: its gradient gets W_ih^T dGi, masked.
+                T* dx = raw(spare_);
+                dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_ih, rows, layer.in),
+                            dgi_m, T(0), dense::dense_matrix(dx, s.hidden, batch_));
+                if (dropping())
+                    dense::for_each_index(*blas_, count_, dropout(dx, k, l - 1));
+                dense::axpy(*blas_, T(1), dense::vector_view<const T>{dx, count_},
+                            dense::vector_view<T>{adjoint.data + (l - 1) * parts * count_, count_});
+            }
+        }
+        return term;
+    }
+
+private:
+    [[nodiscard]] std::int64_t gate_tape() const noexcept { return layout_.shape().cell == cell_kind::gru ? 4 : 5; }
+    [[nodiscard]] bool dropping() const noexcept { return training_ && layout_.shape().dropout > 0; }
+    static T* raw(thrust::device_vector<T>& v) noexcept { return thrust::raw_pointer_cast(v.data()); }
+    [[nodiscard]] const T* param(std::int64_t offset) const noexcept
+    {
+        return thrust::raw_pointer_cast(params_.data()) + offset;
+    }
+    [[nodiscard]] dense::matrix_view<const T> weights(std::int64_t offset, std::int64_t rows, std::int64_t cols) const
+    {
+        return dense::dense_matrix(param(offset), rows, cols);
+    }
+    [[nodiscard]] dense::matrix_view<const T> hidden_matrix(const T* h) const noexcept
+    {
+        return dense::dense_matrix(h, layout_.shape().hidden, batch_);
+    }
+    // Layer l's tape: [its dropped input (l > 0, when layers > 1)] [gates] [its output h'].
+    T* layer_tape(std::int64_t l) noexcept { return raw(tape_) + l * layer_tape_; }
+    T* layer_output(std::int64_t l) noexcept { return layer_tape(l) + layer_tape_ - count_; }
+    [[nodiscard]] dense::matrix_view<const T> layer_input(step_t k, const sequence<T>& data, std::int64_t l)
+    {
+        return l == 0 ? data.input(k) : hidden_matrix(layer_tape(l));
+    }
+    void check_state(const char* call, std::int64_t size) const
+    {
+        dense::detail::check_same_size(call, "the state length", state_size(), size);
+    }
+    [[nodiscard]] detail::dropout_apply<T> dropout(T* x, step_t k, std::int64_t l) const noexcept
+    {
+        const double p = layout_.shape().dropout;
+        return {x, seed_, k, l, p, static_cast<T>(1 / (1 - p))};
+    }
+
+    // Step k from `state` == h_k: into the state itself (forward), or into the tape (state untouched).
+    void run_step(step_t k, const sequence<T>& data, dense::vector_view<T> state, bool record)
+    {
+        check(data);
+        if (k < 0 || k >= data.steps())
+            throw argument_error("RNN step " + std::to_string(k) + " outside the sequence's steps 0.." +
+                                 std::to_string(data.steps() - 1));
+        const rnn_shape& s = layout_.shape();
+        const std::int64_t parts = layout_.state_parts();
+        const std::int64_t rows = layout_.gate_rows();
+        const detail::gate_index at{s.hidden, rows};
+        for (std::int64_t l = 0; l < s.layers; ++l) {
+            const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
+            T* h = state.data + l * parts * count_;
+            dense::matrix_view<const T> x = data.input(k);
+            if (l > 0) {
+                // The layer below's new output, through dropout: into this layer's tape, or scratch.
+                const T* below = record ? layer_output(l - 1) : state.data + (l - 1) * parts * count_;
+                T* in = record ? layer_tape(l) : raw(spare_);
+                if (dropping() || record) {
+                    dense::copy(*blas_, dense::vector_view<const T>{below, count_}, dense::vector_view<T>{in, count_});
+                    if (dropping())
+                        dense::for_each_index(*blas_, count_, dropout(in, k, l - 1));
+                    below = in;
+                }
+                x = hidden_matrix(below);
+            }
+            dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layer.w_ih, rows, layer.in), x, T(0),
+                        dense::dense_matrix(raw(gi_), rows, batch_));
+            dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
+                        hidden_matrix(h), T(0), dense::dense_matrix(raw(gh_), rows, batch_));
+            T* tape = record ? layer_tape(l) + (l > 0 ? count_ : 0) : nullptr;
+            T* out = record ? layer_output(l) : h;
+            if (s.cell == cell_kind::gru) {
+                dense::for_each_index(*blas_, count_,
+                                      detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
+                                                             h, out, tape, count_, at});
+            } else {
+                // The new c goes to the state (forward) or, when recording, nowhere: tanh(c') is on the tape.
+                T* c_out = record ? raw(spare_) : h + count_;
+                dense::for_each_index(*blas_, count_,
+                                      detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
+                                                              h + count_, out, c_out, tape, count_, at});
+            }
+        }
+    }
+
+    // y = W_out h + b_out against the target after step k: the term (y - t)^2 summed / N; with `gradient`,
+    // readout_ holds dL/dy afterwards.
+    double read_out(step_t k, const sequence<T>& data, const T* h, bool gradient)
+    {
+        const rnn_shape& s = layout_.shape();
+        const dense::matrix_view<T> y = dense::dense_matrix(raw(readout_), s.output, batch_);
+        dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layout_.w_out(), s.output, s.hidden),
+                    hidden_matrix(h), T(0), y);
+        dense::add_bias(*blas_, y, dense::vector_view<const T>{param(layout_.b_out()), s.output});
+        const T* target = data.target(k).data;
+        const double n = data.loss_terms();
+        const double sum = dense::transform_reduce(*blas_, y.size(), detail::squared_error<T>{y.data, target}, 0.0,
+                                                   thrust::plus<double>{});
+        if (gradient)
+            dense::for_each_index(*blas_, y.size(),
+                                  detail::squared_error_gradient<T>{y.data, target, static_cast<T>(2 / n)});
+        return sum / n;
+    }
+
+    dense::blas* blas_;
+    rnn_layout layout_;
+    std::int64_t batch_ = 0;
+    std::int64_t count_ = 0;      // H x B
+    std::int64_t layer_tape_ = 0; // elements of one layer's tape
+    bool training_ = false;
+    std::uint64_t seed_ = 0;
+    thrust::device_vector<T> params_;
+    thrust::device_vector<T> tape_;    // the recorded step, layer after layer
+    thrust::device_vector<T> gi_;      // W_ih x, then dGi
+    thrust::device_vector<T> gh_;      // W_hh h, then dGh
+    thrust::device_vector<T> spare_;   // a dropped input, an LSTM c' not kept, or dx
+    thrust::device_vector<T> readout_; // y, then dL/dy
+};
+
+} // namespace REMAT_DENSE_BACKEND_NS
+
+} // namespace remat::rnn

@@ -1,0 +1,180 @@
+// Back-propagation through time under remat::run: the loss and the gradient (parameters and dL/dh_0) of
+// every schedule kind and store are bit-identical to the store-everything run, in float and double, GRU
+// and LSTM, with and without dropout; and bad input is refused with a message naming it, nothing changed.
+#define BOOST_TEST_MODULE rnn_bptt
+#include <boost/test/unit_test.hpp>
+
+#include "rnn_problem.hpp"
+#include "same_bits.hpp"
+
+#include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+template <class T>
+test::rnn_gradient run_with(rnn::sequence_model<T>& model, const rnn::sequence<T>& data, const any_schedule& plan,
+                            slot_t slots)
+{
+    rnn::bptt<T> bp(model);
+    thrust::device_vector<T> grad(static_cast<std::size_t>(model.parameter_count()));
+    host_store store(slots);
+    const rnn::bptt_result r = bp.gradient(plan, store, data, grad);
+    return {r.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())};
+}
+
+bool same(const test::rnn_gradient& a, const test::rnn_gradient& b)
+{
+    return std::memcmp(&a.loss, &b.loss, sizeof(double)) == 0 && test::same_bits(a.params, b.params) &&
+           test::same_bits(a.initial, b.initial);
+}
+
+template <class T>
+void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss)
+{
+    const rnn::rnn_shape shape{.cell = cell, .input = 3, .hidden = 8, .layers = 2, .output = 2, .dropout = dropout};
+    const rnn::rnn_layout layout(shape);
+    dense::blas b;
+    rnn::sequence_model<T> model(b, layout, 5);
+    model.set_parameters(layout.initial_parameters(3));
+    model.set_training(true);
+    model.set_dropout_seed(99);
+    const step_t steps = 57;
+    const auto data = test::random_sequence<T>(shape, 5, steps, loss, 4);
+    const test::rnn_gradient reference = test::store_all_gradient(model, data);
+    const std::string what = std::string(rnn::name(cell)) + (dropout > 0 ? " with dropout" : "") +
+                             (sizeof(T) == 4 ? " float" : " double");
+    BOOST_TEST_REQUIRE(std::isfinite(reference.loss), what);
+    for (double g : reference.params)
+        BOOST_TEST_REQUIRE(std::isfinite(g), what);
+    for (slot_t slots : {1, 2, 3, 5, 9, 20}) {
+        BOOST_TEST(same(run_with(model, data, revolve(steps, slots), slots), reference), what << " revolve " << slots);
+        if (slots >= 13) // uniform spacing needs about 2 sqrt(T) slots
+            BOOST_TEST(same(run_with(model, data, uniform::fit(steps, slots), slots), reference),
+                       what << " uniform " << slots);
+        BOOST_TEST(same(run_with(model, data, online_revolve(slots).replay(steps, online_end::at_last_step), slots),
+                        reference),
+                   what << " online " << slots);
+    }
+    BOOST_TEST(same(run_with(model, data, uniform(steps, 8), 15), reference), what << " uniform every 8");
+    // Two levels: a small fast one and a priced slow one, in a tiered store of two host stores.
+    const cost_model levels{{{"fast", 3, 0, 0}, {"slow", 12, 2, 2}}};
+    rnn::bptt<T> bp(model);
+    thrust::device_vector<T> grad(static_cast<std::size_t>(model.parameter_count()));
+    tiered_store store(host_store(3), host_store(12));
+    const rnn::bptt_result r = bp.gradient(multilevel(steps, levels), store, data, grad);
+    BOOST_TEST(same({r.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
+               what << " multilevel");
+    BOOST_TEST(r.report.forward_steps > static_cast<std::uint64_t>(steps)); // it did recompute
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_schedule_is_bit_identical_to_store_all)
+{
+    for (rnn::cell_kind cell : {rnn::cell_kind::gru, rnn::cell_kind::lstm})
+        for (double dropout : {0.0, 0.4}) {
+            check_every_schedule<double>(cell, dropout, rnn::loss_at::every_step);
+            check_every_schedule<float>(cell, dropout, rnn::loss_at::last_step);
+        }
+}
+
+BOOST_AUTO_TEST_CASE(dropout_changes_the_gradient_and_a_new_seed_changes_it_again)
+{
+    const rnn::rnn_shape shape{.cell = rnn::cell_kind::lstm, .input = 2, .hidden = 6, .layers = 2, .output = 1,
+                               .dropout = 0.5};
+    const rnn::rnn_layout layout(shape);
+    dense::blas b;
+    rnn::sequence_model<double> model(b, layout, 4);
+    model.set_parameters(layout.initial_parameters(5));
+    const auto data = test::random_sequence<double>(shape, 4, 20, rnn::loss_at::every_step, 6);
+    const test::rnn_gradient off = test::store_all_gradient(model, data); // not training: no dropout
+    model.set_training(true);
+    model.set_dropout_seed(1);
+    const test::rnn_gradient one = test::store_all_gradient(model, data);
+    model.set_dropout_seed(2);
+    const test::rnn_gradient two = test::store_all_gradient(model, data);
+    BOOST_TEST(one.loss != off.loss);
+    BOOST_TEST(two.loss != one.loss);
+    BOOST_TEST(!test::same_bits(one.params, two.params));
+}
+
+namespace {
+
+// Runs `f`, requires remat::error whose message contains `needle`.
+template <class Error = error>
+void expect_error(const std::function<void()>& f, const std::string& needle)
+{
+    try {
+        f();
+        BOOST_ERROR("no error; expected one mentioning '" << needle << "'");
+    } catch (const Error& e) {
+        BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what() << " (expected '" << needle << "')");
+    }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_a_clear_message)
+{
+    const rnn::rnn_shape shape{.cell = rnn::cell_kind::gru, .input = 2, .hidden = 4, .output = 1};
+    const rnn::sequence_shape seq{.input = 2, .output = 1, .batch = 3, .steps = 4};
+    const std::vector<double> inputs(2 * 3 * 4, 0.5);
+    const std::vector<double> targets(3, 0.1);
+    // Sequences.
+    expect_error<argument_error>([&] { rnn::sequence<double>({.input = 2, .output = 1, .batch = 3, .steps = 0}, inputs, targets); },
+                                 "sequence length 0");
+    expect_error<argument_error>([&] { rnn::sequence<double>(seq, std::vector<double>(5, 0.0), targets); },
+                                 "got 5 values (expected 2 features x 3 batch x 4 steps = 24)");
+    std::vector<double> nan_inputs = inputs;
+    nan_inputs[2 * 3 * 2 + 2 * 1 + 1] = std::numeric_limits<double>::quiet_NaN();
+    expect_error<argument_error>([&] { rnn::sequence<double>(seq, nan_inputs, targets); },
+                                 "value nan at step 2, batch member 1, feature 1");
+    std::vector<double> inf_targets = targets;
+    inf_targets[2] = std::numeric_limits<double>::infinity();
+    expect_error<argument_error>([&] { rnn::sequence<double>(seq, inputs, inf_targets); }, "targets: value inf");
+    // Shapes.
+    expect_error<argument_error>([&] { rnn::rnn_layout({.cell = rnn::cell_kind::gru, .input = 2, .hidden = 0, .output = 1}); },
+                                 "RNN hidden size 0");
+    expect_error<argument_error>([&] { rnn::rnn_layout({.input = 2, .hidden = 4, .output = 1, .dropout = 1.0}); },
+                                 "RNN dropout 1");
+    expect_error<argument_error>([&] { (void)rnn::parse_cell("rnn"); }, "cell 'rnn' (expected gru or lstm)");
+    // A sequence that does not fit the model; a plan of another length; a budget of no slot.
+    const rnn::rnn_layout layout(shape);
+    dense::blas b;
+    rnn::sequence_model<double> model(b, layout, 3);
+    model.set_parameters(layout.initial_parameters(1));
+    rnn::bptt<double> bp(model);
+    thrust::device_vector<double> grad(static_cast<std::size_t>(model.parameter_count()), 7.0);
+    const rnn::sequence<double> wide({.input = 3, .output = 1, .batch = 3, .steps = 4}, std::vector<double>(36, 0.1),
+                                     targets);
+    host_store store(4);
+    expect_error<argument_error>([&] { (void)bp.gradient(revolve(4, 2), store, wide, grad); },
+                                 "sequence of 3 input features, 1 targets, batch 3 does not fit the model (2 input features");
+    const rnn::sequence<double> data(seq, inputs, targets);
+    const rnn::sequence<double> other_batch({.input = 2, .output = 1, .batch = 2, .steps = 4},
+                                            std::vector<double>(16, 0.1), std::vector<double>(2, 0.0));
+    expect_error<argument_error>([&] { (void)bp.gradient(revolve(4, 2), store, other_batch, grad); }, "batch 2");
+    expect_error<schedule_error>([&] { (void)bp.gradient(revolve(5, 2), store, data, grad); },
+                                 "a schedule of 5 steps for a sequence of 4");
+    thrust::device_vector<double> short_grad(3);
+    expect_error<argument_error>([&] { (void)bp.gradient(revolve(4, 2), store, data, short_grad); }, "gradient length");
+    // Nothing was half-done: the gradient was never touched, and a good run still works afterwards.
+    for (double g : test::to_host(grad))
+        BOOST_TEST_REQUIRE(g == 7.0);
+    const rnn::bptt_result r = bp.gradient(revolve(4, 2), store, data, grad);
+    BOOST_TEST(r.loss == test::store_all_gradient(model, data).loss);
+}
