@@ -55,8 +55,8 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
     const step_t steps = 57;
     const auto data = test::random_sequence<T>(shape, 5, steps, loss, 4);
     const test::rnn_gradient reference = test::store_all_gradient(model, data);
-    const std::string what = std::string(rnn::name(cell)) + (dropout > 0 ? " with dropout" : "") +
-                             (sizeof(T) == 4 ? " float" : " double");
+    const std::string what =
+        std::string(rnn::name(cell)) + (dropout > 0 ? " with dropout" : "") + (sizeof(T) == 4 ? " float" : " double");
     BOOST_TEST_REQUIRE(std::isfinite(reference.loss), what);
     for (double g : reference.params)
         BOOST_TEST_REQUIRE(std::isfinite(g), what);
@@ -94,8 +94,8 @@ BOOST_AUTO_TEST_CASE(every_schedule_is_bit_identical_to_store_all)
 
 BOOST_AUTO_TEST_CASE(dropout_changes_the_gradient_and_a_new_seed_changes_it_again)
 {
-    const rnn::rnn_shape shape{.cell = rnn::cell_kind::lstm, .input = 2, .hidden = 6, .layers = 2, .output = 1,
-                               .dropout = 0.5};
+    const rnn::rnn_shape shape{
+        .cell = rnn::cell_kind::lstm, .input = 2, .hidden = 6, .layers = 2, .output = 1, .dropout = 0.5};
     const rnn::rnn_layout layout(shape);
     dense::blas b;
     rnn::sequence_model<double> model(b, layout, 4);
@@ -122,7 +122,8 @@ void expect_error(const std::function<void()>& f, const std::string& needle)
         f();
         BOOST_ERROR("no error; expected one mentioning '" << needle << "'");
     } catch (const Error& e) {
-        BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what() << " (expected '" << needle << "')");
+        BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos, e.what()
+                                                                                << " (expected '" << needle << "')");
     }
 }
 
@@ -135,8 +136,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_a_clear_message)
     const std::vector<double> inputs(2 * 3 * 4, 0.5);
     const std::vector<double> targets(3, 0.1);
     // Sequences.
-    expect_error<argument_error>([&] { rnn::sequence<double>({.input = 2, .output = 1, .batch = 3, .steps = 0}, inputs, targets); },
-                                 "sequence length 0");
+    expect_error<argument_error>(
+        [&] { rnn::sequence<double>({.input = 2, .output = 1, .batch = 3, .steps = 0}, inputs, targets); },
+        "sequence length 0");
     expect_error<argument_error>([&] { rnn::sequence<double>(seq, std::vector<double>(5, 0.0), targets); },
                                  "got 5 values (expected 2 features x 3 batch x 4 steps = 24)");
     std::vector<double> nan_inputs = inputs;
@@ -147,8 +149,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_a_clear_message)
     inf_targets[2] = std::numeric_limits<double>::infinity();
     expect_error<argument_error>([&] { rnn::sequence<double>(seq, inputs, inf_targets); }, "targets: value inf");
     // Shapes.
-    expect_error<argument_error>([&] { rnn::rnn_layout({.cell = rnn::cell_kind::gru, .input = 2, .hidden = 0, .output = 1}); },
-                                 "RNN hidden size 0");
+    expect_error<argument_error>(
+        [&] { rnn::rnn_layout({.cell = rnn::cell_kind::gru, .input = 2, .hidden = 0, .output = 1}); },
+        "RNN hidden size 0");
     expect_error<argument_error>([&] { rnn::rnn_layout({.input = 2, .hidden = 4, .output = 1, .dropout = 1.0}); },
                                  "RNN dropout 1");
     expect_error<argument_error>([&] { (void)rnn::parse_cell("rnn"); }, "cell 'rnn' (expected gru or lstm)");
@@ -162,8 +165,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_a_clear_message)
     const rnn::sequence<double> wide({.input = 3, .output = 1, .batch = 3, .steps = 4}, std::vector<double>(36, 0.1),
                                      targets);
     host_store store(4);
-    expect_error<argument_error>([&] { (void)bp.gradient(revolve(4, 2), store, wide, grad); },
-                                 "sequence of 3 input features, 1 targets, batch 3 does not fit the model (2 input features");
+    expect_error<argument_error>(
+        [&] { (void)bp.gradient(revolve(4, 2), store, wide, grad); },
+        "sequence of 3 input features, 1 targets, batch 3 does not fit the model (2 input features");
     const rnn::sequence<double> data(seq, inputs, targets);
     const rnn::sequence<double> other_batch({.input = 2, .output = 1, .batch = 2, .steps = 4},
                                             std::vector<double>(16, 0.1), std::vector<double>(2, 0.0));

@@ -41,11 +41,13 @@ BOOST_AUTO_TEST_CASE(gradients_match_central_differences)
 {
     std::vector<fd_case> cases;
     for (rnn::cell_kind cell : {rnn::cell_kind::gru, rnn::cell_kind::lstm}) {
-        cases.push_back({{.cell = cell, .input = 3, .hidden = 5, .layers = 1, .output = 2}, 4, 7,
-                         rnn::loss_at::last_step});
-        cases.push_back({{.cell = cell, .input = 2, .hidden = 4, .layers = 2, .output = 1}, 3, 6,
-                         rnn::loss_at::every_step});
-        cases.push_back({{.cell = cell, .input = 2, .hidden = 6, .layers = 3, .output = 2, .dropout = 0.3}, 3, 5,
+        cases.push_back(
+            {{.cell = cell, .input = 3, .hidden = 5, .layers = 1, .output = 2}, 4, 7, rnn::loss_at::last_step});
+        cases.push_back(
+            {{.cell = cell, .input = 2, .hidden = 4, .layers = 2, .output = 1}, 3, 6, rnn::loss_at::every_step});
+        cases.push_back({{.cell = cell, .input = 2, .hidden = 6, .layers = 3, .output = 2, .dropout = 0.3},
+                         3,
+                         5,
                          rnn::loss_at::every_step});
     }
     dense::blas b;

@@ -44,13 +44,13 @@ template <class T>
 rnn::sequence<T> random_sequence(const rnn::rnn_shape& shape, std::int64_t batch, step_t steps, rnn::loss_at loss,
                                  std::uint64_t seed)
 {
-    const rnn::sequence_shape s{.input = shape.input, .output = shape.output, .batch = batch, .steps = steps,
-                                .loss = loss};
+    const rnn::sequence_shape s{
+        .input = shape.input, .output = shape.output, .batch = batch, .steps = steps, .loss = loss};
     const auto n = static_cast<std::size_t>(steps);
     const auto in = random_values(static_cast<std::size_t>(shape.input * batch) * n, seed, -1, 1);
-    const auto out = random_values(static_cast<std::size_t>(shape.output * batch) *
-                                       (loss == rnn::loss_at::every_step ? n : 1),
-                                   seed + 1, -0.5, 0.5);
+    const auto out =
+        random_values(static_cast<std::size_t>(shape.output * batch) * (loss == rnn::loss_at::every_step ? n : 1),
+                      seed + 1, -0.5, 0.5);
     return rnn::sequence<T>(s, in, out);
 }
 
@@ -68,7 +68,8 @@ rnn_gradient store_all_gradient(rnn::sequence_model<T>& model, const rnn::sequen
     rnn::bptt<T> bp(model);
     thrust::device_vector<T> grad(static_cast<std::size_t>(model.parameter_count()));
     host_store store(static_cast<slot_t>(data.steps()));
-    const rnn::bptt_result r = bp.gradient(store_all(data.steps(), static_cast<slot_t>(data.steps())), store, data, grad);
+    const rnn::bptt_result r =
+        bp.gradient(store_all(data.steps(), static_cast<slot_t>(data.steps())), store, data, grad);
     return {r.loss, to_host(grad), to_host(bp.initial_adjoint())};
 }
 

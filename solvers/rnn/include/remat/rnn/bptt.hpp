@@ -50,8 +50,8 @@ public:
     /// gradient of the wrong length, remat::schedule_error for a plan of another length; failures in a
     /// step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint() afterwards.
     template <schedule Schedule, snapshot_store Store, class A>
-    bptt_result gradient(const Schedule& plan, Store& store, const sequence<T>& data,
-                         thrust::device_vector<T, A>& grad, const run_options& options = {})
+    bptt_result gradient(const Schedule& plan, Store& store, const sequence<T>& data, thrust::device_vector<T, A>& grad,
+                         const run_options& options = {})
     {
         model_->check(data);
         if (plan.steps() != data.steps())
@@ -66,8 +66,7 @@ public:
         double loss = 0;
         bptt_result r;
         r.report = remat::run(
-            plan, store, state_,
-            [&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); },
+            plan, store, state_, [&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); },
             [&](step_t k, thrust::device_vector<T>& s) {
                 loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)), dense::view(adjoint_),
                                              dense::view(grad));

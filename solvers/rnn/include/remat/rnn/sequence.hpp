@@ -101,8 +101,8 @@ private:
     template <class U>
     void check_values(const char* what, std::span<const U> values, std::int64_t features, step_t steps) const
     {
-        const std::uint64_t expected = static_cast<std::uint64_t>(features) *
-                                       static_cast<std::uint64_t>(shape_.batch) * static_cast<std::uint64_t>(steps);
+        const std::uint64_t expected = static_cast<std::uint64_t>(features) * static_cast<std::uint64_t>(shape_.batch) *
+                                       static_cast<std::uint64_t>(steps);
         if (values.size() != expected)
             throw argument_error("sequence " + std::string(what) + ": got " + std::to_string(values.size()) +
                                  " values (expected " + std::to_string(features) + " features x " +
@@ -111,12 +111,11 @@ private:
         for (std::size_t i = 0; i < values.size(); ++i)
             if (!std::isfinite(static_cast<double>(values[i]))) {
                 const auto per_step = static_cast<std::size_t>(features * shape_.batch);
-                throw argument_error("sequence " + std::string(what) + ": value " +
-                                     std::to_string(static_cast<double>(values[i])) + " at step " +
-                                     std::to_string(i / per_step) + ", batch member " +
-                                     std::to_string(i % per_step / static_cast<std::size_t>(features)) +
-                                     ", feature " + std::to_string(i % static_cast<std::size_t>(features)) +
-                                     " (expected a finite number)");
+                throw argument_error(
+                    "sequence " + std::string(what) + ": value " + std::to_string(static_cast<double>(values[i])) +
+                    " at step " + std::to_string(i / per_step) + ", batch member " +
+                    std::to_string(i % per_step / static_cast<std::size_t>(features)) + ", feature " +
+                    std::to_string(i % static_cast<std::size_t>(features)) + " (expected a finite number)");
             }
     }
 

@@ -46,7 +46,7 @@ struct gru_forward {
     const T* b_hh;
     const T* h;
     T* h_out;
-    T* tape; // nullptr: nothing kept; else r, z, n, Gh_n + b_hn at tape + k * count
+    T* tape;            // nullptr: nothing kept; else r, z, n, Gh_n + b_hn at tape + k * count
     std::int64_t count; // H B
     gate_index at;
     REMAT_HOST_DEVICE void operator()(std::int64_t e) const
