@@ -79,6 +79,12 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
     BOOST_TEST(same({r.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
                what << " multilevel");
     BOOST_TEST(r.report.forward_steps > static_cast<std::uint64_t>(steps)); // it did recompute
+    // Plain BPTT (every tape kept, nothing recomputed): the same bits, so recomputation is exact.
+    const rnn::bptt_result plain = bp.plain_gradient(data, grad);
+    BOOST_TEST(same({plain.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
+               what << " plain BPTT");
+    BOOST_TEST(plain.report.peak_snapshot_bytes ==
+               static_cast<std::uint64_t>(steps * model.kept_per_step()) * sizeof(T));
 }
 
 } // namespace

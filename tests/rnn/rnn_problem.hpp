@@ -39,19 +39,29 @@ std::vector<double> to_host(const thrust::device_vector<T>& v)
     return {h.begin(), h.end()};
 }
 
-/// Random inputs in [-1, 1] and targets in [-0.5, 0.5] for a model's shape.
+/// Random inputs in [-1, 1] (input x B x T) for a model's shape.
+inline std::vector<double> random_inputs(const rnn::rnn_shape& shape, std::int64_t batch, step_t steps,
+                                         std::uint64_t seed)
+{
+    return random_values(static_cast<std::size_t>(shape.input * batch * steps), seed, -1, 1);
+}
+/// Random targets in [-0.5, 0.5] (output x B, after every step or after the last).
+inline std::vector<double> random_targets(const rnn::rnn_shape& shape, std::int64_t batch, step_t steps,
+                                          rnn::loss_at loss, std::uint64_t seed)
+{
+    const step_t terms = loss == rnn::loss_at::every_step ? steps : 1;
+    return random_values(static_cast<std::size_t>(shape.output * batch * terms), seed + 1, -0.5, 0.5);
+}
+
+/// A sequence of random_inputs and random_targets.
 template <class T>
 rnn::sequence<T> random_sequence(const rnn::rnn_shape& shape, std::int64_t batch, step_t steps, rnn::loss_at loss,
                                  std::uint64_t seed)
 {
     const rnn::sequence_shape s{
         .input = shape.input, .output = shape.output, .batch = batch, .steps = steps, .loss = loss};
-    const auto n = static_cast<std::size_t>(steps);
-    const auto in = random_values(static_cast<std::size_t>(shape.input * batch) * n, seed, -1, 1);
-    const auto out =
-        random_values(static_cast<std::size_t>(shape.output * batch) * (loss == rnn::loss_at::every_step ? n : 1),
-                      seed + 1, -0.5, 0.5);
-    return rnn::sequence<T>(s, in, out);
+    return rnn::sequence<T>(s, random_inputs(shape, batch, steps, seed),
+                            random_targets(shape, batch, steps, loss, seed));
 }
 
 /// The loss and gradient of one run, on the host.

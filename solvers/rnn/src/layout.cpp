@@ -90,4 +90,27 @@ std::vector<double> rnn_layout::initial_parameters(std::uint64_t seed) const
     return p;
 }
 
+std::vector<double> rnn_layout::chrono_parameters(std::uint64_t seed, double max_timescale) const
+{
+    if (!(max_timescale >= 2) || !std::isfinite(max_timescale))
+        throw argument_error("chrono initialisation: largest timescale " + std::to_string(max_timescale) +
+                             " steps (expected a finite number >= 2)");
+    std::vector<double> p = initial_parameters(seed);
+    std::mt19937_64 gen(seed ^ 0x9e3779b97f4a7c15ULL);
+    const std::int64_t h = shape_.hidden;
+    // The memory gate's row block: z (1) for GRU, f (1) for LSTM, whose i (0) gets the opposite bias.
+    for (const rnn_layer_offsets& layer : layers_)
+        for (std::int64_t u = 0; u < h; ++u) {
+            const double draw = 1 + (max_timescale - 2) * static_cast<double>(gen() >> 11) * 0x1p-53;
+            const double b = std::log(draw);
+            p[static_cast<std::size_t>(layer.b_hh + h + u)] = b;
+            p[static_cast<std::size_t>(layer.b_ih + h + u)] = 0;
+            if (shape_.cell == cell_kind::lstm) {
+                p[static_cast<std::size_t>(layer.b_hh + u)] = -b;
+                p[static_cast<std::size_t>(layer.b_ih + u)] = 0;
+            }
+        }
+    return p;
+}
+
 } // namespace remat::rnn

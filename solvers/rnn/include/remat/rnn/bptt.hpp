@@ -16,7 +16,9 @@
 
 #include <thrust/device_vector.h>
 
+#include <chrono>
 #include <string>
+#include <utility>
 
 namespace remat::rnn {
 
@@ -74,6 +76,55 @@ public:
             options);
         b.synchronize();
         r.loss = loss;
+        return r;
+    }
+
+    /// The same gradient by plain back-propagation through time: every state and every step's tape (gate
+    /// activations, layer outputs) kept, nothing recomputed; memory grows as T (model.kept_per_step()
+    /// elements per step), allocated for the call. The baseline checkpointing is measured against; its
+    /// loss and gradient are bit-identical to gradient()'s. The report counts T forward steps and the
+    /// kept bytes as its peak_snapshot_bytes.
+    template <class A>
+    bptt_result plain_gradient(const sequence<T>& data, thrust::device_vector<T, A>& grad)
+    {
+        model_->check(data);
+        dense::detail::check_same_size("bptt::plain_gradient", "the gradient length", model_->parameter_count(),
+                                       static_cast<std::int64_t>(grad.size()));
+        const auto steps = static_cast<std::size_t>(data.steps());
+        const auto state = static_cast<std::size_t>(model_->state_size());
+        const auto tape = static_cast<std::size_t>(model_->tape_size());
+        thrust::device_vector<T> states(steps * state);
+        thrust::device_vector<T> tapes(steps * tape);
+        dense::blas& b = model_->blas();
+        const auto start = std::chrono::steady_clock::now();
+        const dense::vector_view<T> all_states = dense::view(states);
+        const dense::vector_view<T> all_tapes = dense::view(tapes);
+        dense::fill(b, dense::view(state_), T(0));
+        dense::fill(b, dense::view(adjoint_), T(0));
+        dense::fill(b, dense::view(grad), T(0));
+        for (std::size_t k = 0; k < steps; ++k) {
+            dense::copy(b, dense::view(std::as_const(state_)), all_states.sub(static_cast<std::int64_t>(k * state),
+                                                                              static_cast<std::int64_t>(state)));
+            model_->record_step(static_cast<step_t>(k), data, dense::view(state_),
+                                all_tapes.sub(static_cast<std::int64_t>(k * tape), static_cast<std::int64_t>(tape)));
+        }
+        double loss = 0;
+        for (std::size_t k = steps; k-- > 0;)
+            loss += model_->backward_step(
+                static_cast<step_t>(k), data,
+                dense::vector_view<const T>(
+                    all_states.sub(static_cast<std::int64_t>(k * state), static_cast<std::int64_t>(state))),
+                dense::vector_view<const T>(
+                    all_tapes.sub(static_cast<std::int64_t>(k * tape), static_cast<std::int64_t>(tape))),
+                dense::view(adjoint_), dense::view(grad));
+        b.synchronize();
+        bptt_result r;
+        r.loss = loss;
+        r.report.steps = data.steps();
+        r.report.forward_steps = steps; // each step once, none re-run
+        r.report.reverse_steps = steps;
+        r.report.peak_snapshot_bytes = (states.size() + tapes.size()) * sizeof(T);
+        r.report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return r;
     }
 

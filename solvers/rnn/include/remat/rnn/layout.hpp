@@ -77,6 +77,14 @@ public:
     /// read-out in +-1/sqrt(H) too), from a 64-bit Mersenne Twister seeded with `seed` (the same values
     /// on every platform).
     [[nodiscard]] std::vector<double> initial_parameters(std::uint64_t seed) const;
+    /// The same, with the memory gates' biases drawn for timescales up to `max_timescale` steps (chrono
+    /// initialisation, Tallec & Ollivier 2018): b_hh of the GRU's z and of the LSTM's f is log(u), and of
+    /// the LSTM's i -log(u), with u uniform in [1, max_timescale - 1]; b_ih of those gates is 0. Long
+    /// memories from the start: what tasks with dependencies over hundreds of steps need. argument_error
+    /// for max_timescale < 2.
+    ///
+    ///     model.set_parameters(layout.chrono_parameters(7, 1000.0));
+    [[nodiscard]] std::vector<double> chrono_parameters(std::uint64_t seed, double max_timescale) const;
 
 private:
     rnn_shape shape_;

@@ -131,7 +131,7 @@ public:
     void step(step_t k, const sequence<T>& data, dense::vector_view<T> state)
     {
         check_state("sequence_model::step", state.size);
-        run_step(k, data, state, false);
+        run_step(k, data, state.data, state.data, nullptr);
     }
 
     /// The loss term after step k (0 if the loss has none there), from state == h_{k+1}.
@@ -151,65 +151,30 @@ public:
                         dense::vector_view<T> adjoint, dense::vector_view<T> grad)
     {
         check_state("sequence_model::adjoint_step", state.size);
-        check_state("sequence_model::adjoint_step (adjoint)", adjoint.size);
-        dense::detail::check_same_size("sequence_model::adjoint_step", "the gradient length", parameter_count(),
-                                       grad.size);
-        run_step(k, data, dense::vector_view<T>{const_cast<T*>(state.data), state.size}, true);
-        const rnn_shape& s = layout_.shape();
-        const std::int64_t parts = layout_.state_parts();
-        const std::int64_t rows = layout_.gate_rows();
-        const detail::gate_index at{s.hidden, rows};
-        double term = 0;
-        if (data.has_target(k)) {
-            // dy = dL/dy, then W_out, b_out and the top layer's dh'.
-            const T* top = layer_output(s.layers - 1);
-            term = read_out(k, data, top, true);
-            const dense::matrix_view<const T> dy = dense::dense_matrix<const T>(raw(readout_), s.output, batch_);
-            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
-                        dense::dense_matrix(grad.data + layout_.w_out(), s.output, s.hidden));
-            dense::row_sums(*blas_, dy, grad.sub(layout_.b_out(), s.output), T(1));
-            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1),
-                        weights(layout_.w_out(), s.output, s.hidden), dy, T(1),
-                        dense::dense_matrix(adjoint.data + (s.layers - 1) * parts * count_, s.hidden, batch_));
-        }
-        for (std::int64_t l = s.layers; l-- > 0;) {
-            const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
-            const T* h = state.data + l * parts * count_;
-            T* dh = adjoint.data + l * parts * count_;
-            const T* gates = layer_tape(l) + (l > 0 ? count_ : 0);
-            T* dgi = raw(gi_);
-            T* dgh = raw(gh_);
-            if (s.cell == cell_kind::gru) {
-                dense::for_each_index(*blas_, count_, detail::gru_backward<T>{gates, h, dh, dgi, dgh, count_, at});
-            } else {
-                dgh = dgi;
-                dense::for_each_index(*blas_, count_,
-                                      detail::lstm_backward<T>{gates, h + count_, dh, dh + count_, dgi, count_, at});
-            }
-            const dense::matrix_view<const T> dgi_m = dense::dense_matrix<const T>(dgi, rows, batch_);
-            const dense::matrix_view<const T> dgh_m = dense::dense_matrix<const T>(dgh, rows, batch_);
-            const dense::matrix_view<const T> x = layer_input(k, data, l);
-            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgi_m, x, T(1),
-                        dense::dense_matrix(grad.data + layer.w_ih, rows, layer.in));
-            dense::row_sums(*blas_, dgi_m, grad.sub(layer.b_ih, rows), T(1));
-            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgh_m, hidden_matrix(h), T(1),
-                        dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
-            dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
-            // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
-            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden), dgh_m,
-                        s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
-            if (l > 0) {
-                // The layer below's output fed this layer through dropout: its gradient gets W_ih^T dGi, masked.
-                T* dx = raw(spare_);
-                dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_ih, rows, layer.in),
-                            dgi_m, T(0), dense::dense_matrix(dx, s.hidden, batch_));
-                if (dropping())
-                    dense::for_each_index(*blas_, count_, dropout(dx, k, l - 1));
-                dense::axpy(*blas_, T(1), dense::vector_view<const T>{dx, count_},
-                            dense::vector_view<T>{adjoint.data + (l - 1) * parts * count_, count_});
-            }
-        }
-        return term;
+        run_step(k, data, state.data, nullptr, raw(tape_));
+        return backward(k, data, state.data, raw(tape_), adjoint, grad);
+    }
+
+    /// Elements of one step's tape: every gate activation and layer output of the step.
+    [[nodiscard]] std::int64_t tape_size() const noexcept { return static_cast<std::int64_t>(tape_.size()); }
+    /// Plain back-propagation through time, which keeps every step's tape instead of recomputing it (for
+    /// comparisons: memory grows with T): step k as step() does, also writing its tape to `tape`.
+    ///
+    ///     model.record_step(k, data, state, tapes.sub(k * model.tape_size(), model.tape_size()));
+    void record_step(step_t k, const sequence<T>& data, dense::vector_view<T> state, dense::vector_view<T> tape)
+    {
+        check_state("sequence_model::record_step", state.size);
+        dense::detail::check_same_size("sequence_model::record_step", "the tape length", tape_size(), tape.size);
+        run_step(k, data, state.data, state.data, tape.data);
+    }
+    /// The adjoint of step k from its recorded tape, with state == h_k: adjoint_step() without the
+    /// recomputation. Returns the loss term.
+    double backward_step(step_t k, const sequence<T>& data, dense::vector_view<const T> state,
+                         dense::vector_view<const T> tape, dense::vector_view<T> adjoint, dense::vector_view<T> grad)
+    {
+        check_state("sequence_model::backward_step", state.size);
+        dense::detail::check_same_size("sequence_model::backward_step", "the tape length", tape_size(), tape.size);
+        return backward(k, data, state.data, tape.data, adjoint, grad);
     }
 
 private:
@@ -228,12 +193,21 @@ private:
     {
         return dense::dense_matrix(h, layout_.shape().hidden, batch_);
     }
-    // Layer l's tape: [its dropped input (l > 0, when layers > 1)] [gates] [its output h'].
-    T* layer_tape(std::int64_t l) noexcept { return raw(tape_) + l * layer_tape_; }
-    T* layer_output(std::int64_t l) noexcept { return layer_tape(l) + layer_tape_ - count_; }
-    [[nodiscard]] dense::matrix_view<const T> layer_input(step_t k, const sequence<T>& data, std::int64_t l)
+    // Layer l's part of a tape: [its dropped input (l > 0, when layers > 1)] [gates] [its output h'].
+    template <class P>
+    P* layer_tape(P* tape, std::int64_t l) const noexcept
     {
-        return l == 0 ? data.input(k) : hidden_matrix(layer_tape(l));
+        return tape + l * layer_tape_;
+    }
+    template <class P>
+    P* layer_gates(P* tape, std::int64_t l) const noexcept
+    {
+        return layer_tape(tape, l) + (l > 0 ? count_ : 0);
+    }
+    template <class P>
+    P* layer_output(P* tape, std::int64_t l) const noexcept
+    {
+        return layer_tape(tape, l) + layer_tape_ - count_;
     }
     void check_state(const char* call, std::int64_t size) const
     {
@@ -245,8 +219,9 @@ private:
         return {x, seed_, k, l, p, static_cast<T>(1 / (1 - p))};
     }
 
-    // Step k from `state` == h_k: into the state itself (forward), or into the tape (state untouched).
-    void run_step(step_t k, const sequence<T>& data, dense::vector_view<T> state, bool record)
+    // Step k from `in` == h_k. Without a tape: into `out` == `in` itself. With one: the gates and layer
+    // outputs onto it, and (when `out` is given) h_{k+1} and c_{k+1} into `out` (which may be `in`).
+    void run_step(step_t k, const sequence<T>& data, const T* in, T* out, T* tape)
     {
         check(data);
         if (k < 0 || k >= data.steps())
@@ -258,17 +233,18 @@ private:
         const detail::gate_index at{s.hidden, rows};
         for (std::int64_t l = 0; l < s.layers; ++l) {
             const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
-            T* h = state.data + l * parts * count_;
+            const T* h = in + l * parts * count_;
             dense::matrix_view<const T> x = data.input(k);
             if (l > 0) {
                 // The layer below's new output, through dropout: into this layer's tape, or scratch.
-                const T* below = record ? layer_output(l - 1) : state.data + (l - 1) * parts * count_;
-                T* in = record ? layer_tape(l) : raw(spare_);
-                if (dropping() || record) {
-                    dense::copy(*blas_, dense::vector_view<const T>{below, count_}, dense::vector_view<T>{in, count_});
+                const T* below = tape ? layer_output(tape, l - 1) : out + (l - 1) * parts * count_;
+                T* dropped = tape ? layer_tape(tape, l) : raw(spare_);
+                if (dropping() || tape) {
+                    dense::copy(*blas_, dense::vector_view<const T>{below, count_},
+                                dense::vector_view<T>{dropped, count_});
                     if (dropping())
-                        dense::for_each_index(*blas_, count_, dropout(in, k, l - 1));
-                    below = in;
+                        dense::for_each_index(*blas_, count_, dropout(dropped, k, l - 1));
+                    below = dropped;
                 }
                 x = hidden_matrix(below);
             }
@@ -276,20 +252,86 @@ private:
                         dense::dense_matrix(raw(gi_), rows, batch_));
             dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
                         hidden_matrix(h), T(0), dense::dense_matrix(raw(gh_), rows, batch_));
-            T* tape = record ? layer_tape(l) + (l > 0 ? count_ : 0) : nullptr;
-            T* out = record ? layer_output(l) : h;
+            T* gates = tape ? layer_gates(tape, l) : nullptr;
+            T* h_out = tape ? layer_output(tape, l) : out + l * parts * count_;
             if (s.cell == cell_kind::gru) {
                 dense::for_each_index(*blas_, count_,
                                       detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
-                                                             h, out, tape, count_, at});
+                                                             h, h_out, gates, count_, at});
             } else {
-                // The new c goes to the state (forward) or, when recording, nowhere: tanh(c') is on the tape.
-                T* c_out = record ? raw(spare_) : h + count_;
+                // c' goes to the state, or nowhere when only the tape is wanted (tanh(c') is on it).
+                T* c_out = out ? out + l * parts * count_ + count_ : raw(spare_);
                 dense::for_each_index(*blas_, count_,
                                       detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
-                                                              h + count_, out, c_out, tape, count_, at});
+                                                              h + count_, h_out, c_out, gates, count_, at});
+            }
+            if (tape && out)
+                dense::copy(*blas_, dense::vector_view<const T>{h_out, count_},
+                            dense::vector_view<T>{out + l * parts * count_, count_});
+        }
+    }
+
+    // The adjoint of step k from its tape, with `state` == h_k.
+    double backward(step_t k, const sequence<T>& data, const T* state, const T* tape, dense::vector_view<T> adjoint,
+                    dense::vector_view<T> grad)
+    {
+        check_state("sequence_model: the adjoint", adjoint.size);
+        dense::detail::check_same_size("sequence_model: the adjoint step", "the gradient length", parameter_count(),
+                                       grad.size);
+        const rnn_shape& s = layout_.shape();
+        const std::int64_t parts = layout_.state_parts();
+        const std::int64_t rows = layout_.gate_rows();
+        const detail::gate_index at{s.hidden, rows};
+        double term = 0;
+        if (data.has_target(k)) {
+            // dy = dL/dy, then W_out, b_out and the top layer's dh'.
+            const T* top = layer_output(tape, s.layers - 1);
+            term = read_out(k, data, top, true);
+            const dense::matrix_view<const T> dy = dense::dense_matrix<const T>(raw(readout_), s.output, batch_);
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
+                        dense::dense_matrix(grad.data + layout_.w_out(), s.output, s.hidden));
+            dense::row_sums(*blas_, dy, grad.sub(layout_.b_out(), s.output), T(1));
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layout_.w_out(), s.output, s.hidden),
+                        dy, T(1), dense::dense_matrix(adjoint.data + (s.layers - 1) * parts * count_, s.hidden, batch_));
+        }
+        for (std::int64_t l = s.layers; l-- > 0;) {
+            const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
+            const T* h = state + l * parts * count_;
+            T* dh = adjoint.data + l * parts * count_;
+            const T* gates = layer_gates(tape, l);
+            T* dgi = raw(gi_);
+            T* dgh = raw(gh_);
+            if (s.cell == cell_kind::gru) {
+                dense::for_each_index(*blas_, count_, detail::gru_backward<T>{gates, h, dh, dgi, dgh, count_, at});
+            } else {
+                dgh = dgi;
+                dense::for_each_index(*blas_, count_,
+                                      detail::lstm_backward<T>{gates, h + count_, dh, dh + count_, dgi, count_, at});
+            }
+            const dense::matrix_view<const T> dgi_m = dense::dense_matrix<const T>(dgi, rows, batch_);
+            const dense::matrix_view<const T> dgh_m = dense::dense_matrix<const T>(dgh, rows, batch_);
+            const dense::matrix_view<const T> x = l == 0 ? data.input(k) : hidden_matrix(layer_tape(tape, l));
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgi_m, x, T(1),
+                        dense::dense_matrix(grad.data + layer.w_ih, rows, layer.in));
+            dense::row_sums(*blas_, dgi_m, grad.sub(layer.b_ih, rows), T(1));
+            dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgh_m, hidden_matrix(h), T(1),
+                        dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
+            dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
+            // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
+                        dgh_m, s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
+            if (l > 0) {
+                // The layer below's output fed this layer through dropout: its gradient gets W_ih^T dGi, masked.
+                T* dx = raw(spare_);
+                dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_ih, rows, layer.in),
+                            dgi_m, T(0), dense::dense_matrix(dx, s.hidden, batch_));
+                if (dropping())
+                    dense::for_each_index(*blas_, count_, dropout(dx, k, l - 1));
+                dense::axpy(*blas_, T(1), dense::vector_view<const T>{dx, count_},
+                            dense::vector_view<T>{adjoint.data + (l - 1) * parts * count_, count_});
             }
         }
+        return term;
     }
 
     // y = W_out h + b_out against the target after step k: the term (y - t)^2 summed / N; with `gradient`,
