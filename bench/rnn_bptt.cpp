@@ -134,8 +134,8 @@ int main(int argc, char** argv)
         measure("binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots);
         const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(plain.memory_bytes));
         const auto slots = static_cast<slot_t>((budget - std::min(budget, workspace)) / state_bytes);
-        measure("binomial " + std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "% memory", revolve(steps, slots),
-                slots);
+        measure("binomial " + std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "% memory",
+                revolve(steps, slots), slots);
     }
 
     if (format == "json") {
@@ -151,15 +151,16 @@ int main(int argc, char** argv)
         for (const row& r : rows) {
             if (r.method == "plain BPTT")
                 base = &r;
-            list.push_back({{"steps", r.steps},
-                            {"method", r.method},
-                            {"slots", r.slots},
-                            {"step_evaluations", r.forward_steps},
-                            {"memory_bytes", r.memory_bytes},
-                            {"seconds", r.seconds},
-                            {"memory_vs_plain", static_cast<double>(r.memory_bytes) / static_cast<double>(base->memory_bytes)},
-                            {"time_vs_plain", r.seconds / base->seconds},
-                            {"bit_identical_to_plain", r.identical}});
+            list.push_back(
+                {{"steps", r.steps},
+                 {"method", r.method},
+                 {"slots", r.slots},
+                 {"step_evaluations", r.forward_steps},
+                 {"memory_bytes", r.memory_bytes},
+                 {"seconds", r.seconds},
+                 {"memory_vs_plain", static_cast<double>(r.memory_bytes) / static_cast<double>(base->memory_bytes)},
+                 {"time_vs_plain", r.seconds / base->seconds},
+                 {"bit_identical_to_plain", r.identical}});
         }
         j["rows"] = list;
         report::write_json(std::cout, j);

@@ -11,6 +11,7 @@ packages=(
   librandom123-dev # remat::rnn's dropout masks (Philox, on the CPU and in CUDA kernels)
   python3-venv # scripts/install-python.sh: the Python references of the crosscheck tests
   libsundials-dev # remat::cvodes (SUNDIALS's CVODES; its examples' published output is a test reference)
+  python3-torch # the RNN crosscheck's reference (PyTorch 1.13, CPU), seen through build/python-venv
 )
 missing=()
 for p in "${packages[@]}"; do

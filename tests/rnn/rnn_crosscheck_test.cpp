@@ -50,10 +50,10 @@ BOOST_AUTO_TEST_CASE(loss_and_gradients_agree_with_pytorch)
     require_torch();
     std::vector<torch_case> cases;
     for (rnn::cell_kind cell : {rnn::cell_kind::gru, rnn::cell_kind::lstm}) {
-        cases.push_back({{.cell = cell, .input = 3, .hidden = 16, .layers = 1, .output = 2}, 5, 60,
-                         rnn::loss_at::last_step});
-        cases.push_back({{.cell = cell, .input = 2, .hidden = 12, .layers = 3, .output = 1}, 4, 40,
-                         rnn::loss_at::every_step});
+        cases.push_back(
+            {{.cell = cell, .input = 3, .hidden = 16, .layers = 1, .output = 2}, 5, 60, rnn::loss_at::last_step});
+        cases.push_back(
+            {{.cell = cell, .input = 2, .hidden = 12, .layers = 3, .output = 1}, 4, 40, rnn::loss_at::every_step});
     }
     test::scratch_dir dir;
     dense::blas b;

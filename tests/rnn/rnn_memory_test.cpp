@@ -53,10 +53,10 @@ BOOST_AUTO_TEST_CASE(hundred_thousand_steps_in_bounded_memory)
     // Plain BPTT keeps every state and the gates of every step; store-all keeps every state.
     const std::uint64_t state_bytes = bp.state_bytes();
     const std::uint64_t store_all_bytes = state_bytes * static_cast<std::uint64_t>(steps);
-    const std::uint64_t plain_bytes = static_cast<std::uint64_t>(model.kept_per_step()) * sizeof(float) *
-                                      static_cast<std::uint64_t>(steps);
-    BOOST_TEST_MESSAGE("peak RSS grew by " << growth << " bytes; store-all needs " << store_all_bytes
-                                           << ", plain BPTT " << plain_bytes);
+    const std::uint64_t plain_bytes =
+        static_cast<std::uint64_t>(model.kept_per_step()) * sizeof(float) * static_cast<std::uint64_t>(steps);
+    BOOST_TEST_MESSAGE("peak RSS grew by " << growth << " bytes; store-all needs " << store_all_bytes << ", plain BPTT "
+                                           << plain_bytes);
     BOOST_TEST(r.report.peak_snapshot_bytes == static_cast<std::uint64_t>(slots) * state_bytes);
     BOOST_TEST(growth < store_all_bytes / 10);
     BOOST_TEST(r.report.forward_steps > 4 * static_cast<std::uint64_t>(steps)); // about 4.2 sweeps with 20 slots

@@ -103,20 +103,19 @@ public:
         dense::fill(b, dense::view(adjoint_), T(0));
         dense::fill(b, dense::view(grad), T(0));
         for (std::size_t k = 0; k < steps; ++k) {
-            dense::copy(b, dense::view(std::as_const(state_)), all_states.sub(static_cast<std::int64_t>(k * state),
-                                                                              static_cast<std::int64_t>(state)));
+            dense::copy(b, dense::view(std::as_const(state_)),
+                        all_states.sub(static_cast<std::int64_t>(k * state), static_cast<std::int64_t>(state)));
             model_->record_step(static_cast<step_t>(k), data, dense::view(state_),
                                 all_tapes.sub(static_cast<std::int64_t>(k * tape), static_cast<std::int64_t>(tape)));
         }
         double loss = 0;
         for (std::size_t k = steps; k-- > 0;)
-            loss += model_->backward_step(
-                static_cast<step_t>(k), data,
-                dense::vector_view<const T>(
-                    all_states.sub(static_cast<std::int64_t>(k * state), static_cast<std::int64_t>(state))),
-                dense::vector_view<const T>(
-                    all_tapes.sub(static_cast<std::int64_t>(k * tape), static_cast<std::int64_t>(tape))),
-                dense::view(adjoint_), dense::view(grad));
+            loss += model_->backward_step(static_cast<step_t>(k), data,
+                                          dense::vector_view<const T>(all_states.sub(
+                                              static_cast<std::int64_t>(k * state), static_cast<std::int64_t>(state))),
+                                          dense::vector_view<const T>(all_tapes.sub(static_cast<std::int64_t>(k * tape),
+                                                                                    static_cast<std::int64_t>(tape))),
+                                          dense::view(adjoint_), dense::view(grad));
         b.synchronize();
         bptt_result r;
         r.loss = loss;

@@ -291,8 +291,9 @@ private:
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
                         dense::dense_matrix(grad.data + layout_.w_out(), s.output, s.hidden));
             dense::row_sums(*blas_, dy, grad.sub(layout_.b_out(), s.output), T(1));
-            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layout_.w_out(), s.output, s.hidden),
-                        dy, T(1), dense::dense_matrix(adjoint.data + (s.layers - 1) * parts * count_, s.hidden, batch_));
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1),
+                        weights(layout_.w_out(), s.output, s.hidden), dy, T(1),
+                        dense::dense_matrix(adjoint.data + (s.layers - 1) * parts * count_, s.hidden, batch_));
         }
         for (std::int64_t l = s.layers; l-- > 0;) {
             const rnn_layer_offsets& layer = layout_.layers()[static_cast<std::size_t>(l)];
@@ -318,8 +319,8 @@ private:
                         dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
             dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
             // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
-            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
-                        dgh_m, s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
+            dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden), dgh_m,
+                        s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
             if (l > 0) {
                 // The layer below's output fed this layer through dropout: its gradient gets W_ih^T dGi, masked.
                 T* dx = raw(spare_);
