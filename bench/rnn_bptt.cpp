@@ -50,7 +50,7 @@ struct row {
     bool identical = true;           ///< gradient bits equal plain BPTT's
 };
 
-rnn::sequence<float> random_data(std::int64_t input, std::int64_t batch, step_t steps, std::uint64_t seed)
+rnn::sequence<float> random_sequence(std::int64_t input, std::int64_t batch, step_t steps, std::uint64_t seed)
 {
     std::mt19937_64 gen(seed);
     std::uniform_real_distribution<double> u(-1, 1);
@@ -104,7 +104,7 @@ int main(int argc, char** argv)
     const std::uint64_t state_bytes = bp.state_bytes();
     std::vector<row> rows;
     for (const std::int64_t steps : steps_list) {
-        const rnn::sequence<float> data = random_data(input, batch, steps, 7);
+        const rnn::sequence<float> data = random_sequence(input, batch, steps, 7);
         // Plain BPTT: the reference gradient and the baseline.
         row plain{.method = "plain BPTT", .steps = steps, .slots = steps};
         std::vector<float> reference;
