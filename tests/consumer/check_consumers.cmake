@@ -1,6 +1,7 @@
 # Installs the build tree into a scratch prefix, then builds and runs two downstream projects: one
 # through find_package(remat), one through add_subdirectory (and, with -D REMAT_WITH_HDF5=1, a third that
-# uses remat::hdf5). Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
+# uses remat::hdf5; with -D REMAT_WITH_CVODES=1 the find_package consumer must build remat::cvodes's).
+# Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
 function(run_step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
@@ -27,7 +28,10 @@ run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/find_package -B 
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/find_package)
 run_step(${WORK_DIR}/find_package/consumer)
 message(STATUS "find_package consumer: ${last_output}")
-foreach(optional cuda_consumer thrust_consumer ode_consumer)
+if(REMAT_WITH_CVODES AND NOT EXISTS ${WORK_DIR}/find_package/cvodes_consumer)
+  message(FATAL_ERROR "this build has remat::cvodes, but the installed package did not offer it to a consumer")
+endif()
+foreach(optional cuda_consumer thrust_consumer ode_consumer cvodes_consumer)
   if(EXISTS ${WORK_DIR}/find_package/${optional})
     run_step(${WORK_DIR}/find_package/${optional})
     message(STATUS "find_package ${optional}: ${last_output}")
