@@ -125,9 +125,9 @@ struct outcome {
     double G = 0;
     double dk = 0;
     double de = 0;
-    long long steps = 0;  // forward steps (CVODES) or forward windows (remat)
-    long long rss = 0;    // peak RSS of the child, bytes
-    long long extra = 0;  // checkpoints (CVODES) or peak snapshot bytes (remat)
+    long long steps = 0; // forward steps (CVODES) or forward windows (remat)
+    long long rss = 0;   // peak RSS of the child, bytes
+    long long extra = 0; // checkpoints (CVODES) or peak snapshot bytes (remat)
 };
 
 // Runs `body` in a child; returns what it wrote and its peak RSS.
@@ -222,14 +222,21 @@ int main(int argc, char** argv)
             own.push_back(in_child([&] {
                 const auto start = std::chrono::steady_clock::now();
                 const auto s = remat::cvodes::solve_in_ram(c.forward(), {c.backward()}, c.tf, nd);
-                return outcome{seconds_since(start), 0, s.final_state.back(), s.backward[0].quadratures[0],
-                               s.backward[0].quadratures[1], s.forward_steps, 0, s.checkpoints};
+                return outcome{seconds_since(start),
+                               0,
+                               s.final_state.back(),
+                               s.backward[0].quadratures[0],
+                               s.backward[0].quadratures[1],
+                               s.forward_steps,
+                               0,
+                               s.checkpoints};
             }));
             if (!json)
                 std::printf("CVODES Nd = %4ld: %7.2f s CPU (%7.2f s wall), peak RSS %8.1f MiB, %lld steps, %lld "
                             "checkpoints\n",
-                            nd, own.back().cpu, own.back().seconds, static_cast<double>(own.back().rss - fixed.rss) / 1048576.0,
-                            own.back().steps, own.back().extra);
+                            nd, own.back().cpu, own.back().seconds,
+                            static_cast<double>(own.back().rss - fixed.rss) / 1048576.0, own.back().steps,
+                            own.back().extra);
         }
         std::size_t best = 0; // CVODES's best Nd: the least CPU time
         for (std::size_t i = 1; i < own.size(); ++i)
@@ -271,10 +278,15 @@ int main(int argc, char** argv)
                                        {"peak_rss_bytes", own[i].rss},
                                        {"checkpoints", own[i].extra},
                                        {"dGdp", {own[i].dk, own[i].de}}});
-            j["remat"] = {{"windows", windows},        {"slots", slots},
-                          {"window_nd", nd_in},        {"seconds", mine.seconds}, {"cpu_seconds", mine.cpu},
-                          {"peak_rss_bytes", mine.rss}, {"peak_snapshot_bytes", mine.extra},
-                          {"forward_windows", mine.steps}, {"dGdp", {mine.dk, mine.de}}};
+            j["remat"] = {{"windows", windows},
+                          {"slots", slots},
+                          {"window_nd", nd_in},
+                          {"seconds", mine.seconds},
+                          {"cpu_seconds", mine.cpu},
+                          {"peak_rss_bytes", mine.rss},
+                          {"peak_snapshot_bytes", mine.extra},
+                          {"forward_windows", mine.steps},
+                          {"dGdp", {mine.dk, mine.de}}};
             j["memory_ratio"] = mem_ratio;
             j["time_ratio"] = time_ratio;
             j["gradient_relative_difference"] = grad;
@@ -285,9 +297,10 @@ int main(int argc, char** argv)
                         static_cast<long long>(windows), static_cast<long long>(slots), nd_in, mine.cpu, mine.seconds,
                         static_cast<double>(mine.rss - fixed.rss) / 1048576.0,
                         static_cast<double>(mine.extra) / 1048576.0, mine.steps);
-            std::printf("against CVODES at its fastest Nd = %ld: memory %.1fx less, CPU time %.2fx, dG/dp agree to %.1e "
-                        "relative\n",
-                        nds[best], mem_ratio, time_ratio, grad);
+            std::printf(
+                "against CVODES at its fastest Nd = %ld: memory %.1fx less, CPU time %.2fx, dG/dp agree to %.1e "
+                "relative\n",
+                nds[best], mem_ratio, time_ratio, grad);
         }
         return 0;
     } catch (const std::exception& ex) {
