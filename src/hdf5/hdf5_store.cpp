@@ -1,5 +1,6 @@
 #include "remat/hdf5/hdf5_store.hpp"
 
+#include "fault_hook.hpp"
 #include "raw_file.hpp"
 #include "snapshot_format.hpp"
 
@@ -13,6 +14,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -63,6 +65,7 @@ struct hdf5_store::impl {
 
     std::filesystem::path path;
     std::string where;
+    std::string identity; // the run identity the file records
     level_capacity capacity;
     options opts;
     detail::snapshot_file file;
@@ -74,7 +77,8 @@ struct hdf5_store::impl {
     std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
     level_stats stats;
     bool open = false;
-    hdf5_scope* scope = nullptr; // the scope of the call in progress (see unlocked)
+    detail::hdf5_fault_hook* faults = nullptr; // test-only (fault_hook.hpp)
+    hdf5_scope* scope = nullptr;               // the scope of the call in progress (see unlocked)
 
     // Makes a public call's scope the one `unlocked` releases, for the duration of the call.
     struct bind_scope {
@@ -105,6 +109,17 @@ struct hdf5_store::impl {
         return context(slot, slots[static_cast<std::size_t>(slot)].dataset);
     }
     [[nodiscard]] std::string dataset_path(const slot_entry& e) const { return e.group + "/" + e.dataset; }
+
+    // A fault the test hook asks for fails the transfer as the operating system would.
+    void injected_fault(bool write, slot_t slot, step_t step, std::uint64_t offset, std::size_t bytes) const
+    {
+        if (faults == nullptr)
+            return;
+        if (const int err = faults->before_transfer(write, slot, step, offset, bytes))
+            throw io_error(std::string(write ? "writing" : "reading") + " " + std::to_string(bytes) +
+                           " bytes at offset " + std::to_string(offset) +
+                           " failed: " + std::system_category().message(err));
+    }
 
     void require_open() const
     {
@@ -235,8 +250,11 @@ struct hdf5_store::impl {
         // First the file says the slot is being written, so that a write cut short reads as interrupted.
         detail::write_record(d.get(), r, ctx);
         flush_metadata();
+        injected_fault(true, slot, step, offset.value_or(0), src.size);
         r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
         commit(d, r);
+        if (faults != nullptr && offset)
+            faults->committed(slot, step, *offset, src.size);
     }
 
     void write_new(slot_t slot, step_t step, const_bytes src)
@@ -271,6 +289,7 @@ struct hdf5_store::impl {
                 const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
                 if (offset)
                     raw->reserve(*offset, src.size);
+                injected_fault(true, slot, step, offset.value_or(0), src.size);
                 r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
             } else {
                 // HDF5 writes the chunks and their index with the metadata; a first flush puts them in the
@@ -280,6 +299,9 @@ struct hdf5_store::impl {
                 flush_metadata();
             }
             commit(d, r);
+            if (faults != nullptr && opts.compression == 0)
+                if (const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get()))
+                    faults->committed(slot, step, *offset, src.size);
         } catch (...) {
             // Forget the new dataset, so that no later flush publishes a dataset (or an end of file) whose
             // bytes never made it to the disk.
@@ -423,9 +445,16 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
             throw io_error("refusing to replace " + s.where + " with a snapshot file: " + *why +
                            " (remove it or choose another path)");
         s.groups_in_advance = std::min<std::uint64_t>(capacity.slots, detail::slot_groups_in_advance);
-        s.file = detail::create_snapshot_file(s.path, s.groups_in_advance);
+        s.file = detail::create_snapshot_file(s.path, s.groups_in_advance, opts.run_identity);
+        s.identity = opts.run_identity;
     } else {
         s.file = detail::open_snapshot_file(s.path, true);
+        s.identity = detail::read_run_identity(s.file.file.get());
+        if (!opts.run_identity.empty() && s.identity != opts.run_identity)
+            throw argument_error(
+                "refusing to resume " + s.where + ": it was written by " +
+                (s.identity.empty() ? std::string("a run that recorded no identity") : "\"" + s.identity + "\"") +
+                ", but this run is \"" + opts.run_identity + "\"");
         s.scan();
     }
     s.raw = std::make_unique<detail::raw_file>(s.path, opts.io, opts.transfer_bytes);
@@ -557,6 +586,7 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     std::uint64_t sum = 0;
     if (const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get())) {
         try {
+            s.injected_fault(false, slot, step, *offset, dst.size);
             sum = s.unlocked([&] { return s.raw->read(*offset, dst, s.opts.copy); });
         } catch (const integrity_error& truncated) {
             throw integrity_error(ctx + ": " + truncated.what());
@@ -659,6 +689,16 @@ const std::filesystem::path& hdf5_store::path() const noexcept
 bool hdf5_store::direct_io() const noexcept
 {
     return impl_ && impl_->raw && impl_->raw->direct();
+}
+
+const std::string& hdf5_store::run_identity() const noexcept
+{
+    return impl_->identity;
+}
+
+void detail::hdf5_store_access::set_fault_hook(hdf5_store& store, hdf5_fault_hook* hook) noexcept
+{
+    store.impl_->faults = hook;
 }
 
 } // namespace remat

@@ -425,8 +425,12 @@ hdf5_plist snapshot_file_access()
     return fapl;
 }
 
-snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups)
+snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups,
+                                   std::string_view run_identity)
 {
+    if (run_identity.size() > run_identity_bytes)
+        throw argument_error("a run identity has at most " + std::to_string(run_identity_bytes) + " bytes, got " +
+                             std::to_string(run_identity.size()) + ": \"" + std::string(run_identity) + "\"");
     // The file is built complete under a temporary name beside `path` and then renamed over it, so that a
     // crash during creation leaves either nothing or the previous file at `path`, never half a file.
     const std::string where = path.string();
@@ -443,6 +447,14 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
         put_text(f.file.get(), "remat_format", snapshot_format_name, true, where);
         put_attribute(f.file.get(), "remat_schema", H5T_STD_U32LE, H5T_NATIVE_UINT32, &snapshot_schema, true, where);
         put_text(f.file.get(), "checksum_algorithm", checksum_algorithm_name, true, where);
+        if (!run_identity.empty()) {
+            // Sized to the text: it is written once, with the file, never rewritten.
+            hdf5_type t(check_id(H5Tcopy(H5T_C_S1), "cannot make an HDF5 string type"));
+            check_status(H5Tset_size(t.get(), run_identity.size() + 1), "cannot size an HDF5 string type");
+            check_status(H5Tset_strpad(t.get(), H5T_STR_NULLTERM), "cannot set an HDF5 string type's padding");
+            const std::string text(run_identity);
+            put_attribute(f.file.get(), "run_identity", t.get(), t.get(), text.c_str(), true, where);
+        }
 
         f.snapshots = hdf5_group(H5Gcreate2(f.file.get(), snapshots_group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         check_id(f.snapshots.get(), "cannot create /snapshots in " + temporary_name);
@@ -467,6 +479,19 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
     }
     sync_directory_of(path);
     return f;
+}
+
+std::string read_run_identity(hid_t file)
+{
+    if (H5Aexists(file, "run_identity") <= 0) {
+        hdf5_error_text(); // clear the stack
+        return {};
+    }
+    attribute_reader attributes(file);
+    std::string identity;
+    if (!attributes.text("run_identity", identity))
+        throw integrity_error(attributes.problem() + " on /");
+    return identity;
 }
 
 snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writable)

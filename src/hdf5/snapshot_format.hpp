@@ -115,8 +115,16 @@ struct snapshot_file {
 };
 
 /// Creates a snapshot file at `path` with the groups of slots 0 .. slot_groups-1, replacing what is there
-/// only once the new file is complete (it is built under a temporary name and renamed).
-snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups);
+/// only once the new file is complete (it is built under a temporary name and renamed). A non-empty
+/// `run_identity` (at most run_identity_bytes) is recorded on / as the attribute `run_identity`.
+snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups,
+                                   std::string_view run_identity = {});
+
+/// The longest run identity a file records.
+inline constexpr std::size_t run_identity_bytes = 255;
+
+/// The `run_identity` attribute of an open snapshot file; "" when it has none.
+std::string read_run_identity(hid_t file);
 
 /// Opens an existing snapshot file. Throws io_error (missing, unreadable, locked) or integrity_error
 /// (not HDF5, not a remat snapshot file, unknown schema, truncated or damaged beyond opening).

@@ -453,6 +453,18 @@ void async_level::flush()
     raise_failure(lock);
 }
 
+void async_level::adopt(slot_t slot, step_t step, std::size_t size)
+{
+    std::scoped_lock lock(mutex_);
+    slot_info& s = info(slot);
+    if (s.step >= 0)
+        throw schedule_error("cannot adopt x_" + std::to_string(step) + " into slot " + std::to_string(slot) +
+                             " of level " + name_ + ", which holds x_" + std::to_string(s.step));
+    s.step = step;
+    s.size = size;
+    bytes_in_use_ += size;
+}
+
 std::size_t async_level::snapshot_bytes(slot_t slot) const
 {
     std::scoped_lock lock(mutex_);

@@ -4,6 +4,7 @@
 #include "remat/store/detail/describe_snapshot.hpp"
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -97,7 +98,14 @@ void host_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
             throw capacity_error("the host store's " + std::to_string(capacity_.bytes) + "-byte budget cannot hold " +
                                  "another snapshot of " + std::to_string(src.size) + " bytes (" +
                                  std::to_string(allocated_bytes_) + " bytes in use)");
-        void* fresh = options_.memory->allocate(src.size, slot_alignment); // may throw: e is unchanged
+        void* fresh = nullptr;
+        try {
+            fresh = options_.memory->allocate(src.size, slot_alignment); // e is unchanged if this throws
+        } catch (const std::bad_alloc&) {
+            throw capacity_error("out of memory: cannot allocate " + std::to_string(src.size) + " bytes for x_" +
+                                 std::to_string(step) + " in host slot " + std::to_string(slot) + " (" +
+                                 std::to_string(allocated_bytes_) + " bytes of slots already allocated)");
+        }
         deallocate(e);
         e.data = static_cast<std::byte*>(fresh);
         e.allocated = src.size;

@@ -163,6 +163,23 @@ public:
         return report_;
     }
 
+    /// A run resumed after a crash (see remat/driver/resume.hpp): the store already holds the snapshot of
+    /// `s` (written by the run that crashed); count it as held, as though `s` had been applied here.
+    void adopt(const store& s)
+    {
+        level_report& l = level(s.level);
+        const auto L = static_cast<std::size_t>(s.level);
+        const auto size = static_cast<std::uint64_t>(store_.snapshot_bytes(s.level, s.slot));
+        occupied_bytes_[L] += size;
+        ++occupied_slots_[L];
+        total_bytes_ += size;
+        ++total_slots_;
+        l.peak_bytes = std::max(l.peak_bytes, occupied_bytes_[L]);
+        l.peak_slots = std::max(l.peak_slots, occupied_slots_[L]);
+        report_.peak_snapshot_bytes = std::max(report_.peak_snapshot_bytes, total_bytes_);
+        report_.peak_slots = std::max(report_.peak_slots, total_slots_);
+    }
+
     /// After a failure: releases every slot so the store is consistent and reusable. Never throws.
     void abort() noexcept
     {

@@ -30,9 +30,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace remat {
+
+namespace detail {
+struct hdf5_store_access;
+}
 
 /// The element type a snapshot's dataset is declared with, so that h5dump and other HDF5 readers show
 /// numbers rather than bytes. The bytes are stored exactly as given (native byte order).
@@ -94,6 +99,11 @@ public:
         byte_copier copy = host_copy;
         /// Level name in reports.
         const char* name = "disk";
+        /// What wrote the file: which schedule and which state type (remat::run_identity makes one). A new
+        /// file records it; in resume mode a non-empty identity must equal the recorded one, or the store
+        /// refuses the file (argument_error naming both), so that a resumed run never continues another
+        /// run's snapshots. At most 255 bytes.
+        std::string run_identity{};
     };
 
     /// Opens or creates `file`. Throws argument_error for a bad capacity or options, io_error when the file
@@ -153,8 +163,11 @@ public:
     [[nodiscard]] const std::filesystem::path& path() const noexcept;
     /// Whether snapshots move with O_DIRECT (see io_path).
     [[nodiscard]] bool direct_io() const noexcept;
+    /// The run identity the file records ("" when none; see options::run_identity).
+    [[nodiscard]] const std::string& run_identity() const noexcept;
 
 private:
+    friend struct detail::hdf5_store_access; // test-only fault injection (src/hdf5/fault_hook.hpp)
     struct impl;
     std::unique_ptr<impl> impl_;
 };

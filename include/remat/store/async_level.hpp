@@ -74,6 +74,9 @@ public:
     void prefetch(slot_t slot, step_t step) override;
     /// Waits until every queued transfer has reached the level; raises a pending failure.
     void flush() override;
+    /// The wrapped level already holds x_step in `slot` (a resumed run): reads of it go to the level.
+    /// Throws schedule_error when this engine has the slot in use.
+    void adopt(slot_t slot, step_t step, std::size_t size) override;
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override;
     [[nodiscard]] level_capacity capacity() const override { return capacity_; }
     /// The level's own counters, plus the time the caller waited and the transfer time overlapped.

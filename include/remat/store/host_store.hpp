@@ -53,7 +53,8 @@ public:
 
     [[nodiscard]] level_t level_count() const noexcept { return 1; }
     [[nodiscard]] level_capacity capacity(level_t level) const;
-    /// Throws capacity_error when the slot is outside the capacity or the bytes would exceed it.
+    /// Throws capacity_error when the slot is outside the capacity, the bytes would exceed it, or the memory
+    /// resource cannot allocate the slot (out of memory; the slot is left as it was).
     void write(level_t level, slot_t slot, step_t step, const_bytes src);
     void read(level_t level, slot_t slot, step_t step, mutable_bytes dst);
     void release(level_t level, slot_t slot);

@@ -86,6 +86,9 @@ public:
         for (auto& t : tiers_)
             t->flush();
     }
+    /// A resumed run (remat/driver/resume.hpp): level `level` itself already holds x_step, of `size` bytes, in
+    /// `slot` (an hdf5_store opened in resume mode); an asynchronous level's engine learns of it here.
+    void adopt(level_t level, slot_t slot, step_t step, std::size_t size) { tier(level).adopt(slot, step, size); }
     /// The engine's counters of an asynchronous level (zeros for a synchronous one).
     [[nodiscard]] async_counters counters(level_t level) const
     {

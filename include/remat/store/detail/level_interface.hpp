@@ -25,6 +25,9 @@ public:
     virtual void prefetch(slot_t /*slot*/, step_t /*step*/) {}
     /// Waits for transfers still in flight; nothing for a synchronous level.
     virtual void flush() {}
+    /// The level already holds x_step (size bytes) in `slot`, written before this object existed (a resumed
+    /// run); nothing for a synchronous level, which knows its own contents.
+    virtual void adopt(slot_t /*slot*/, step_t /*step*/, std::size_t /*size*/) {}
 };
 
 /// Adapts level 0 of a single-level store.

@@ -1,0 +1,159 @@
+#include "stress_run.hpp"
+
+#include "remat/detail/xxh64.hpp"
+#include "remat/driver/resume.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/hdf5/hdf5_store.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
+
+#include "fault_hook.hpp"
+
+#include <cstring>
+#include <optional>
+
+namespace remat::stress {
+namespace {
+
+// The forward and adjoint callables of one gradient: the adjoint seeds dJ/dx_T at its first call, from
+// x_{T-1} (the terminal state is never stored).
+struct loop {
+    const reaction_diffusion& model;
+    step_t steps;
+    const round_hooks* hooks = nullptr;
+    field scratch{};
+    field lambda{};
+    field last{};
+    gradient g{};
+
+    void forward(step_t k, field& x)
+    {
+        if (hooks != nullptr && hooks->on_forward)
+            hooks->on_forward(k);
+        model.step(x, scratch);
+    }
+    void adjoint(step_t k, field& x)
+    {
+        if (hooks != nullptr && hooks->on_adjoint)
+            hooks->on_adjoint(k);
+        if (k == steps - 1) {
+            last = x;
+            model.step(last, scratch);
+            reaction_diffusion::seed(last, lambda, g.energy);
+            field().swap(last);
+        }
+        model.adjoint(x, lambda, scratch, g);
+    }
+    gradient result()
+    {
+        g.dx0 = std::move(lambda);
+        return std::move(g);
+    }
+};
+
+multilevel plan_for(const round_setup& setup)
+{
+    const cost_model costs{{{"host", static_cast<std::uint64_t>(setup.host_slots), 0, 0},
+                            {"disk", level_spec::unlimited, setup.disk_write_cost, setup.disk_read_cost}}};
+    return multilevel(setup.steps, costs);
+}
+
+} // namespace
+
+std::uint64_t planned_disk_slots(const round_setup& setup)
+{
+    return plan_for(setup).cost().levels.at(1).peak_slots;
+}
+
+reaction_diffusion model_for(std::size_t state_bytes)
+{
+    reaction_diffusion m;
+    m.points = state_bytes / sizeof(double);
+    return m;
+}
+
+gradient reference_gradient(const round_setup& setup, capped_memory& memory)
+{
+    const reaction_diffusion model = model_for(setup.state_bytes);
+    field x = model.initial(setup.seed);
+    loop l{model, setup.steps};
+    host_store ram(setup.reference_slots, {.memory = &memory});
+    run(
+        revolve(setup.steps, setup.reference_slots), ram, x, [&](step_t k, field& s) { l.forward(k, s); },
+        [&](step_t k, field& s) { l.adjoint(k, s); });
+    return l.result();
+}
+
+tested_run tested_gradient(const round_setup& setup, capped_memory& memory, const round_hooks& hooks)
+{
+    const reaction_diffusion model = model_for(setup.state_bytes);
+    const multilevel plan = plan_for(setup);
+    field x = model.initial(setup.seed);
+    const std::string identity = run_identity(plan, x);
+    hdf5_store::options disk_options{.mode =
+                                         hooks.resume ? hdf5_store::open_mode::resume : hdf5_store::open_mode::replace,
+                                     .element = hdf5_element::float64,
+                                     .run_identity = identity};
+    hdf5_store disk(setup.file, level_capacity{}, disk_options);
+    detail::hdf5_store_access::set_fault_hook(disk, hooks.disk_faults);
+
+    tested_run out;
+    std::optional<resume_point> point;
+    if (hooks.resume) {
+        // Level 1 is the file; RAM (level 0) lost everything with the killed process.
+        point = find_resume_point(
+            plan, [&](level_t level, slot_t slot) { return level == 1 ? disk.snapshot_step(0, slot) : step_t{-1}; });
+        // The slots the killed run used: a multi-level plan's disk slots are below its peak.
+        const auto disk_slots = static_cast<slot_t>(plan.cost().levels.at(1).peak_slots);
+        if (point)
+            release_except(disk, 0, disk_slots, *point, 1);
+        else
+            disk.release_all();
+    }
+    using store_type = tiered_store<timed_level<host_store>, timed_level<hdf5_store>>;
+    store_type levels(
+        {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = setup.staging_buffers}}},
+        timed_level<host_store>(host_store(setup.host_slots, {.memory = &memory})),
+        timed_level<hdf5_store>(std::move(disk)));
+    loop l{model, setup.steps, &hooks};
+    auto forward = [&](step_t k, field& s) { l.forward(k, s); };
+    auto adjoint = [&](step_t k, field& s) { l.adjoint(k, s); };
+    if (point) {
+        for (const remat::store& h : point->held)
+            levels.adopt(h.level, h.slot, h.step, setup.state_bytes);
+        out.report = run_resumed(plan, *point, levels, x, forward, adjoint);
+        out.resumed = true;
+        out.resumed_from = point->step;
+        out.forward_steps_saved = point->forward_steps_saved;
+    } else {
+        out.report = run(plan, levels, x, forward, adjoint);
+    }
+    levels.flush();
+    out.host_time = levels.level<0>().time();
+    out.disk_time = levels.level<1>().time();
+    out.g = l.result();
+    return out;
+}
+
+bool same_bits(const gradient& a, const gradient& b)
+{
+    return a.dx0.size() == b.dx0.size() &&
+           std::memcmp(a.dx0.data(), b.dx0.data(), a.dx0.size() * sizeof(double)) == 0 &&
+           std::memcmp(&a.da, &b.da, sizeof(double)) == 0 && std::memcmp(&a.db, &b.db, sizeof(double)) == 0 &&
+           std::memcmp(&a.energy, &b.energy, sizeof(double)) == 0;
+}
+
+std::uint64_t gradient_hash(const gradient& g)
+{
+    detail::xxh64_state h;
+    h.update(g.dx0.data(), g.dx0.size() * sizeof(double));
+    h.update(&g.da, sizeof g.da);
+    h.update(&g.db, sizeof g.db);
+    h.update(&g.energy, sizeof g.energy);
+    return h.digest();
+}
+
+} // namespace remat::stress

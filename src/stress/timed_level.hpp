@@ -1,0 +1,59 @@
+// A single-level store that times its own writes and reads: throughput per level for the stress report.
+#pragma once
+
+#include "remat/store/snapshot_store.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <utility>
+
+namespace remat::stress {
+
+/// Seconds spent moving bytes into and out of one level.
+struct transfer_time {
+    double write_seconds = 0;
+    double read_seconds = 0;
+};
+
+/// Forwards every call to `Level`, timing write and read. When the level sits behind an asynchronous
+/// engine the times are the worker's: read them after the engine is flushed.
+template <snapshot_store Level>
+class timed_level {
+public:
+    static constexpr bool prefetches = store_prefetches<Level>;
+
+    explicit timed_level(Level level) : level_(std::move(level)) {}
+
+    [[nodiscard]] level_t level_count() const noexcept { return level_.level_count(); }
+    [[nodiscard]] level_capacity capacity(level_t l) const { return level_.capacity(l); }
+    void write(level_t l, slot_t slot, step_t step, const_bytes src)
+    {
+        const auto start = std::chrono::steady_clock::now();
+        level_.write(l, slot, step, src);
+        time_.write_seconds += seconds_since(start);
+    }
+    void read(level_t l, slot_t slot, step_t step, mutable_bytes dst)
+    {
+        const auto start = std::chrono::steady_clock::now();
+        level_.read(l, slot, step, dst);
+        time_.read_seconds += seconds_since(start);
+    }
+    void release(level_t l, slot_t slot) { level_.release(l, slot); }
+    void release_all() noexcept { level_.release_all(); }
+    void prefetch(level_t l, slot_t slot, step_t step) { level_.prefetch(l, slot, step); }
+    [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t slot) const { return level_.snapshot_bytes(l, slot); }
+    [[nodiscard]] store_stats stats() const { return level_.stats(); }
+
+    [[nodiscard]] Level& inner() noexcept { return level_; }
+    [[nodiscard]] const transfer_time& time() const noexcept { return time_; }
+
+private:
+    static double seconds_since(std::chrono::steady_clock::time_point start)
+    {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    Level level_;
+    transfer_time time_;
+};
+
+} // namespace remat::stress

@@ -1,0 +1,76 @@
+// remat-stress --small --format json, as CI runs it: every fault injected and survived, no wrong gradient,
+// the peak RSS under the cap, the disk level really used, and a resumed run that saved forward steps.
+// The tool's own checks compare gradients between two schedules; this test checks that the report says
+// what the run must have done, and that the files it made are gone.
+#define BOOST_TEST_MODULE stress_small
+#include <boost/test/unit_test.hpp>
+
+#include "command.hpp"
+#include "scratch_dir.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+
+#ifndef REMAT_STRESS_TOOL
+#error "REMAT_STRESS_TOOL must name the remat-stress executable"
+#endif
+#ifndef REMAT_STRESS_EXTRA_ARGS
+#define REMAT_STRESS_EXTRA_ARGS ""
+#endif
+
+BOOST_AUTO_TEST_CASE(small_run_with_faults)
+{
+    remat::test::scratch_dir dir;
+    const std::string command = std::string(REMAT_STRESS_TOOL) + " --small --format json --dir " + dir.path().string() +
+                                " " + REMAT_STRESS_EXTRA_ARGS;
+    const remat::test::tool_result r = remat::test::run_command(command);
+    BOOST_TEST_MESSAGE(r.err);
+    BOOST_TEST_REQUIRE(r.status == 0, command << " exited " << r.status << ": " << r.err << r.out);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    BOOST_TEST(j.at("ok").get<bool>());
+    BOOST_TEST(j.at("transfers").get<std::uint64_t>() >= j.at("transfers_goal").get<std::uint64_t>());
+    BOOST_TEST(j.at("wrong_gradients").get<std::uint64_t>() == 0u);
+    BOOST_TEST(j.at("peak_rss_bytes").get<std::uint64_t>() > 0u);
+    BOOST_TEST(j.at("peak_rss_bytes").get<std::uint64_t>() <= j.at("rss_cap_bytes").get<std::uint64_t>());
+
+    // Every kind of fault, each injected and survived.
+    std::set<std::string> kinds;
+    for (const auto& f : j.at("faults")) {
+        kinds.insert(f.at("kind").get<std::string>());
+        BOOST_TEST(f.at("injected").get<bool>(), f.at("kind") << ": " << f.at("outcome"));
+        BOOST_TEST(f.at("survived").get<bool>(), f.at("kind") << ": " << f.at("problem"));
+    }
+    const std::set<std::string> expected{"disk_full",    "corrupt_snapshot", "read_eio",     "kill_forward",
+                                         "kill_reverse", "user_exception",   "out_of_memory"};
+    BOOST_TEST((kinds == expected));
+    BOOST_TEST(j.at("faults_injected").get<std::uint64_t>() == expected.size());
+    BOOST_TEST(j.at("faults_survived").get<std::uint64_t>() == expected.size());
+    BOOST_TEST(j.at("resume_forward_steps_saved").get<std::uint64_t>() > 0u);
+
+    // Both levels carried snapshots, and the bytes add up to the transfers' sizes.
+    const auto& levels = j.at("levels");
+    BOOST_TEST_REQUIRE(levels.size() == 2u);
+    for (const auto& l : levels) {
+        BOOST_TEST(l.at("stores").get<std::uint64_t>() > 0u, l.at("name"));
+        BOOST_TEST(l.at("restores").get<std::uint64_t>() > 0u, l.at("name"));
+        BOOST_TEST(l.at("bytes_written").get<std::uint64_t>() >= l.at("stores").get<std::uint64_t>() << 20);
+    }
+
+    // Nothing left behind in the directory it was given.
+    BOOST_TEST(std::filesystem::is_empty(dir.path()));
+}
+
+BOOST_AUTO_TEST_CASE(bad_usage_names_the_value)
+{
+    const remat::test::tool_result r =
+        remat::test::run_command(std::string(REMAT_STRESS_TOOL) + " --state-bytes 1000x --format json");
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(r.err.find("1000x") != std::string::npos, r.err);
+    const remat::test::tool_result cap =
+        remat::test::run_command(std::string(REMAT_STRESS_TOOL) + " --small --rss-cap 8MiB --dir /tmp");
+    BOOST_TEST(cap.status == 2);
+    BOOST_TEST(cap.err.find("8.00 MiB") != std::string::npos, cap.err);
+}
