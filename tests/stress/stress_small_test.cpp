@@ -34,7 +34,11 @@ BOOST_AUTO_TEST_CASE(small_run_with_faults)
     BOOST_TEST(j.at("transfers").get<std::uint64_t>() >= j.at("transfers_goal").get<std::uint64_t>());
     BOOST_TEST(j.at("wrong_gradients").get<std::uint64_t>() == 0u);
     BOOST_TEST(j.at("peak_rss_bytes").get<std::uint64_t>() > 0u);
-    BOOST_TEST(j.at("peak_rss_bytes").get<std::uint64_t>() <= j.at("rss_cap_bytes").get<std::uint64_t>());
+    // Under a sanitizer the tool says it cannot hold its resident set (mostly the sanitizer's) to the cap.
+    if (j.at("rss_cap_checked").get<bool>())
+        BOOST_TEST(j.at("peak_rss_bytes").get<std::uint64_t>() <= j.at("rss_cap_bytes").get<std::uint64_t>());
+    else
+        BOOST_TEST_MESSAGE("peak RSS not held against the cap in a sanitizer build");
 
     // Every kind of fault, each injected and survived.
     std::set<std::string> kinds;
