@@ -140,3 +140,53 @@ BOOST_AUTO_TEST_CASE(online_windows_are_bit_identical_to_store_all)
     BOOST_TEST(test::same_bits(gradient_bits(few), gradient_bits(all)));
     BOOST_TEST(few.report.peak_slots <= 3u);
 }
+
+// The memory bound over long horizons: CVODES's own adjoint keeps a checkpoint every Nd steps, so its
+// checkpoints grow with the horizon; remat's windows of a fixed length keep `slots` states whatever the
+// horizon, and the gradients agree with CVODES's to the integration tolerance.
+BOOST_AUTO_TEST_CASE(remat_memory_stays_bounded_as_the_horizon_grows_and_cvodes_checkpoints_do_not)
+{
+    // y'' = -y as (y0, y1); G = int y0^2 dt; lambda' = -(J^T lambda) - dg/dy = (lambda1 - 2 y0, -lambda0).
+    cvodes::forward_problem f;
+    f.y0 = {1.0, 0.0};
+    f.rhs = [](double, std::span<const double> y, std::span<double> dy) {
+        dy[0] = y[1];
+        dy[1] = -y[0];
+    };
+    f.settings.lmm = cvodes::method::adams;
+    f.settings.iteration = cvodes::fixed_point{};
+    f.settings.relative_tolerance = 1e-10;
+    f.settings.absolute_tolerance = 1e-12;
+    f.settings.max_steps = 1'000'000;
+    const slot_t slots = 4;
+    std::int64_t previous_checkpoints = 0;
+    for (const double tf : {40.0, 160.0, 640.0}) {
+        BOOST_TEST_CONTEXT("tf = " << tf)
+        {
+            cvodes::backward_problem b;
+            b.t_start = tf;
+            b.rhs = [](double, std::span<const double> y, std::span<const double> l, std::span<double> dl) {
+                dl[0] = l[1] - 2 * y[0];
+                dl[1] = -l[0];
+            };
+            b.settings = f.settings;
+            const cvodes::in_ram_solution own = cvodes::solve_in_ram(f, {b}, tf, 50);
+            BOOST_TEST(own.checkpoints > 2 * previous_checkpoints); // grows with the horizon
+            previous_checkpoints = own.checkpoints;
+
+            cvodes::adjoint_solver solver(f, {b});
+            const auto w = cvodes::windows::uniform(0.0, tf, static_cast<step_t>(tf / 5)); // windows of length 5
+            host_store store(slots);
+            const cvodes::solution s = cvodes::solve(solver, w, revolve(w.count(), slots), store);
+            // Every slot full of one 24-byte state [t, y0, y1], and never more, whatever the horizon.
+            BOOST_TEST(s.report.peak_snapshot_bytes == static_cast<std::uint64_t>(slots) * 3 * sizeof(double));
+            // lambda(t0) = dG/dy(t0) against CVODES's own, and against the closed form: G(y(0)) =
+            // int_0^tf (y0(0) cos t + y1(0) sin t)^2 dt, so dG/dy0(0) = tf + sin(2 tf) / 2, dG/dy1(0) = sin^2 tf.
+            for (std::size_t i = 0; i < 2; ++i)
+                BOOST_TEST(std::abs(s.backward[0].lambda[i] - own.backward[0].lambda[i]) <
+                           1e-5 * (1 + std::abs(own.backward[0].lambda[i])));
+            BOOST_TEST(std::abs(s.backward[0].lambda[0] - (tf + std::sin(2 * tf) / 2)) < 1e-5 * tf);
+            BOOST_TEST(std::abs(s.backward[0].lambda[1] - std::sin(tf) * std::sin(tf)) < 1e-5 * tf);
+        }
+    }
+}
