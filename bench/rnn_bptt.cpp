@@ -1,10 +1,11 @@
 // rnn_bptt — back-propagation through time of a GRU (or LSTM) on the CPU, B = 64, H = 256, float:
 // remat's binomial schedule against uniform segments of sqrt(T) (what PyTorch's checkpoint_sequential
 // does) at equal memory, and against plain BPTT (every hidden state and gate activation kept). Medians of
-// --repeats runs, ratios against baselines measured in the same run; every gradient is checked bit for
-// bit against plain BPTT's.
+// --repeats runs of wall time and of the process's CPU time (steadier where other work shares the
+// machine; run with OPENBLAS_NUM_THREADS=1 so that BLAS threads do not spin on it), ratios against
+// baselines measured in the same run; every gradient is checked bit for bit against plain BPTT's.
 //
-//     build/bench/rnn_bptt                              # T = 1000 and 10000 (minutes on 2 cores)
+//     OPENBLAS_NUM_THREADS=1 build/bench/rnn_bptt       # T = 1000 and 10000 (many minutes on 2 cores)
 //     build/bench/rnn_bptt --steps 1000 --repeats 5 --format json
 //
 // Rows per T:
@@ -29,6 +30,9 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <ctime>
+#include <tuple>
+#include <utility>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -46,7 +50,8 @@ struct row {
     std::int64_t slots = 0;
     std::uint64_t forward_steps = 0; ///< step evaluations: advances plus the re-run in each adjoint (plain: T)
     std::uint64_t memory_bytes = 0;  ///< snapshots (plain: every state and tape), plus one step's workspace
-    double seconds = 0;              ///< median
+    double seconds = 0;              ///< median wall time
+    double cpu_seconds = 0;          ///< median CPU time of the process (steadier on a shared machine)
     bool identical = true;           ///< gradient bits equal plain BPTT's
 };
 
@@ -67,6 +72,23 @@ std::vector<float> host(const thrust::device_vector<float>& v)
 {
     thrust::host_vector<float> h = v;
     return {h.begin(), h.end()};
+}
+
+// Runs `body` `repeats` times; the medians of the wall and the process's CPU seconds.
+template <class Body>
+std::pair<double, double> time_both(int repeats, Body&& body)
+{
+    std::vector<double> wall;
+    std::vector<double> cpu;
+    for (int i = 0; i < repeats; ++i) {
+        timespec c0{};
+        timespec c1{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        wall.push_back(bench::time_runs(1, body).front());
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        cpu.push_back(static_cast<double>(c1.tv_sec - c0.tv_sec) + 1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec));
+    }
+    return {bench::median(wall), bench::median(cpu)};
 }
 
 } // namespace
@@ -108,23 +130,26 @@ int main(int argc, char** argv)
         // Plain BPTT: the reference gradient and the baseline.
         row plain{.method = "plain BPTT", .steps = steps, .slots = steps};
         std::vector<float> reference;
-        plain.seconds = bench::median(bench::time_runs(repeats, [&] {
+        std::tie(plain.seconds, plain.cpu_seconds) = time_both(repeats, [&] {
             const rnn::bptt_result r = bp.plain_gradient(data, grad);
             plain.forward_steps = r.report.forward_steps;
             plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
-        }));
+        });
         reference = host(grad);
+        std::fprintf(stderr, "rnn_bptt: T = %lld, plain BPTT: %.3f s\n", static_cast<long long>(steps), plain.seconds);
         rows.push_back(plain);
         auto measure = [&](const std::string& method, const any_schedule& plan, slot_t slots) {
             row r{.method = method, .steps = steps, .slots = slots};
             host_store store(slots);
-            r.seconds = bench::median(bench::time_runs(repeats, [&] {
+            std::tie(r.seconds, r.cpu_seconds) = time_both(repeats, [&] {
                 const rnn::bptt_result res = bp.gradient(plan, store, data, grad);
                 r.forward_steps = res.report.forward_steps + static_cast<std::uint64_t>(steps);
                 r.memory_bytes = res.report.peak_snapshot_bytes + workspace;
-            }));
+            });
             const std::vector<float> g = host(grad);
             r.identical = std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
+            std::fprintf(stderr, "rnn_bptt: T = %lld, %s: %.3f s\n", static_cast<long long>(steps), method.c_str(),
+                         r.seconds);
             rows.push_back(r);
         };
         const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
@@ -169,17 +194,18 @@ int main(int argc, char** argv)
     std::printf("BPTT of a %s, batch %lld, hidden %lld, input %lld, float, %s; medians of %d runs\n", cell.c_str(),
                 static_cast<long long>(batch), static_cast<long long>(hidden), static_cast<long long>(input),
                 dense::blas::library(), repeats);
-    std::printf("%7s  %-24s %7s %12s %12s %9s %9s %9s  %s\n", "T", "method", "slots", "step evals", "memory MiB",
-                "seconds", "mem/plain", "time/plain", "bits");
+    std::printf("%7s  %-24s %7s %11s %11s %8s %8s %9s %9s %9s  %s\n", "T", "method", "slots", "step evals",
+                "memory MiB", "wall s", "cpu s", "mem/plain", "wall/plain", "cpu/plain", "bits");
     const row* base = nullptr;
     for (const row& r : rows) {
         if (r.method == "plain BPTT")
             base = &r;
-        std::printf("%7lld  %-24s %7lld %12llu %12.1f %9.3f %9.3f %9.3f  %s\n", static_cast<long long>(r.steps),
-                    r.method.c_str(), static_cast<long long>(r.slots), static_cast<unsigned long long>(r.forward_steps),
-                    static_cast<double>(r.memory_bytes) / (1 << 20), r.seconds,
+        std::printf("%7lld  %-24s %7lld %11llu %11.1f %8.2f %8.2f %9.3f %9.3f %9.3f  %s\n",
+                    static_cast<long long>(r.steps), r.method.c_str(), static_cast<long long>(r.slots),
+                    static_cast<unsigned long long>(r.forward_steps), static_cast<double>(r.memory_bytes) / (1 << 20),
+                    r.seconds, r.cpu_seconds,
                     static_cast<double>(r.memory_bytes) / static_cast<double>(base->memory_bytes),
-                    r.seconds / base->seconds, r.identical ? "identical" : "DIFFERENT");
+                    r.seconds / base->seconds, r.cpu_seconds / base->cpu_seconds, r.identical ? "identical" : "DIFFERENT");
     }
     return 0;
 }
