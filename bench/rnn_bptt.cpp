@@ -30,14 +30,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <ctime>
-#include <tuple>
-#include <utility>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace remat;
@@ -200,12 +200,12 @@ int main(int argc, char** argv)
     for (const row& r : rows) {
         if (r.method == "plain BPTT")
             base = &r;
-        std::printf("%7lld  %-24s %7lld %11llu %11.1f %8.2f %8.2f %9.3f %9.3f %9.3f  %s\n",
-                    static_cast<long long>(r.steps), r.method.c_str(), static_cast<long long>(r.slots),
-                    static_cast<unsigned long long>(r.forward_steps), static_cast<double>(r.memory_bytes) / (1 << 20),
-                    r.seconds, r.cpu_seconds,
-                    static_cast<double>(r.memory_bytes) / static_cast<double>(base->memory_bytes),
-                    r.seconds / base->seconds, r.cpu_seconds / base->cpu_seconds, r.identical ? "identical" : "DIFFERENT");
+        std::printf(
+            "%7lld  %-24s %7lld %11llu %11.1f %8.2f %8.2f %9.3f %9.3f %9.3f  %s\n", static_cast<long long>(r.steps),
+            r.method.c_str(), static_cast<long long>(r.slots), static_cast<unsigned long long>(r.forward_steps),
+            static_cast<double>(r.memory_bytes) / (1 << 20), r.seconds, r.cpu_seconds,
+            static_cast<double>(r.memory_bytes) / static_cast<double>(base->memory_bytes), r.seconds / base->seconds,
+            r.cpu_seconds / base->cpu_seconds, r.identical ? "identical" : "DIFFERENT");
     }
     return 0;
 }

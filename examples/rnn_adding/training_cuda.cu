@@ -1,0 +1,11 @@
+// The adding problem's training on the GPU: Thrust's CUDA back end and cuBLAS.
+#include "training_loop.hpp"
+
+namespace remat::examples {
+
+training_result train_on_cuda(const training_options& o, const training_progress& progress)
+{
+    return o.float64 ? train<double>(o, progress) : train<float>(o, progress);
+}
+
+} // namespace remat::examples
