@@ -47,6 +47,11 @@ constexpr bool rss_is_ours = false;
 constexpr bool rss_is_ours = true;
 #endif
 
+// The full run's state sizes, one per round in turn: mostly 1 MiB, which makes transfers fastest, and every
+// eighth round a large state, which moves the most bytes per transfer.
+constexpr const char* full_run_sizes =
+    "1MiB,1MiB,1MiB,1MiB,1MiB,1MiB,1MiB,16MiB,1MiB,1MiB,1MiB,1MiB,1MiB,1MiB,1MiB,64MiB";
+
 struct settings {
     std::vector<std::uint64_t> state_bytes;
     step_t steps = 0; // per round, for 1 MiB states (fewer for larger ones)
@@ -58,6 +63,7 @@ struct settings {
     bool faults = true;
     std::uint64_t fault_every = 0;
     int calibrate_repeats = 3;
+    double max_seconds = 0; // 0: no limit
     bool keep = false;
     std::string format = "text";
 };
@@ -177,7 +183,14 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
     std::size_t next_fault = 0;
     report::progress bar(err, {.label = "remat-stress", .total = opt.transfers, .unit = "transfers"});
 
-    while (transfers < opt.transfers || (opt.faults && next_fault < all_faults.size())) {
+    bool stopped = false; // --max-seconds ran out before the goal of transfers
+    auto more_transfers = [&] {
+        if (transfers >= opt.transfers)
+            return false;
+        stopped = opt.max_seconds > 0 && seconds_since(start) > opt.max_seconds;
+        return !stopped;
+    };
+    while (more_transfers() || (opt.faults && next_fault < all_faults.size())) {
         const std::uint64_t bytes = opt.state_bytes[rounds % opt.state_bytes.size()];
         const size_plan& p = plans.at(bytes);
         round_setup setup{.state_bytes = bytes,
@@ -194,7 +207,7 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
             references[key] = gradient_hash(reference_gradient(setup, memory));
         const std::uint64_t reference = references[key];
         const bool fault_round = opt.faults && opt.fault_every > 0 && rounds % opt.fault_every == opt.fault_every - 1;
-        if (fault_round || (opt.faults && transfers >= opt.transfers)) {
+        if (fault_round || (opt.faults && (transfers >= opt.transfers || stopped))) {
             const fault_kind kind = all_faults[next_fault % all_faults.size()];
             ++next_fault;
             faults.push_back(run_fault(kind, setup, memory, reference, random));
@@ -274,6 +287,7 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
     nlohmann::ordered_json j{{"ok", ok},
                              {"transfers", transfers},
                              {"transfers_goal", opt.transfers},
+                             {"stopped_at_max_seconds", stopped},
                              {"faults_injected", injected},
                              {"faults_survived", survived},
                              {"wrong_gradients", wrong},
@@ -299,7 +313,8 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
     }
     out << fmt::format("remat-stress: {} rounds, {} steps ({} forward, {} reverse), {:.1f} s\n", rounds, steps,
                        forward_steps, reverse_steps, wall);
-    out << fmt::format("transfers      {} (goal {})\n", transfers, opt.transfers);
+    out << fmt::format("transfers      {} (goal {}){}\n", transfers, opt.transfers,
+                       stopped ? ", stopped by --max-seconds" : "");
     for (const level_total* l : {&host, &disk}) {
         const auto lj = level_json(*l);
         out << fmt::format("  {:<5} {:>9} stores {:>9} restores  written {:>10}  read {:>10}  write {:.2f} GB/s "
@@ -340,7 +355,9 @@ int main(int argc, char** argv)
     std::string sizes_text, cap_text, steps_text, transfers_text, fault_every_text = "16", dir = ".";
     settings opt;
     app.add_flag("--small", small, "the CI version: small states, a few thousand transfers, every fault once");
-    app.add_option("--state-bytes", sizes_text, "state sizes, comma-separated, cycled per round (1MiB,16MiB,64MiB)");
+    app.add_option(
+        "--state-bytes", sizes_text,
+        "state sizes, comma-separated, one per round in turn (1 MiB, with 16 MiB and 64 MiB every 8th round)");
     app.add_option("--steps", steps_text, "steps per round for 1 MiB states; larger states get fewer (4000)");
     app.add_option("--transfers", transfers_text, "snapshot transfers to make (1e6)");
     app.add_option("--rss-cap", cap_text, "host memory cap for the whole process (1GiB)");
@@ -354,11 +371,14 @@ int main(int argc, char** argv)
     app.add_flag("--no-faults", no_faults, "no fault injection");
     app.add_option("--fault-every", fault_every_text, "a fault round every N rounds (16)");
     app.add_flag("--keep", opt.keep, "keep the snapshot file");
+    std::string max_seconds_text = "0";
+    app.add_option("--max-seconds", max_seconds_text,
+                   "start no round after this many seconds (the faults not yet run still run); 0: no limit");
     app.add_option("--format", opt.format, "text or json")->check(CLI::IsMember({"text", "json"}));
     try {
         app.parse(argc, argv);
         if (sizes_text.empty())
-            sizes_text = small ? "1MiB,2MiB" : "1MiB,16MiB,64MiB";
+            sizes_text = small ? "1MiB,2MiB" : full_run_sizes;
         std::stringstream list(sizes_text);
         for (std::string item; std::getline(list, item, ',');) {
             const std::uint64_t b = *cli::parse_bytes("--state-bytes", item);
@@ -381,6 +401,7 @@ int main(int argc, char** argv)
             throw cli::usage_error("--disk-cost: \"" + disk_cost_text + "\" is not a number of steps >= 0");
         }
         opt.host_slots = cli::parse_count("--host-slots", host_slots_text, 2);
+        opt.max_seconds = static_cast<double>(cli::parse_count("--max-seconds", max_seconds_text, 0));
         opt.dir = dir;
         opt.calibrate_repeats = small ? 2 : 3;
     } catch (const CLI::ParseError& e) {
