@@ -12,6 +12,8 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/budget.hpp"
+#include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_model.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/multilevel_model.hpp"

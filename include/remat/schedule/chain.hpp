@@ -1,0 +1,130 @@
+// remat/schedule/chain.hpp — the time-optimal schedule for a chain whose steps differ in cost and state
+// size, under a memory budget in bytes (Beaumont, Eyraud-Dubois, Herrmann, Joly & Shilova 2019; the model
+// is in remat/schedule/chain_model.hpp, the method in docs/heterogeneous.md).
+//
+// A dynamic program over (first step s, length l, free memory M): memory is counted in units of
+// `granularity` bytes, every size rounded up to whole units and the budget down, so a plan always fits
+// the true budget. With horizon K = T the plan is optimal for the rounded model, and its cost is at most
+// the true optimum for the budget less (T + 3) * granularity bytes (docs/heterogeneous.md proves it); when
+// the granularity divides every size it is the true optimum. Work ~ T * K^2/2 * U and table T * K * U
+// entries of 6 bytes for U = budget / granularity units; for long chains K < T limits the left parts of
+// the outermost chain of checkpoints to K steps (the plan says `exact() == false`).
+//
+// With every f_k, b_k, m_k equal (and a_k = 0), a budget of (s+1) * m gives remat::revolve(T, s)'s cost.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/chain_model.hpp"
+#include "remat/schedule/cost.hpp"
+#include "remat/schedule/range.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace remat {
+
+namespace detail {
+struct chain_plan;
+} // namespace detail
+
+/// The cheapest schedule for a heterogeneous chain within `budget_bytes`.
+///
+///     remat::chain_model m = remat::chain_model::uniform(10, 1, 2, 1024);
+///     m.steps[4].state_bytes = 8192;                    // one wide layer
+///     remat::chain plan(m, 5 * 1024 + 8192);
+///     plan.cost().predicted_cost;                       // forward recomputation + adjoints
+///     plan.peak_bytes();                                // <= the budget
+///     for (const remat::action& a : plan) std::cout << a << '\n';   // store 0 0 0, advance 0 3, ...
+class chain : public action_range<chain> {
+public:
+    struct options {
+        /// Bytes per memory unit; 0 chooses: the greatest common divisor of every size when the budget is
+        /// at most max_units of it (exact), else budget / units_target rounded up.
+        std::uint64_t granularity = 0;
+        /// Automatic granularity: units of the budget to aim for when the sizes' divisor gives too many.
+        std::uint64_t units_target = 256;
+        /// Automatic granularity: the most units before the divisor is given up for units_target.
+        std::uint64_t max_units = 4096;
+        /// Most steps of a left part of the outermost chain of checkpoints; 0: T when the table fits
+        /// max_table_entries, else the largest that fits.
+        step_t horizon = 0;
+        /// Largest table (T * K * (U + 1) entries, 6 bytes each) the plan builds.
+        std::uint64_t max_table_entries = std::uint64_t{1} << 25;
+    };
+
+    /// Throws remat::argument_error for an invalid chain (remat::validate) or a budget below the largest
+    /// single step's need (max(m_k, m_{k+1}) + a_k), and remat::capacity_error when no schedule fits the
+    /// budget at this granularity (naming the least budget that does) or when the table cannot fit
+    /// max_table_entries even with a horizon of 1.
+    chain(chain_model model, std::uint64_t budget_bytes, const options& opts);
+    chain(chain_model model, std::uint64_t budget_bytes) : chain(std::move(model), budget_bytes, options{}) {}
+
+    [[nodiscard]] step_t steps() const noexcept;
+    [[nodiscard]] const chain_model& model() const noexcept;
+    [[nodiscard]] std::uint64_t budget_bytes() const noexcept;
+    /// Bytes per memory unit of the dynamic program.
+    [[nodiscard]] std::uint64_t granularity() const noexcept;
+    /// Memory units of the budget (budget / granularity, rounded down).
+    [[nodiscard]] std::uint64_t units() const noexcept;
+    /// K: the most steps of a left part of the outermost chain of checkpoints (T when exact).
+    [[nodiscard]] step_t horizon() const noexcept;
+    /// Whether the plan is optimal for the model at this granularity (horizon == T).
+    [[nodiscard]] bool exact() const noexcept;
+    /// Whether the granularity divides every size: the discretisation then costs nothing.
+    [[nodiscard]] bool lossless() const noexcept;
+    /// The budget the discretisation may cost: the plan is at most as expensive as the true optimum for
+    /// budget_bytes() minus this ((T + 3) * granularity; 0 when lossless).
+    [[nodiscard]] std::uint64_t discretisation_gap_bytes() const noexcept;
+    /// The plan's peak memory under the model, in true bytes (<= budget_bytes()).
+    [[nodiscard]] std::uint64_t peak_bytes() const noexcept;
+    /// The smallest budget (a multiple of the granularity) this chain needs at this granularity.
+    [[nodiscard]] std::uint64_t least_budget_bytes() const noexcept;
+
+    /// Counts, and predicted_cost = the f_k of every advanced step + every b_k (computed from the plan, in
+    /// true bytes and double precision). levels holds the one level 0.
+    [[nodiscard]] schedule_cost cost() const;
+
+    /// One pass over the actions; see remat/schedule/range.hpp.
+    class cursor_type {
+    public:
+        cursor_type() = default;
+        bool next(action& out)
+        {
+            if (queue_.pop(out)) [[likely]]
+                return true;
+            if (done_)
+                return false;
+            refill();
+            return queue_.pop(out);
+        }
+
+    private:
+        friend class chain;
+        // A left part waiting for its right part: restore x_start from `slot`, then reverse `length` steps
+        // with `units` free (x_start's own snapshot included).
+        struct task {
+            step_t start = 0;
+            step_t length = 0;
+            std::uint64_t units = 0;
+            slot_t slot = 0;
+        };
+        enum class phase { outer, unheld, held };
+        void refill();
+        void step(); // one decision of the plan: at most three actions
+        std::shared_ptr<const detail::chain_plan> plan_;
+        phase phase_ = phase::outer;
+        task current_{};
+        slot_t depth_ = 0; // slots in use; the held snapshots form a stack
+        std::vector<task> pending_;
+        detail::action_queue<4> queue_;
+        bool done_ = true;
+    };
+
+    [[nodiscard]] cursor_type cursor() const;
+
+private:
+    std::shared_ptr<const detail::chain_plan> plan_; // immutable: copies and cursors share it
+};
+
+} // namespace remat

@@ -1,0 +1,422 @@
+// The heterogeneous-chain dynamic program (the recurrences are at the top of chain_plan.hpp) and the walk
+// of its decisions that yields the actions.
+#include "remat/schedule/chain.hpp"
+
+#include "chain_plan.hpp"
+
+#include "remat/error.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <numeric>
+#include <string>
+
+namespace remat {
+namespace {
+
+using detail::chain_plan;
+
+constexpr float infinite = std::numeric_limits<float>::infinity();
+constexpr std::uint64_t max_horizon = std::numeric_limits<std::uint16_t>::max();
+
+std::uint64_t units_of(std::uint64_t bytes, std::uint64_t granularity)
+{
+    return bytes / granularity + (bytes % granularity != 0 ? 1 : 0);
+}
+
+std::uint64_t common_divisor(const chain_model& m)
+{
+    std::uint64_t d = m.final_state_bytes;
+    for (const chain_step& s : m.steps) {
+        d = std::gcd(d, s.state_bytes);
+        d = std::gcd(d, s.adjoint_bytes);
+    }
+    return d;
+}
+
+void choose_granularity(chain_plan& p, const chain::options& opts)
+{
+    const std::uint64_t divisor = common_divisor(p.model);
+    if (opts.granularity != 0) {
+        p.granularity = opts.granularity;
+    } else {
+        if (opts.units_target == 0)
+            throw argument_error("units_target must be at least 1, got 0");
+        const bool fits = p.budget / divisor <= opts.max_units;
+        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, opts.units_target));
+    }
+    p.lossless = divisor % p.granularity == 0;
+    p.units = p.budget / p.granularity;
+}
+
+void choose_horizon(chain_plan& p, const chain::options& opts)
+{
+    const auto t = static_cast<std::uint64_t>(p.steps);
+    const std::uint64_t per_step = t * p.row(); // entries per unit of horizon (T rows of U+1)
+    if (p.row() > opts.max_table_entries / t)
+        throw capacity_error("a chain of " + std::to_string(t) + " steps at " + std::to_string(p.units) +
+                             " memory units (granularity " + std::to_string(p.granularity) +
+                             " bytes) needs more than max_table_entries = " +
+                             std::to_string(opts.max_table_entries) + " table entries; use a coarser granularity");
+    const std::uint64_t fitting = std::min({opts.max_table_entries / per_step, t, max_horizon});
+    if (opts.horizon < 0)
+        throw argument_error("horizon must be >= 0, got " + std::to_string(opts.horizon));
+    if (opts.horizon > 0 && static_cast<std::uint64_t>(opts.horizon) > fitting && fitting < t)
+        throw capacity_error("a horizon of " + std::to_string(opts.horizon) + " steps needs more than " +
+                             std::to_string(opts.max_table_entries) + " table entries; at most " +
+                             std::to_string(fitting) + " fit");
+    p.horizon = static_cast<step_t>(opts.horizon > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(opts.horizon), fitting)
+                                                     : fitting);
+}
+
+/// E(s, l, .) for every s and l <= min(K, T - s), s from the end of the loop back to 0 (right parts first).
+void build_inner(chain_plan& p)
+{
+    const step_t t = p.steps;
+    const step_t k = p.horizon;
+    const std::uint64_t row = p.row();
+    const std::uint64_t top = p.units;
+    p.offset.resize(static_cast<std::size_t>(t));
+    std::uint64_t entries = 0;
+    for (step_t s = 0; s < t; ++s) {
+        p.offset[static_cast<std::size_t>(s)] = entries;
+        entries += static_cast<std::uint64_t>(std::min(k, t - s)) * row;
+    }
+    p.cost.assign(entries, infinite);
+    p.split.assign(entries, 0);
+
+    std::vector<double> prefix(static_cast<std::size_t>(t) + 1, 0.0); // F(a, b) = prefix[b] - prefix[a]
+    for (step_t s = 0; s < t; ++s)
+        prefix[static_cast<std::size_t>(s) + 1] = prefix[static_cast<std::size_t>(s)] + p.model.steps[static_cast<std::size_t>(s)].forward;
+    std::vector<std::uint64_t> lowest(static_cast<std::size_t>(k) + 1); // u_s + max(p_s..p_{s+j-1}), by j
+    for (step_t s = t - 1; s >= 0; --s) {
+        const auto si = static_cast<std::size_t>(s);
+        const std::uint64_t us = p.u[si];
+        const step_t length = std::min(k, t - s);
+        std::uint64_t running = 0;
+        for (step_t j = 1; j < length; ++j) {
+            const auto ji = static_cast<std::size_t>(s + j - 1);
+            running = std::max({running, p.u[ji], p.u[ji + 1]});
+            lowest[static_cast<std::size_t>(j)] = us + running;
+        }
+        const auto b = static_cast<float>(p.model.steps[si].adjoint);
+        float* one = &p.cost[p.at(s, 1)];
+        for (std::uint64_t m = std::max(2 * us, p.r[si]); m <= top; ++m)
+            one[m] = b;
+        for (step_t l = 2; l <= length; ++l) {
+            float* best = &p.cost[p.at(s, l)];
+            std::uint16_t* chosen = &p.split[p.at(s, l)];
+            for (step_t j = 1; j < l; ++j) {
+                const std::uint64_t lo = lowest[static_cast<std::size_t>(j)];
+                if (lo > top)
+                    break; // later splits advance further and need even more
+                const auto f = static_cast<float>(prefix[si + static_cast<std::size_t>(j)] - prefix[si]);
+                const float* left = &p.cost[p.at(s, j)];
+                const step_t right_start = s + j;
+                const step_t right_length = l - j;
+                const auto tag = static_cast<std::uint16_t>(j);
+                if (right_length == 1) {
+                    // reversed where it stands: needs r units on top of x_s's snapshot
+                    const std::uint64_t need = us + p.r[static_cast<std::size_t>(right_start)];
+                    const float rb = static_cast<float>(p.model.steps[static_cast<std::size_t>(right_start)].adjoint);
+                    for (std::uint64_t m = std::max(lo, need); m <= top; ++m) {
+                        const float c = f + rb + left[m];
+                        if (c < best[m]) {
+                            best[m] = c;
+                            chosen[m] = tag;
+                        }
+                    }
+                } else {
+                    const float* right = &p.cost[p.at(right_start, right_length)] - us; // right[m] = H(.., m - u_s)
+                    for (std::uint64_t m = lo; m <= top; ++m) {
+                        const float c = f + right[m] + left[m];
+                        if (c < best[m]) {
+                            best[m] = c;
+                            chosen[m] = tag;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// G(s, .) for T - s > K (the outermost chain of checkpoints, with left parts of at most K steps).
+void build_outer(chain_plan& p)
+{
+    const step_t t = p.steps;
+    const step_t k = p.horizon;
+    if (t <= k)
+        return;
+    const std::uint64_t row = p.row();
+    const std::uint64_t top = p.units;
+    p.outer_cost.assign(static_cast<std::size_t>(t) * row, std::numeric_limits<double>::infinity());
+    p.outer_split.assign(static_cast<std::size_t>(t) * row, 0);
+    auto g = [&](step_t s, std::uint64_t m) -> double {
+        if (p.outer(s))
+            return p.outer_cost[static_cast<std::size_t>(s) * row + m];
+        const float h = p.cost[p.at(s, t - s) + m];
+        if (t - s == 1) // reversed where it stands
+            return m >= p.r[static_cast<std::size_t>(s)] ? p.model.steps[static_cast<std::size_t>(s)].adjoint
+                                                        : std::numeric_limits<double>::infinity();
+        return static_cast<double>(h);
+    };
+    for (step_t s = t - k - 1; s >= 0; --s) {
+        const auto si = static_cast<std::size_t>(s);
+        const std::uint64_t us = p.u[si];
+        double* best = &p.outer_cost[si * row];
+        std::uint16_t* chosen = &p.outer_split[si * row];
+        std::uint64_t running = 0;
+        double f = 0;
+        for (step_t j = 1; j <= k; ++j) {
+            const auto ji = static_cast<std::size_t>(s + j - 1);
+            running = std::max({running, p.u[ji], p.u[ji + 1]});
+            f += p.model.steps[ji].forward;
+            const std::uint64_t lo = us + running;
+            if (lo > top)
+                break;
+            const float* left = &p.cost[p.at(s, j)];
+            for (std::uint64_t m = lo; m <= top; ++m) {
+                const double c = f + g(s + j, m - us) + static_cast<double>(left[m]);
+                if (c < best[m]) {
+                    best[m] = c;
+                    chosen[m] = static_cast<std::uint16_t>(j);
+                }
+            }
+        }
+    }
+}
+
+/// The cost of the whole loop with M units: G(0, M).
+double root_cost(const chain_plan& p, std::uint64_t m)
+{
+    if (p.outer(0))
+        return p.outer_cost[m];
+    if (p.steps == 1)
+        return m >= p.r[0] ? p.model.steps[0].adjoint : std::numeric_limits<double>::infinity();
+    return static_cast<double>(p.cost[p.at(0, p.steps) + m]);
+}
+
+/// The least M with a finite G(0, M) (units + 1 when none).
+std::uint64_t least_units(const chain_plan& p)
+{
+    std::uint64_t least = 0;
+    while (least <= p.units && root_cost(p, least) == std::numeric_limits<double>::infinity())
+        ++least;
+    return least;
+}
+
+/// The units of storing every state (chain_model::store_all_bytes in rounded sizes): always enough.
+std::uint64_t store_all_units(const chain_plan& p)
+{
+    std::uint64_t held = 0;
+    std::uint64_t peak = 0;
+    const auto t = static_cast<std::size_t>(p.steps);
+    for (std::size_t k = 0; k + 1 < t; ++k) {
+        held += p.u[k];
+        peak = std::max(peak, held + std::max(p.u[k], p.u[k + 1]));
+    }
+    peak = std::max(peak, held + p.r[t - 1]);
+    for (std::size_t k = t - 1; k-- > 0;) {
+        held -= p.u[k];
+        peak = std::max(peak, held + p.r[k]);
+    }
+    return peak;
+}
+
+/// Replays the plan in true bytes: the counts, the predicted cost and the peak (the library's own account;
+/// the tests check it with an independent one).
+void account(chain_plan& p, chain::cursor_type cursor)
+{
+    const chain_model& m = p.model;
+    schedule_cost& c = p.counts;
+    c.steps = p.steps;
+    std::vector<std::uint32_t> advanced(static_cast<std::size_t>(p.steps), 0);
+    std::uint64_t held = 0;
+    std::uint64_t slots = 0;
+    std::uint64_t peak = 0;
+    double time = 0;
+    std::vector<std::uint64_t> slot_bytes;
+    action a;
+    while (cursor.next(a)) {
+        if (const auto* v = std::get_if<advance>(&a)) {
+            for (step_t k = v->from; k < v->to; ++k) {
+                peak = std::max(peak, held + std::max(m.state_bytes(k), m.state_bytes(k + 1)));
+                time += m.steps[static_cast<std::size_t>(k)].forward;
+                ++advanced[static_cast<std::size_t>(k)];
+            }
+            c.forward_steps += static_cast<std::uint64_t>(v->to - v->from);
+        } else if (const auto* s = std::get_if<store>(&a)) {
+            if (slot_bytes.size() <= static_cast<std::size_t>(s->slot))
+                slot_bytes.resize(static_cast<std::size_t>(s->slot) + 1, 0);
+            slot_bytes[static_cast<std::size_t>(s->slot)] = m.state_bytes(s->step);
+            held += m.state_bytes(s->step);
+            peak = std::max(peak, held + m.state_bytes(s->step));
+            ++c.stores;
+            c.peak_slots = std::max(c.peak_slots, ++slots);
+        } else if (const auto* r = std::get_if<restore>(&a)) {
+            peak = std::max(peak, held + m.state_bytes(r->step));
+            ++c.restores;
+        } else if (const auto* f = std::get_if<free_slot>(&a)) {
+            held -= slot_bytes[static_cast<std::size_t>(f->slot)];
+            --slots;
+        } else {
+            const step_t k = std::get<reverse>(a).step;
+            peak = std::max(peak, held + m.adjoint_need(k));
+            time += m.steps[static_cast<std::size_t>(k)].adjoint;
+            ++c.reverse_steps;
+        }
+    }
+    c.repetition = advanced.empty() ? 0 : *std::max_element(advanced.begin(), advanced.end());
+    finish_single_level(c);
+    c.predicted_cost = time;
+    p.peak_bytes = peak;
+}
+
+} // namespace
+
+chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
+{
+    validate(model);
+    auto p = std::make_shared<chain_plan>();
+    p->model = std::move(model);
+    p->budget = budget_bytes;
+    p->steps = p->model.size();
+    const chain_model& m = p->model;
+    for (step_t k = 0; k < p->steps; ++k)
+        if (m.adjoint_need(k) > budget_bytes)
+            throw argument_error("a budget of " + std::to_string(budget_bytes) + " bytes is below what step " +
+                                 std::to_string(k) + " alone needs while its adjoint runs (max(m_k, m_k+1) + a_k = " +
+                                 std::to_string(m.adjoint_need(k)) + " bytes)");
+    choose_granularity(*p, opts);
+    choose_horizon(*p, opts);
+    p->u.resize(static_cast<std::size_t>(p->steps) + 1);
+    p->r.resize(static_cast<std::size_t>(p->steps));
+    for (step_t k = 0; k <= p->steps; ++k)
+        p->u[static_cast<std::size_t>(k)] = units_of(m.state_bytes(k), p->granularity);
+    for (step_t k = 0; k < p->steps; ++k) {
+        const auto ki = static_cast<std::size_t>(k);
+        p->r[ki] = std::max(p->u[ki], p->u[ki + 1]) + units_of(m.steps[ki].adjoint_bytes, p->granularity);
+    }
+    build_inner(*p);
+    build_outer(*p);
+    p->least_units = least_units(*p);
+    if (p->least_units > p->units) {
+        std::string least;
+        try { // the same granularity with room for storing everything, which always fits
+            chain_plan roomy = *p;
+            roomy.units = store_all_units(roomy);
+            choose_horizon(roomy, opts);
+            build_inner(roomy);
+            build_outer(roomy);
+            least = "; it needs at least " + std::to_string(least_units(roomy) * p->granularity) + " bytes";
+        } catch (const capacity_error&) {
+            least = "; it needs more (every snapshot it must keep, and a step running on top)";
+        }
+        throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
+                             " bytes at a granularity of " + std::to_string(p->granularity) + " bytes" +
+                             (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") +
+                             least);
+    }
+    plan_ = p;
+    account(*p, cursor());
+}
+
+step_t chain::steps() const noexcept { return plan_->steps; }
+const chain_model& chain::model() const noexcept { return plan_->model; }
+std::uint64_t chain::budget_bytes() const noexcept { return plan_->budget; }
+std::uint64_t chain::granularity() const noexcept { return plan_->granularity; }
+std::uint64_t chain::units() const noexcept { return plan_->units; }
+step_t chain::horizon() const noexcept { return plan_->horizon; }
+bool chain::exact() const noexcept { return plan_->horizon >= plan_->steps; }
+bool chain::lossless() const noexcept { return plan_->lossless; }
+std::uint64_t chain::discretisation_gap_bytes() const noexcept
+{
+    if (plan_->lossless)
+        return 0;
+    const auto items = static_cast<std::uint64_t>(plan_->steps) + 3;
+    std::uint64_t gap = 0;
+    return __builtin_mul_overflow(items, plan_->granularity, &gap) ? std::numeric_limits<std::uint64_t>::max() : gap;
+}
+std::uint64_t chain::peak_bytes() const noexcept { return plan_->peak_bytes; }
+std::uint64_t chain::least_budget_bytes() const noexcept { return plan_->least_units * plan_->granularity; }
+schedule_cost chain::cost() const { return plan_->counts; }
+
+chain::cursor_type chain::cursor() const
+{
+    cursor_type c;
+    c.plan_ = plan_;
+    c.phase_ = cursor_type::phase::outer;
+    c.current_ = {0, plan_->steps, plan_->units, 0};
+    c.done_ = false;
+    return c;
+}
+
+void chain::cursor_type::refill()
+{
+    while (queue_.empty() && !done_)
+        step();
+}
+
+void chain::cursor_type::step()
+{
+    const chain_plan& p = *plan_;
+    const auto pop = [&] {
+        if (pending_.empty()) {
+            done_ = true;
+            return;
+        }
+        current_ = pending_.back();
+        pending_.pop_back();
+        queue_.push(restore{0, current_.slot, current_.start});
+        phase_ = phase::held;
+    };
+    const step_t s = current_.start;
+    switch (phase_) {
+    case phase::outer: {
+        if (!p.outer(s)) {
+            current_.length = p.steps - s;
+            phase_ = phase::unheld;
+            return;
+        }
+        const step_t j = p.outer_split[static_cast<std::size_t>(s) * p.row() + current_.units];
+        assert(j > 0);
+        queue_.push(store{0, depth_, s});
+        pending_.push_back({s, j, current_.units, depth_});
+        ++depth_;
+        queue_.push(advance{s, s + j});
+        current_ = {s + j, 0, current_.units - p.u[static_cast<std::size_t>(s)], 0};
+        return;
+    }
+    case phase::unheld:
+        if (current_.length == 1) {
+            queue_.push(reverse{s});
+            pop();
+            return;
+        }
+        queue_.push(store{0, depth_, s});
+        current_.slot = depth_++;
+        phase_ = phase::held;
+        return;
+    case phase::held: {
+        if (current_.length == 1) {
+            assert(current_.slot == depth_ - 1);
+            queue_.push(free_slot{0, current_.slot});
+            --depth_;
+            queue_.push(reverse{s});
+            pop();
+            return;
+        }
+        const step_t j = p.split[p.at(s, current_.length) + current_.units];
+        assert(j > 0 && j < current_.length);
+        queue_.push(advance{s, s + j});
+        pending_.push_back({s, j, current_.units, current_.slot});
+        current_ = {s + j, current_.length - j, current_.units - p.u[static_cast<std::size_t>(s)], 0};
+        phase_ = phase::unheld;
+        return;
+    }
+    }
+}
+
+} // namespace remat

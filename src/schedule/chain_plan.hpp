@@ -1,0 +1,51 @@
+// The tables of a heterogeneous-chain plan (internal): shared, immutable, by a remat::chain and its cursors.
+//
+// Units: every size is rounded up to whole units of `granularity` bytes. u[k] = units of x_k (k <= T),
+// p[k] = max(u[k], u[k+1]) (step k running), r[k] = p[k] + units of a_k (its adjoint running).
+//
+// Inner table, for x_s current and held in a slot and M free units (its own snapshot included):
+//     E(s, 1, M) = b_s                                    if M >= max(2 u_s, r_s)
+//     E(s, l, M) = min over 1 <= j < l with M >= u_s + max(p_s..p_{s+j-1}) of
+//                  F(s, s+j) + H(s+j, l-j, M - u_s) + E(s, j, M)
+// where H is the same segment with its start current but not held: H(s, 1, M) = b_s if M >= r_s (reversed
+// where it stands), else H = E (store x_s first). Outer table, for the loop's tail [s, T) when T - s > K:
+//     G(s, M) = min over 1 <= j <= K of F(s, s+j) + G(s+j, M - u_s) + E(s, j, M)   (same condition on M)
+// and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, U) (G(0, U)).
+#pragma once
+
+#include "remat/schedule/chain.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace remat::detail {
+
+struct chain_plan {
+    chain_model model;
+    std::uint64_t budget = 0;
+    std::uint64_t granularity = 1;
+    std::uint64_t units = 0; ///< U
+    step_t steps = 0;        ///< T
+    step_t horizon = 0;      ///< K
+    bool lossless = false;
+    std::vector<std::uint64_t> u;      ///< units of x_k, k <= T
+    std::vector<std::uint64_t> r;      ///< units while the adjoint of step k runs
+    std::vector<std::uint64_t> offset; ///< E's first entry for start s
+    std::vector<float> cost;           ///< E(s, l, M) at offset[s] + (l-1)*(U+1) + M
+    std::vector<std::uint16_t> split;  ///< its j
+    std::vector<double> outer_cost;    ///< G(s, M) at s*(U+1) + M, for T - s > K
+    std::vector<std::uint16_t> outer_split;
+    std::uint64_t least_units = 0;
+    std::uint64_t peak_bytes = 0;
+    schedule_cost counts;
+
+    [[nodiscard]] std::uint64_t row() const noexcept { return units + 1; }
+    [[nodiscard]] std::uint64_t at(step_t s, step_t l) const noexcept
+    {
+        return offset[static_cast<std::size_t>(s)] + static_cast<std::uint64_t>(l - 1) * row();
+    }
+    /// Whether G(s, .) is the outer table's (T - s > K) rather than H(s, T - s, .).
+    [[nodiscard]] bool outer(step_t s) const noexcept { return steps - s > horizon; }
+};
+
+} // namespace remat::detail

@@ -1,0 +1,241 @@
+// The heterogeneous-chain schedule: optimal against the brute force over every legal action sequence on
+// small random chains, legal and within budget under an independent replay, its reported cost and peak
+// equal to the replay's, revolve's cost on uniform chains, the discretisation gap within its stated bound,
+// and clear errors for bad input.
+#define BOOST_TEST_MODULE chain
+#include <boost/test/unit_test.hpp>
+
+#include "chain_reference.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/chain.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+using namespace remat;
+
+namespace {
+
+// Costs in quarters (exact in binary, and in the table's floats), some zero; sizes of a few bytes.
+chain_model random_chain(std::mt19937_64& rng, step_t steps, std::uint64_t max_bytes, std::uint64_t max_adjoint)
+{
+    std::uniform_int_distribution<int> quarters(0, 12);
+    std::uniform_int_distribution<std::uint64_t> bytes(1, max_bytes);
+    std::uniform_int_distribution<std::uint64_t> extra(0, max_adjoint);
+    chain_model m;
+    for (step_t k = 0; k < steps; ++k)
+        m.steps.push_back({quarters(rng) / 4.0, quarters(rng) / 4.0, bytes(rng), extra(rng)});
+    m.final_state_bytes = bytes(rng);
+    return m;
+}
+
+std::uint64_t largest_step_need(const chain_model& m)
+{
+    std::uint64_t need = 0;
+    for (step_t k = 0; k < m.size(); ++k)
+        need = std::max(need, m.adjoint_need(k));
+    return need;
+}
+
+chain::options byte_exact()
+{
+    chain::options o;
+    o.granularity = 1;
+    return o;
+}
+
+// Checks a plan under the independent replay: legal, within budget, and reporting what it does.
+test::chain_replay check_plan(const chain& plan, const chain_model& m, std::uint64_t budget)
+{
+    const test::chain_replay r = test::replay_chain_plan(m, plan);
+    BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+    BOOST_TEST(r.peak_bytes <= budget);
+    BOOST_TEST(r.peak_bytes == plan.peak_bytes());
+    BOOST_TEST(std::abs(r.cost - plan.cost().predicted_cost) <= 1e-9 * (1 + r.cost));
+    BOOST_TEST(r.forward_steps == plan.cost().forward_steps);
+    BOOST_TEST(r.stores == plan.cost().stores);
+    BOOST_TEST(r.restores == plan.cost().restores);
+    return r;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(optimal_against_every_action_sequence)
+{
+    std::mt19937_64 rng(16);
+    int compared = 0;
+    int infeasible = 0;
+    for (step_t t = 1; t <= 6; ++t) {
+        for (int trial = 0; trial < (t <= 3 ? 40 : 25); ++trial) {
+            const chain_model m = random_chain(rng, t, 5, trial % 3 == 0 ? 3 : 0);
+            const std::uint64_t low = largest_step_need(m);
+            for (std::uint64_t budget = low; budget <= m.store_all_bytes() + 1; ++budget) {
+                const double best = test::brute_force_chain_optimum(m, budget, true);
+                if (std::isinf(best)) {
+                    BOOST_CHECK_THROW(chain(m, budget, byte_exact()), capacity_error);
+                    ++infeasible;
+                    continue;
+                }
+                const chain plan(m, budget, byte_exact());
+                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
+                {
+                    BOOST_TEST(plan.exact());
+                    BOOST_TEST(plan.lossless());
+                    const test::chain_replay r = check_plan(plan, m, budget);
+                    BOOST_TEST(r.cost == best);
+                }
+                ++compared;
+            }
+        }
+    }
+    BOOST_TEST(compared > 1000);
+    BOOST_TEST(infeasible > 10); // the least budget is found, not assumed
+}
+
+BOOST_AUTO_TEST_CASE(least_budget_is_the_first_that_fits)
+{
+    std::mt19937_64 rng(7);
+    for (int trial = 0; trial < 40; ++trial) {
+        const chain_model m = random_chain(rng, 5, 6, 2);
+        const chain plan(m, m.store_all_bytes(), byte_exact());
+        const std::uint64_t least = plan.least_budget_bytes();
+        BOOST_TEST(!std::isinf(test::brute_force_chain_optimum(m, least, true)));
+        BOOST_TEST(std::isinf(test::brute_force_chain_optimum(m, least - 1, true)));
+        BOOST_CHECK_NO_THROW(chain(m, least, byte_exact()));
+        if (least - 1 >= largest_step_need(m))
+            BOOST_CHECK_THROW(chain(m, least - 1, byte_exact()), capacity_error);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(uniform_chains_cost_what_revolve_costs)
+{
+    constexpr std::uint64_t m = 4096;
+    for (step_t t = 1; t <= 70; ++t) {
+        for (slot_t s = 1; s <= t + 1; ++s) {
+            const chain_model model = chain_model::uniform(t, 1.0, 2.5, m);
+            const chain plan(model, static_cast<std::uint64_t>(s + 1) * m);
+            const schedule_cost binomial = revolve(t, s).cost();
+            BOOST_TEST_CONTEXT("T=" << t << " s=" << s)
+            {
+                BOOST_TEST(plan.lossless());
+                BOOST_TEST(plan.granularity() == m);
+                BOOST_TEST(plan.cost().forward_steps == binomial.forward_steps);
+                BOOST_TEST(plan.cost().predicted_cost == static_cast<double>(binomial.forward_steps) + 2.5 * static_cast<double>(t));
+                BOOST_TEST(plan.cost().peak_slots <= static_cast<std::uint64_t>(s));
+                if (t <= 30)
+                    check_plan(plan, model, static_cast<std::uint64_t>(s + 1) * m);
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(discretisation_costs_at_most_the_stated_gap)
+{
+    std::mt19937_64 rng(3);
+    int bounded = 0;
+    for (int trial = 0; trial < 150; ++trial) {
+        const step_t t = 2 + trial % 5;
+        const chain_model m = random_chain(rng, t, 60, trial % 2 == 0 ? 20 : 0);
+        const std::uint64_t granularity = std::vector<std::uint64_t>{3, 5, 8}[static_cast<std::size_t>(trial % 3)];
+        chain::options o;
+        o.granularity = granularity;
+        for (std::uint64_t budget = largest_step_need(m); budget <= m.store_all_bytes() + (t + 3) * granularity;
+             budget += 7) {
+            BOOST_TEST_CONTEXT("trial " << trial << " budget " << budget << " granularity " << granularity)
+            {
+                const double best = test::brute_force_chain_optimum(m, budget, true);
+                try {
+                    const chain plan(m, budget, o);
+                    BOOST_TEST((plan.discretisation_gap_bytes() == (static_cast<std::uint64_t>(t) + 3) * granularity ||
+                                plan.lossless()));
+                    const test::chain_replay r = check_plan(plan, m, budget);
+                    BOOST_TEST(r.cost >= best);
+                    const std::uint64_t gap = plan.discretisation_gap_bytes();
+                    if (budget >= gap) {
+                        const double reduced = test::brute_force_chain_optimum(m, budget - gap, true);
+                        BOOST_TEST(r.cost <= reduced);
+                        bounded += std::isinf(reduced) ? 0 : 1;
+                    }
+                } catch (const capacity_error&) {
+                    // nothing fits the rounded model: then nothing fits the budget less the gap either
+                    BOOST_TEST((budget < (static_cast<std::uint64_t>(t) + 3) * granularity ||
+                                std::isinf(test::brute_force_chain_optimum(
+                                    m, budget - (static_cast<std::uint64_t>(t) + 3) * granularity, true))));
+                }
+            }
+        }
+    }
+    BOOST_TEST(bounded > 200);
+}
+
+BOOST_AUTO_TEST_CASE(a_short_horizon_is_legal_and_never_beats_the_exact_plan)
+{
+    std::mt19937_64 rng(11);
+    for (int trial = 0; trial < 30; ++trial) {
+        const step_t t = 40 + trial;
+        const chain_model m = random_chain(rng, t, 50, 10);
+        const std::uint64_t budget = largest_step_need(m) + m.store_all_bytes() / 4;
+        const chain exact(m, budget);
+        BOOST_TEST(exact.exact());
+        check_plan(exact, m, budget);
+        for (step_t k : {1, 3, 8, 20}) {
+            chain::options o;
+            o.horizon = k;
+            o.granularity = exact.granularity();
+            try {
+                const chain near(m, budget, o);
+                BOOST_TEST(!near.exact());
+                BOOST_TEST(near.horizon() == k);
+                const test::chain_replay r = check_plan(near, m, budget);
+                BOOST_TEST(r.cost >= exact.cost().predicted_cost - 1e-6 * r.cost);
+            } catch (const capacity_error&) {
+                BOOST_TEST(k < 8); // only very short horizons may find nothing
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
+{
+    chain_model m = chain_model::uniform(4, 1, 2, 100);
+    auto message = [](auto&& make) -> std::string {
+        try {
+            make();
+        } catch (const error& e) {
+            return e.what();
+        }
+        return "no error";
+    };
+    m.steps[2].forward = -1;
+    BOOST_TEST(message([&] { chain(m, 1000); }).find("step 2: forward cost must be finite and >= 0, got -1") !=
+               std::string::npos);
+    m.steps[2].forward = std::numeric_limits<double>::quiet_NaN();
+    BOOST_CHECK_THROW(chain(m, 1000), argument_error);
+    m.steps[2].forward = 1;
+    m.steps[1].adjoint = std::numeric_limits<double>::infinity();
+    BOOST_TEST(message([&] { chain(m, 1000); }).find("step 1: adjoint cost") != std::string::npos);
+    m.steps[1].adjoint = 1;
+    m.steps[3].state_bytes = 0;
+    BOOST_TEST(message([&] { chain(m, 1000); }).find("step 3: state_bytes must be at least 1, got 0") !=
+               std::string::npos);
+    m.steps[3].state_bytes = 100;
+    m.final_state_bytes = 0;
+    BOOST_CHECK_THROW(chain(m, 1000), argument_error);
+    m.final_state_bytes = 100;
+    m.steps[3].adjoint_bytes = 500;
+    BOOST_TEST(message([&] { chain(m, 599); }).find("below what step 3 alone needs") != std::string::npos);
+    // x_0 stays stored while step 3's adjoint runs
+    BOOST_TEST(message([&] { chain(m, 650); }) ==
+               "no schedule of this chain fits a budget of 650 bytes at a granularity of 100 bytes; it needs at "
+               "least 700 bytes");
+    BOOST_CHECK_NO_THROW(chain(m, 700));
+    BOOST_CHECK_THROW(chain(chain_model{}, 1000), argument_error);
+    chain::options tiny;
+    tiny.granularity = 1;
+    tiny.max_table_entries = 100;
+    BOOST_CHECK_THROW(chain(m, 100000, tiny), capacity_error);
+}
