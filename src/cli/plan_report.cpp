@@ -1,5 +1,6 @@
 #include "plan_report.hpp"
 
+#include "chain_report.hpp"
 #include "parse.hpp"
 
 #include "remat/schedule/binomial.hpp"
@@ -29,6 +30,8 @@ double offline_ratio(const schedule_cost& c, std::uint64_t offline)
 
 nlohmann::ordered_json plan_json(const plan_choice& choice)
 {
+    if (choice.chain)
+        return chain_json(choice);
     const schedule_cost c = choice.plan.cost();
     nlohmann::ordered_json j;
     j["schedule"] = choice.name;
@@ -88,6 +91,8 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
 
 void write_plan_text(std::ostream& out, const plan_choice& choice)
 {
+    if (choice.chain)
+        return write_chain_text(out, choice);
     const schedule_cost c = choice.plan.cost();
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
     out << fmt::format("schedule       {}\n", choice.description);

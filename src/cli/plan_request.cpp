@@ -1,5 +1,6 @@
 #include "plan_request.hpp"
 
+#include "chain_file.hpp"
 #include "parse.hpp"
 
 #include "remat/error.hpp"
@@ -25,8 +26,8 @@ std::uint64_t saturated_add(std::uint64_t a, std::uint64_t b)
 
 void add_plan_options(CLI::App& command, plan_request& request)
 {
-    command.add_option("--steps,-T", request.steps, "number of steps T of the loop (1 to 2^63-1; 1e6 form allowed)")
-        ->required();
+    command.add_option("--steps,-T", request.steps,
+                       "number of steps T of the loop (1 to 2^63-1; 1e6 form allowed); required unless --chain");
     command.add_option("--slots,-s", request.slots, "snapshot slots, x_0's included");
     command.add_option("--schedule", request.schedule,
                        "revolve (binomial, optimal; the default), uniform, store-all, or multilevel (the default "
@@ -48,6 +49,15 @@ void add_plan_options(CLI::App& command, plan_request& request)
                        "the schedule)");
     command.add_option("--method", request.method, "multilevel: auto, exact (dynamic program) or near-optimal (any T)")
         ->capture_default_str();
+    command.add_option("--chain", request.chain,
+                       "a chain whose steps differ: a JSON file of per-step forward and adjoint costs and state "
+                       "sizes (docs/heterogeneous.md); plans the time-optimal schedule within --budget");
+    command.add_option("--granularity", request.granularity,
+                       "--chain: bytes per memory unit of the dynamic program, e.g. 1MiB (default: exact when the "
+                       "sizes' common divisor allows, else the budget / 256)");
+    command.add_option("--horizon", request.horizon,
+                       "--chain: most steps of a left part of the outermost checkpoints (default: T when the table "
+                       "fits; less is faster and may cost more)");
     command.add_flag("--online", request.online,
                      "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
@@ -129,6 +139,37 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
     return choice;
 }
 
+plan_choice choose_chain(const plan_request& request, plan_choice choice)
+{
+    if (!request.steps.empty() || !request.slots.empty() || !request.state_bytes.empty() || !request.every.empty() ||
+        !request.levels.empty() || !request.schedule.empty() || request.online || !request.step_cost.empty() ||
+        !request.reverse_cost.empty() || request.method != "auto")
+        throw usage_error("--chain takes the steps, costs and sizes from its file: give it with --budget (and "
+                          "optionally --granularity, --horizon) only");
+    if (request.budget.empty())
+        throw usage_error("--chain needs --budget (the memory for snapshots, the running step and its adjoint)");
+    const std::uint64_t budget = *parse_bytes("--budget", request.budget);
+    chain::options options;
+    if (!request.granularity.empty()) {
+        options.granularity = *parse_bytes("--granularity", request.granularity);
+        if (options.granularity == 0)
+            throw usage_error("--granularity: expected at least 1 byte, got \"" + request.granularity + "\"");
+    }
+    if (!request.horizon.empty())
+        options.horizon = parse_count("--horizon", request.horizon, 1);
+    const chain plan(read_chain_file(request.chain), budget, options);
+    choice.name = "chain";
+    choice.description = plan.exact() ? "heterogeneous chain, optimal (dynamic program over split points and memory)"
+                                      : fmt::format("heterogeneous chain, near-optimal (left parts of the outermost "
+                                                    "checkpoints limited to {} steps)",
+                                                    plan.horizon());
+    choice.plan = plan;
+    choice.budget_bytes = budget;
+    choice.slots = static_cast<slot_t>(plan.cost().peak_slots);
+    choice.chain = plan;
+    return choice;
+}
+
 } // namespace
 
 plan_choice choose_plan(const plan_request& request)
@@ -148,7 +189,15 @@ plan_choice choose_plan(const plan_request& request)
                        .levels = {},
                        .method = {},
                        .structure = {},
-                       .period = 0};
+                       .period = 0,
+                       .online = false,
+                       .chain = {}};
+    if (!request.chain.empty())
+        return choose_chain(request, std::move(choice));
+    if (!request.granularity.empty() || !request.horizon.empty())
+        throw usage_error("--granularity and --horizon apply to --chain only");
+    if (request.steps.empty())
+        throw usage_error("--steps is required (or --chain FILE)");
     const step_t steps = parse_count("--steps", request.steps, 1);
     if (!request.step_cost.empty())
         choice.model.step_cost = parse_cost("--step-cost", request.step_cost, true);

@@ -4,6 +4,7 @@
 #include "level_option.hpp"
 
 #include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/chain.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 
 #include <CLI/CLI.hpp>
@@ -28,6 +29,9 @@ struct plan_request {
     std::string reverse_cost;
     std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
     bool online = false;         ///< simulate the online schedule (T learned only at x_{T-1})
+    std::string chain;           ///< a heterogeneous chain's JSON file (with --budget)
+    std::string granularity;     ///< chain: bytes per memory unit (default: automatic)
+    std::string horizon;         ///< chain: most steps of an outer left part (default: T when it fits)
 };
 
 /// A validated choice of schedule.
@@ -46,6 +50,7 @@ struct plan_choice {
     std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine", "nested" or "layered"
     step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
     bool online = false;              ///< an online schedule: its cost is compared with the offline optimum
+    std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
 };
 
 /// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns

@@ -1,0 +1,81 @@
+#include "chain_report.hpp"
+
+#include "parse.hpp"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace remat::cli {
+namespace {
+
+// Store-all runs every step forward once except the last (reversed where it stands), and every adjoint.
+double store_all_cost(const chain_model& m)
+{
+    double cost = 0;
+    for (std::size_t k = 0; k < m.steps.size(); ++k)
+        cost += (k + 1 < m.steps.size() ? m.steps[k].forward : 0.0) + m.steps[k].adjoint;
+    return cost;
+}
+
+} // namespace
+
+nlohmann::ordered_json chain_json(const plan_choice& choice)
+{
+    const chain& plan = *choice.chain;
+    const schedule_cost c = plan.cost();
+    const chain_model& m = plan.model();
+    nlohmann::ordered_json j;
+    j["schedule"] = "chain";
+    j["steps"] = c.steps;
+    j["budget_bytes"] = plan.budget_bytes();
+    j["peak_bytes"] = plan.peak_bytes();
+    j["predicted_cost"] = c.predicted_cost;
+    j["store_all_cost"] = store_all_cost(m);
+    j["store_all_bytes"] = m.store_all_bytes();
+    j["overhead"] = c.predicted_cost / store_all_cost(m);
+    j["least_budget_bytes"] = plan.least_budget_bytes();
+    j["granularity_bytes"] = plan.granularity();
+    j["memory_units"] = plan.units();
+    j["lossless"] = plan.lossless();
+    j["discretisation_gap_bytes"] = plan.discretisation_gap_bytes();
+    j["horizon"] = plan.horizon();
+    j["exact"] = plan.exact();
+    j["forward_steps"] = c.forward_steps;
+    j["reverse_steps"] = c.reverse_steps;
+    j["stores"] = c.stores;
+    j["restores"] = c.restores;
+    j["peak_slots"] = c.peak_slots;
+    j["repetition"] = c.repetition;
+    return j;
+}
+
+void write_chain_text(std::ostream& out, const plan_choice& choice)
+{
+    const chain& plan = *choice.chain;
+    const schedule_cost c = plan.cost();
+    const chain_model& m = plan.model();
+    const double all = store_all_cost(m);
+    out << fmt::format("schedule       {}\n", choice.description);
+    out << fmt::format("steps          {}\n", c.steps);
+    out << fmt::format("budget         {} (store-all needs {}; this chain at least {})\n",
+                       format_bytes(plan.budget_bytes()), format_bytes(m.store_all_bytes()),
+                       format_bytes(plan.least_budget_bytes()));
+    out << fmt::format("peak memory    {} (snapshots + the current state + a running adjoint's extra)\n",
+                       format_bytes(plan.peak_bytes()));
+    out << fmt::format("predicted cost {:.6g} (store-all: {:.6g}; {:.3f}x)\n", c.predicted_cost, all,
+                       all > 0 ? c.predicted_cost / all : 1.0);
+    out << fmt::format("granularity    {} per unit, {} units{}\n", format_bytes(plan.granularity()), plan.units(),
+                       plan.lossless() ? " (divides every size: no discretisation loss)"
+                                       : fmt::format(" (at most the optimum for {} less)",
+                                                     format_bytes(plan.discretisation_gap_bytes())));
+    if (!plan.exact())
+        out << fmt::format("horizon        {} steps (near-optimal: the table for T = {} does not fit)\n",
+                           plan.horizon(), c.steps);
+    out << fmt::format("forward steps  {} (repetition {})\n", c.forward_steps, c.repetition);
+    out << fmt::format("stores         {}\n", c.stores);
+    out << fmt::format("restores       {}\n", c.restores);
+    out << fmt::format("peak slots     {}\n", c.peak_slots);
+}
+
+} // namespace remat::cli

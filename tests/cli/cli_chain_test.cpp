@@ -1,0 +1,135 @@
+// `remat plan --chain FILE --budget B`: the JSON report agrees with the library, the printed actions are
+// legal and within budget under an independent replay of the chain model, and bad files or budgets are
+// refused with one line and exit 2.
+#define BOOST_TEST_MODULE cli_chain
+#include <boost/test/unit_test.hpp>
+
+#include "chain_reference.hpp"
+#include "scratch_dir.hpp"
+#include "tool_runner.hpp"
+
+#include "remat/schedule/chain.hpp"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+chain_model alternating(step_t steps)
+{
+    chain_model m;
+    for (step_t k = 0; k < steps; ++k)
+        m.steps.push_back(k % 2 == 0 ? chain_step{1.0, 2.5, 1 << 20, 0} : chain_step{3.0, 6.0, 4 << 20, 1 << 20});
+    m.final_state_bytes = 1 << 20;
+    return m;
+}
+
+std::string write(const test::scratch_dir& dir, const std::string& name, const std::string& text)
+{
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << text;
+    return path;
+}
+
+std::vector<action> parse_actions(const std::string& text)
+{
+    std::vector<action> actions;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        actions.push_back(parse_action(line));
+    return actions;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(json_and_actions_agree_with_the_library_and_the_replay)
+{
+    test::scratch_dir dir;
+    const chain_model m = alternating(40);
+    const std::string file = write(dir, "costs.json", to_json(m));
+    for (const std::uint64_t budget : {m.store_all_bytes() / 5, m.store_all_bytes() / 2, m.store_all_bytes()}) {
+        const chain plan(m, budget);
+        const auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget)});
+        BOOST_TEST(j["schedule"].get<std::string>() == "chain");
+        BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost().predicted_cost);
+        BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes());
+        BOOST_TEST(j["budget_bytes"].get<std::uint64_t>() == budget);
+        BOOST_TEST(j["exact"].get<bool>());
+        const test::tool_result actions =
+            test::run_tool({"plan", "--chain", file, "--budget", std::to_string(budget), "--format", "actions"});
+        BOOST_TEST_REQUIRE(actions.status == 0);
+        const test::chain_replay r = test::replay_chain(m, parse_actions(actions.out));
+        BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+        BOOST_TEST(r.peak_bytes <= budget);
+        BOOST_TEST(r.peak_bytes == plan.peak_bytes());
+        BOOST_TEST(r.cost == plan.cost().predicted_cost);
+        const test::tool_result text = test::run_tool({"plan", "--chain", file, "--budget", std::to_string(budget)});
+        BOOST_TEST(text.status == 0);
+        BOOST_TEST(text.out.find("predicted cost") != std::string::npos);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(granularity_and_horizon_options)
+{
+    test::scratch_dir dir;
+    const chain_model m = alternating(30);
+    const std::string file = write(dir, "costs.json", to_json(m));
+    const std::string budget = std::to_string(m.store_all_bytes() / 3);
+    const auto j = test::plan_json({"--chain", file, "--budget", budget, "--granularity", "300000", "--horizon", "5"});
+    BOOST_TEST(j["granularity_bytes"].get<std::uint64_t>() == 300000u);
+    BOOST_TEST(!j["lossless"].get<bool>());
+    BOOST_TEST(j["discretisation_gap_bytes"].get<std::uint64_t>() == 33u * 300000u);
+    BOOST_TEST(j["horizon"].get<std::int64_t>() == 5);
+    BOOST_TEST(!j["exact"].get<bool>());
+    BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() <= m.store_all_bytes() / 3);
+}
+
+BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
+{
+    test::scratch_dir dir;
+    const chain_model m = alternating(4);
+    const std::string good = write(dir, "good.json", to_json(m));
+    const auto bad = [&](const std::string& name, const std::string& text) { return write(dir, name, text); };
+    struct bad_case {
+        std::vector<std::string> args;
+        std::string mentions;
+    };
+    const std::vector<bad_case> cases{
+        {{"plan", "--chain", bad("a.json", "{\"steps\": [")}, "not valid JSON"},
+        {{"plan", "--chain", bad("b.json", "[1, 2]")}, "expected an object"},
+        {{"plan", "--chain", bad("c.json", R"({"steps": [{"forward": -1, "adjoint": 1, "state_bytes": 8}],
+            "final_state_bytes": 8})")},
+         "step 0: forward cost must be finite and >= 0, got -1"},
+        {{"plan", "--chain", bad("d.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 0}],
+            "final_state_bytes": 8})")},
+         "step 0: state_bytes must be at least 1, got 0"},
+        {{"plan", "--chain", bad("e.json", R"({"steps": [{"forward": 1, "adjoint": "x", "state_bytes": 8}],
+            "final_state_bytes": 8})")},
+         "step 0: \"adjoint\" must be a number"},
+        {{"plan", "--chain", bad("f.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
+            "foward": 2}], "final_state_bytes": 8})")},
+         "unknown field \"foward\""},
+        {{"plan", "--chain", bad("g.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": -8}],
+            "final_state_bytes": 8})")},
+         "\"state_bytes\" must be a whole number of bytes"},
+        {{"plan", "--chain", bad("h.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8}]})")},
+         "missing \"final_state_bytes\""},
+        {{"plan", "--chain", (dir / "missing.json").string()}, "cannot be read"},
+        {{"plan", "--chain", good, "--budget", "1MiB"}, "below what step 0 alone needs"},
+        {{"plan", "--chain", good, "--budget", "5767168"}, "no schedule of this chain fits"},
+        {{"plan", "--chain", good}, "--chain needs --budget"},
+        {{"plan", "--chain", good, "--budget", "1GiB", "--steps", "4"}, "--chain takes the steps"},
+        {{"plan", "--steps", "4", "--slots", "2", "--granularity", "4"}, "apply to --chain only"},
+        {{"plan", "--slots", "2"}, "--steps is required"},
+    };
+    for (bad_case c : cases) {
+        if (c.args.size() == 3 && c.args[2] != good)
+            c.args.insert(c.args.end(), {"--budget", "1GiB"});
+        test::check_usage_error(c.args, c.mentions);
+    }
+}
