@@ -45,11 +45,11 @@ struct plan_choice {
     std::optional<std::uint64_t> budget_bytes;
     /// The levels and costs that price the plan: one level of --slots slots with zero costs unless --level.
     cost_model model;
-    std::vector<parsed_level> levels; ///< multilevel: the parsed --level texts
-    std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
-    std::string structure;            ///< multilevel: "binomial", "exact", "grid", "spine", "nested" or "layered"
-    step_t period = 0;                ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
-    bool online = false;              ///< an online schedule: its cost is compared with the offline optimum
+    std::vector<parsed_level> levels;  ///< multilevel: the parsed --level texts
+    std::string method;                ///< multilevel: "binomial", "exact" or "near-optimal"
+    std::string structure;             ///< multilevel: "binomial", "exact", "grid", "spine", "nested" or "layered"
+    step_t period = 0;                 ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
+    bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
 };
 

@@ -57,8 +57,8 @@ void choose_horizon(chain_plan& p, const chain::options& opts)
     if (p.row() > opts.max_table_entries / t)
         throw capacity_error("a chain of " + std::to_string(t) + " steps at " + std::to_string(p.units) +
                              " memory units (granularity " + std::to_string(p.granularity) +
-                             " bytes) needs more than max_table_entries = " +
-                             std::to_string(opts.max_table_entries) + " table entries; use a coarser granularity");
+                             " bytes) needs more than max_table_entries = " + std::to_string(opts.max_table_entries) +
+                             " table entries; use a coarser granularity");
     const std::uint64_t fitting = std::min({opts.max_table_entries / per_step, t, max_horizon});
     if (opts.horizon < 0)
         throw argument_error("horizon must be >= 0, got " + std::to_string(opts.horizon));
@@ -66,8 +66,8 @@ void choose_horizon(chain_plan& p, const chain::options& opts)
         throw capacity_error("a horizon of " + std::to_string(opts.horizon) + " steps needs more than " +
                              std::to_string(opts.max_table_entries) + " table entries; at most " +
                              std::to_string(fitting) + " fit");
-    p.horizon = static_cast<step_t>(opts.horizon > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(opts.horizon), fitting)
-                                                     : fitting);
+    p.horizon = static_cast<step_t>(
+        opts.horizon > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(opts.horizon), fitting) : fitting);
 }
 
 /// E(s, l, .) for every s and l <= min(K, T - s), s from the end of the loop back to 0 (right parts first).
@@ -88,7 +88,8 @@ void build_inner(chain_plan& p)
 
     std::vector<double> prefix(static_cast<std::size_t>(t) + 1, 0.0); // F(a, b) = prefix[b] - prefix[a]
     for (step_t s = 0; s < t; ++s)
-        prefix[static_cast<std::size_t>(s) + 1] = prefix[static_cast<std::size_t>(s)] + p.model.steps[static_cast<std::size_t>(s)].forward;
+        prefix[static_cast<std::size_t>(s) + 1] =
+            prefix[static_cast<std::size_t>(s)] + p.model.steps[static_cast<std::size_t>(s)].forward;
     std::vector<std::uint64_t> lowest(static_cast<std::size_t>(k) + 1); // u_s + max(p_s..p_{s+j-1}), by j
     for (step_t s = t - 1; s >= 0; --s) {
         const auto si = static_cast<std::size_t>(s);
@@ -159,7 +160,7 @@ void build_outer(chain_plan& p)
         const float h = p.cost[p.at(s, t - s) + m];
         if (t - s == 1) // reversed where it stands
             return m >= p.r[static_cast<std::size_t>(s)] ? p.model.steps[static_cast<std::size_t>(s)].adjoint
-                                                        : std::numeric_limits<double>::infinity();
+                                                         : std::numeric_limits<double>::infinity();
         return static_cast<double>(h);
     };
     for (step_t s = t - k - 1; s >= 0; --s) {
@@ -314,23 +315,47 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
         } catch (const capacity_error&) {
             least = "; it needs more (every snapshot it must keep, and a step running on top)";
         }
-        throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
-                             " bytes at a granularity of " + std::to_string(p->granularity) + " bytes" +
-                             (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") +
-                             least);
+        throw capacity_error(
+            "no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
+            " bytes at a granularity of " + std::to_string(p->granularity) + " bytes" +
+            (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") + least);
     }
     plan_ = p;
     account(*p, cursor());
 }
 
-step_t chain::steps() const noexcept { return plan_->steps; }
-const chain_model& chain::model() const noexcept { return plan_->model; }
-std::uint64_t chain::budget_bytes() const noexcept { return plan_->budget; }
-std::uint64_t chain::granularity() const noexcept { return plan_->granularity; }
-std::uint64_t chain::units() const noexcept { return plan_->units; }
-step_t chain::horizon() const noexcept { return plan_->horizon; }
-bool chain::exact() const noexcept { return plan_->horizon >= plan_->steps; }
-bool chain::lossless() const noexcept { return plan_->lossless; }
+step_t chain::steps() const noexcept
+{
+    return plan_->steps;
+}
+const chain_model& chain::model() const noexcept
+{
+    return plan_->model;
+}
+std::uint64_t chain::budget_bytes() const noexcept
+{
+    return plan_->budget;
+}
+std::uint64_t chain::granularity() const noexcept
+{
+    return plan_->granularity;
+}
+std::uint64_t chain::units() const noexcept
+{
+    return plan_->units;
+}
+step_t chain::horizon() const noexcept
+{
+    return plan_->horizon;
+}
+bool chain::exact() const noexcept
+{
+    return plan_->horizon >= plan_->steps;
+}
+bool chain::lossless() const noexcept
+{
+    return plan_->lossless;
+}
 std::uint64_t chain::discretisation_gap_bytes() const noexcept
 {
     if (plan_->lossless)
@@ -339,9 +364,18 @@ std::uint64_t chain::discretisation_gap_bytes() const noexcept
     std::uint64_t gap = 0;
     return __builtin_mul_overflow(items, plan_->granularity, &gap) ? std::numeric_limits<std::uint64_t>::max() : gap;
 }
-std::uint64_t chain::peak_bytes() const noexcept { return plan_->peak_bytes; }
-std::uint64_t chain::least_budget_bytes() const noexcept { return plan_->least_units * plan_->granularity; }
-schedule_cost chain::cost() const { return plan_->counts; }
+std::uint64_t chain::peak_bytes() const noexcept
+{
+    return plan_->peak_bytes;
+}
+std::uint64_t chain::least_budget_bytes() const noexcept
+{
+    return plan_->least_units * plan_->granularity;
+}
+schedule_cost chain::cost() const
+{
+    return plan_->counts;
+}
 
 chain::cursor_type chain::cursor() const
 {

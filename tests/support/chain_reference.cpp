@@ -15,10 +15,14 @@ namespace {
 
 std::uint64_t bytes_of(const chain_model& c, step_t k)
 {
-    return k == static_cast<step_t>(c.steps.size()) ? c.final_state_bytes : c.steps[static_cast<std::size_t>(k)].state_bytes;
+    return k == static_cast<step_t>(c.steps.size()) ? c.final_state_bytes
+                                                    : c.steps[static_cast<std::size_t>(k)].state_bytes;
 }
 
-std::uint64_t running_need(const chain_model& c, step_t k) { return std::max(bytes_of(c, k), bytes_of(c, k + 1)); }
+std::uint64_t running_need(const chain_model& c, step_t k)
+{
+    return std::max(bytes_of(c, k), bytes_of(c, k + 1));
+}
 
 } // namespace
 
@@ -97,7 +101,8 @@ double brute_force_chain_optimum(const chain_model& chain, std::uint64_t budget,
     }
     // state: current (-1 = none), next step to reverse (-1 = done), held mask
     const auto index = [&](step_t cur, step_t next, std::uint32_t mask) {
-        return (static_cast<std::size_t>(cur + 1) * static_cast<std::size_t>(t + 1) + static_cast<std::size_t>(next + 1)) *
+        return (static_cast<std::size_t>(cur + 1) * static_cast<std::size_t>(t + 1) +
+                static_cast<std::size_t>(next + 1)) *
                    masks +
                mask;
     };

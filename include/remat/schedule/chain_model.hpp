@@ -26,10 +26,10 @@ namespace remat {
 ///
 ///     remat::chain_step s{1.0, 2.5, 1 << 20, 0};   // f_k, b_k, m_k = 1 MiB, a_k
 struct chain_step {
-    double forward = 0;                ///< f_k: running step k forward
-    double adjoint = 0;                ///< b_k: the adjoint of step k, its re-run of step k included
-    std::uint64_t state_bytes = 0;     ///< m_k: bytes of x_k (at least 1)
-    std::uint64_t adjoint_bytes = 0;   ///< a_k: extra bytes while the adjoint of step k runs
+    double forward = 0;              ///< f_k: running step k forward
+    double adjoint = 0;              ///< b_k: the adjoint of step k, its re-run of step k included
+    std::uint64_t state_bytes = 0;   ///< m_k: bytes of x_k (at least 1)
+    std::uint64_t adjoint_bytes = 0; ///< a_k: extra bytes while the adjoint of step k runs
     friend bool operator==(const chain_step&, const chain_step&) = default;
 };
 
