@@ -3,6 +3,7 @@
 #pragma once
 
 #include "remat/driver/executor.hpp"
+#include "remat/driver/profile.hpp"
 #include "remat/driver/resume.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/driver/run_online.hpp"
