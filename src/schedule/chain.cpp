@@ -5,6 +5,7 @@
 #include "chain_plan.hpp"
 
 #include "remat/error.hpp"
+#include "remat/schedule/any_schedule.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -226,55 +227,6 @@ std::uint64_t store_all_units(const chain_plan& p)
     return peak;
 }
 
-/// Replays the plan in true bytes: the counts, the predicted cost and the peak (the library's own account;
-/// the tests check it with an independent one).
-void account(chain_plan& p, chain::cursor_type cursor)
-{
-    const chain_model& m = p.model;
-    schedule_cost& c = p.counts;
-    c.steps = p.steps;
-    std::vector<std::uint32_t> advanced(static_cast<std::size_t>(p.steps), 0);
-    std::uint64_t held = 0;
-    std::uint64_t slots = 0;
-    std::uint64_t peak = 0;
-    double time = 0;
-    std::vector<std::uint64_t> slot_bytes;
-    action a;
-    while (cursor.next(a)) {
-        if (const auto* v = std::get_if<advance>(&a)) {
-            for (step_t k = v->from; k < v->to; ++k) {
-                peak = std::max(peak, held + std::max(m.state_bytes(k), m.state_bytes(k + 1)));
-                time += m.steps[static_cast<std::size_t>(k)].forward;
-                ++advanced[static_cast<std::size_t>(k)];
-            }
-            c.forward_steps += static_cast<std::uint64_t>(v->to - v->from);
-        } else if (const auto* s = std::get_if<store>(&a)) {
-            if (slot_bytes.size() <= static_cast<std::size_t>(s->slot))
-                slot_bytes.resize(static_cast<std::size_t>(s->slot) + 1, 0);
-            slot_bytes[static_cast<std::size_t>(s->slot)] = m.state_bytes(s->step);
-            held += m.state_bytes(s->step);
-            peak = std::max(peak, held + m.state_bytes(s->step));
-            ++c.stores;
-            c.peak_slots = std::max(c.peak_slots, ++slots);
-        } else if (const auto* r = std::get_if<restore>(&a)) {
-            peak = std::max(peak, held + m.state_bytes(r->step));
-            ++c.restores;
-        } else if (const auto* f = std::get_if<free_slot>(&a)) {
-            held -= slot_bytes[static_cast<std::size_t>(f->slot)];
-            --slots;
-        } else {
-            const step_t k = std::get<reverse>(a).step;
-            peak = std::max(peak, held + m.adjoint_need(k));
-            time += m.steps[static_cast<std::size_t>(k)].adjoint;
-            ++c.reverse_steps;
-        }
-    }
-    c.repetition = advanced.empty() ? 0 : *std::max_element(advanced.begin(), advanced.end());
-    finish_single_level(c);
-    c.predicted_cost = time;
-    p.peak_bytes = peak;
-}
-
 } // namespace
 
 chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
@@ -321,7 +273,9 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
             (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") + least);
     }
     plan_ = p;
-    account(*p, cursor());
+    const chain_evaluation e = evaluate(p->model, *this);
+    p->counts = e.counts;
+    p->peak_bytes = e.peak_bytes;
 }
 
 step_t chain::steps() const noexcept
@@ -375,6 +329,64 @@ std::uint64_t chain::least_budget_bytes() const noexcept
 schedule_cost chain::cost() const
 {
     return plan_->counts;
+}
+
+chain_evaluation evaluate(const chain_model& m, const any_schedule& plan)
+{
+    if (plan.steps() != m.size())
+        throw argument_error("a schedule of " + std::to_string(plan.steps()) + " steps on a chain of " +
+                             std::to_string(m.size()));
+    chain_evaluation e;
+    schedule_cost& c = e.counts;
+    c.steps = m.size();
+    std::vector<std::uint32_t> advanced(static_cast<std::size_t>(m.size()), 0);
+    std::vector<std::int64_t> slot_step; // what each slot of level 0 holds, -1 when free
+    std::uint64_t held = 0;
+    std::uint64_t slots = 0;
+    const auto bad = [](const action& a, const char* why) {
+        throw schedule_error("evaluate: " + to_string(a) + " " + why);
+    };
+    for (const action& a : plan) {
+        if (const auto* v = std::get_if<advance>(&a)) {
+            for (step_t k = v->from; k < v->to; ++k) {
+                e.peak_bytes = std::max(e.peak_bytes, held + std::max(m.state_bytes(k), m.state_bytes(k + 1)));
+                e.cost += m.steps[static_cast<std::size_t>(k)].forward;
+                ++advanced[static_cast<std::size_t>(k)];
+            }
+            c.forward_steps += static_cast<std::uint64_t>(v->to - v->from);
+        } else if (const auto* s = std::get_if<store>(&a)) {
+            if (s->level != 0 || s->slot < 0)
+                bad(a, "is not a slot of level 0");
+            if (slot_step.size() <= static_cast<std::size_t>(s->slot))
+                slot_step.resize(static_cast<std::size_t>(s->slot) + 1, -1);
+            if (slot_step[static_cast<std::size_t>(s->slot)] >= 0)
+                bad(a, "stores into a slot in use");
+            slot_step[static_cast<std::size_t>(s->slot)] = s->step;
+            held += m.state_bytes(s->step);
+            e.peak_bytes = std::max(e.peak_bytes, held + m.state_bytes(s->step));
+            ++c.stores;
+            c.peak_slots = std::max(c.peak_slots, ++slots);
+        } else if (const auto* r = std::get_if<restore>(&a)) {
+            e.peak_bytes = std::max(e.peak_bytes, held + m.state_bytes(r->step));
+            ++c.restores;
+        } else if (const auto* f = std::get_if<free_slot>(&a)) {
+            if (f->level != 0 || f->slot < 0 || static_cast<std::size_t>(f->slot) >= slot_step.size() ||
+                slot_step[static_cast<std::size_t>(f->slot)] < 0)
+                bad(a, "frees a slot not in use");
+            held -= m.state_bytes(slot_step[static_cast<std::size_t>(f->slot)]);
+            slot_step[static_cast<std::size_t>(f->slot)] = -1;
+            --slots;
+        } else {
+            const step_t k = std::get<reverse>(a).step;
+            e.peak_bytes = std::max(e.peak_bytes, held + m.adjoint_need(k));
+            e.cost += m.steps[static_cast<std::size_t>(k)].adjoint;
+            ++c.reverse_steps;
+        }
+    }
+    c.repetition = advanced.empty() ? 0 : *std::max_element(advanced.begin(), advanced.end());
+    finish_single_level(c);
+    c.predicted_cost = e.cost;
+    return e;
 }
 
 chain::cursor_type chain::cursor() const

@@ -9,7 +9,9 @@
 
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
 
 #include <cmath>
 #include <limits>
@@ -239,4 +241,29 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
     tiny.granularity = 1;
     tiny.max_table_entries = 100;
     BOOST_CHECK_THROW(chain(m, 100000, tiny), capacity_error);
+}
+
+BOOST_AUTO_TEST_CASE(evaluate_prices_other_schedules_like_the_replay)
+{
+    std::mt19937_64 rng(21);
+    for (int trial = 0; trial < 40; ++trial) {
+        const step_t t = 1 + trial;
+        const chain_model m = random_chain(rng, t, 1000, 300);
+        for (const any_schedule& plan :
+             {any_schedule(revolve(t, 1 + trial % 4)), any_schedule(uniform(t, 1 + trial % 5)), any_schedule(store_all(t, t))}) {
+            const chain_evaluation e = evaluate(m, plan);
+            const test::chain_replay r = test::replay_chain_plan(m, plan);
+            BOOST_TEST_REQUIRE(!r.error.has_value());
+            BOOST_TEST(e.cost == r.cost);
+            BOOST_TEST(e.peak_bytes == r.peak_bytes);
+            BOOST_TEST(e.counts.forward_steps == r.forward_steps);
+        }
+        // store_all_bytes() is what running every step forward once needs (each snapshot freed at its restore,
+        // which remat::store_all does only after the adjoint)
+        const chain all(m, m.store_all_bytes(), byte_exact());
+        BOOST_TEST(all.cost().forward_steps == static_cast<std::uint64_t>(t - 1));
+        BOOST_TEST(all.peak_bytes() == m.store_all_bytes());
+        BOOST_TEST(evaluate(m, store_all(t, t)).peak_bytes >= m.store_all_bytes());
+    }
+    BOOST_CHECK_THROW((void)evaluate(chain_model::uniform(5, 1, 1, 8), revolve(6, 2)), argument_error);
 }

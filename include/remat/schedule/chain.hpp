@@ -127,4 +127,22 @@ private:
     std::shared_ptr<const detail::chain_plan> plan_; // immutable: copies and cursors share it
 };
 
+class any_schedule;
+
+/// What a schedule costs on a chain: its counts, its time (predicted_cost: the f_k of every advanced step
+/// + every b_k) and its peak memory under the model of chain_model.hpp, in true bytes. Any single-level
+/// schedule (revolve, uniform, a chain plan) can be priced, to compare them on the same chain.
+struct chain_evaluation {
+    schedule_cost counts;
+    double cost = 0;
+    std::uint64_t peak_bytes = 0;
+};
+
+/// Prices `plan` on `chain` by walking its actions once. Throws remat::argument_error when the step
+/// counts differ and remat::schedule_error for a store into a slot in use or a free of an empty one.
+///
+///     remat::chain_evaluation e = remat::evaluate(m, remat::uniform(m.size(), 4));
+///     e.peak_bytes <= budget;   e.cost;
+[[nodiscard]] chain_evaluation evaluate(const chain_model& chain, const any_schedule& plan);
+
 } // namespace remat
