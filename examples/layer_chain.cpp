@@ -91,8 +91,8 @@ int main(int argc, char** argv)
 
     std::printf("%-22s %14s %14s %14s\n", "schedule", "peak bytes", "predicted ms", "measured ms");
     const outcome best = run_plan(plan, m, net, x0);
-    std::printf("%-22s %14llu %14.3f %14.3f\n", "heterogeneous (chain)", static_cast<unsigned long long>(best.peak_bytes),
-                best.predicted * 1e3, best.measured * 1e3);
+    std::printf("%-22s %14llu %14.3f %14.3f\n", "heterogeneous (chain)",
+                static_cast<unsigned long long>(best.peak_bytes), best.predicted * 1e3, best.measured * 1e3);
     if (every_k) {
         const outcome o = run_plan(*every_k, m, net, x0);
         const std::string name = "every " + std::to_string(every_k->every()) + "-th layer";

@@ -14,9 +14,9 @@ namespace remat::examples {
 
 /// The weights of every layer, drawn from a fixed seed (a counter-based hash, so any layer is reproducible).
 struct layer_net {
-    std::vector<std::size_t> widths;             ///< w_0..w_T
-    std::vector<std::vector<double>> weights;    ///< W_k, row-major, w_{k+1} x w_k
-    std::vector<std::vector<double>> biases;     ///< c_k
+    std::vector<std::size_t> widths;          ///< w_0..w_T
+    std::vector<std::vector<double>> weights; ///< W_k, row-major, w_{k+1} x w_k
+    std::vector<std::vector<double>> biases;  ///< c_k
 
     layer_net(std::vector<std::size_t> layer_widths, std::uint64_t seed) : widths(std::move(layer_widths))
     {

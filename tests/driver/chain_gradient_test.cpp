@@ -1,7 +1,8 @@
 // Heterogeneous-chain plans through remat::run: a network whose state changes size from layer to layer
-// gives gradients bit-identical to a plain store-everything loop with the host store (by slots, or by bytes) and a tiered store with an asynchronous level, the device store of a CPU build (and
-// tests/hdf5/hdf5_chain_test.cpp: the HDF5 store); the run's
-// counts and snapshot bytes are the plan's. And remat::profile measures the sizes exactly and the costs plausibly.
+// gives gradients bit-identical to a plain store-everything loop with the host store (by slots, or by bytes) and a
+// tiered store with an asynchronous level, the device store of a CPU build (and tests/hdf5/hdf5_chain_test.cpp: the
+// HDF5 store); the run's counts and snapshot bytes are the plan's. And remat::profile measures the sizes exactly and
+// the costs plausibly.
 #define BOOST_TEST_MODULE chain_gradient
 #include <boost/test/unit_test.hpp>
 
@@ -76,8 +77,8 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_to_store_all_with_every_host_st
     const test::layer_gradient reference = test::layer_reference(net(), input());
     int plans = 0;
     for (const double fraction : {0.12, 0.2, 0.35, 0.6, 1.0}) {
-        const auto budget = std::max<std::uint64_t>(
-            static_cast<std::uint64_t>(fraction * static_cast<double>(m.store_all_bytes())), 0);
+        const auto budget =
+            std::max<std::uint64_t>(static_cast<std::uint64_t>(fraction * static_cast<double>(m.store_all_bytes())), 0);
         std::unique_ptr<chain> plan;
         try {
             plan = std::make_unique<chain>(m, budget);

@@ -8,8 +8,8 @@
 #include "chain_reference.hpp"
 
 #include "remat/error.hpp"
-#include "remat/schedule/chain.hpp"
 #include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/chain.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
@@ -249,8 +249,8 @@ BOOST_AUTO_TEST_CASE(evaluate_prices_other_schedules_like_the_replay)
     for (int trial = 0; trial < 40; ++trial) {
         const step_t t = 1 + trial;
         const chain_model m = random_chain(rng, t, 1000, 300);
-        for (const any_schedule& plan :
-             {any_schedule(revolve(t, 1 + trial % 4)), any_schedule(uniform(t, 1 + trial % 5)), any_schedule(store_all(t, t))}) {
+        for (const any_schedule& plan : {any_schedule(revolve(t, 1 + trial % 4)),
+                                         any_schedule(uniform(t, 1 + trial % 5)), any_schedule(store_all(t, t))}) {
             const chain_evaluation e = evaluate(m, plan);
             const test::chain_replay r = test::replay_chain_plan(m, plan);
             BOOST_TEST_REQUIRE(!r.error.has_value());
