@@ -322,6 +322,13 @@ std::uint64_t chain::peak_bytes() const noexcept
 {
     return plan_->peak_bytes;
 }
+std::uint64_t chain::table_bytes() const noexcept
+{
+    const chain_plan& p = *plan_;
+    return p.cost.size() * sizeof(float) + p.split.size() * sizeof(std::uint16_t) +
+           p.outer_cost.size() * sizeof(double) + p.outer_split.size() * sizeof(std::uint16_t) +
+           p.offset.size() * sizeof(std::uint64_t);
+}
 std::uint64_t chain::least_budget_bytes() const noexcept
 {
     return plan_->least_units * plan_->granularity;

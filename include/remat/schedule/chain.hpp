@@ -78,6 +78,8 @@ public:
     [[nodiscard]] std::uint64_t discretisation_gap_bytes() const noexcept;
     /// The plan's peak memory under the model, in true bytes (<= budget_bytes()).
     [[nodiscard]] std::uint64_t peak_bytes() const noexcept;
+    /// Bytes of the plan's tables (what planning holds in memory besides the model).
+    [[nodiscard]] std::uint64_t table_bytes() const noexcept;
     /// The smallest budget (a multiple of the granularity) this chain needs at this granularity.
     [[nodiscard]] std::uint64_t least_budget_bytes() const noexcept;
 
