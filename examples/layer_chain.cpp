@@ -4,7 +4,9 @@
 // (remat::chain) is compared with checkpointing every k-th layer at the best k for the budget, and with
 // storing everything — predicted time from the measurements, and measured time of real runs.
 //
-//     ./build/examples/layer_chain [blocks] [budget-percent-of-store-all] [width]
+//     ./build/examples/layer_chain [blocks] [budget-percent-of-store-all] [width] [costs.json]
+//
+// With a file name, the measured chain is written there too (for `remat plan --chain costs.json`).
 #include "layer_net.hpp"
 
 #include <remat/remat.hpp>
@@ -12,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +71,12 @@ int main(int argc, char** argv)
     remat::examples::layer_forward forward{&net};
     remat::examples::layer_adjoint adjoint(net);
     const remat::chain_model m = remat::profile(layers, x0, forward, adjoint, {.adjoint_every = 1, .repeats = 5});
+    if (argc > 4) {
+        std::ofstream costs(argv[4]);
+        costs << remat::to_json(m);
+        if (!costs.flush())
+            return std::fprintf(stderr, "layer_chain: cannot write %s\n", argv[4]), 1;
+    }
 
     // 2. The budget: a share of what storing every layer's input needs.
     const std::uint64_t store_all = m.store_all_bytes();

@@ -48,6 +48,9 @@ const char* level_color(level_t level)
 // "60 slots", or for several levels "host:3, disk:inf".
 std::string storage_text(const plan_choice& choice)
 {
+    if (choice.chain)
+        return fmt::format("budget {}, peak {}", format_bytes(choice.chain->budget_bytes()),
+                           format_bytes(choice.chain->peak_bytes()));
     if (choice.model.levels.size() <= 1)
         return fmt::format("{} slots", choice.slots);
     std::string text;
@@ -83,7 +86,9 @@ void write_header(svg_document& svg, const plan_choice& choice, const schedule_c
     svg.text(plot_left - 60, plot_top + plot_height, std::to_string(c.steps));
     const double middle = plot_top + plot_height / 2;
     svg.text(12, middle, "step index", {{"transform", fmt::format("rotate(-90 12 {})", report::svg_number(middle))}});
-    svg.text(plot_left + plot_width / 2 - 120, plot_top + plot_height + 30, "work (forward + reverse steps) →");
+    svg.text(plot_left + plot_width / 2 - 120, plot_top + plot_height + 30,
+             choice.chain ? "time (forward and adjoint costs; each step as wide as it costs) →"
+                          : "work (forward + reverse steps) →");
     // Legend: a diagram of several kinds of marks, not curves to label.
     const double lx = plot_left + plot_width + 20;
     auto legend_line = [&](double y, const char* color, double width, const char* name, double opacity = 1) {
@@ -116,7 +121,18 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
         throw usage_error(
             fmt::format("draw: {} steps is too many to draw (at most {}); plan it instead", c.steps, svg_max_steps));
     const bool summarised = c.steps > svg_detail_steps;
-    const mapping map{static_cast<double>(c.forward_steps + c.reverse_steps), static_cast<double>(c.steps)};
+    // A chain's steps take their own time (f_k forward, b_k adjoint); every other schedule's take one unit.
+    const chain_model* costs = choice.chain ? &choice.chain->model() : nullptr;
+    std::vector<double> before(costs ? static_cast<std::size_t>(c.steps) + 1 : 0, 0.0); // forward time of steps < k
+    for (std::size_t k = 0; k + 1 < before.size(); ++k)
+        before[k + 1] = before[k] + costs->steps[k].forward;
+    const auto advance_time = [&](step_t from, step_t to) {
+        return costs ? before[static_cast<std::size_t>(to)] - before[static_cast<std::size_t>(from)]
+                     : static_cast<double>(to - from);
+    };
+    const auto reverse_time = [&](step_t k) { return costs ? costs->steps[static_cast<std::size_t>(k)].adjoint : 1.0; };
+    const double total = costs ? std::max(c.predicted_cost, 1e-300) : static_cast<double>(c.forward_steps + c.reverse_steps);
+    const mapping map{total, static_cast<double>(c.steps)};
     svg_document svg(out, plot_left + plot_width + 200, plot_top + plot_height + 60);
     write_header(svg, choice, c, summarised);
 
@@ -137,15 +153,26 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
     for (const action& a : choice.plan) {
         std::visit(overloaded{
                        [&](const advance& x) {
-                           const double end = now + static_cast<double>(x.to - x.from);
+                           const double end = now + advance_time(x.from, x.to);
                            if (summarised) {
-                               // A diagonal: in each pixel column it crosses, the steps it covers there.
+                               // A diagonal: in each pixel column it crosses, the steps it covers there (a
+                               // chain's steps are taken as equally long within one advance, for the summary).
                                const double from = static_cast<double>(x.from);
+                               const double speed = end > now ? static_cast<double>(x.to - x.from) / (end - now) : 0;
                                for (std::size_t i = column_index(now); i <= column_index(end); ++i) {
                                    const double t0 = std::max(now, column_time(i));
                                    const double t1 = std::min(end, column_time(i + 1));
-                                   columns[i].advance_lo = std::min(columns[i].advance_lo, from + (t0 - now));
-                                   columns[i].advance_hi = std::max(columns[i].advance_hi, from + (t1 - now));
+                                   columns[i].advance_lo = std::min(columns[i].advance_lo, from + (t0 - now) * speed);
+                                   columns[i].advance_hi = std::max(columns[i].advance_hi, from + (t1 - now) * speed);
+                               }
+                           } else if (costs) { // one segment per step, as wide as the step costs
+                               double t = now;
+                               for (step_t k = x.from; k < x.to; ++k) {
+                                   const double next = t + advance_time(k, k + 1);
+                                   svg.line(map.x(t), map.y(static_cast<double>(k)), map.x(next),
+                                            map.y(static_cast<double>(k + 1)),
+                                            {{"class", "advance"}, {"stroke", "black"}, {"stroke-width", 1.5}});
+                                   t = next;
                                }
                            } else {
                                svg.line(map.x(now), map.y(static_cast<double>(x.from)), map.x(end),
@@ -186,10 +213,10 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
                                col.reverse_lo = std::min(col.reverse_lo, k);
                                col.reverse_hi = std::max(col.reverse_hi, k + 1);
                            } else {
-                               svg.line(map.x(now), map.y(k + 1), map.x(now + 1), map.y(k),
+                               svg.line(map.x(now), map.y(k + 1), map.x(now + reverse_time(x.step)), map.y(k),
                                         {{"class", "reverse"}, {"stroke", reverse_color}, {"stroke-width", 2}});
                            }
-                           now += 1;
+                           now += reverse_time(x.step);
                        },
                    },
                    a);

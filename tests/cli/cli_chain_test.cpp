@@ -6,6 +6,7 @@
 
 #include "chain_reference.hpp"
 #include "scratch_dir.hpp"
+#include "svg_facts.hpp"
 #include "tool_runner.hpp"
 
 #include "remat/schedule/chain.hpp"
@@ -132,4 +133,23 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
             c.args.insert(c.args.end(), {"--budget", "1GiB"});
         test::check_usage_error(c.args, c.mentions);
     }
+}
+
+BOOST_AUTO_TEST_CASE(draw_shows_the_chain_step_by_step)
+{
+    test::scratch_dir dir;
+    const chain_model m = alternating(12);
+    const std::string file = write(dir, "costs.json", to_json(m));
+    const auto svg = dir / "chain.svg";
+    const std::uint64_t budget = m.store_all_bytes() / 2;
+    const test::tool_result r =
+        test::run_tool({"draw", "--chain", file, "--budget", std::to_string(budget), "-o", svg.string()});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    // read back by an XML parser: one advance segment per forward step (each as wide as it costs), one
+    // reverse per step, one store mark per store
+    const chain plan(m, budget);
+    const auto facts = test::read_svg_facts(svg);
+    BOOST_TEST(facts["classes"]["advance"].get<std::uint64_t>() == plan.cost().forward_steps);
+    BOOST_TEST(facts["classes"]["reverse"].get<std::uint64_t>() == 12u);
+    BOOST_TEST(facts["classes"]["store"].get<std::uint64_t>() == plan.cost().stores);
 }
