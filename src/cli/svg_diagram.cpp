@@ -131,7 +131,8 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
                      : static_cast<double>(to - from);
     };
     const auto reverse_time = [&](step_t k) { return costs ? costs->steps[static_cast<std::size_t>(k)].adjoint : 1.0; };
-    const double total = costs ? std::max(c.predicted_cost, 1e-300) : static_cast<double>(c.forward_steps + c.reverse_steps);
+    const double total =
+        costs ? std::max(c.predicted_cost, 1e-300) : static_cast<double>(c.forward_steps + c.reverse_steps);
     const mapping map{total, static_cast<double>(c.steps)};
     svg_document svg(out, plot_left + plot_width + 200, plot_top + plot_height + 60);
     write_header(svg, choice, c, summarised);
