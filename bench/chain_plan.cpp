@@ -1,0 +1,335 @@
+// Planning heterogeneous chains (remat::chain) against what people use instead, on the same chains and
+// budgets, all priced by remat::evaluate under the model of remat/schedule/chain_model.hpp:
+//   (a) every k-th state checkpointed (remat::uniform, PyTorch's checkpoint_sequential), at the best k
+//       that fits the budget;
+//   (b) a greedy memory/compute ranking: every state a checkpoint, then the states with the most bytes
+//       per forward cost of the step that produced them dropped first, at the count that fits the budget
+//       most cheaply; the segments between checkpoints are re-run storing every state;
+//   (c) revolve treating the chain as uniform: the most slots of the largest state that fit.
+// Chains: T = 100, 1000, 10000 steps drawn from the distribution below (seed 2026), and one measured
+// chain (examples/layer_net.hpp's transformer-like blocks profiled on this machine). Budgets: 10, 20, 30,
+// 50% of store-all. Planning time is the median of several plans (1 for the largest).
+//
+//     ./build/bench/chain_plan [--quick] [--format text|json] [--svg FILE]
+//
+// Distribution: f_k uniform in [0.5, 2]; b_k = f_k * uniform [1.5, 3]; m_k = 4 KiB * uniform integer
+// [16, 1024]; a_k = m_k for one step in four, else 0.
+#include "bench_util.hpp"
+#include "layer_net.hpp"
+
+#include "remat/report/json.hpp"
+#include "remat/report/line_chart.hpp"
+#include "remat/report/output_file.hpp"
+
+#include <remat/remat.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace remat;
+
+chain_model drawn_chain(step_t steps, std::uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> f(0.5, 2.0);
+    std::uniform_real_distribution<double> ratio(1.5, 3.0);
+    std::uniform_int_distribution<std::uint64_t> pages(16, 1024);
+    chain_model m;
+    for (step_t k = 0; k < steps; ++k) {
+        const double forward = f(rng);
+        const std::uint64_t bytes = 4096 * pages(rng);
+        m.steps.push_back({forward, forward * ratio(rng), bytes, k % 4 == 3 ? bytes : 0});
+    }
+    m.final_state_bytes = 4096 * pages(rng);
+    return m;
+}
+
+chain_model measured_chain(int blocks)
+{
+    const std::size_t d = 128;
+    std::vector<std::size_t> widths{d};
+    for (int b = 0; b < blocks; ++b)
+        widths.insert(widths.end(), {4 * d, d, d});
+    const examples::layer_net net(widths, 42);
+    examples::layer_forward forward{&net};
+    examples::layer_adjoint adjoint(net);
+    return profile(net.layers(), std::vector<double>(d, 0.5), forward, adjoint, {.adjoint_every = 1, .repeats = 5});
+}
+
+/// A fixed list of actions as a schedule (the greedy baseline's plans).
+struct listed_schedule : action_range<listed_schedule> {
+    step_t length = 0;
+    std::shared_ptr<const std::vector<action>> actions;
+    [[nodiscard]] step_t steps() const noexcept { return length; }
+    [[nodiscard]] schedule_cost cost() const { return {}; }
+    struct cursor_type {
+        std::shared_ptr<const std::vector<action>> actions;
+        std::size_t next_index = 0;
+        bool next(action& out)
+        {
+            if (next_index >= actions->size())
+                return false;
+            out = (*actions)[next_index++];
+            return true;
+        }
+    };
+    [[nodiscard]] cursor_type cursor() const { return {actions, 0}; }
+};
+
+/// Checkpoints at the marked states (and x_0); each segment is re-run storing every state, then reversed.
+listed_schedule segments(step_t t, const std::vector<bool>& checkpoint)
+{
+    auto list = std::make_shared<std::vector<action>>();
+    std::vector<step_t> starts;
+    for (step_t k = 0; k < t; ++k)
+        if (k == 0 || checkpoint[static_cast<std::size_t>(k)])
+            starts.push_back(k);
+    const auto n = static_cast<slot_t>(starts.size());
+    // x_a current, held in `slot` (or not held: -1); reverse [a, b) storing x_{a+1}..x_{b-2} in slots n, n+1, ...
+    const auto reverse_segment = [&](step_t a, step_t b, slot_t slot) {
+        for (step_t k = a; k + 1 < b; ++k) {
+            if (k > a)
+                list->push_back(store{0, n + (k - a - 1), k});
+            list->push_back(advance{k, k + 1});
+        }
+        if (b - 1 > a)
+            list->push_back(reverse{b - 1});
+        for (step_t k = b - 2; k > a; --k) {
+            list->push_back(restore{0, n + (k - a - 1), k});
+            list->push_back(free_slot{0, n + (k - a - 1)});
+            list->push_back(reverse{k});
+        }
+        if (b - 1 > a && slot >= 0)
+            list->push_back(restore{0, slot, a});
+        if (slot >= 0)
+            list->push_back(free_slot{0, slot});
+        list->push_back(reverse{a});
+    };
+    for (slot_t i = 0; i + 1 < n; ++i) { // the forward sweep keeps every segment start but the last
+        list->push_back(store{0, i, starts[static_cast<std::size_t>(i)]});
+        list->push_back(advance{starts[static_cast<std::size_t>(i)], starts[static_cast<std::size_t>(i) + 1]});
+    }
+    const step_t last = starts.back();
+    if (t - last > 1)
+        list->push_back(store{0, n - 1, last});
+    reverse_segment(last, t, t - last > 1 ? n - 1 : -1);
+    for (slot_t i = n - 2; i >= 0; --i) {
+        const auto a = starts[static_cast<std::size_t>(i)];
+        list->push_back(restore{0, i, a});
+        reverse_segment(a, starts[static_cast<std::size_t>(i) + 1], i);
+    }
+    return {{}, t, list};
+}
+
+struct priced {
+    double cost = std::numeric_limits<double>::infinity();
+    std::string what = "nothing fits";
+};
+
+priced best_every_k(const chain_model& m, std::uint64_t budget)
+{
+    priced best;
+    for (step_t k = 1; k <= m.size(); ++k) {
+        const chain_evaluation e = evaluate(m, uniform(m.size(), k));
+        if (e.peak_bytes <= budget && e.cost < best.cost)
+            best = {e.cost, "k=" + std::to_string(k)};
+    }
+    return best;
+}
+
+priced greedy_ranking(const chain_model& m, std::uint64_t budget)
+{
+    const step_t t = m.size();
+    std::vector<step_t> order; // states 1..T-1, most bytes per forward cost of the step producing them first
+    for (step_t k = 1; k < t; ++k)
+        order.push_back(k);
+    std::stable_sort(order.begin(), order.end(), [&](step_t a, step_t b) {
+        const auto ratio = [&](step_t k) {
+            return static_cast<double>(m.state_bytes(k)) /
+                   std::max(m.steps[static_cast<std::size_t>(k - 1)].forward, 1e-300);
+        };
+        return ratio(a) > ratio(b);
+    });
+    const auto plan_dropping = [&](std::size_t dropped) {
+        std::vector<bool> keep(static_cast<std::size_t>(t), true);
+        for (std::size_t i = 0; i < dropped; ++i)
+            keep[static_cast<std::size_t>(order[i])] = false;
+        return evaluate(m, segments(t, keep));
+    };
+    // Dropping checkpoints shrinks the forward sweep's memory but grows the segments re-run at once, so the
+    // peak is not monotone: try every count (in steps of T/200 on long chains) and keep the cheapest that fits.
+    priced best;
+    const std::size_t stride = std::max<std::size_t>(1, order.size() / 200);
+    for (std::size_t dropped = 0; dropped <= order.size(); dropped += stride) {
+        const chain_evaluation e = plan_dropping(dropped);
+        if (e.peak_bytes <= budget && e.cost < best.cost)
+            best = {e.cost, std::to_string(order.size() - dropped + 1) + " checkpoints"};
+    }
+    return best;
+}
+
+priced revolve_as_uniform(const chain_model& m, std::uint64_t budget)
+{
+    std::uint64_t largest = m.final_state_bytes;
+    for (const chain_step& s : m.steps)
+        largest = std::max(largest, s.state_bytes);
+    for (auto slots = static_cast<slot_t>(budget / largest); slots >= 1; --slots) {
+        const chain_evaluation e = evaluate(m, revolve(m.size(), slots));
+        if (e.peak_bytes <= budget)
+            return {e.cost, "s=" + std::to_string(slots)};
+    }
+    return {};
+}
+
+struct row {
+    std::string chain_name;
+    step_t steps = 0;
+    int percent = 0;
+    double plan_seconds = 0;
+    std::uint64_t table_bytes = 0;
+    std::uint64_t granularity = 0;
+    step_t horizon = 0;
+    double cost = 0;
+    priced every_k, greedy, uniform_revolve;
+};
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bool quick = false;
+    std::string format = "text";
+    std::string svg;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0)
+            quick = true;
+        else if (std::strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+            format = argv[++i];
+        else if (std::strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
+            svg = argv[++i];
+        else
+            return std::fprintf(stderr, "usage: chain_plan [--quick] [--format text|json] [--svg FILE]\n"), 2;
+    }
+    if (format != "text" && format != "json")
+        return std::fprintf(stderr, "chain_plan: --format: expected text or json, got \"%s\"\n", format.c_str()), 2;
+
+    std::vector<std::pair<std::string, chain_model>> chains;
+    for (const step_t t : quick ? std::vector<step_t>{100, 1000} : std::vector<step_t>{100, 1000, 10000})
+        chains.emplace_back("drawn", drawn_chain(t, 2026));
+    chains.emplace_back("measured", measured_chain(quick ? 20 : 100));
+
+    std::vector<row> rows;
+    for (const auto& [name, m] : chains) {
+        for (const int percent : {10, 20, 30, 50}) {
+            const auto budget = static_cast<std::uint64_t>(static_cast<double>(m.store_all_bytes()) * percent / 100.0);
+            row r;
+            r.chain_name = name;
+            r.steps = m.size();
+            r.percent = percent;
+            const int repeats = m.size() >= 10000 ? 1 : 3;
+            std::vector<double> times;
+            std::optional<chain> plan;
+            try {
+                for (int i = 0; i < repeats; ++i) {
+                    const auto start = std::chrono::steady_clock::now();
+                    plan.emplace(m, budget);
+                    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                }
+            } catch (const capacity_error& e) {
+                std::fprintf(stderr, "%s T=%lld %d%%: %s\n", name.c_str(), static_cast<long long>(m.size()), percent,
+                             e.what());
+                continue;
+            }
+            r.plan_seconds = bench::median(times);
+            r.table_bytes = plan->table_bytes();
+            r.granularity = plan->granularity();
+            r.horizon = plan->horizon();
+            r.cost = plan->cost().predicted_cost;
+            r.every_k = best_every_k(m, budget);
+            r.greedy = greedy_ranking(m, budget);
+            r.uniform_revolve = revolve_as_uniform(m, budget);
+            rows.push_back(r);
+            if (format == "text")
+                std::fprintf(stderr, "  %s T=%lld %d%% planned in %.3f s\n", name.c_str(),
+                             static_cast<long long>(m.size()), percent, r.plan_seconds);
+        }
+    }
+
+    const auto ratio = [](const priced& p, double cost) { return p.cost / cost; };
+    if (format == "json") {
+        nlohmann::ordered_json j = nlohmann::ordered_json::array();
+        for (const row& r : rows)
+            j.push_back({{"chain", r.chain_name},
+                         {"steps", r.steps},
+                         {"budget_percent", r.percent},
+                         {"plan_seconds", r.plan_seconds},
+                         {"table_bytes", r.table_bytes},
+                         {"granularity_bytes", r.granularity},
+                         {"horizon", r.horizon},
+                         {"predicted_cost", r.cost},
+                         {"every_k_cost", r.every_k.cost},
+                         {"every_k", r.every_k.what},
+                         {"greedy_cost", r.greedy.cost},
+                         {"greedy", r.greedy.what},
+                         {"revolve_uniform_cost", r.uniform_revolve.cost},
+                         {"revolve_uniform", r.uniform_revolve.what}});
+        report::write_json(std::cout, j);
+    } else {
+        std::printf("%-9s %6s %4s %10s %10s %8s %7s | %12s %12s %12s  (baseline cost / chain cost)\n", "chain", "T",
+                    "bud", "plan s", "table MiB", "gran KiB", "K", "every-k", "greedy", "revolve");
+        for (const row& r : rows)
+            std::printf("%-9s %6lld %3d%% %10.4f %10.1f %8.1f %7lld | %12.3f %12.3f %12.3f\n", r.chain_name.c_str(),
+                        static_cast<long long>(r.steps), r.percent, r.plan_seconds,
+                        static_cast<double>(r.table_bytes) / (1 << 20), static_cast<double>(r.granularity) / 1024,
+                        static_cast<long long>(r.horizon), ratio(r.every_k, r.cost), ratio(r.greedy, r.cost),
+                        ratio(r.uniform_revolve, r.cost));
+        std::puts("(inf: no plan of that kind fits the budget; rockmate's rotor solver was not run: see "
+                  "docs/heterogeneous.md)");
+    }
+    if (!svg.empty()) { // predicted cost against budget, T = 1000, relative to store-all's
+        report::line_chart chart;
+        chart.title = "Heterogeneous chain, T = 1000 (drawn): predicted time within a budget";
+        chart.subtitle = "time / store-all time; lower is better";
+        chart.x = {.label = "budget, % of store-all"};
+        chart.y = {.label = "time relative to store-all"};
+        const chain_model* m = nullptr;
+        for (const auto& [name, c] : chains)
+            if (name == "drawn" && c.size() == 1000)
+                m = &c;
+        if (m != nullptr) {
+            double all = 0;
+            for (std::size_t k = 0; k < m->steps.size(); ++k)
+                all += (k + 1 < m->steps.size() ? m->steps[k].forward : 0.0) + m->steps[k].adjoint;
+            report::data_series ours{.name = "remat::chain", .markers = true};
+            report::data_series ek{.name = "every k-th", .markers = true};
+            report::data_series gr{.name = "greedy ranking", .markers = true};
+            report::data_series rv{.name = "revolve (uniform)", .markers = true};
+            for (const row& r : rows) {
+                if (r.chain_name != "drawn" || r.steps != 1000)
+                    continue;
+                const double x = r.percent;
+                ours.points.push_back({x, r.cost / all});
+                for (auto [series, p] :
+                     {std::pair{&ek, &r.every_k}, std::pair{&gr, &r.greedy}, std::pair{&rv, &r.uniform_revolve}})
+                    if (std::isfinite(p->cost))
+                        series->points.push_back({x, p->cost / all});
+            }
+            chart.series = {ours, ek, gr, rv};
+            std::erase_if(chart.series, [](const report::data_series& s) { return s.points.empty(); });
+            report::write_file_safely(svg, [&](std::ostream& out) { report::write_svg(out, chart); });
+        }
+    }
+    return 0;
+}
