@@ -65,7 +65,7 @@ chain_model measured_chain(int blocks)
     const examples::layer_net net(widths, 42);
     examples::layer_forward forward{&net};
     examples::layer_adjoint adjoint(net);
-    return profile(net.layers(), std::vector<double>(d, 0.5), forward, adjoint, {.adjoint_every = 1, .repeats = 5});
+    return profile(net.layers(), std::vector<double>(d, 0.5), forward, adjoint, {.repeats = 5});
 }
 
 /// A fixed list of actions as a schedule (the greedy baseline's plans).

@@ -70,7 +70,7 @@ int main(int argc, char** argv)
     // 1. Measure every layer's forward and adjoint time and its input's size.
     remat::examples::layer_forward forward{&net};
     remat::examples::layer_adjoint adjoint(net);
-    const remat::chain_model m = remat::profile(layers, x0, forward, adjoint, {.adjoint_every = 1, .repeats = 5});
+    const remat::chain_model m = remat::profile(layers, x0, forward, adjoint, {.repeats = 5});
     if (argc > 4) {
         std::ofstream costs(argv[4]);
         costs << remat::to_json(m);

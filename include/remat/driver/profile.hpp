@@ -3,8 +3,11 @@
 #pragma once
 
 #include "remat/driver/executor.hpp"
+#include "remat/driver/run.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/chain_model.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/store/host_store.hpp"
 #include "remat/store/snapshot_traits.hpp"
 
 #include <algorithm>
@@ -18,11 +21,11 @@
 namespace remat {
 
 struct profile_options {
-    /// Time the adjoint of every n-th step (k % n == 0, and the last step); the other steps' adjoint costs
-    /// are their forward cost times the measured steps' ratio sum(b) / sum(f). 1: every step.
-    step_t adjoint_every = 1;
-    /// Runs of each step; the median time is kept (each run starts from a copy of x_k).
+    /// Runs of each forward step; the median time is kept (each run but the last starts from a copy of x_k).
     int repeats = 1;
+    /// Snapshot slots of the reverse sweep that times the adjoints (revolve in RAM; more slots, less
+    /// recomputation); 0: about sqrt(T).
+    slot_t slots = 0;
     /// a_k, the extra bytes the adjoint of step k needs (not measurable in general); none: 0.
     std::function<std::uint64_t(step_t)> adjoint_bytes{};
 };
@@ -55,11 +58,11 @@ double median_seconds(int repeats, Prepare&& prepare, Run&& run)
 
 } // namespace detail
 
-/// Runs the forward sweep of `steps` steps once from `x0` (a copy), timing forward(k, x) for every step
-/// and recording the snapshot size of every x_k; times adjoint(k, copy of x_k) on the steps
-/// options.adjoint_every selects, during the same sweep, so only one extra state is ever held. Costs are
-/// in seconds. The adjoint is called out of its usual order with whatever adjoint values it holds: reset
-/// your adjoint variables and gradients after profiling. A throwing step becomes remat::step_error.
+/// Measures a chain: a forward sweep from a copy of `x0` times forward(k, x) for every step and records the
+/// snapshot size of every x_k; then a real reverse sweep (remat::run with revolve on options.slots slots
+/// in RAM, from x0 again) times every adjoint(k, x) in its proper order. So prepare the adjoint as for a
+/// run (seed dJ/dx_T, zero the gradients): afterwards it holds a true gradient. Costs are in seconds; a
+/// throwing step becomes remat::step_error.
 ///
 ///     remat::chain_model m = remat::profile(T, x0, forward, adjoint);
 ///     std::ofstream("costs.json") << remat::to_json(m);          // for `remat plan --chain costs.json`
@@ -71,30 +74,18 @@ chain_model profile(step_t steps, const State& x0, Forward&& forward, Adjoint&& 
 {
     if (steps < 1)
         throw argument_error("steps must be at least 1, got " + std::to_string(steps));
-    if (options.adjoint_every < 1)
-        throw argument_error("adjoint_every must be at least 1, got " + std::to_string(options.adjoint_every));
     if (options.repeats < 1)
         throw argument_error("repeats must be at least 1, got " + std::to_string(options.repeats));
+    if (options.slots < 0)
+        throw argument_error("slots must be >= 0, got " + std::to_string(options.slots));
     chain_model m;
     m.steps.resize(static_cast<std::size_t>(steps));
-    std::vector<bool> timed(static_cast<std::size_t>(steps), false);
     State x = x0;
     State work = x0;
-    double timed_forward = 0;
-    double timed_adjoint = 0;
     for (step_t k = 0; k < steps; ++k) {
         chain_step& s = m.steps[static_cast<std::size_t>(k)];
         s.state_bytes = detail::state_size(x);
         s.adjoint_bytes = options.adjoint_bytes ? options.adjoint_bytes(k) : 0;
-        if (k % options.adjoint_every == 0 || k == steps - 1) {
-            try {
-                s.adjoint = detail::median_seconds(
-                    options.repeats, [&](int) { work = x; }, [&](int) { std::invoke(adjoint, k, work); });
-            } catch (...) {
-                detail::rethrow_as_step_error(k, step_phase::adjoint);
-            }
-            timed[static_cast<std::size_t>(k)] = true;
-        }
         try {
             // every run but the last works on a copy; the last advances x itself
             const auto last = [&](int run) { return run + 1 == options.repeats; };
@@ -108,16 +99,21 @@ chain_model profile(step_t steps, const State& x0, Forward&& forward, Adjoint&& 
         } catch (...) {
             detail::rethrow_as_step_error(k, step_phase::forward);
         }
-        if (timed[static_cast<std::size_t>(k)]) {
-            timed_forward += s.forward;
-            timed_adjoint += s.adjoint;
-        }
     }
     m.final_state_bytes = detail::state_size(x);
-    const double ratio = timed_forward > 0 ? timed_adjoint / timed_forward : 0;
-    for (step_t k = 0; k < steps; ++k)
-        if (!timed[static_cast<std::size_t>(k)])
-            m.steps[static_cast<std::size_t>(k)].adjoint = m.steps[static_cast<std::size_t>(k)].forward * ratio;
+    // The adjoints in their own order, from a checkpointed reverse sweep (the adjoint's state must be right).
+    slot_t slots = options.slots;
+    while (slots == 0 || (slots < steps && slots * slots < steps))
+        ++slots;
+    host_store store(slots);
+    x = x0;
+    auto timed_adjoint = [&](step_t k, State& state) {
+        const auto start = std::chrono::steady_clock::now();
+        std::invoke(adjoint, k, state);
+        m.steps[static_cast<std::size_t>(k)].adjoint =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    run(revolve(steps, slots), store, x, forward, timed_adjoint);
     return m;
 }
 
