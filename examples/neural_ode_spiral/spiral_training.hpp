@@ -1,0 +1,66 @@
+// The spiral trainer's interface, in plain types: main.cpp (host compiler) chooses a back end and calls
+// train_spiral_on_cpu (Thrust CPP + OpenBLAS, trainer_cpu.cpp) or train_spiral_on_cuda (Thrust CUDA +
+// cuBLAS, trainer_cuda.cu); both are the one template in spiral_trainer.hpp.
+#pragma once
+
+#include "spiral_data.hpp"
+
+#include "remat/dense/activation.hpp"
+#include "remat/types.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace remat::examples {
+
+enum class spiral_schedule { revolve, uniform, store_all };
+enum class spiral_store { device, host, disk };
+
+struct spiral_config {
+    std::int64_t iterations = 300;
+    std::int64_t steps = 1000; ///< solver steps over [0, t_end] per gradient
+    std::int64_t starts = 20;  ///< trajectories in the batch, started at evenly spaced points of the data
+    std::vector<std::int64_t> hidden{32, 32};
+    dense::activation act = dense::activation::tanh;
+    std::string method = "rk4"; ///< euler, rk4, dopri5 (fixed steps)
+    spiral_schedule schedule = spiral_schedule::revolve;
+    std::optional<slot_t> slots{};               ///< snapshot slots
+    std::optional<std::uint64_t> budget_bytes{}; ///< or a byte budget for them
+    spiral_store store = spiral_store::host;
+    std::filesystem::path disk_file{}; ///< --store disk: the HDF5 file
+    double learning_rate = 0.01;
+    double warmup = 0.6; ///< the share of the iterations that grows the loss horizon (0: the plain loss throughout)
+    std::uint64_t seed = 1;
+};
+
+/// What one iteration reports to the caller (progress, loss curve).
+using spiral_progress = std::function<void(std::int64_t iteration, double loss)>;
+
+struct spiral_result {
+    std::vector<double> losses;      ///< loss before each update, one per iteration
+    double final_loss = 0;           ///< at the trained parameters
+    std::uint64_t forward_steps = 0; ///< of the last gradient's run (recomputation included)
+    std::uint64_t peak_snapshot_bytes = 0;
+    std::uint64_t store_all_bytes = 0; ///< the T-1 snapshots x_0..x_{T-2} remat::store_all keeps
+    std::uint64_t state_bytes = 0;
+    slot_t slots = 0;
+    double grad_check_rel_err = 0; ///< adjoint against central differences, along a random direction
+    bool bit_identical_vs_store_all = false;
+    std::vector<double> learned; ///< the learned trajectory from y0 at every step (2 values each)
+    std::string device_name;
+};
+
+/// Trains on the CPU (always built).
+spiral_result train_spiral_on_cpu(const spiral_config& config, const spiral_data& data,
+                                  const spiral_progress& progress);
+/// Whether this build has the CUDA trainer.
+bool spiral_cuda_built() noexcept;
+/// Trains on the GPU; remat::cuda::cuda_error when there is no usable device.
+spiral_result train_spiral_on_cuda(const spiral_config& config, const spiral_data& data,
+                                   const spiral_progress& progress);
+
+} // namespace remat::examples
