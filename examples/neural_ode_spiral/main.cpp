@@ -184,9 +184,9 @@ int main(int argc, char** argv)
     app.add_option("--learning-rate", c.learning_rate, "Adam's learning rate")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    app.add_option("--warmup", c.warmup, "share of the iterations that grow the loss horizon (0: none)")
+    app.add_option("--horizon", c.horizon, "the gradient's loss weights decay as exp(-tau / horizon) (0: none)")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--output-dir", o.output_dir, "where the SVG files go")->capture_default_str();
     app.add_option("--format", o.format, "text or json")->capture_default_str()->check(CLI::IsMember({"text", "json"}));
     try {

@@ -370,17 +370,6 @@ inline double directional_check(spiral_model& model, const std::vector<double>& 
     return std::abs(along - fd) / std::abs(fd);
 }
 
-/// The horizon of iteration i (1-based): from 0.05 time units (two steps) doubling until `warmup` of the iterations
-/// have run, then none (the plain loss). A curriculum: early errors first, as the spiral's phase drifts
-/// over its six turns and the whole-horizon loss alone sends the first steps into a plateau.
-inline double horizon_at(const spiral_config& config, std::int64_t i)
-{
-    const double end = config.warmup * static_cast<double>(config.iterations);
-    if (static_cast<double>(i) > end)
-        return 0;
-    return 0.05 * std::exp2(9.0 * static_cast<double>(i - 1) / end);
-}
-
 inline spiral_result train_spiral(const spiral_config& config, const spiral_data& data, const spiral_progress& progress)
 {
     spiral_model model(config, data);
@@ -397,7 +386,7 @@ inline spiral_result train_spiral(const spiral_config& config, const spiral_data
                 if (!dense::all_finite(model.blas(), dense::view(std::as_const(params))))
                     throw ode::numerical_error("the parameters are not finite after " + std::to_string(i - 1) +
                                                " updates");
-                model.set_horizon(horizon_at(config, i));
+                model.set_horizon(config.horizon);
                 const double loss = model.gradient(plan, store, &report);
                 result.losses.push_back(loss);
                 // A cosine decay of the learning rate to 5% of its start: large steps early, fine ones at the end.

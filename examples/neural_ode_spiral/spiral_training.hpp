@@ -33,7 +33,8 @@ struct spiral_config {
     spiral_store store = spiral_store::host;
     std::filesystem::path disk_file{}; ///< --store disk: the HDF5 file
     double learning_rate = 0.01;
-    double warmup = 0.6; ///< the share of the iterations that grows the loss horizon (0: the plain loss throughout)
+    double horizon =
+        0.25; ///< the gradient weights the loss at time tau after each start by exp(-tau / horizon) (0: all alike)
     std::uint64_t seed = 1;
 };
 
