@@ -53,7 +53,7 @@ struct options {
     std::string store = "host";
     std::string device = "cpu";
     std::string budget;
-    std::string hidden = "32,32";
+    std::string hidden = "16";
     std::string activation = "tanh";
     std::string format = "text";
     std::filesystem::path output_dir = ".";

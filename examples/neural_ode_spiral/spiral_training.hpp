@@ -24,7 +24,7 @@ struct spiral_config {
     std::int64_t iterations = 300;
     std::int64_t steps = 1000; ///< solver steps over [0, t_end] per gradient
     std::int64_t starts = 20;  ///< trajectories in the batch, started at evenly spaced points of the data
-    std::vector<std::int64_t> hidden{32, 32};
+    std::vector<std::int64_t> hidden{16};
     dense::activation act = dense::activation::tanh;
     std::string method = "rk4"; ///< euler, rk4, dopri5 (fixed steps)
     spiral_schedule schedule = spiral_schedule::revolve;
@@ -32,7 +32,7 @@ struct spiral_config {
     std::optional<std::uint64_t> budget_bytes{}; ///< or a byte budget for them
     spiral_store store = spiral_store::host;
     std::filesystem::path disk_file{}; ///< --store disk: the HDF5 file
-    double learning_rate = 0.01;
+    double learning_rate = 0.03;
     double horizon =
         0.25; ///< the gradient weights the loss at time tau after each start by exp(-tau / horizon) (0: all alike)
     std::uint64_t seed = 1;
