@@ -7,7 +7,7 @@ jobs=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j "$jobs" --target remat neural_ode_spiral lorenz63_gradient burgers_budget
 echo
-echo "== examples/neural_ode_spiral: a neural ODE learns a spiral, 1000 RK4 steps per exact gradient in 10 snapshot slots"
+echo "== examples/neural_ode_spiral: a neural ODE learns a spiral, 1000 RK4 steps per exact gradient in 50 snapshot slots"
 build/examples/neural_ode_spiral --output-dir build
 echo
 echo "== remat plan --steps 100000 --slots 20"

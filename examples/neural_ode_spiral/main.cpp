@@ -2,7 +2,7 @@
 // exact gradients of the discrete solve through remat's checkpointing: every gradient integrates the
 // whole horizon (1000 RK4 steps by default) and runs its adjoint within a snapshot budget.
 //
-//     build/examples/neural_ode_spiral                                  # defaults: revolve, 10 slots, CPU
+//     build/examples/neural_ode_spiral                                  # defaults: revolve, 50 slots, CPU
 //     build/examples/neural_ode_spiral --budget 4KiB --store disk --format json
 //     build/examples/neural_ode_spiral --device cuda --store device --schedule uniform --slots 32
 //
@@ -164,7 +164,7 @@ int main(int argc, char** argv)
     app.add_option("--starts", c.starts, "trajectories per batch, started at evenly spaced data points")
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
-    auto* slots = app.add_option("--slots", c.slots, "snapshot slots (default 10)")->check(CLI::Range(1, 1000000000));
+    auto* slots = app.add_option("--slots", c.slots, "snapshot slots (default 50: 5% of the states)")->check(CLI::Range(1, 1000000000));
     app.add_option("--budget", o.budget, "snapshot bytes instead of --slots (4KiB, 1MiB, ...)")->excludes(slots);
     app.add_option("--schedule", o.schedule, "revolve, uniform or store-all")
         ->capture_default_str()

@@ -335,7 +335,7 @@ inline slot_t slots_for(const spiral_config& config, std::uint64_t state_bytes)
         return config.steps - 1;
     if (config.budget_bytes)
         return plan_for_budget(config.steps, *config.budget_bytes, state_bytes).slots;
-    return config.slots.value_or(10);
+    return config.slots.value_or(50);
 }
 
 inline std::vector<double> host_copy(const thrust::device_vector<double>& v)
@@ -370,6 +370,17 @@ inline double directional_check(spiral_model& model, const std::vector<double>& 
     return std::abs(along - fd) / std::abs(fd);
 }
 
+/// The loss horizon of iteration i (1-based): from two steps (matching the data's local motion) growing
+/// geometrically to config.horizon at the last iteration; 0 throughout when config.horizon is 0.
+inline double horizon_at(const spiral_config& config, std::int64_t i)
+{
+    if (config.horizon <= 0)
+        return 0;
+    const double first = std::min(config.horizon, 2 * config.t_end / static_cast<double>(config.steps));
+    const double share = config.iterations > 1 ? static_cast<double>(i - 1) / static_cast<double>(config.iterations - 1) : 1.0;
+    return first * std::pow(config.horizon / first, share);
+}
+
 inline spiral_result train_spiral(const spiral_config& config, const spiral_data& data, const spiral_progress& progress)
 {
     spiral_model model(config, data);
@@ -386,7 +397,7 @@ inline spiral_result train_spiral(const spiral_config& config, const spiral_data
                 if (!dense::all_finite(model.blas(), dense::view(std::as_const(params))))
                     throw ode::numerical_error("the parameters are not finite after " + std::to_string(i - 1) +
                                                " updates");
-                model.set_horizon(config.horizon);
+                model.set_horizon(horizon_at(config, i));
                 const double loss = model.gradient(plan, store, &report);
                 result.losses.push_back(loss);
                 // A cosine decay of the learning rate to 5% of its start: large steps early, fine ones at the end.

@@ -33,8 +33,10 @@ struct spiral_config {
     spiral_store store = spiral_store::host;
     std::filesystem::path disk_file{}; ///< --store disk: the HDF5 file
     double learning_rate = 0.03;
-    double horizon =
-        0.25; ///< the gradient weights the loss at time tau after each start by exp(-tau / horizon) (0: all alike)
+    /// The gradient weights the loss at time tau after each start by exp(-tau / H), H growing from two
+    /// steps to `horizon` over the iterations (0: all alike, the plain loss).
+    double horizon = 0.5;
+    double t_end = 25; ///< of the data
     std::uint64_t seed = 1;
 };
 
