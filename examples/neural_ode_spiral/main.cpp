@@ -164,7 +164,8 @@ int main(int argc, char** argv)
     app.add_option("--starts", c.starts, "trajectories per batch, started at evenly spaced data points")
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
-    auto* slots = app.add_option("--slots", c.slots, "snapshot slots (default 50: 5% of the states)")->check(CLI::Range(1, 1000000000));
+    auto* slots = app.add_option("--slots", c.slots, "snapshot slots (default 50: 5% of the states)")
+                      ->check(CLI::Range(1, 1000000000));
     app.add_option("--budget", o.budget, "snapshot bytes instead of --slots (4KiB, 1MiB, ...)")->excludes(slots);
     app.add_option("--schedule", o.schedule, "revolve, uniform or store-all")
         ->capture_default_str()

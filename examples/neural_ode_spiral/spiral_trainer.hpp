@@ -377,7 +377,8 @@ inline double horizon_at(const spiral_config& config, std::int64_t i)
     if (config.horizon <= 0)
         return 0;
     const double first = std::min(config.horizon, 2 * config.t_end / static_cast<double>(config.steps));
-    const double share = config.iterations > 1 ? static_cast<double>(i - 1) / static_cast<double>(config.iterations - 1) : 1.0;
+    const double share =
+        config.iterations > 1 ? static_cast<double>(i - 1) / static_cast<double>(config.iterations - 1) : 1.0;
     return first * std::pow(config.horizon / first, share);
 }
 
