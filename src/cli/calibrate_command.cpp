@@ -2,6 +2,7 @@
 
 #include "parse.hpp"
 
+#include "remat/error.hpp"
 #include "remat/hdf5/calibrate.hpp"
 #include "remat/report/json.hpp"
 
@@ -130,7 +131,13 @@ void add_calibrate_command(CLI::App& app, std::ostream& out)
             throw usage_error("--snapshot-bytes: expected at least 1 byte, got \"" + request->snapshot_bytes + "\"");
         const auto repeats = static_cast<int>(parse_count("--repeats", request->repeats, 1, 1000));
         const std::optional<double> step = parse_seconds(request->step_seconds);
-        const disk_calibration c = calibrate_disk(request->dir, bytes, repeats);
+        const disk_calibration c = [&] {
+            try {
+                return calibrate_disk(request->dir, bytes, repeats);
+            } catch (const capacity_error& e) {
+                throw usage_error("--snapshot-bytes " + request->snapshot_bytes + ": " + e.what());
+            }
+        }();
         if (request->format == "json")
             report::write_json(out, to_json(request->dir, c, step));
         else

@@ -6,6 +6,7 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/online_revolve.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -53,11 +54,11 @@ struct plan_choice {
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
 };
 
-/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions (a few ns
-/// each); above this many the tool refuses instead of running for minutes.
-inline constexpr std::uint64_t online_replay_limit = std::uint64_t{1} << 32;
-/// ... and lists the snapshots held when the loop ends (8 bytes each), up to this many.
-inline constexpr slot_t online_planned_slots_limit = slot_t{1} << 27;
+/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions; the tool
+/// refuses, naming its options, where the library would (online_revolve::cost_work_limit) ...
+inline constexpr std::uint64_t online_replay_limit = online_revolve::cost_work_limit;
+/// ... and where it would list more held snapshots than that.
+inline constexpr slot_t online_planned_slots_limit = static_cast<slot_t>(online_revolve::cost_work_limit);
 
 void add_plan_options(CLI::App& command, plan_request& request);
 

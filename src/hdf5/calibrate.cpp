@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <new>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -33,6 +35,24 @@ double median(std::vector<double> v)
     std::sort(v.begin(), v.end());
     const std::size_t n = v.size();
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The calibration holds three snapshot-sized buffers (the state, its read-back, the baseline's aligned
+// buffer); refused up front when they exceed the machine's memory, instead of failing with bad_alloc or
+// pushing the machine into swap.
+void require_memory_for(std::uint64_t snapshot_bytes)
+{
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page_size = ::sysconf(_SC_PAGE_SIZE);
+    const std::uint64_t physical =
+        pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) : 0;
+    const bool too_large = snapshot_bytes > std::numeric_limits<std::size_t>::max() / 3 ||
+                           (physical > 0 && 3 * snapshot_bytes > physical);
+    if (too_large)
+        throw capacity_error("a snapshot of " + std::to_string(snapshot_bytes) +
+                             " bytes cannot be calibrated here: it needs three buffers of that size in memory, "
+                             "more than this machine's " +
+                             std::to_string(physical) + " bytes");
 }
 
 std::string os_error(int err = errno)
@@ -77,7 +97,7 @@ public:
             throw io_error("cannot create " + file.string() + ": " + os_error());
         void* p = nullptr;
         if (::posix_memalign(&p, block, std::max<std::size_t>(size_, block)) != 0)
-            throw std::bad_alloc();
+            throw capacity_error("cannot allocate the baseline's buffer of " + std::to_string(size_) + " bytes");
         buffer_.reset(static_cast<std::byte*>(p));
     }
     ~raw_baseline() { ::close(fd_); }
@@ -132,12 +152,20 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
         throw io_error("cannot calibrate in " + dir.string() + ": not a directory");
+    require_memory_for(snapshot_bytes);
     const auto bytes = static_cast<std::size_t>(snapshot_bytes);
     const std::string stem = "remat-calibrate-" + std::to_string(::getpid());
     scratch_files files{dir / (stem + ".h5"), dir / (stem + ".raw")};
 
     // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector).
-    std::vector<std::byte> state(bytes), back(bytes);
+    std::vector<std::byte> state, back;
+    try {
+        state.resize(bytes);
+        back.resize(bytes);
+    } catch (const std::bad_alloc&) {
+        throw capacity_error("cannot allocate two buffers of " + std::to_string(snapshot_bytes) +
+                             " bytes to calibrate snapshots of that size");
+    }
     std::uint64_t x = 0x9E3779B97F4A7C15ULL;
     for (std::byte& b : state) {
         x ^= x << 13;

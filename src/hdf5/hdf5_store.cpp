@@ -1,6 +1,7 @@
 #include "remat/hdf5/hdf5_store.hpp"
 
 #include "fault_hook.hpp"
+#include "file_claim.hpp"
 #include "raw_file.hpp"
 #include "snapshot_format.hpp"
 
@@ -8,6 +9,7 @@
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -68,6 +70,7 @@ struct hdf5_store::impl {
     std::string identity; // the run identity the file records
     level_capacity capacity;
     options opts;
+    detail::file_claim claim; // released after the file is closed (members are destroyed in reverse order)
     detail::snapshot_file file;
     std::unique_ptr<detail::raw_file> raw;
     std::vector<slot_entry> slots;
@@ -189,7 +192,8 @@ struct hdf5_store::impl {
     {
         if (!slots[static_cast<std::size_t>(slot)].group.empty())
             return;
-        const std::uint64_t batch = std::clamp<std::uint64_t>(slots.size(), 64, detail::slot_groups_in_advance);
+        const std::uint64_t batch = std::clamp<std::uint64_t>(slots.size(), detail::slot_groups_in_advance,
+                                                                 detail::slot_groups_batch_max);
         const std::uint64_t last = std::min<std::uint64_t>(capacity.slots, static_cast<std::uint64_t>(slot) + batch);
         grow(static_cast<std::size_t>(last));
         for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {
@@ -412,6 +416,7 @@ struct hdf5_store::impl {
         file.snapshots.reset();
         const bool ok = file.file.reset();
         open = false;
+        claim = detail::file_claim();
         if (!ok)
             detail::throw_hdf5<io_error>("closing " + where + " failed");
     }
@@ -425,9 +430,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
     s.where = s.path.string();
     s.capacity = capacity;
     s.opts = opts;
-    if (capacity.slots == 0 || capacity.bytes == 0)
-        throw argument_error("hdf5_store needs room for at least one snapshot, got " + std::to_string(capacity.slots) +
-                             " slots and " + std::to_string(capacity.bytes) + " bytes");
+    detail::require_room(capacity, "hdf5_store");
     if (opts.compression < 0 || opts.compression > 9)
         throw argument_error("hdf5_store compression must be 0 (none) to 9, got " + std::to_string(opts.compression));
     if (opts.transfer_bytes < 4096)
@@ -439,6 +442,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
         throw argument_error("hdf5_store needs a file path");
     s.stats.name = opts.name;
 
+    s.claim = detail::file_claim(s.path);
     hdf5_scope scope;
     if (opts.mode == open_mode::replace) {
         if (const std::optional<std::string> why = detail::refuse_to_replace(s.path))
@@ -447,6 +451,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
         s.groups_in_advance = std::min<std::uint64_t>(capacity.slots, detail::slot_groups_in_advance);
         s.file = detail::create_snapshot_file(s.path, s.groups_in_advance, opts.run_identity);
         s.identity = opts.run_identity;
+        s.claim.refresh(); // the new file, renamed over the path
     } else {
         s.file = detail::open_snapshot_file(s.path, true);
         s.identity = detail::read_run_identity(s.file.file.get());
@@ -470,7 +475,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity)
 }
 
 hdf5_store::hdf5_store(std::filesystem::path file, slot_t slots)
-    : hdf5_store(std::move(file), level_capacity{slots < 0 ? 0 : static_cast<std::uint64_t>(slots)}, options{})
+    : hdf5_store(std::move(file), level_capacity{detail::require_slot_count(slots, "hdf5_store")}, options{})
 {
 }
 

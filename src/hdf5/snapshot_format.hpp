@@ -61,8 +61,11 @@ struct snapshot_record {
     [[nodiscard]] std::uint64_t record_checksum() const noexcept;
 };
 
-/// Slot groups made when a file is created (all of a smaller capacity); more are made on demand.
-inline constexpr std::uint64_t slot_groups_in_advance = 4096;
+/// Slot groups made when a file is created (all of a smaller capacity): few, because each costs about
+/// 20 us and an unlimited store would otherwise pay for thousands it may never use. More are made on
+/// demand, in batches that double from this size up to slot_groups_batch_max.
+inline constexpr std::uint64_t slot_groups_in_advance = 64;
+inline constexpr std::uint64_t slot_groups_batch_max = 4096;
 
 /// The name of a slot's group: "slot_000003" (six digits at least, so that h5dump lists slots in order),
 /// or "slot_000003.2" for a later generation. A later generation of a group, or of a dataset, is made only

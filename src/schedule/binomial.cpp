@@ -5,6 +5,7 @@
 #include "remat/detail/validate.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace remat::binomial {
 
@@ -26,8 +27,9 @@ std::uint64_t choose_saturated(std::uint64_t n, std::uint64_t k, std::uint64_t c
     return static_cast<std::uint64_t>(c);
 }
 
-std::uint64_t max_steps(slot_t slots, std::uint64_t repetitions) noexcept
+std::uint64_t max_steps(slot_t slots, std::uint64_t repetitions)
 {
+    detail::require_positive_slots(slots); // a negative count would wrap to about 2^64 slots
     const auto s = static_cast<std::uint64_t>(slots);
     if (repetitions > detail::uint64_max - s)
         return detail::uint64_max;
@@ -65,7 +67,8 @@ std::uint64_t min_forward_steps(step_t steps, slot_t slots)
     const std::uint64_t beta_r_minus_1 = choose_saturated(s + r - 1, std::min(s, r - 1), detail::uint64_max);
     const uint128 c = static_cast<uint128>(beta_r_minus_1) * (s + r) / (s + 1);
     const uint128 forward = static_cast<uint128>(r) * t - c;
-    return detail::narrow_count(forward, "the number of forward steps");
+    return detail::narrow_count(forward, "the number of forward steps for " + std::to_string(steps) + " steps and " +
+                                             std::to_string(slots) + " slots");
 }
 
 } // namespace remat::binomial

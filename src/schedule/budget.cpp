@@ -17,9 +17,11 @@ memory_plan plan_for_budget(step_t steps, std::uint64_t budget_bytes, std::uint6
     if (state_bytes == 0)
         throw argument_error("the state size must be at least 1 byte, got 0");
     const std::uint64_t fitting = budget_bytes / state_bytes;
-    if (fitting == 0 && steps >= 2)
+    // Every schedule is planned with at least one slot, so even T = 1 (which keeps none) is refused rather
+    // than given a slot the budget cannot hold.
+    if (fitting == 0)
         throw capacity_error("a budget of " + std::to_string(budget_bytes) + " bytes holds no snapshot of " +
-                             std::to_string(state_bytes) + " bytes; at least one slot (for x_0) is needed");
+                             std::to_string(state_bytes) + " bytes; at least one slot is needed");
     memory_plan p;
     p.steps = steps;
     p.budget_bytes = budget_bytes;

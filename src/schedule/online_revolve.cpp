@@ -164,7 +164,7 @@ online_replay online_revolve::replay(step_t steps, online_end end) const
     return online_replay(*this, steps, end);
 }
 
-schedule_cost online_revolve::cost(step_t steps, online_end end) const
+schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t work_limit) const
 {
     detail::require_positive_steps(steps);
     const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
@@ -180,6 +180,18 @@ schedule_cost online_revolve::cost(step_t steps, online_end end) const
         finish_single_level(c);
         return c;
     }
+    // No closed form is known beyond level 1: refuse a replay that would run for long, before starting it.
+    const std::uint64_t replayed = replay_decisions(steps);
+    if (replayed > work_limit)
+        throw argument_error("online_revolve(" + std::to_string(slots_) + ").cost(" + std::to_string(steps) +
+                             ") needs a replay of about " + std::to_string(replayed) +
+                             " store decisions, more than the work limit of " + std::to_string(work_limit) +
+                             "; use more slots or fewer steps, or raise the limit");
+    if (static_cast<std::uint64_t>(slots_) > work_limit)
+        throw argument_error("online_revolve(" + std::to_string(slots_) + ").cost(" + std::to_string(steps) +
+                             ") lists the " + std::to_string(slots_) +
+                             " snapshots held at the end, more than the work limit of " + std::to_string(work_limit) +
+                             "; use fewer slots (or at least T-1, which costs nothing to count), or raise the limit");
     const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
     c.steps = steps;
     c.reverse_steps = static_cast<std::uint64_t>(steps);

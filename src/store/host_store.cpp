@@ -2,6 +2,7 @@
 
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
 #include <new>
@@ -23,9 +24,7 @@ void require_level(level_t level)
 
 host_store::host_store(level_capacity capacity, options opts) : capacity_(capacity), options_(opts)
 {
-    if (capacity.slots == 0 || capacity.bytes == 0)
-        throw argument_error("host_store needs room for at least one snapshot, got " + std::to_string(capacity.slots) +
-                             " slots and " + std::to_string(capacity.bytes) + " bytes");
+    detail::require_room(capacity, "host_store");
     if (options_.memory == nullptr || options_.copy == nullptr)
         throw argument_error("host_store options need a memory resource and a copy function");
     stats_.name = options_.name;

@@ -93,9 +93,13 @@ BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
     std::vector<double> out(10);
     bytes_only.read(0, 0, 0, view_of(out));
     BOOST_TEST((out == a));
-    BOOST_CHECK_THROW(host_store(0), argument_error);
-    BOOST_CHECK_THROW(host_store(-3), argument_error); // refused, never wrapped to a huge count
-    BOOST_CHECK_THROW(host_store(level_capacity{5, 0}), argument_error);
+    // Refused with the count as given, never wrapped to a huge count or printed as one.
+    expect_error<argument_error>([] { host_store{0}; }, "needs at least 1 slot, got 0");
+    expect_error<argument_error>([] { host_store{-1}; }, "needs at least 1 slot, got -1");
+    expect_error<argument_error>([] { host_store{-3}; }, "got -3");
+    expect_error<argument_error>([] { host_store(level_capacity{5, 0}); }, "got 5 slots and 0 bytes");
+    expect_error<argument_error>([] { host_store(level_capacity{0, level_capacity::unlimited}); },
+                                 "got 0 slots and unlimited bytes");
 }
 
 BOOST_AUTO_TEST_CASE(allocation_failure_leaves_the_slot_untouched)

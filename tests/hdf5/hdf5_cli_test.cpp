@@ -145,6 +145,12 @@ BOOST_AUTO_TEST_CASE(calibrate_reports_costs_against_the_raw_disk)
           "calibrate --disk " + dir.path().string() + " --repeats 0",
           "calibrate --disk " + dir.path().string() + " --step-seconds -1"})
         BOOST_TEST(run(dir, tool(args)).status == 2, args);
+    // More than the machine's memory: one line naming the value as given, not "std::bad_alloc".
+    const result huge = run(dir, tool("calibrate --disk " + dir.path().string() + " --snapshot-bytes 100TiB"));
+    BOOST_TEST(huge.status == 2);
+    BOOST_TEST(lines(huge.err) == 1u, huge.err);
+    BOOST_TEST(huge.err.find("--snapshot-bytes 100TiB") != std::string::npos, huge.err);
+    BOOST_TEST(huge.err.find("bad_alloc") == std::string::npos, huge.err);
     const result missing = run(dir, tool("calibrate --disk " + (dir / "nowhere").string()));
     BOOST_TEST(missing.status == 1);
     BOOST_TEST(lines(missing.err) == 1u, missing.err);

@@ -179,6 +179,20 @@ BOOST_AUTO_TEST_CASE(capacity_and_misuse_are_reported)
 {
     scratch_dir dir;
     BOOST_CHECK_THROW(hdf5_store(dir / "z.h5", level_capacity{0}), argument_error);
+    // A bad count is named as given (not as 18446744073709551615).
+    for (const slot_t bad : {slot_t{0}, slot_t{-1}}) {
+        try {
+            hdf5_store(dir / "z.h5", bad);
+            BOOST_ERROR("no exception for " << bad << " slots");
+        } catch (const argument_error& e) {
+            BOOST_TEST(std::string(e.what()).find("got " + std::to_string(bad)) != std::string::npos, e.what());
+        }
+    }
+    try {
+        hdf5_store(dir / "z.h5", level_capacity{0});
+    } catch (const argument_error& e) {
+        BOOST_TEST(std::string(e.what()).find("0 slots and unlimited bytes") != std::string::npos, e.what());
+    }
     BOOST_CHECK_THROW(hdf5_store(dir / "z.h5", level_capacity{1}, {.compression = 10}), argument_error);
     BOOST_CHECK_THROW(hdf5_store(dir / "z.h5", level_capacity{1}, {.transfer_bytes = 100}), argument_error);
 
@@ -220,7 +234,7 @@ BOOST_AUTO_TEST_CASE(capacity_and_misuse_are_reported)
 
 BOOST_AUTO_TEST_CASE(unlimited_slots_beyond_those_prepared)
 {
-    // Slot groups are made in advance for the first 4096 slots; later ones are made on demand.
+    // Slot groups are made in advance for the first 64 slots; later ones are made on demand.
     scratch_dir dir;
     const auto file = dir / "many.h5";
     const std::vector<slot_t> slots = {0, 4095, 4096, 9000, 123456};
@@ -378,6 +392,85 @@ BOOST_AUTO_TEST_CASE(moved_stores_keep_working)
     c.read(0, 0, 4, view(back));
     BOOST_TEST(c.path() == dir / "a.h5");
     BOOST_TEST(hdf5_inspect(dir / "c.h5").snapshots.empty());
+}
+
+namespace {
+
+// The groups under /snapshots of a closed snapshot file, counted by HDF5 itself.
+hsize_t slot_groups_in(const std::filesystem::path& file)
+{
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(f >= 0);
+    H5G_info_t info{};
+    const herr_t status = H5Gget_info_by_name(f, "snapshots", &info, H5P_DEFAULT);
+    H5Fclose(f);
+    BOOST_TEST_REQUIRE(status >= 0);
+    return info.nlinks;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(an_unlimited_store_makes_its_slot_groups_lazily)
+{
+    // 4096 groups up front cost 60-140 ms per store; a store that may use a handful of slots pays for a
+    // first batch only, and later slots still get theirs on demand.
+    scratch_dir dir;
+    { hdf5_store store(dir / "u.h5", level_capacity{}); }
+    BOOST_TEST(slot_groups_in(dir / "u.h5") <= 64u);
+    { hdf5_store store(dir / "small.h5", level_capacity{5}); }
+    BOOST_TEST(slot_groups_in(dir / "small.h5") == 5u);
+    {
+        hdf5_store store(dir / "grown.h5", level_capacity{});
+        store.write(0, 200, 1, view(pattern_bytes(1, 100)));
+        std::vector<std::byte> back(100);
+        store.read(0, 200, 1, view(back));
+        BOOST_TEST((back == pattern_bytes(1, 100)));
+    }
+    const hsize_t grown = slot_groups_in(dir / "grown.h5");
+    BOOST_TEST(grown > 200u);
+    BOOST_TEST(grown <= 64u + 4096u);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_store_on_the_same_file_is_refused)
+{
+    // Across processes HDF5's lock refuses the second open; within one process the second store would
+    // replace (or share) the file and the first would write to an unlinked one.
+    scratch_dir dir;
+    const auto file = dir / "one.h5";
+    hdf5_store first(file, level_capacity{2});
+    first.write(0, 0, 3, view(pattern_bytes(3, 5000)));
+    auto check_refused = [&](const std::filesystem::path& path, hdf5_store::open_mode mode) {
+        try {
+            hdf5_store second(path, level_capacity{2}, {.mode = mode});
+            BOOST_ERROR("a second store opened " << path);
+        } catch (const io_error& e) {
+            BOOST_TEST(std::string(e.what()).find("already open by another hdf5_store in this process") !=
+                           std::string::npos,
+                       e.what());
+            BOOST_TEST(std::string(e.what()).find(path.string()) != std::string::npos, e.what());
+        }
+    };
+    check_refused(file, hdf5_store::open_mode::replace);
+    check_refused(file, hdf5_store::open_mode::resume);
+    check_refused(dir / "." / "one.h5", hdf5_store::open_mode::replace); // another spelling
+    std::filesystem::create_hard_link(file, dir / "link.h5");
+    check_refused(dir / "link.h5", hdf5_store::open_mode::resume); // another name of the same file
+    std::filesystem::remove(dir / "link.h5");
+    // The first store is untouched and keeps working.
+    first.write(0, 1, 4, view(pattern_bytes(4, 5000)));
+    std::vector<std::byte> back(5000);
+    first.read(0, 0, 3, view(back));
+    BOOST_TEST((back == pattern_bytes(3, 5000)));
+    // Moving keeps the claim; closing or destroying the store gives the file up.
+    hdf5_store moved(std::move(first));
+    check_refused(file, hdf5_store::open_mode::resume);
+    moved.close();
+    {
+        hdf5_store again(file, level_capacity{2}, {.mode = hdf5_store::open_mode::resume});
+        BOOST_TEST(again.snapshot_step(0, 1) == 4);
+    }
+    hdf5_store fresh(file, level_capacity{2});
+    BOOST_TEST(fresh.snapshot_step(0, 0) == -1);
 }
 
 BOOST_AUTO_TEST_CASE(non_durable_writes_are_durable_after_flush)

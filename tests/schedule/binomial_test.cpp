@@ -86,8 +86,19 @@ BOOST_AUTO_TEST_CASE(huge_step_counts_are_exact_or_refused)
     BOOST_TEST((bin::min_forward_steps(t, 20) == static_cast<std::uint64_t>(expected)));
     // 2^63-1 steps with one slot needs about 2^125 forward steps: refused by name, never wrapped.
     BOOST_CHECK_EXCEPTION((void)bin::min_forward_steps(INT64_MAX, 1), overflow_error, [](const overflow_error& e) {
-        return std::string(e.what()).find("forward steps") != std::string::npos;
+        const std::string m = e.what();
+        BOOST_TEST_MESSAGE(m);
+        // The count in scientific form (not 42535295865117307932921825928971026432.000000), and the
+        // arguments as given.
+        return m.find("forward steps for 9223372036854775807 steps and 1 slots is about 4.25e+37") !=
+                   std::string::npos &&
+               m.find(".000000") == std::string::npos;
     });
+    // A negative slot count is refused, not wrapped to about 2^64 slots.
+    BOOST_CHECK_EXCEPTION((void)bin::max_steps(-5, 3), argument_error, [](const argument_error& e) {
+        return std::string(e.what()).find("got -5") != std::string::npos;
+    });
+    BOOST_CHECK_THROW((void)bin::max_steps(0, 3), argument_error);
     BOOST_CHECK_THROW((void)bin::repetition_number(0, 3), argument_error);
     BOOST_CHECK_THROW((void)bin::repetition_number(10, 0), argument_error);
 }

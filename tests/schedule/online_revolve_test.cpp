@@ -14,6 +14,8 @@
 #include "remat/schedule/revolve.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <map>
 #include <queue>
 #include <random>
@@ -195,6 +197,34 @@ BOOST_AUTO_TEST_CASE(short_loops_are_as_good_as_any_online_schedule)
     BOOST_TEST(one.forward_steps == 0u);
     BOOST_TEST(one.stores == 0u);
     BOOST_TEST(one.reverse_steps == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(counting_beyond_the_work_limit_is_refused_at_once)
+{
+    // online_revolve(3).cost(2^62) used to replay about 10^17 decisions (hours); now it is refused before
+    // any work, naming the call and the estimate.
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        (void)online_revolve(3).cost(step_t{1} << 62);
+        BOOST_ERROR("no exception");
+    } catch (const argument_error& e) {
+        const std::string m = e.what();
+        BOOST_TEST(m.find("online_revolve(3).cost(4611686018427387904)") != std::string::npos, m);
+        BOOST_TEST(m.find(std::to_string(online_revolve::cost_work_limit)) != std::string::npos, m);
+    }
+    BOOST_TEST(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
+    // Too many held snapshots to list: refused as well (s >= T-1 stays closed-form for any s).
+    BOOST_CHECK_THROW((void)online_revolve(slot_t{1} << 40).cost(step_t{1} << 41), argument_error);
+    BOOST_TEST(online_revolve(slot_t{1} << 40).cost(step_t{1} << 39).forward_steps == (std::uint64_t{1} << 39) - 1);
+    // The limit is the estimate's: under it cost() answers, and a caller may lower or raise it.
+    const online_revolve plan(3);
+    const step_t t = 2'000'000;
+    const std::uint64_t estimate = plan.replay_decisions(t);
+    BOOST_TEST_REQUIRE(estimate > 0u);
+    BOOST_TEST_REQUIRE(estimate <= online_revolve::cost_work_limit);
+    const std::uint64_t forward = plan.cost(t).forward_steps;
+    BOOST_TEST(plan.cost(t, online_end::at_last_step, estimate).forward_steps == forward);
+    BOOST_CHECK_THROW((void)plan.cost(t, online_end::at_last_step, estimate - 1), argument_error);
 }
 
 BOOST_AUTO_TEST_CASE(grid_against_the_offline_optimum)

@@ -29,6 +29,7 @@
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
@@ -76,10 +77,7 @@ public:
     /// given and the slots do not fit in the capacity or in device memory.
     basic_device_store(level_capacity capacity, options opts, Runtime runtime) : runtime_(std::move(runtime))
     {
-        if (capacity.slots == 0 || capacity.bytes == 0)
-            throw argument_error("a device store needs room for at least one snapshot, got " +
-                                 std::to_string(capacity.slots) + " slots and " + std::to_string(capacity.bytes) +
-                                 " bytes");
+        detail::require_room(capacity, "a device store");
         if (capacity.slots == level_capacity::unlimited && capacity.bytes == level_capacity::unlimited)
             throw argument_error("a device store needs a bounded capacity: give its slots, its bytes or both");
         capacity_ = capacity;
@@ -111,11 +109,11 @@ public:
     basic_device_store(level_capacity capacity, options opts) : basic_device_store(capacity, opts, Runtime{}) {}
     explicit basic_device_store(level_capacity capacity) : basic_device_store(capacity, options{}, Runtime{}) {}
     explicit basic_device_store(slot_t slots)
-        : basic_device_store(level_capacity{checked_slots(slots), level_capacity::unlimited}, options{}, Runtime{})
+        : basic_device_store(level_capacity{detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, options{}, Runtime{})
     {
     }
     basic_device_store(slot_t slots, options opts)
-        : basic_device_store(level_capacity{checked_slots(slots), level_capacity::unlimited}, opts, Runtime{})
+        : basic_device_store(level_capacity{detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, opts, Runtime{})
     {
     }
 
@@ -315,13 +313,6 @@ private:
         step_t step = -1; // -1: empty
         event_handle done{};
     };
-
-    static std::uint64_t checked_slots(slot_t slots)
-    {
-        if (slots < 1)
-            throw argument_error("a device store needs at least one slot, got " + std::to_string(slots));
-        return static_cast<std::uint64_t>(slots);
-    }
 
     static void require_level(level_t level)
     {

@@ -7,6 +7,8 @@
 
 #include "remat/error.hpp"
 
+#include <array>
+#include <charconv>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -51,14 +53,16 @@ inline constexpr std::uint64_t uint64_max = std::numeric_limits<std::uint64_t>::
     return q > uint64_max ? uint64_max : static_cast<std::uint64_t>(q);
 }
 
-/// Converts a 128-bit count to 64 bits, or throws overflow_error naming `what`.
-[[nodiscard]] inline std::uint64_t narrow_count(uint128 value, const char* what)
+/// Converts a 128-bit count to 64 bits, or throws overflow_error naming `what` and the count in
+/// scientific form ("about 1.36e+20": it has no 64-bit decimal representation).
+[[nodiscard]] inline std::uint64_t narrow_count(uint128 value, const std::string& what)
 {
     if (value > uint64_max) {
-        // Print the value in scientific form: it has no 64-bit decimal representation.
-        const long double approx = static_cast<long double>(value);
-        throw overflow_error(std::string(what) + " is about " + std::to_string(static_cast<double>(approx)) +
-                             ", beyond the 64-bit range (2^64-1); use more slots or fewer steps");
+        std::array<char, 32> text{};
+        const auto approx = static_cast<double>(value);
+        const auto end = std::to_chars(text.data(), text.data() + text.size(), approx, std::chars_format::scientific, 2).ptr;
+        throw overflow_error(what + " is about " + std::string(text.data(), end) +
+                             ", beyond the 64-bit range (2^64-1 = 1.84e+19); use more slots or fewer steps");
     }
     return static_cast<std::uint64_t>(value);
 }

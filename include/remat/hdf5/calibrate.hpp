@@ -38,7 +38,8 @@ private:
 
 /// Measures snapshots of `snapshot_bytes` in directory `dir` (`repeats` times each, interleaving the
 /// store and the baseline so that both see the same disk conditions); the temporary files are removed.
-/// Throws argument_error for zero bytes or repeats, io_error when `dir` is not a writable directory.
+/// Throws argument_error for zero bytes or repeats, capacity_error when three buffers of `snapshot_bytes`
+/// do not fit in the machine's memory, io_error when `dir` is not a writable directory.
 ///
 ///     remat::disk_calibration c = remat::calibrate_disk("/scratch", 64 << 20, 5);
 ///     double ratio = c.write_bytes_per_s() / c.raw_write_bytes_per_s(); // about 1 on a good setup

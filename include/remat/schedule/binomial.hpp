@@ -18,10 +18,10 @@ namespace remat::binomial {
 [[nodiscard]] std::uint64_t choose_saturated(std::uint64_t n, std::uint64_t k, std::uint64_t cap) noexcept;
 
 /// beta(s, r) = C(s+r, s): the most steps that `slots` slots reverse with each step run forward at
-/// most `repetitions` times; saturates at 2^64-1.
+/// most `repetitions` times; saturates at 2^64-1. Throws remat::argument_error when slots < 1.
 ///
 ///     remat::binomial::max_steps(3, 2);   // 10
-[[nodiscard]] std::uint64_t max_steps(slot_t slots, std::uint64_t repetitions) noexcept;
+[[nodiscard]] std::uint64_t max_steps(slot_t slots, std::uint64_t repetitions);
 
 /// The repetition number r: the smallest r >= 0 with C(s+r, s) >= steps. O(log T * min(s, r)).
 /// Throws remat::argument_error when steps < 1 or slots < 1.

@@ -20,8 +20,8 @@ struct memory_plan {
 };
 
 /// Plans the binomial schedule that fits `budget_bytes` of snapshots.
-/// Throws remat::capacity_error when the budget holds no snapshot at all (x_0 needs one slot when
-/// T >= 2), and remat::argument_error for zero steps or a zero state size.
+/// Throws remat::capacity_error when the budget holds no snapshot at all (for any T: a plan has at least
+/// one slot), and remat::argument_error for zero steps or a zero state size.
 ///
 ///     remat::memory_plan p = remat::plan_for_budget(100000, 2ull << 30, 64ull << 20);
 ///     // p.slots == 32, p.recompute_ratio == forward steps / 99999

@@ -136,8 +136,17 @@ public:
     /// The counts of replay(steps, end) without enumerating actions: the forward sweep's snapshots in
     /// closed form for T <= C(s+2,2), a replay of its store decisions beyond (one per kept snapshot, the
     /// steps in between skipped), and the reverse sweep as a sum of offline binomial costs over the
-    /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1.
-    [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step) const;
+    /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1, and
+    /// remat::argument_error, before any work, when replay_decisions(steps) or the snapshots it would list
+    /// (s, when T-1 > s) exceed `work_limit` (the default: well under a second).
+    ///
+    ///     remat::online_revolve(3).cost(1'000'000);   // fine: about 4,500 decisions
+    ///     remat::online_revolve(3).cost(1LL << 62);   // argument_error at once, not hours of replay
+    [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step,
+                                     std::uint64_t work_limit = cost_work_limit) const;
+
+    /// cost()'s default limit on the store decisions it replays (a few ns to a few tens of ns each).
+    static constexpr std::uint64_t cost_work_limit = std::uint64_t{1} << 25;
 
     /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
     /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes a few nanoseconds per decision. Cheap:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "remat/schedule/action.hpp"
+#include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
@@ -39,7 +40,7 @@ public:
     /// `slots` slots with the given options, e.g. pinned memory and remat::cuda::copy_bytes for device
     /// states: `host_store(64, {.memory = &pinned, .copy = remat::cuda::copy_bytes})`.
     host_store(slot_t slots, options opts)
-        : host_store(level_capacity{slots > 0 ? static_cast<std::uint64_t>(slots) : 0, level_capacity::unlimited}, opts)
+        : host_store(level_capacity{detail::require_slot_count(slots, "host_store"), level_capacity::unlimited}, opts)
     {
     }
     ~host_store();
