@@ -77,7 +77,7 @@ public:
     /// given and the slots do not fit in the capacity or in device memory.
     basic_device_store(level_capacity capacity, options opts, Runtime runtime) : runtime_(std::move(runtime))
     {
-        detail::require_room(capacity, "a device store");
+        remat::detail::require_room(capacity, "a device store");
         if (capacity.slots == level_capacity::unlimited && capacity.bytes == level_capacity::unlimited)
             throw argument_error("a device store needs a bounded capacity: give its slots, its bytes or both");
         capacity_ = capacity;
@@ -109,11 +109,11 @@ public:
     basic_device_store(level_capacity capacity, options opts) : basic_device_store(capacity, opts, Runtime{}) {}
     explicit basic_device_store(level_capacity capacity) : basic_device_store(capacity, options{}, Runtime{}) {}
     explicit basic_device_store(slot_t slots)
-        : basic_device_store(level_capacity{detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, options{}, Runtime{})
+        : basic_device_store(level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, options{}, Runtime{})
     {
     }
     basic_device_store(slot_t slots, options opts)
-        : basic_device_store(level_capacity{detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, opts, Runtime{})
+        : basic_device_store(level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, opts, Runtime{})
     {
     }
 
