@@ -5,6 +5,7 @@
 #include "inspect_command.hpp"
 #include "parse.hpp"
 #include "plan_command.hpp"
+#include "tradeoff_command.hpp"
 
 #include "remat/error.hpp"
 
@@ -38,12 +39,13 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     add_draw_command(app, out);
     add_inspect_command(app, out);
     add_calibrate_command(app, out);
+    add_tradeoff_command(app, out, err);
     try {
         // CLI11 would only say "a subcommand is required"; name the word it did not know.
         if (argc >= 2 && argv[1][0] != '-' &&
             app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == argv[1]; }).empty())
             throw usage_error(std::string("unknown command \"") + argv[1] +
-                              "\" (expected plan, draw, inspect or calibrate)");
+                              "\" (expected plan, draw, tradeoff, inspect or calibrate)");
         app.parse(argc, argv);
         return 0;
     } catch (const CLI::CallForHelp&) {

@@ -1,0 +1,311 @@
+// `remat tradeoff`, run in-process: every row against `remat plan` for the same schedule and slots, the
+// overhead against its formula, the grid's promised counts, both inverse questions against brute force
+// over every slot count, the SVG read back by an XML parser, and bad input.
+#define BOOST_TEST_MODULE cli_tradeoff
+#include <boost/test/unit_test.hpp>
+
+#include "scratch_dir.hpp"
+#include "svg_facts.hpp"
+#include "tool_runner.hpp"
+
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+using test::run_tool;
+
+nlohmann::json tradeoff_json(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "tradeoff");
+    args.emplace_back("--format");
+    args.emplace_back("json");
+    const test::tool_result r = run_tool(args);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    return nlohmann::json::parse(r.out);
+}
+
+// The overhead from its definition: predicted time (forward steps + T adjoint steps of cost R) over
+// store-all's (T-1 forward steps).
+double overhead(std::uint64_t forward, step_t t, double r)
+{
+    const double base = static_cast<double>(t - 1) + r * static_cast<double>(t);
+    return base > 0 ? (static_cast<double>(forward) + r * static_cast<double>(t)) / base : 1.0;
+}
+
+// Independent of uniform::fit: the fewest forward steps over every spacing whose peak fits `slots`.
+std::optional<std::uint64_t> best_uniform(step_t t, slot_t slots)
+{
+    std::optional<std::uint64_t> best;
+    for (step_t k = 1; k <= t; ++k) {
+        const schedule_cost c = uniform(t, k).cost();
+        if (c.peak_slots <= static_cast<std::uint64_t>(slots) && (!best || c.forward_steps < *best))
+            best = c.forward_steps;
+    }
+    return best;
+}
+
+// Forward steps of each single-level schedule with s slots, straight from the library (nullopt: does not
+// fit).
+std::optional<std::uint64_t> forward_steps(const std::string& schedule, step_t t, slot_t s)
+{
+    if (schedule == "revolve")
+        return revolve(t, s).cost().forward_steps;
+    if (schedule == "online")
+        return online_revolve(s).cost(t).forward_steps;
+    if (schedule == "uniform")
+        return best_uniform(t, s);
+    BOOST_FAIL("no brute force for " << schedule);
+    return std::nullopt;
+}
+
+const std::vector<std::string> single_level = {"revolve", "online", "uniform"};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_row_is_what_plan_reports)
+{
+    const step_t t = 1000;
+    const auto j = tradeoff_json({"-T", "1000", "--reverse-cost", "2"});
+    BOOST_TEST(j["steps"].get<step_t>() == t);
+    BOOST_TEST(j["reverse_cost"].get<double>() == 2.0);
+    BOOST_TEST(!j.contains("least_slots"));
+    std::map<std::string, std::vector<nlohmann::json>> by_schedule;
+    for (const auto& row : j["rows"])
+        by_schedule[row["schedule"].get<std::string>()].push_back(row);
+    BOOST_TEST(by_schedule.size() == 5u);
+    for (const auto& [name, rows] : by_schedule)
+        for (const auto& row : rows) {
+            const std::string s = std::to_string(row["slots"].get<slot_t>());
+            std::vector<std::string> args{"-T", "1000", "-s", s};
+            if (name == "online")
+                args.emplace_back("--online");
+            else if (name == "uniform" || name == "store-all")
+                args.insert(args.end(), {"--schedule", name});
+            else if (name == "sqrt-rule")
+                args = {"-T", "1000", "--schedule", "uniform", "--every", "32"};
+            const auto plan = test::plan_json(args);
+            BOOST_TEST(row["forward_steps"].get<std::uint64_t>() == plan["forward_steps"].get<std::uint64_t>(),
+                       name << " with " << s << " slots");
+            BOOST_TEST(row["peak_slots"].get<std::uint64_t>() == plan["peak_slots"].get<std::uint64_t>());
+            BOOST_TEST(row["recompute_ratio"].get<double>() == plan["recompute_ratio"].get<double>(),
+                       boost::test_tools::tolerance(1e-12));
+            BOOST_TEST(row["overhead"].get<double>() == overhead(row["forward_steps"], t, 2.0),
+                       boost::test_tools::tolerance(1e-12));
+            if (name == "uniform" || name == "sqrt-rule")
+                BOOST_TEST(row["every"].get<step_t>() == plan["every"].get<step_t>());
+        }
+    // Revolve: non-increasing in the slots; over 1 .. T-1 on a log grid with the promised counts.
+    const auto& revolve_rows = by_schedule["revolve"];
+    std::set<slot_t> slots;
+    for (std::size_t i = 0; i < revolve_rows.size(); ++i) {
+        slots.insert(revolve_rows[i]["slots"].get<slot_t>());
+        if (i > 0)
+            BOOST_TEST(revolve_rows[i]["forward_steps"].get<std::uint64_t>() <=
+                       revolve_rows[i - 1]["forward_steps"].get<std::uint64_t>());
+    }
+    BOOST_TEST(slots.count(1) == 1u);
+    BOOST_TEST(slots.count(999) == 1u);
+    BOOST_TEST(slots.count(32) == 1u); // round(sqrt(1000))
+    BOOST_TEST(slots.size() >= 12u);   // about four per decade over three decades
+    // The one-extra-sweep count: the least s whose forward steps are at most 2(T-1), by brute force.
+    slot_t sweep = 1;
+    while (revolve(t, sweep).cost().forward_steps > 2 * static_cast<std::uint64_t>(t - 1))
+        ++sweep;
+    BOOST_TEST(j["one_extra_sweep_slots"].get<slot_t>() == sweep);
+    BOOST_TEST(slots.count(sweep) == 1u);
+    // The textbook claim: the sqrt(T) rule costs about 4/3 of store-all when an adjoint step costs two
+    // forward steps.
+    const auto& root = by_schedule["sqrt-rule"].at(0);
+    BOOST_TEST(std::abs(root["overhead"].get<double>() - 4.0 / 3.0) < 0.04, root.dump());
+    BOOST_TEST(slots.count(root["slots"].get<slot_t>()) == 1u); // revolve is shown at the same memory
+    BOOST_TEST(by_schedule["store-all"].at(0)["overhead"].get<double>() == 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(least_slots_is_exact_against_brute_force)
+{
+    for (const step_t t : {1, 2, 3, 10, 57, 300})
+        for (const double r : {0.0, 2.0})
+            for (const double limit : {0.5, 1.0, 1.05, 1.2, 4.0 / 3.0, 1.5, 2.0, 3.0, 10.0}) {
+                const std::string xs = std::to_string(limit);
+                const double x = std::stod(xs); // what the tool reads
+
+                const auto j = tradeoff_json(
+                    {"-T", std::to_string(t), "--reverse-cost", std::to_string(r), "--max-overhead", xs});
+                BOOST_TEST_REQUIRE(j.contains("least_slots"));
+                const auto& least = j["least_slots"];
+                const slot_t all = std::max<step_t>(t - 1, 1);
+                for (const std::string& name : single_level) {
+                    std::optional<slot_t> expected;
+                    for (slot_t s = 1; s <= all && !expected; ++s)
+                        if (const auto f = forward_steps(name, t, s); f && overhead(*f, t, r) <= x)
+                            expected = s;
+                    const std::string where = name + " T=" + std::to_string(t) + " R=" + std::to_string(r) + " X=" + xs;
+                    BOOST_TEST_REQUIRE(least.contains(name), where);
+                    if (!expected) {
+                        BOOST_TEST(least[name].is_null(), where);
+                    } else {
+                        BOOST_TEST_REQUIRE(!least[name].is_null(), where);
+                        BOOST_TEST(least[name]["slots"].get<slot_t>() == *expected, where);
+                        BOOST_TEST(least[name]["overhead"].get<double>() <= x, where);
+                    }
+                }
+                const bool all_fits = 1.0 <= x;
+                BOOST_TEST(least["store-all"].is_null() == !all_fits);
+            }
+}
+
+BOOST_AUTO_TEST_CASE(the_budget_answer_is_the_best_over_the_slots_it_holds)
+{
+    for (const step_t t : {2, 10, 200})
+        for (const std::uint64_t budget : {100u, 128u, 700u, 1280u, 4000u, 100000u}) {
+            const std::uint64_t state = 128;
+            const auto j = tradeoff_json({"-T", std::to_string(t), "--reverse-cost", "2", "--state-bytes", "128",
+                                          "--budget", std::to_string(budget < state ? state : budget)});
+            const std::uint64_t b = budget < state ? state : budget;
+            const auto holds = static_cast<slot_t>(b / state);
+            const auto& w = j["within_budget"];
+            BOOST_TEST(w["slots"].get<slot_t>() == holds);
+            const slot_t all = std::max<step_t>(t - 1, 1);
+            for (const std::string& name : single_level) {
+                // Brute force: the least overhead over every slot count the budget holds.
+                std::optional<double> best;
+                for (slot_t s = 1; s <= std::min(holds, all); ++s)
+                    if (const auto f = forward_steps(name, t, s))
+                        best = std::min(best.value_or(std::numeric_limits<double>::infinity()), overhead(*f, t, 2));
+                const std::string where = name + " T=" + std::to_string(t) + " budget " + std::to_string(b);
+                if (!best) {
+                    BOOST_TEST(w["schedules"][name].is_null(), where);
+                } else {
+                    BOOST_TEST_REQUIRE(!w["schedules"][name].is_null(), where);
+                    BOOST_TEST(w["schedules"][name]["overhead"].get<double>() == *best,
+                               boost::test_tools::tolerance(1e-12));
+                    BOOST_TEST(w["schedules"][name]["snapshot_bytes"].get<std::uint64_t>() <= b, where);
+                }
+            }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(rows_have_snapshot_bytes_with_state_bytes)
+{
+    const auto j = tradeoff_json({"-T", "100", "--state-bytes", "1MiB"});
+    BOOST_TEST(j["state_bytes"].get<std::uint64_t>() == 1048576u);
+    for (const auto& row : j["rows"])
+        BOOST_TEST(row["snapshot_bytes"].get<std::uint64_t>() == row["peak_slots"].get<std::uint64_t>() * 1048576u);
+    for (const auto& row : tradeoff_json({"-T", "100"})["rows"])
+        BOOST_TEST(!row.contains("snapshot_bytes"));
+}
+
+BOOST_AUTO_TEST_CASE(multilevel_rows_put_the_slots_on_the_first_level)
+{
+    const step_t t = 60;
+    const auto j = tradeoff_json(
+        {"-T", "60", "--reverse-cost", "1", "--level", "host:4", "--level", "disk:inf:3:2", "--max-overhead", "1.4"});
+    std::vector<nlohmann::json> rows;
+    for (const auto& row : j["rows"])
+        if (row["schedule"] == "multilevel")
+            rows.push_back(row);
+    BOOST_TEST_REQUIRE(rows.size() >= 6u);
+    auto model_with = [](slot_t s) {
+        cost_model m{{{"host", static_cast<std::uint64_t>(s), 0, 0}, {"disk", level_spec::unlimited, 3, 2}}};
+        m.reverse_cost = 1;
+        return m;
+    };
+    const double base = static_cast<double>(t - 1) + static_cast<double>(t);
+    for (const auto& row : rows) {
+        const auto s = row["slots"].get<slot_t>();
+        const auto plan = test::plan_json(
+            {"-T", "60", "--reverse-cost", "1", "--level", "host:" + std::to_string(s), "--level", "disk:inf:3:2"});
+        BOOST_TEST(row["forward_steps"].get<std::uint64_t>() == plan["forward_steps"].get<std::uint64_t>());
+        BOOST_TEST(row["overhead"].get<double>() == plan["predicted_cost"].get<double>() / base,
+                   boost::test_tools::tolerance(1e-12));
+    }
+    // The fewest host slots under 1.4, by brute force over every count with the planner itself.
+    std::optional<slot_t> expected;
+    for (slot_t s = 1; s <= t - 1 && !expected; ++s)
+        if (predicted_cost(multilevel(t, model_with(s)).cost(), model_with(s)) / base <= 1.4)
+            expected = s;
+    BOOST_TEST_REQUIRE(expected.has_value());
+    BOOST_TEST(j["least_slots"]["multilevel"]["slots"].get<slot_t>() == *expected);
+}
+
+BOOST_AUTO_TEST_CASE(the_svg_has_a_curve_per_schedule_the_sqrt_point_and_the_limit)
+{
+    const test::scratch_dir dir;
+    const auto file = dir / "tradeoff.svg";
+    const test::tool_result r =
+        run_tool({"tradeoff", "-T", "1000", "--reverse-cost", "2", "--max-overhead", "1.5", "--format", "svg", "-o",
+                  file.string()});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(r.out.find(file.string()) != std::string::npos);
+    const auto facts = test::read_svg_facts(file); // parsed by Python's XML parser
+    std::set<std::string> names;
+    for (const auto& s : facts["series"]) {
+        names.insert(s["name"].get<std::string>());
+        BOOST_TEST(s["curves"].size() + s["markers"].size() >= 1u, s.dump());
+        BOOST_TEST(!s["label"].is_null(), s["name"]); // labelled at its curve
+    }
+    BOOST_TEST((names == std::set<std::string>{"revolve", "online", "uniform", "sqrt-rule", "store-all"}));
+    BOOST_TEST_REQUIRE(facts["callouts"].size() == 1u);
+    BOOST_TEST(facts["callouts"][0]["label"]["text"].get<std::string>().find("√T rule") != std::string::npos);
+    std::set<double> references;
+    for (const auto& ref : facts["references"])
+        references.insert(ref["value"].get<double>());
+    BOOST_TEST(references.count(1.5) == 1u);  // the --max-overhead line
+    BOOST_TEST(references.count(32.0) == 1u); // sqrt(T)
+    // Without -o the SVG goes to stdout.
+    const test::tool_result out = run_tool({"tradeoff", "-T", "100", "--format", "svg"});
+    BOOST_TEST(out.status == 0);
+    BOOST_TEST(out.out.find("<svg") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(text_names_the_answers)
+{
+    const test::tool_result r = run_tool({"tradeoff", "-T", "1000", "--reverse-cost", "2", "--max-overhead", "1.5",
+                                          "--state-bytes", "64MiB", "--budget", "1GiB"});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    for (const char* words : {"sqrt(T) rule   a snapshot every 32 steps", "fewest slots for an overhead of at most 1.5",
+                              "within a budget of 1.00 GiB (16 snapshots of 64.0 MiB)", "does not fit"})
+        BOOST_TEST(r.out.find(words) != std::string::npos, words << "\n" << r.out);
+    BOOST_TEST(r.err.empty(), r.err); // quick work shows no progress
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
+{
+    struct bad_case {
+        std::vector<std::string> args;
+        std::string mentions;
+    };
+    const std::vector<bad_case> cases{
+        {{"tradeoff"}, "--steps"},
+        {{"tradeoff", "-T", "0"}, "--steps"},
+        {{"tradeoff", "-T", "ten"}, "ten"},
+        {{"tradeoff", "-T", "100", "--reverse-cost", "-1"}, "-1"},
+        {{"tradeoff", "-T", "100", "--max-overhead", "0"}, "--max-overhead"},
+        {{"tradeoff", "-T", "100", "--max-overhead", "fast"}, "fast"},
+        {{"tradeoff", "-T", "100", "--max-overhead", "nan"}, "nan"},
+        {{"tradeoff", "-T", "100", "--budget", "1GiB"}, "--state-bytes"},
+        {{"tradeoff", "-T", "100", "--budget", "10", "--state-bytes", "128"}, "--budget 10"},
+        {{"tradeoff", "-T", "100", "--state-bytes", "0"}, "--state-bytes"},
+        {{"tradeoff", "-T", "100", "--format", "pdf"}, "pdf"},
+        {{"tradeoff", "-T", "100", "--level", "host"}, "host"},
+        {{"tradeoff", "-T", "100", "--level", "host:4:-1:0"}, "host:4:-1:0"},
+        {{"tradeoff", "-T", "100", "-o", ""}, "\"\""},
+    };
+    for (const auto& c : cases)
+        test::check_usage_error(c.args, c.mentions);
+}
