@@ -185,8 +185,7 @@ int main(int argc, char** argv)
             const std::uint64_t offline = remat::binomial::min_forward_steps(t, s);
             // Some samples replay more than cost()'s default work limit: the bench lifts it.
             const std::uint64_t at = plan.cost(t, remat::online_end::at_last_step, unlimited_work).forward_steps;
-            const std::uint64_t after =
-                plan.cost(t, remat::online_end::after_last_step, unlimited_work).forward_steps;
+            const std::uint64_t after = plan.cost(t, remat::online_end::after_last_step, unlimited_work).forward_steps;
             std::printf("| %d | %lld | %llu | %llu | %.6f | %llu | %.6f |\n", static_cast<int>(s),
                         static_cast<long long>(t), static_cast<unsigned long long>(offline),
                         static_cast<unsigned long long>(at), static_cast<double>(at) / static_cast<double>(offline),
@@ -230,9 +229,10 @@ int main(int argc, char** argv)
                     static_cast<int>(s), static_cast<unsigned long long>(offline_actions), offline,
                     static_cast<unsigned long long>(online_actions), online, online / offline);
     }
-    const auto cost_runs = remat::bench::time_runs(
-        repeats, [] { remat::bench::keep(
-            remat::online_revolve(64).cost(1'000'000'000, remat::online_end::at_last_step, unlimited_work).forward_steps);
+    const auto cost_runs = remat::bench::time_runs(repeats, [] {
+        remat::bench::keep(remat::online_revolve(64)
+                               .cost(1'000'000'000, remat::online_end::at_last_step, unlimited_work)
+                               .forward_steps);
     });
     std::printf("\nonline_revolve(64).cost(1e9): %.3f s (median), %llu store decisions replayed (estimate)\n",
                 remat::bench::median(cost_runs),

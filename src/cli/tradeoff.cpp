@@ -34,12 +34,18 @@ constexpr double unreachable = std::numeric_limits<double>::infinity();
 std::string_view schedule_name(tradeoff_schedule s)
 {
     switch (s) {
-    case tradeoff_schedule::revolve: return "revolve";
-    case tradeoff_schedule::online: return "online";
-    case tradeoff_schedule::uniform: return "uniform";
-    case tradeoff_schedule::sqrt_rule: return "sqrt-rule";
-    case tradeoff_schedule::store_all: return "store-all";
-    case tradeoff_schedule::multilevel: return "multilevel";
+    case tradeoff_schedule::revolve:
+        return "revolve";
+    case tradeoff_schedule::online:
+        return "online";
+    case tradeoff_schedule::uniform:
+        return "uniform";
+    case tradeoff_schedule::sqrt_rule:
+        return "sqrt-rule";
+    case tradeoff_schedule::store_all:
+        return "store-all";
+    case tradeoff_schedule::multilevel:
+        return "multilevel";
     }
     return "?";
 }
@@ -98,9 +104,8 @@ slot_t tradeoff::one_extra_sweep_slots() const
 
 std::vector<tradeoff_schedule> tradeoff::schedules() const
 {
-    std::vector<tradeoff_schedule> s{tradeoff_schedule::revolve, tradeoff_schedule::online,
-                                     tradeoff_schedule::uniform, tradeoff_schedule::sqrt_rule,
-                                     tradeoff_schedule::store_all};
+    std::vector<tradeoff_schedule> s{tradeoff_schedule::revolve, tradeoff_schedule::online, tradeoff_schedule::uniform,
+                                     tradeoff_schedule::sqrt_rule, tradeoff_schedule::store_all};
     if (!setup_.levels.empty())
         s.push_back(tradeoff_schedule::multilevel);
     return s;

@@ -47,7 +47,8 @@ nlohmann::ordered_json omitted_json(const std::vector<omitted_row>& omitted)
 {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const omitted_row& o : omitted)
-        list.push_back({{"schedule", std::string(schedule_name(o.schedule))}, {"slots", o.slots}, {"reason", o.reason}});
+        list.push_back(
+            {{"schedule", std::string(schedule_name(o.schedule))}, {"slots", o.slots}, {"reason", o.reason}});
     return list;
 }
 
@@ -58,7 +59,6 @@ nlohmann::ordered_json answers_json(const tradeoff& t,
     for (const auto& [schedule, r] : list)
         j[std::string(schedule_name(schedule))] = r ? row_json(t, *r) : nlohmann::ordered_json(nullptr);
     return j; // a schedule that could not be answered is missing here and listed with its reason beside
-
 }
 
 // Asks one inverse question of every schedule; a refusal (a work limit) is reported, not fatal.
@@ -98,8 +98,8 @@ tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, s
     std::unique_ptr<report::progress> bar;
     a.rows = t.rows(a.omitted, [&](std::size_t done, std::size_t total) {
         if (!bar && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 0.5)
-            bar = std::make_unique<report::progress>(progress_out,
-                                                     report::progress_options{.label = "tradeoff rows", .total = total});
+            bar = std::make_unique<report::progress>(
+                progress_out, report::progress_options{.label = "tradeoff rows", .total = total});
         if (bar)
             bar->update(done);
     });
@@ -107,14 +107,14 @@ tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, s
         bar->finish();
     a.max_overhead = max_overhead;
     if (max_overhead)
-        ask_each(t, [&](tradeoff_schedule s) { return t.least_slots(s, *max_overhead); }, a.least, a.least_omitted,
-                 0);
+        ask_each(t, [&](tradeoff_schedule s) { return t.least_slots(s, *max_overhead); }, a.least, a.least_omitted, 0);
     if (budget) {
         a.budget_bytes = budget;
         const std::uint64_t fitting = *budget / *t.setup().state_bytes;
         a.budget_slots = static_cast<slot_t>(std::min<std::uint64_t>(fitting, INT64_MAX));
-        ask_each(t, [&](tradeoff_schedule s) { return t.within(s, a.budget_slots); }, a.within, a.within_omitted,
-                 a.budget_slots);
+        ask_each(
+            t, [&](tradeoff_schedule s) { return t.within(s, a.budget_slots); }, a.within, a.within_omitted,
+            a.budget_slots);
     }
     return a;
 }
@@ -213,9 +213,10 @@ void write_tradeoff_svg(std::ostream& out, const tradeoff& t, const tradeoff_ans
     chart.callouts.push_back({.at = {static_cast<double>(root.slots), root.overhead},
                               .label = fmt::format("√T rule: every {} steps, {} slots, {:.2f}×", t.sqrt_every(),
                                                    root.slots, root.overhead)});
-    chart.references.push_back({.direction = report::reference_line::vertical,
-                                .value = std::round(std::sqrt(static_cast<double>(t.setup().steps))),
-                                .label = fmt::format("√T = {:g}", std::round(std::sqrt(static_cast<double>(t.setup().steps))))});
+    chart.references.push_back(
+        {.direction = report::reference_line::vertical,
+         .value = std::round(std::sqrt(static_cast<double>(t.setup().steps))),
+         .label = fmt::format("√T = {:g}", std::round(std::sqrt(static_cast<double>(t.setup().steps))))});
     if (a.max_overhead)
         chart.references.push_back({.direction = report::reference_line::horizontal,
                                     .value = *a.max_overhead,

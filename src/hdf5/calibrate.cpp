@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <memory>
+#include <new>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -46,8 +46,8 @@ void require_memory_for(std::uint64_t snapshot_bytes)
     const long page_size = ::sysconf(_SC_PAGE_SIZE);
     const std::uint64_t physical =
         pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) : 0;
-    const bool too_large = snapshot_bytes > std::numeric_limits<std::size_t>::max() / 3 ||
-                           (physical > 0 && 3 * snapshot_bytes > physical);
+    const bool too_large =
+        snapshot_bytes > std::numeric_limits<std::size_t>::max() / 3 || (physical > 0 && 3 * snapshot_bytes > physical);
     if (too_large)
         throw capacity_error("a snapshot of " + std::to_string(snapshot_bytes) +
                              " bytes cannot be calibrated here: it needs three buffers of that size in memory, "

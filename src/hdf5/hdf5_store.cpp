@@ -192,8 +192,8 @@ struct hdf5_store::impl {
     {
         if (!slots[static_cast<std::size_t>(slot)].group.empty())
             return;
-        const std::uint64_t batch = std::clamp<std::uint64_t>(slots.size(), detail::slot_groups_in_advance,
-                                                                 detail::slot_groups_batch_max);
+        const std::uint64_t batch =
+            std::clamp<std::uint64_t>(slots.size(), detail::slot_groups_in_advance, detail::slot_groups_batch_max);
         const std::uint64_t last = std::min<std::uint64_t>(capacity.slots, static_cast<std::uint64_t>(slot) + batch);
         grow(static_cast<std::size_t>(last));
         for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {

@@ -144,8 +144,8 @@ BOOST_AUTO_TEST_CASE(least_slots_is_exact_against_brute_force)
                 const std::string xs = std::to_string(limit);
                 const double x = std::stod(xs); // what the tool reads
 
-                const auto j = tradeoff_json(
-                    {"-T", std::to_string(t), "--reverse-cost", std::to_string(r), "--max-overhead", xs});
+                const auto j =
+                    tradeoff_json({"-T", std::to_string(t), "--reverse-cost", std::to_string(r), "--max-overhead", xs});
                 BOOST_TEST_REQUIRE(j.contains("least_slots"));
                 const auto& least = j["least_slots"];
                 const slot_t all = std::max<step_t>(t - 1, 1);
@@ -247,9 +247,8 @@ BOOST_AUTO_TEST_CASE(the_svg_has_a_curve_per_schedule_the_sqrt_point_and_the_lim
 {
     const test::scratch_dir dir;
     const auto file = dir / "tradeoff.svg";
-    const test::tool_result r =
-        run_tool({"tradeoff", "-T", "1000", "--reverse-cost", "2", "--max-overhead", "1.5", "--format", "svg", "-o",
-                  file.string()});
+    const test::tool_result r = run_tool({"tradeoff", "-T", "1000", "--reverse-cost", "2", "--max-overhead", "1.5",
+                                          "--format", "svg", "-o", file.string()});
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
     BOOST_TEST(r.out.find(file.string()) != std::string::npos);
     const auto facts = test::read_svg_facts(file); // parsed by Python's XML parser

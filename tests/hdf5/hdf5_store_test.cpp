@@ -415,9 +415,13 @@ BOOST_AUTO_TEST_CASE(an_unlimited_store_makes_its_slot_groups_lazily)
     // 4096 groups up front cost 60-140 ms per store; a store that may use a handful of slots pays for a
     // first batch only, and later slots still get theirs on demand.
     scratch_dir dir;
-    { hdf5_store store(dir / "u.h5", level_capacity{}); }
+    {
+        hdf5_store store(dir / "u.h5", level_capacity{});
+    }
     BOOST_TEST(slot_groups_in(dir / "u.h5") <= 64u);
-    { hdf5_store store(dir / "small.h5", level_capacity{5}); }
+    {
+        hdf5_store store(dir / "small.h5", level_capacity{5});
+    }
     BOOST_TEST(slot_groups_in(dir / "small.h5") == 5u);
     {
         hdf5_store store(dir / "grown.h5", level_capacity{});

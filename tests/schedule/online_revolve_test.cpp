@@ -15,10 +15,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <string>
 #include <map>
 #include <queue>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 

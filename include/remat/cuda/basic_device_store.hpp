@@ -109,11 +109,15 @@ public:
     basic_device_store(level_capacity capacity, options opts) : basic_device_store(capacity, opts, Runtime{}) {}
     explicit basic_device_store(level_capacity capacity) : basic_device_store(capacity, options{}, Runtime{}) {}
     explicit basic_device_store(slot_t slots)
-        : basic_device_store(level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, options{}, Runtime{})
+        : basic_device_store(
+              level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited},
+              options{}, Runtime{})
     {
     }
     basic_device_store(slot_t slots, options opts)
-        : basic_device_store(level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited}, opts, Runtime{})
+        : basic_device_store(
+              level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited},
+              opts, Runtime{})
     {
     }
 

@@ -60,7 +60,8 @@ inline constexpr std::uint64_t uint64_max = std::numeric_limits<std::uint64_t>::
     if (value > uint64_max) {
         std::array<char, 32> text{};
         const auto approx = static_cast<double>(value);
-        const auto end = std::to_chars(text.data(), text.data() + text.size(), approx, std::chars_format::scientific, 2).ptr;
+        const auto end =
+            std::to_chars(text.data(), text.data() + text.size(), approx, std::chars_format::scientific, 2).ptr;
         throw overflow_error(what + " is about " + std::string(text.data(), end) +
                              ", beyond the 64-bit range (2^64-1 = 1.84e+19); use more slots or fewer steps");
     }
