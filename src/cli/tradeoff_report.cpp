@@ -163,7 +163,8 @@ void write_tradeoff_text(std::ostream& out, const tradeoff& t, const tradeoff_an
                        t.baseline_forward_steps());
     out << fmt::format("sqrt(T) rule   a snapshot every {} steps: {} slots, overhead {:.4f}\n", t.sqrt_every(),
                        t.sqrt_rule().slots, t.sqrt_rule().overhead);
-    out << fmt::format("one extra sweep  revolve needs {} slots for at most twice store-all's forward steps\n\n",
+    out << fmt::format("extra sweep    revolve needs {} slots for one extra forward sweep (at most twice "
+                       "store-all's forward steps)\n\n",
                        t.one_extra_sweep_slots());
     const bool bytes = s.state_bytes.has_value();
     out << fmt::format("{:<11} {:>12} {:>8} {:>20} {:>12} {:>10}{}\n", "schedule", "slots", "every", "forward_steps",

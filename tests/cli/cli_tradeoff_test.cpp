@@ -280,7 +280,6 @@ BOOST_AUTO_TEST_CASE(text_names_the_answers)
     for (const char* words : {"sqrt(T) rule   a snapshot every 32 steps", "fewest slots for an overhead of at most 1.5",
                               "within a budget of 1.00 GiB (16 snapshots of 64.0 MiB)", "does not fit"})
         BOOST_TEST(r.out.find(words) != std::string::npos, words << "\n" << r.out);
-    BOOST_TEST(r.err.empty(), r.err); // quick work shows no progress
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
