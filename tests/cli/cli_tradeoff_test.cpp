@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -266,6 +268,15 @@ BOOST_AUTO_TEST_CASE(the_svg_has_a_curve_per_schedule_the_sqrt_point_and_the_lim
         references.insert(ref["value"].get<double>());
     BOOST_TEST(references.count(1.5) == 1u);  // the --max-overhead line
     BOOST_TEST(references.count(32.0) == 1u); // sqrt(T)
+    // -o writes as `draw` does: through a symlink (which stays), and into a device without replacing it.
+    const auto link = dir / "link.svg";
+    std::filesystem::create_symlink(file, link);
+    BOOST_TEST_REQUIRE(run_tool({"tradeoff", "-T", "50", "--format", "json", "-o", link.string()}).status == 0);
+    BOOST_TEST(std::filesystem::is_symlink(link));
+    std::ifstream written(file);
+    BOOST_TEST(nlohmann::json::parse(written)["steps"].get<step_t>() == 50);
+    BOOST_TEST_REQUIRE(run_tool({"tradeoff", "-T", "50", "-o", "/dev/null"}).status == 0);
+    BOOST_TEST(std::filesystem::is_character_file("/dev/null"));
     // Without -o the SVG goes to stdout.
     const test::tool_result out = run_tool({"tradeoff", "-T", "100", "--format", "svg"});
     BOOST_TEST(out.status == 0);
