@@ -20,6 +20,10 @@
 namespace remat::cli {
 namespace {
 
+// Uniform's best spacing takes O(sqrt(T)) per slot count, about 60 of them per run: beyond 10^12 steps
+// the uniform rows and answers alone take long (10^15: a minute of CPU).
+constexpr std::int64_t tradeoff_max_steps = 1'000'000'000'000;
+
 struct tradeoff_request {
     std::string steps;
     std::string reverse_cost;
@@ -49,7 +53,7 @@ double parse_overhead(const std::string& text)
 tradeoff_setup setup_from(const tradeoff_request& r)
 {
     tradeoff_setup s;
-    s.steps = parse_count("--steps", r.steps, 1);
+    s.steps = parse_count("--steps", r.steps, 1, tradeoff_max_steps);
     if (!r.reverse_cost.empty())
         s.reverse_cost = parse_cost("--reverse-cost", r.reverse_cost, false);
     if (!r.state_bytes.empty()) {
@@ -80,7 +84,7 @@ void add_tradeoff_command(CLI::App& app, std::ostream& out, std::ostream& err)
         "tradeoff", "memory against recomputation: every schedule's cost over a range of slot counts, the fewest "
                     "slots under an overhead, the overhead a budget reaches");
     auto request = std::make_shared<tradeoff_request>();
-    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1e6 form allowed)")->required();
+    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1 to 1e12; 1e6 form allowed)")->required();
     command->add_option("--reverse-cost", request->reverse_cost,
                         "cost of one adjoint step in forward steps (default 0; 2 is typical of reverse-mode AD)");
     command->add_option("--state-bytes", request->state_bytes,

@@ -303,6 +303,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
         {{"tradeoff"}, "--steps"},
         {{"tradeoff", "-T", "0"}, "--steps"},
         {{"tradeoff", "-T", "ten"}, "ten"},
+        {{"tradeoff", "-T", "1e13"}, "1e13"},
         {{"tradeoff", "-T", "100", "--reverse-cost", "-1"}, "-1"},
         {{"tradeoff", "-T", "100", "--max-overhead", "0"}, "--max-overhead"},
         {{"tradeoff", "-T", "100", "--max-overhead", "fast"}, "fast"},
