@@ -84,7 +84,8 @@ void add_tradeoff_command(CLI::App& app, std::ostream& out, std::ostream& err)
         "tradeoff", "memory against recomputation: every schedule's cost over a range of slot counts, the fewest "
                     "slots under an overhead, the overhead a budget reaches");
     auto request = std::make_shared<tradeoff_request>();
-    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1 to 1e12; 1e6 form allowed)")->required();
+    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1 to 1e12; 1e6 form allowed)")
+        ->required();
     command->add_option("--reverse-cost", request->reverse_cost,
                         "cost of one adjoint step in forward steps (default 0; 2 is typical of reverse-mode AD)");
     command->add_option("--state-bytes", request->state_bytes,
