@@ -45,7 +45,12 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
         if (opts.units_target == 0)
             throw argument_error("units_target must be at least 1, got 0");
         const bool fits = p.budget / divisor <= opts.max_units;
-        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, opts.units_target));
+        // as many units as a full-horizon table allows (finer is closer to the true optimum), at least
+        // units_target, at most max_units
+        const auto t = static_cast<std::uint64_t>(p.model.size());
+        const std::uint64_t roomy = std::clamp<std::uint64_t>(opts.max_table_entries / (t * t + 1), opts.units_target,
+                                                              std::max(opts.units_target, opts.max_units));
+        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, roomy));
     }
     p.lossless = divisor % p.granularity == 0;
     p.units = p.budget / p.granularity;

@@ -40,7 +40,8 @@ class chain : public action_range<chain> {
 public:
     struct options {
         /// Bytes per memory unit; 0 chooses: the greatest common divisor of every size when the budget is
-        /// at most max_units of it (exact), else budget / units_target rounded up.
+        /// at most max_units of it (exact), else the budget over as many units as a table of horizon T
+        /// allows (max_table_entries / T^2), clamped to [units_target, max_units].
         std::uint64_t granularity = 0;
         /// Automatic granularity: units of the budget to aim for when the sizes' divisor gives too many.
         std::uint64_t units_target = 256;
