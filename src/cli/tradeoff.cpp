@@ -196,6 +196,8 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
             }
         }
     }
+    if (done)
+        done(total, total);
     return out;
 }
 

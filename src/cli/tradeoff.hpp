@@ -82,7 +82,7 @@ public:
     [[nodiscard]] std::optional<tradeoff_row> row(tradeoff_schedule schedule, slot_t slots) const;
 
     /// Every schedule over grid(); rows that were refused go to `omitted`. `done(k, n)` is called before
-    /// each of the n rows (multilevel plans take seconds each at T = 10^6).
+    /// each of the n rows (multilevel plans take seconds each at T = 10^6), and done(n, n) at the end.
     [[nodiscard]] std::vector<tradeoff_row> rows(std::vector<omitted_row>& omitted,
                                                  const std::function<void(std::size_t, std::size_t)>& done = {}) const;
 

@@ -73,6 +73,12 @@ double progress::now() const
     return options_.clock ? options_.clock() : steady_seconds();
 }
 
+std::string progress::ending() const
+{
+    // work that ended short of its total (a time limit, an early stop) must not read as complete
+    return options_.total > 0 && done_ < options_.total ? "stopped, " : "done, ";
+}
+
 std::string progress::status(bool finished) const
 {
     const double elapsed = now() - start_;
@@ -125,8 +131,6 @@ void progress::finish(std::optional<double> value)
         return;
     if (value)
         value_ = value;
-    if (options_.total > 0)
-        done_ = std::max(done_, options_.total);
     if (bar_)
         draw_bar(true);
     else
@@ -155,7 +159,7 @@ void progress::draw_bar(bool finished)
 
 void progress::print_line(bool finished)
 {
-    out_ << (options_.label.empty() ? std::string() : options_.label + ": ") << (finished ? "done, " : "")
+    out_ << (options_.label.empty() ? std::string() : options_.label + ": ") << (finished ? ending() : "")
          << status(finished) << '\n'
          << std::flush;
 }

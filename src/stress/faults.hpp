@@ -40,6 +40,7 @@ struct fault_result {
     std::uint64_t forward_steps_saved = 0; ///< kill_forward: what resuming saved
     step_t resumed_from = -1;              ///< kill_forward: the x_k the resumed run continued from
     std::uint64_t transfers = 0;           ///< transfers of the runs that completed in this process
+    std::uint64_t state_bytes = 0;         ///< the round's state size
     double seconds = 0;
 };
 

@@ -190,8 +190,16 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
         stopped = opt.max_seconds > 0 && seconds_since(start) > opt.max_seconds;
         return !stopped;
     };
+    // Fault rounds take the smallest state size: its plan puts the most snapshots on disk, so the disk faults
+    // (a full disk, a flipped byte, EIO) meet disk traffic. Taking the size of the round's turn in the cycle
+    // instead made every fault round of the full run a 64 MiB one (16 sizes, a fault every 16th round), whose
+    // plan keeps everything in RAM: the disk faults never happened.
+    const std::uint64_t fault_bytes = *std::min_element(opt.state_bytes.begin(), opt.state_bytes.end());
     while (more_transfers() || (opt.faults && next_fault < all_faults.size())) {
-        const std::uint64_t bytes = opt.state_bytes[rounds % opt.state_bytes.size()];
+        const bool fault_round =
+            opt.faults && ((opt.fault_every > 0 && rounds % opt.fault_every == opt.fault_every - 1) ||
+                           transfers >= opt.transfers || stopped);
+        const std::uint64_t bytes = fault_round ? fault_bytes : opt.state_bytes[rounds % opt.state_bytes.size()];
         const size_plan& p = plans.at(bytes);
         round_setup setup{.state_bytes = bytes,
                           .steps = p.steps,
@@ -206,11 +214,11 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
         if (!references.contains(key))
             references[key] = gradient_hash(reference_gradient(setup, memory));
         const std::uint64_t reference = references[key];
-        const bool fault_round = opt.faults && opt.fault_every > 0 && rounds % opt.fault_every == opt.fault_every - 1;
-        if (fault_round || (opt.faults && (transfers >= opt.transfers || stopped))) {
+        if (fault_round) {
             const fault_kind kind = all_faults[next_fault % all_faults.size()];
             ++next_fault;
             faults.push_back(run_fault(kind, setup, memory, reference, random));
+            faults.back().state_bytes = bytes;
             transfers += faults.back().transfers;
         } else {
             const tested_run t = tested_gradient(setup, memory);
@@ -277,6 +285,7 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
         fault_list.push_back({{"kind", to_string(f.kind)},
                               {"injected", f.injected},
                               {"survived", f.survived},
+                              {"state_bytes", f.state_bytes},
                               {"outcome", f.outcome},
                               {"problem", f.problem},
                               {"resumed_from", f.resumed_from},

@@ -147,3 +147,30 @@ BOOST_AUTO_TEST_CASE(an_unfinished_bar_ends_its_line)
     BOOST_TEST(text.back() == '\n');
     BOOST_TEST(std::count(text.begin(), text.end(), '\n') == 1);
 }
+
+BOOST_AUTO_TEST_CASE(work_that_ends_short_of_its_total_reads_as_stopped_not_done)
+{
+    double now = 0;
+    std::ostringstream out;
+    {
+        report::progress p(out, {.label = "remat-stress",
+                                 .total = 1000,
+                                 .unit = "transfers",
+                                 .style = report::progress_style::lines,
+                                 .clock = [&] { return now; }});
+        now = 12;
+        p.update(420);
+        p.finish(); // a time limit ended it
+    }
+    const auto lines = lines_of(out.str());
+    BOOST_TEST_REQUIRE(!lines.empty());
+    BOOST_TEST(lines.back() == "remat-stress: stopped, 420/1000 (42%), took 12s");
+
+    std::ostringstream bar_out;
+    {
+        report::progress p(bar_out, {.label = "x", .total = 10, .style = report::progress_style::bar});
+        p.update(3);
+        p.finish();
+    }
+    BOOST_TEST(bar_out.str().find("3/10 (30%)") != std::string::npos, bar_out.str()); // not 10/10
+}

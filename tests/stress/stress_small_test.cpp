@@ -40,10 +40,12 @@ BOOST_AUTO_TEST_CASE(small_run_with_faults)
     else
         BOOST_TEST_MESSAGE("peak RSS not held against the cap in a sanitizer build");
 
-    // Every kind of fault, each injected and survived.
+    // Every kind of fault, each injected and survived, each in a round of the smallest state size (whose plan
+    // uses the disk most; the full run's fault rounds once all fell on its largest size and missed the disk).
     std::set<std::string> kinds;
     for (const auto& f : j.at("faults")) {
         kinds.insert(f.at("kind").get<std::string>());
+        BOOST_TEST(f.at("state_bytes").get<std::uint64_t>() == 1u << 20, f.at("kind"));
         BOOST_TEST(f.at("injected").get<bool>(), f.at("kind") << ": " << f.at("outcome"));
         BOOST_TEST(f.at("survived").get<bool>(), f.at("kind") << ": " << f.at("problem"));
     }

@@ -12,6 +12,10 @@
 //     training: 420/1000 (42%), loss 0.0125, elapsed 12s, ETA 17s
 //     training: done, 1000/1000 (100%), loss 0.0031, took 29s
 //
+// Work that finishes short of its total (a time limit, an early stop) says so with the count it reached:
+//
+//     training: stopped, 420/1000 (42%), loss 0.0125, took 12s
+//
 // Part of remat_report (internal, not installed).
 //
 //     remat::report::progress bar(std::cerr, {.label = "training", .total = 1000, .value_name = "loss"});
@@ -61,8 +65,8 @@ public:
 
     /// `done` units of work are complete (not decreasing); `value` is the latest value to show.
     void update(std::uint64_t done, std::optional<double> value = std::nullopt);
-    /// The work is complete: the bar at its final state and a newline, or a last line with the total time.
-    /// Later calls do nothing.
+    /// The work has ended: the bar at its final state and a newline, or a last line with the total time
+    /// ("done", or "stopped" with the count reached when that is short of the total). Later calls do nothing.
     void finish(std::optional<double> value = std::nullopt);
 
     /// Whether this reporter draws a bar (true) or prints lines (false).
@@ -70,6 +74,7 @@ public:
 
 private:
     [[nodiscard]] double now() const;
+    [[nodiscard]] std::string ending() const;
     [[nodiscard]] std::string status(bool finished) const;
     void draw_bar(bool finished);
     void print_line(bool finished);
