@@ -7,7 +7,9 @@ compilation) and nothing else.
 """
 import argparse
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import jax
 
@@ -16,20 +18,8 @@ import diffrax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-
-class ClassicalRK4(diffrax.AbstractERK):
-    """Kutta's fourth-order method as a Butcher tableau (diffrax has no RK4 of its own)."""
-
-    tableau = diffrax.ButcherTableau(
-        c=np.array([0.5, 0.5, 1.0]),
-        b_sol=np.array([1 / 6, 1 / 3, 1 / 3, 1 / 6]),
-        b_error=np.zeros(4),
-        a_lower=(np.array([0.5]), np.array([0.0, 0.5]), np.array([0.0, 0.0, 1.0])),
-    )
-    interpolation_cls = diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
-
-    def order(self, terms):
-        return 4
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ode"))
+from diffrax_rk4 import ClassicalRK4  # noqa: E402 (shared with the crosscheck's reference)
 
 
 def main():
