@@ -37,6 +37,7 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["least_budget_bytes"] = plan.least_budget_bytes();
     j["granularity_bytes"] = plan.granularity();
     j["memory_units"] = plan.units();
+    j["planned_units"] = plan.planned_units();
     j["lossless"] = plan.lossless();
     j["discretisation_gap_bytes"] = plan.discretisation_gap_bytes();
     j["horizon"] = plan.horizon();
@@ -69,6 +70,9 @@ void write_chain_text(std::ostream& out, const plan_choice& choice)
                        plan.lossless() ? " (divides every size: no discretisation loss)"
                                        : fmt::format(" (at most the optimum for {} less)",
                                                      format_bytes(plan.discretisation_gap_bytes())));
+    if (plan.planned_units() > plan.units())
+        out << fmt::format("               planned for {} units: the rounding's slack, the peak still fits\n",
+                           plan.planned_units());
     if (!plan.exact())
         out << fmt::format("horizon        {} steps (near-optimal: the table for T = {} does not fit)\n",
                            plan.horizon(), c.steps);

@@ -10,7 +10,8 @@
 // where H is the same segment with its start current but not held: H(s, 1, M) = b_s if M >= r_s (reversed
 // where it stands), else H = E (store x_s first). Outer table, for the loop's tail [s, T) when T - s > K:
 //     G(s, M) = min over 1 <= j <= K of F(s, s+j) + G(s+j, M - u_s) + E(s, j, M)   (same condition on M)
-// and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, U) (G(0, U)).
+// and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, M) (G(0, M)) for the largest M <= U
+// whose plan fits the true budget (sizes are rounded up, so M = budget_units always does; see chain.cpp).
 #pragma once
 
 #include "remat/schedule/chain.hpp"
@@ -24,9 +25,11 @@ struct chain_plan {
     chain_model model;
     std::uint64_t budget = 0;
     std::uint64_t granularity = 1;
-    std::uint64_t units = 0; ///< U
-    step_t steps = 0;        ///< T
-    step_t horizon = 0;      ///< K
+    std::uint64_t units = 0;        ///< U: the tables' memory units (budget_units, plus room for the rounding's slack)
+    std::uint64_t budget_units = 0; ///< the budget in units (rounded down)
+    std::uint64_t start_units = 0;  ///< M the plan is walked from: the most units whose plan fits the true budget
+    step_t steps = 0;               ///< T
+    step_t horizon = 0;             ///< K
     bool lossless = false;
     std::vector<std::uint64_t> u;      ///< units of x_k, k <= T
     std::vector<std::uint64_t> r;      ///< units while the adjoint of step k runs

@@ -175,6 +175,36 @@ BOOST_AUTO_TEST_CASE(discretisation_costs_at_most_the_stated_gap)
     BOOST_TEST(bounded > 200);
 }
 
+BOOST_AUTO_TEST_CASE(an_automatic_granularity_uses_the_roundings_slack)
+{
+    // Sizes of thousands of bytes with no useful common divisor: the automatic granularity rounds them up.
+    std::mt19937_64 rng(5);
+    int cheaper = 0;
+    for (int trial = 0; trial < 6; ++trial) {
+        const step_t t = 100 + 20 * trial;
+        const chain_model m = random_chain(rng, t, 100000, 20000);
+        const std::uint64_t budget = largest_step_need(m) + m.store_all_bytes() / (trial % 2 == 0 ? 2 : 5);
+        BOOST_TEST_CONTEXT("T=" << t << " budget " << budget)
+        {
+            chain::options small; // tables of 2^22 entries: quicker, and just as rounded
+            small.max_table_entries = std::uint64_t{1} << 22;
+            const chain with_slack(m, budget, small);
+            BOOST_TEST_REQUIRE(!with_slack.lossless());
+            BOOST_TEST(with_slack.planned_units() >= with_slack.units());
+            check_plan(with_slack, m, budget); // legal, within the true budget, reporting what it does
+            // The same tables' plan walked from the budget's own units: never cheaper.
+            chain::options o = small;
+            o.granularity = with_slack.granularity();
+            o.horizon = with_slack.horizon();
+            const chain without(m, budget, o);
+            BOOST_TEST(without.planned_units() == without.units());
+            BOOST_TEST(with_slack.cost().predicted_cost <= without.cost().predicted_cost);
+            cheaper += with_slack.cost().predicted_cost < without.cost().predicted_cost ? 1 : 0;
+        }
+    }
+    BOOST_TEST(cheaper >= 3); // the slack is used, not merely allowed
+}
+
 BOOST_AUTO_TEST_CASE(a_short_horizon_is_legal_and_never_beats_the_exact_plan)
 {
     std::mt19937_64 rng(11);

@@ -40,8 +40,9 @@ class chain : public action_range<chain> {
 public:
     struct options {
         /// Bytes per memory unit; 0 chooses: the greatest common divisor of every size when the budget is
-        /// at most max_units of it (exact), else the budget over as many units as a table of horizon T
-        /// allows (max_table_entries / T^2), clamped to [units_target, max_units].
+        /// at most max_units of it (exact), else the budget over as many units as a table of horizon
+        /// min(T, 8) allows (max_table_entries / (8 T)), clamped to [units_target, max_units], less an
+        /// eighth kept for the rounding's slack (use_rounding_slack).
         std::uint64_t granularity = 0;
         /// Automatic granularity: units of the budget to aim for when the sizes' divisor gives too many.
         std::uint64_t units_target = 256;
@@ -52,6 +53,10 @@ public:
         step_t horizon = 0;
         /// Largest table (T * K * (U + 1) entries, 6 bytes each) the plan builds.
         std::uint64_t max_table_entries = std::uint64_t{1} << 25;
+        /// With an automatic granularity that loses something: make the tables reach past the budget (by up
+        /// to T + 3 units, at most an eighth) and walk the plan from the most units whose plan still fits
+        /// the budget in true bytes. Sizes are rounded up, so such plans exist and cost no more.
+        bool use_rounding_slack = true;
     };
 
     /// Throws remat::argument_error for an invalid chain (remat::validate) or a budget below the largest
@@ -68,6 +73,9 @@ public:
     [[nodiscard]] std::uint64_t granularity() const noexcept;
     /// Memory units of the budget (budget / granularity, rounded down).
     [[nodiscard]] std::uint64_t units() const noexcept;
+    /// Memory units the plan was made for: units(), or more where the rounding's slack let a plan for more
+    /// units fit the budget in true bytes (options::use_rounding_slack).
+    [[nodiscard]] std::uint64_t planned_units() const noexcept;
     /// K: the most steps of a left part of the outermost chain of checkpoints (T when exact).
     [[nodiscard]] step_t horizon() const noexcept;
     /// Whether the plan is optimal for the model at this granularity (horizon == T).
