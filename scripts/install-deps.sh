@@ -12,6 +12,8 @@ packages=(
   python3-venv # scripts/install-python.sh: the Python references of the crosscheck tests
   libsundials-dev # remat::cvodes (SUNDIALS's CVODES; its examples' published output is a test reference)
   python3-torch # the RNN crosscheck's reference (PyTorch 1.13, CPU), seen through build/python-venv
+  libopenmpi-dev openmpi-bin # remat::mpi and the MPI tests (mpirun)
+  libhdf5-openmpi-dev # remat::mpi's parallel HDF5 level (the serial remat::hdf5 keeps libhdf5-dev)
 )
 missing=()
 for p in "${packages[@]}"; do

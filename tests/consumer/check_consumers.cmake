@@ -1,6 +1,7 @@
 # Installs the build tree into a scratch prefix, then builds and runs two downstream projects: one
 # through find_package(remat), one through add_subdirectory (and, with -D REMAT_WITH_HDF5=1, a third that
-# uses remat::hdf5; with -D REMAT_WITH_CVODES=1 the find_package consumer must build remat::cvodes's).
+# uses remat::hdf5; with -D REMAT_WITH_CVODES=1 or REMAT_WITH_MPI=1 the find_package consumer must build
+# remat::cvodes's or remat::mpi's).
 # Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
 function(run_step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -31,7 +32,10 @@ message(STATUS "find_package consumer: ${last_output}")
 if(REMAT_WITH_CVODES AND NOT EXISTS ${WORK_DIR}/find_package/cvodes_consumer)
   message(FATAL_ERROR "this build has remat::cvodes, but the installed package did not offer it to a consumer")
 endif()
-foreach(optional cuda_consumer thrust_consumer ode_consumer cvodes_consumer)
+if(REMAT_WITH_MPI AND NOT EXISTS ${WORK_DIR}/find_package/mpi_consumer)
+  message(FATAL_ERROR "this build has remat::mpi, but the installed package did not offer it to a consumer")
+endif()
+foreach(optional cuda_consumer thrust_consumer ode_consumer cvodes_consumer mpi_consumer)
   if(EXISTS ${WORK_DIR}/find_package/${optional})
     run_step(${WORK_DIR}/find_package/${optional})
     message(STATUS "find_package ${optional}: ${last_output}")

@@ -1,0 +1,105 @@
+// heat2d_mpi as a user runs it, under mpirun: the gradient's hash is the same for 1, 2 and 4 ranks and for
+// store-all; a rank planning another schedule, and a step throwing on one rank, end the job within seconds
+// with a message naming the rank (and the step and the cause).
+#define BOOST_TEST_MODULE mpi_ranks
+#include "command.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace {
+
+struct timed_result {
+    remat::test::tool_result result;
+    double seconds = 0;
+};
+
+timed_result heat2d(int ranks, const std::string& args)
+{
+    const auto start = std::chrono::steady_clock::now();
+    timed_result t;
+    t.result = remat::test::run_command(std::string(REMAT_MPIEXEC) + " -np " + std::to_string(ranks) +
+                                        " --oversubscribe " + REMAT_HEAT2D + " " + args);
+    t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return t;
+}
+
+nlohmann::json json_of(int ranks, const std::string& args)
+{
+    const timed_result t = heat2d(ranks, args + " --format json");
+    BOOST_TEST_REQUIRE(t.result.status == 0, t.result.err);
+    return nlohmann::json::parse(t.result.out);
+}
+
+bool contains(const std::string& text, const std::string& part)
+{
+    return text.find(part) != std::string::npos;
+}
+
+const std::string grid = "--nx 40 --ny 37 --steps 200";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(gradient_hash_is_the_same_for_1_2_and_4_ranks)
+{
+    const nlohmann::json one = json_of(1, grid + " --slots 6");
+    const nlohmann::json two = json_of(2, grid + " --slots 6");
+    const nlohmann::json four = json_of(4, grid + " --slots 6");
+    const nlohmann::json all = json_of(2, grid + " --schedule store-all");
+    BOOST_TEST(one["ranks"] == 1);
+    BOOST_TEST(four["ranks"] == 4);
+    const std::string h = one["gradient_xxh64"];
+    BOOST_TEST(h.size() == 16u);
+    BOOST_TEST(two["gradient_xxh64"] == h);
+    BOOST_TEST(four["gradient_xxh64"] == h);
+    BOOST_TEST(all["gradient_xxh64"] == h);
+    BOOST_TEST(two["objective"] == one["objective"]);
+    BOOST_TEST(four["objective"] == one["objective"]);
+    BOOST_TEST(one["forward_steps"] == four["forward_steps"]);
+    BOOST_TEST(one["forward_steps"].get<long>() > all["forward_steps"].get<long>());
+    BOOST_TEST(all["forward_steps"] == 199);
+}
+
+BOOST_AUTO_TEST_CASE(budget_for_the_job_plans_the_same_on_any_split)
+{
+    // 40 x 37 doubles = 11840 bytes a slot; 64000 bytes hold 5 slots whatever the split.
+    const nlohmann::json one = json_of(1, grid + " --budget 64000 --budget-scope job");
+    const nlohmann::json four = json_of(4, grid + " --budget 64000 --budget-scope job");
+    BOOST_TEST(one["slots"] == 5);
+    BOOST_TEST(four["slots"] == 5);
+    BOOST_TEST(four["job_peak_snapshot_bytes"] == 5 * 11840);
+    BOOST_TEST(four["gradient_xxh64"] == one["gradient_xxh64"]);
+}
+
+BOOST_AUTO_TEST_CASE(another_schedule_on_one_rank_is_refused_naming_it)
+{
+    const timed_result t = heat2d(4, grid + " --slots 6 --slots-on 2:7");
+    BOOST_TEST(t.result.status != 0);
+    BOOST_TEST(t.seconds < 20);
+    BOOST_TEST(contains(t.result.err, "the ranks planned different schedules; rank 2 differs from rank 0"),
+               t.result.err);
+    BOOST_TEST(contains(t.result.err, "rank 2: remat::revolve: T = 200, 7 slots"), t.result.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_throwing_step_on_one_rank_ends_the_job_with_its_rank_and_step)
+{
+    // Rank 1 throws in its forward step 120 while the other ranks wait for its halo: MPI_Abort ends them.
+    const timed_result t = heat2d(4, grid + " --slots 6 --fail-on 1:120");
+    BOOST_TEST(t.result.status != 0);
+    BOOST_TEST(t.seconds < 20);
+    BOOST_TEST(contains(t.result.err, "remat::mpi: rank 1 of 4"), t.result.err);
+    BOOST_TEST(contains(t.result.err, "failed in step 120 (forward): std::runtime_error: injected failure "
+                                      "(--fail-on 1:120)"),
+               t.result.err);
+    BOOST_TEST(contains(t.result.err, "ending the job (MPI_Abort)"), t.result.err);
+}
+
+BOOST_AUTO_TEST_CASE(bad_usage_says_why)
+{
+    const timed_result t = heat2d(2, "--schedule sideways");
+    BOOST_TEST(t.result.status != 0);
+    BOOST_TEST(contains(t.result.err, "--schedule wants revolve, uniform or store-all, got 'sideways'"), t.result.err);
+}
