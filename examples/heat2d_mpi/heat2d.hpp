@@ -33,11 +33,11 @@ namespace remat::examples::heat2d {
 
 /// The global problem: grid, time step and coefficients.
 struct problem {
-    std::int64_t nx = 64;    ///< interior points per row
-    std::int64_t ny = 64;    ///< rows
-    double diffusion = 1.0;  ///< D
-    double sink = 20.0;      ///< c
-    double courant = 0.2;    ///< dt D / h^2 (stable up to 0.25)
+    std::int64_t nx = 64;   ///< interior points per row
+    std::int64_t ny = 64;   ///< rows
+    double diffusion = 1.0; ///< D
+    double sink = 20.0;     ///< c
+    double courant = 0.2;   ///< dt D / h^2 (stable up to 0.25)
     [[nodiscard]] double h() const { return 1.0 / static_cast<double>(std::max(nx, ny) + 1); }
     [[nodiscard]] double dt() const { return courant * h() * h() / diffusion; }
 };

@@ -80,8 +80,8 @@ options parse(int argc, char** argv)
             o.scope = v == "job" ? remat::mpi::budget_scope::job : remat::mpi::budget_scope::per_rank;
         } else if (a == "--schedule") {
             if (v != "revolve" && v != "uniform" && v != "store-all")
-                throw remat::cli::usage_error("--schedule wants revolve, uniform or store-all, got '" +
-                                              std::string(v) + "'");
+                throw remat::cli::usage_error("--schedule wants revolve, uniform or store-all, got '" + std::string(v) +
+                                              "'");
             o.schedule = v;
         } else if (a == "--format") {
             if (v != "text" && v != "json")

@@ -82,8 +82,8 @@ BOOST_AUTO_TEST_CASE(another_method_with_the_same_steps_and_slots)
 {
     // Rank 3 runs every-k-th checkpointing where the others run revolve: same T, same slot budget.
     const remat::slot_t slots = 80; // uniform needs at least 61 for T = 1000
-    std::optional<remat::mpi::plan_mismatch> m = me() == 3 ? mismatch_of(remat::uniform::fit(1000, slots))
-                                                           : mismatch_of(remat::revolve(1000, slots));
+    std::optional<remat::mpi::plan_mismatch> m =
+        me() == 3 ? mismatch_of(remat::uniform::fit(1000, slots)) : mismatch_of(remat::revolve(1000, slots));
     BOOST_REQUIRE(m);
     BOOST_TEST(m->ranks() == std::vector<int>{3});
     BOOST_TEST(contains(m->what(), "rank 3: remat::uniform: T = 1000"), m->what());

@@ -39,9 +39,9 @@ budget_plan plan_for_budget(MPI_Comm comm, step_t steps, budget b, std::uint64_t
         return d;
     };
     if (const auto d = differing_from_0(0); !d.empty())
-        throw argument_error("remat::mpi::plan_for_budget: " + ranks_text(d) + " planned T = " +
-                             std::to_string(static_cast<step_t>(field(d[0], 0))) + " steps, rank 0 T = " +
-                             std::to_string(static_cast<step_t>(field(0, 0))));
+        throw argument_error("remat::mpi::plan_for_budget: " + ranks_text(d) +
+                             " planned T = " + std::to_string(static_cast<step_t>(field(d[0], 0))) +
+                             " steps, rank 0 T = " + std::to_string(static_cast<step_t>(field(0, 0))));
     if (const auto d = differing_from_0(2); !d.empty())
         throw argument_error("remat::mpi::plan_for_budget: " + ranks_text(d) +
                              " gave a budget of another scope than rank 0 (per rank against for the job)");

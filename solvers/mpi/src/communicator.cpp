@@ -24,8 +24,8 @@ void check(int code, const char* call)
     int length = 0;
     if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
         length = 0;
-    throw mpi_error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)) +
-                    " (error " + std::to_string(code) + ")");
+    throw mpi_error(std::string(call) + " failed: " + std::string(text, static_cast<std::size_t>(length)) + " (error " +
+                    std::to_string(code) + ")");
 }
 
 std::string rank_list(const int* ranks, std::size_t count)

@@ -111,10 +111,9 @@ void check_same_plan(MPI_Comm comm, const plan_signature& mine)
 
     // Every rank builds the same message from the same gathered data: groups of ranks with equal plans,
     // in the order of their lowest rank.
-    std::string message = "remat::mpi: the ranks planned different schedules; rank" +
-                          std::string(differing.size() > 1 ? "s " : " ") +
-                          rank_list(differing.data(), differing.size()) + " differ" +
-                          (differing.size() > 1 ? "" : "s") + " from rank 0";
+    std::string message =
+        "remat::mpi: the ranks planned different schedules; rank" + std::string(differing.size() > 1 ? "s " : " ") +
+        rank_list(differing.data(), differing.size()) + " differ" + (differing.size() > 1 ? "" : "s") + " from rank 0";
     std::vector<bool> listed(static_cast<std::size_t>(ranks), false);
     for (int r = 0; r < ranks; ++r) {
         if (listed[static_cast<std::size_t>(r)])
