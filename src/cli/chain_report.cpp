@@ -41,6 +41,7 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["lossless"] = plan.lossless();
     j["discretisation_gap_bytes"] = plan.discretisation_gap_bytes();
     j["horizon"] = plan.horizon();
+    j["block_steps"] = plan.block_steps();
     j["exact"] = plan.exact();
     j["forward_steps"] = c.forward_steps;
     j["reverse_steps"] = c.reverse_steps;
@@ -73,7 +74,11 @@ void write_chain_text(std::ostream& out, const plan_choice& choice)
     if (plan.planned_units() > plan.units())
         out << fmt::format("               planned for {} units: the rounding's slack, the peak still fits\n",
                            plan.planned_units());
-    if (!plan.exact())
+    if (plan.block_steps() > 1)
+        out << fmt::format("blocks         of {} steps (a chain this long is planned in blocks; each block's adjoint "
+                           "stores its states)\n",
+                           plan.block_steps());
+    if (!plan.exact() && plan.block_steps() == 1)
         out << fmt::format("horizon        {} steps (near-optimal: the table for T = {} does not fit)\n",
                            plan.horizon(), c.steps);
     out << fmt::format("forward steps  {} (repetition {})\n", c.forward_steps, c.repetition);

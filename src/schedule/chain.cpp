@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -45,7 +46,7 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
     } else {
         if (opts.units_target == 0)
             throw argument_error("units_target must be at least 1, got 0");
-        const bool fits = p.budget / divisor <= opts.max_units;
+        const bool fits = p.dp_budget / divisor <= opts.max_units;
         // Units enough for a table of horizon min(T, 8), at least units_target, at most max_units: on long
         // chains finer units matter more than longer left parts (bench/chain_plan, T = 1000: 4096 units at a
         // horizon of 8 cost 9% less than 256 units at a horizon of 131). An eighth of them is kept above the
@@ -55,10 +56,10 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
             std::clamp<std::uint64_t>(opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1),
                                       opts.units_target, std::max(opts.units_target, opts.max_units));
         automatic = !fits;
-        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, table - table / 9));
+        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.dp_budget, table - table / 9));
     }
     p.lossless = divisor % p.granularity == 0;
-    p.budget_units = p.budget / p.granularity;
+    p.budget_units = p.dp_budget / p.granularity;
     p.units = p.budget_units;
     // Rounding every size up wastes up to a unit per size held at once, so plans made for a few more units
     // than the budget often still fit it in true bytes: the tables reach that far and the plan is walked
@@ -67,6 +68,49 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
         const auto items = static_cast<std::uint64_t>(p.model.size()) + 3;
         p.units += std::min(items, p.budget_units / 8);
     }
+}
+
+/// The chain of blocks of `block` steps (see chain_plan.hpp), and in `hidden` the most bytes an advance
+/// through a block holds beyond what the blocked chain counts (its inner states can be larger than its ends).
+chain_model blocked(const chain_model& fine, step_t block, std::uint64_t& hidden)
+{
+    chain_model out;
+    hidden = 0;
+    const step_t t = fine.size();
+    for (step_t a = 0; a < t; a += block) {
+        const step_t b = std::min(t, a + block);
+        chain_step s{};
+        s.state_bytes = fine.state_bytes(a);
+        const std::uint64_t ends = std::max(fine.state_bytes(a), fine.state_bytes(b));
+        std::uint64_t widest = 0;
+        for (step_t k = a; k < b; ++k) {
+            s.forward += fine.steps[static_cast<std::size_t>(k)].forward;
+            s.adjoint += fine.steps[static_cast<std::size_t>(k)].adjoint;
+            if (k + 1 < b)
+                s.adjoint += fine.steps[static_cast<std::size_t>(k)].forward;
+            widest = std::max({widest, fine.state_bytes(k), fine.state_bytes(k + 1)});
+        }
+        hidden = std::max(hidden, widest - ends);
+        // The block's adjoint as the cursor runs it, in the same accounting as remat::evaluate: store x_k and
+        // advance for k < b - 1, reverse b - 1, then restore, free and reverse each stored state.
+        std::uint64_t held = 0;
+        std::uint64_t peak = 0;
+        for (step_t k = a; k + 1 < b; ++k) {
+            held += fine.state_bytes(k);
+            peak = std::max(
+                {peak, held + fine.state_bytes(k), held + std::max(fine.state_bytes(k), fine.state_bytes(k + 1))});
+        }
+        peak = std::max(peak, held + fine.adjoint_need(b - 1));
+        for (step_t k = b - 2; k >= a; --k) {
+            peak = std::max(peak, held + fine.state_bytes(k));
+            held -= fine.state_bytes(k);
+            peak = std::max(peak, held + fine.adjoint_need(k));
+        }
+        s.adjoint_bytes = peak > ends ? peak - ends : 0;
+        out.steps.push_back(s);
+    }
+    out.final_state_bytes = fine.final_state_bytes;
+    return out;
 }
 
 void choose_horizon(chain_plan& p, const chain::options& opts)
@@ -251,17 +295,73 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
 {
     validate(model);
     auto p = std::make_shared<chain_plan>();
-    p->model = std::move(model);
+    p->fine = std::move(model);
     p->budget = budget_bytes;
-    p->steps = p->model.size();
-    const chain_model& m = p->model;
-    for (step_t k = 0; k < p->steps; ++k)
-        if (m.adjoint_need(k) > budget_bytes)
+    for (step_t k = 0; k < p->fine.size(); ++k)
+        if (p->fine.adjoint_need(k) > budget_bytes)
             throw argument_error("a budget of " + std::to_string(budget_bytes) + " bytes is below what step " +
                                  std::to_string(k) + " alone needs while its adjoint runs (max(m_k, m_k+1) + a_k = " +
-                                 std::to_string(m.adjoint_need(k)) + " bytes)");
+                                 std::to_string(p->fine.adjoint_need(k)) + " bytes)");
+    if (opts.block_steps < 0)
+        throw argument_error("block_steps must be >= 0, got " + std::to_string(opts.block_steps));
+    const step_t t = p->fine.size();
+    if (opts.block_steps > 0) {
+        bool limited = false;
+        p->block = std::min(opts.block_steps, t);
+        build(p, opts, limited);
+        return;
+    }
+    // Automatic: the chain itself; where its table's horizon is too short for any plan to fit (long chains),
+    // blocks.
+    std::exception_ptr unblocked;
+    {
+        bool limited = false;
+        try {
+            build(std::make_shared<chain_plan>(*p), opts, limited);
+            return;
+        } catch (const capacity_error&) {
+            if (!limited)
+                throw; // a full horizon found nothing: the budget is too small, and blocks need more
+            unblocked = std::current_exception();
+        }
+    }
+    // Blocks that leave about a thousand to plan (a full-length table of fine units at a horizon of 8), and
+    // twice as long while none fits: blocks of 2 on a 10000-step chain left units so coarse that the plan cost
+    // 9% more than blocks of 10.
+    for (step_t block = std::max<step_t>(2, (t + 999) / 1000); block < t; block *= 2) {
+        auto tried = std::make_shared<chain_plan>(*p);
+        tried->block = block;
+        bool limited = false;
+        try {
+            build(tried, opts, limited);
+            return;
+        } catch (const capacity_error&) { // NOLINT(bugprone-empty-catch): larger blocks next
+        }
+    }
+    std::rethrow_exception(unblocked);
+}
+
+void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& opts, bool& limited)
+{
+    const std::uint64_t budget_bytes = p->budget;
+    p->dp_budget = budget_bytes;
+    if (p->block > 1) {
+        std::uint64_t hidden = 0;
+        p->model = blocked(p->fine, p->block, hidden);
+        if (hidden >= budget_bytes)
+            throw capacity_error("a budget of " + std::to_string(budget_bytes) + " bytes cannot hold the " +
+                                 std::to_string(hidden) + " bytes by which a block of " + std::to_string(p->block) +
+                                 " steps outgrows its ends");
+        p->dp_budget = budget_bytes - hidden;
+    } else {
+        p->model = p->fine;
+    }
+    p->steps = p->model.size();
+    const chain_model& m = p->model;
     choose_granularity(*p, opts);
+    limited = true; // until the horizon is known
     choose_horizon(*p, opts);
+    limited = p->horizon < p->steps;
     p->u.resize(static_cast<std::size_t>(p->steps) + 1);
     p->r.resize(static_cast<std::size_t>(p->steps));
     for (step_t k = 0; k <= p->steps; ++k)
@@ -288,14 +388,15 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
         throw capacity_error(
             "no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
             " bytes at a granularity of " + std::to_string(p->granularity) + " bytes" +
-            (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") + least);
+            (p->horizon < p->steps ? " and a horizon of " + std::to_string(p->horizon) + " steps" : "") +
+            (p->block > 1 ? " in blocks of " + std::to_string(p->block) + " steps" : "") + least);
     }
     // Walked from budget_units the plan fits (every size rounded up); from more units it may still fit in true
     // bytes, and costs no more (G(0, M) does not grow with M). Bisect for the most units that fit.
     const auto walk = [&](std::uint64_t from) {
         p->start_units = from;
         plan_ = p;
-        return evaluate(p->model, *this);
+        return evaluate(p->fine, *this);
     };
     chain_evaluation e = walk(p->budget_units);
     std::uint64_t best = p->budget_units; // the most units walked whose plan fits
@@ -323,11 +424,15 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
 
 step_t chain::steps() const noexcept
 {
-    return plan_->steps;
+    return plan_->fine.size();
 }
 const chain_model& chain::model() const noexcept
 {
-    return plan_->model;
+    return plan_->fine;
+}
+step_t chain::block_steps() const noexcept
+{
+    return plan_->block;
 }
 std::uint64_t chain::budget_bytes() const noexcept
 {
@@ -351,7 +456,7 @@ step_t chain::horizon() const noexcept
 }
 bool chain::exact() const noexcept
 {
-    return plan_->horizon >= plan_->steps;
+    return plan_->block == 1 && plan_->horizon >= plan_->steps;
 }
 bool chain::lossless() const noexcept
 {
@@ -378,7 +483,7 @@ std::uint64_t chain::table_bytes() const noexcept
 }
 std::uint64_t chain::least_budget_bytes() const noexcept
 {
-    return plan_->least_units * plan_->granularity;
+    return plan_->least_units * plan_->granularity + (plan_->budget - plan_->dp_budget);
 }
 schedule_cost chain::cost() const
 {
@@ -449,6 +554,8 @@ chain::cursor_type chain::cursor() const
     c.plan_ = plan_;
     c.phase_ = cursor_type::phase::outer;
     c.current_ = {0, plan_->steps, plan_->start_units, 0};
+    c.block_ = plan_->block;
+    c.fine_steps_ = plan_->fine.size();
     c.done_ = false;
     return c;
 }
@@ -457,6 +564,64 @@ void chain::cursor_type::refill()
 {
     while (queue_.empty() && !done_)
         step();
+}
+
+void chain::cursor_type::widen(action& a)
+{
+    const step_t c = block_;
+    std::visit(overloaded{[&](advance& v) { v = {v.from * c, std::min(v.to * c, fine_steps_)}; },
+                          [&](store& v) { v.step *= c; }, [&](restore& v) { v.step *= c; }, [](free_slot&) {},
+                          [&](reverse& v) {
+                              // x_a is current, slots 0 .. depth_ - 1 are in use: the block's own go above them
+                              const step_t from = v.step * c;
+                              reversal_ = {from, std::min(from + c, fine_steps_), from, depth_, 1};
+                              const bool any = reversal_next(a);
+                              assert(any);
+                              static_cast<void>(any);
+                          }},
+               a);
+}
+
+bool chain::cursor_type::reversal_next(action& out)
+{
+    block_reversal& r = reversal_;
+    const auto slot = [&](step_t k) { return static_cast<slot_t>(r.base + (k - r.from)); };
+    switch (r.phase) {
+    case 1: // store x_k, then advance it, for k < to - 1
+        if (r.k + 1 < r.to) {
+            out = store{0, slot(r.k), r.k};
+            r.phase = 2;
+            return true;
+        }
+        out = reverse{r.to - 1};
+        r.k = r.to - 2;
+        r.phase = 3;
+        return true;
+    case 2:
+        out = advance{r.k, r.k + 1};
+        ++r.k;
+        r.phase = 1;
+        return true;
+    case 3: // restore, free and reverse each stored state, the last first
+        if (r.k < r.from) {
+            r.phase = 0;
+            return false;
+        }
+        out = restore{0, slot(r.k), r.k};
+        r.phase = 4;
+        return true;
+    case 4:
+        out = free_slot{0, slot(r.k)};
+        r.phase = 5;
+        return true;
+    case 5:
+        out = reverse{r.k};
+        --r.k;
+        r.phase = 3;
+        return true;
+    default:
+        return false;
+    }
 }
 
 void chain::cursor_type::step()

@@ -1,5 +1,10 @@
 // The tables of a heterogeneous-chain plan (internal): shared, immutable, by a remat::chain and its cursors.
 //
+// Blocks: a chain whose table cannot reach far enough (chain::options::block_steps) is planned as a chain of blocks of
+// `block` steps. A block's forward cost is its steps' sum; its adjoint runs its steps storing each state, then reverses
+// them (adjoint = its forward costs but the last, plus its adjoints; a = what that holds at its peak beyond the block's
+// ends); the cursor expands each block's actions into the steps' own.
+//
 // Units: every size is rounded up to whole units of `granularity` bytes. u[k] = units of x_k (k <= T),
 // p[k] = max(u[k], u[k+1]) (step k running), r[k] = p[k] + units of a_k (its adjoint running).
 //
@@ -22,8 +27,11 @@
 namespace remat::detail {
 
 struct chain_plan {
-    chain_model model;
-    std::uint64_t budget = 0;
+    chain_model fine;            ///< the user's chain
+    chain_model model;           ///< the chain the tables plan: `fine`, or its blocks of `block` steps
+    step_t block = 1;            ///< fine steps per step of `model` (the last block may be shorter)
+    std::uint64_t budget = 0;    ///< the true budget, in bytes
+    std::uint64_t dp_budget = 0; ///< the budget the tables plan for (less what blocks may hide from them)
     std::uint64_t granularity = 1;
     std::uint64_t units = 0;        ///< U: the tables' memory units (budget_units, plus room for the rounding's slack)
     std::uint64_t budget_units = 0; ///< the budget in units (rounded down)

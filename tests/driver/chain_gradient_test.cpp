@@ -120,6 +120,40 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_to_store_all_with_every_host_st
     BOOST_TEST(plans >= 3);
 }
 
+BOOST_AUTO_TEST_CASE(a_chain_planned_in_blocks_gives_the_same_bits)
+{
+    // A long chain is planned in blocks (options::block_steps); here forced on 40 layers, blocks of 6.
+    const chain_model m = test::layer_chain_model(net());
+    const test::layer_gradient reference = test::layer_reference(net(), input());
+    chain::options o;
+    o.block_steps = 6;
+    int plans = 0;
+    for (const double fraction : {0.3, 0.5, 1.0}) {
+        const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(m.store_all_bytes()));
+        BOOST_TEST_CONTEXT("budget " << budget)
+        {
+            const chain plan(m, budget, o);
+            ++plans;
+            BOOST_TEST(plan.block_steps() == 6);
+            BOOST_TEST(!plan.exact());
+            const test::chain_replay replay = test::replay_chain_plan(m, plan);
+            BOOST_TEST_REQUIRE(!replay.error.has_value(), *replay.error);
+            BOOST_TEST(replay.peak_bytes <= budget);
+            BOOST_TEST(replay.peak_bytes == plan.peak_bytes());
+            const auto slots = static_cast<slot_t>(std::max<std::uint64_t>(plan.cost().peak_slots, 1));
+            host_store store(slots);
+            const test::layer_gradient a = test::layer_run(plan, store, net(), input());
+            BOOST_TEST(a.same_bits_as(reference));
+            BOOST_TEST(a.report.forward_steps == plan.cost().forward_steps);
+            // never cheaper than the plan without blocks (optimal among such schedules at this granularity)
+            const chain whole(m, budget);
+            if (whole.lossless() && whole.exact())
+                BOOST_TEST(plan.cost().predicted_cost >= whole.cost().predicted_cost - 1e-9);
+        }
+    }
+    BOOST_TEST(plans == 3);
+}
+
 BOOST_AUTO_TEST_CASE(profile_measures_sizes_exactly_and_costs_plausibly)
 {
     // step 3 sleeps: its forward cost must stand out; sizes are the vectors' bytes.

@@ -51,7 +51,13 @@ public:
         /// Most steps of a left part of the outermost chain of checkpoints; 0: T when the table fits
         /// max_table_entries, else the largest that fits.
         step_t horizon = 0;
+        /// Steps per planned block; 0 chooses: the chain itself, or where its table allows too short a
+        /// horizon for any plan to fit (long chains: the checkpoints a short horizon forces fill the budget),
+        /// blocks of max(2, ceil(T / 1000)) steps, doubled until a plan fits. A block's adjoint stores its states and
+        /// reverses them (see docs/heterogeneous.md); 1: never in blocks.
+        step_t block_steps = 0;
         /// Largest table (T * K * (U + 1) entries, 6 bytes each) the plan builds.
+
         std::uint64_t max_table_entries = std::uint64_t{1} << 25;
         /// With an automatic granularity that loses something: make the tables reach past the budget (by up
         /// to T + 3 units, at most an eighth) and walk the plan from the most units whose plan still fits
@@ -78,7 +84,9 @@ public:
     [[nodiscard]] std::uint64_t planned_units() const noexcept;
     /// K: the most steps of a left part of the outermost chain of checkpoints (T when exact).
     [[nodiscard]] step_t horizon() const noexcept;
-    /// Whether the plan is optimal for the model at this granularity (horizon == T).
+    /// Steps per planned block: 1, or the block size of a long chain (options::block_steps).
+    [[nodiscard]] step_t block_steps() const noexcept;
+    /// Whether the plan is optimal for the model at this granularity (horizon == T, no blocks).
     [[nodiscard]] bool exact() const noexcept;
     /// Whether the granularity divides every size: the discretisation then costs nothing.
     [[nodiscard]] bool lossless() const noexcept;
@@ -102,12 +110,20 @@ public:
         cursor_type() = default;
         bool next(action& out)
         {
-            if (queue_.pop(out)) [[likely]]
-                return true;
-            if (done_)
-                return false;
-            refill();
-            return queue_.pop(out);
+            if (reversal_.phase != 0) [[unlikely]] {
+                if (reversal_next(out))
+                    return true;
+            }
+            if (!queue_.pop(out)) [[unlikely]] {
+                if (done_)
+                    return false;
+                refill();
+                if (!queue_.pop(out))
+                    return false;
+            }
+            if (block_ != 1) [[unlikely]]
+                widen(out);
+            return true;
         }
 
     private:
@@ -120,21 +136,38 @@ public:
             std::uint64_t units = 0;
             slot_t slot = 0;
         };
+        // A block's adjoint, expanded (chains planned in blocks): x_from current; store and advance each state
+        // but the last into slots from `base` on, reverse the last step, then restore, free and reverse.
+        struct block_reversal {
+            step_t from = 0;
+            step_t to = 0;
+            step_t k = 0;
+            slot_t base = 0;
+            int phase = 0; // 0: none under way
+        };
         enum class phase { outer, unheld, held };
         void refill();
-        void step(); // one decision of the plan: at most three actions
+        void widen(action& a);           // a planned block's action as the steps' own
+        bool reversal_next(action& out); // the next action of the block's adjoint under way
+        void step();                     // one decision of the plan: at most three actions
         std::shared_ptr<const detail::chain_plan> plan_;
         phase phase_ = phase::outer;
         task current_{};
         slot_t depth_ = 0; // slots in use; the held snapshots form a stack
         std::vector<task> pending_;
         detail::action_queue<4> queue_;
+        block_reversal reversal_{};
+        step_t block_ = 1;
+        step_t fine_steps_ = 0;
         bool done_ = true;
     };
 
     [[nodiscard]] cursor_type cursor() const;
 
 private:
+    // Plans p (its fine chain, budget and block set) or throws capacity_error; `limited`: the table's horizon
+    // was shorter than the chain planned.
+    void build(const std::shared_ptr<detail::chain_plan>& p, const options& opts, bool& limited);
     std::shared_ptr<const detail::chain_plan> plan_; // immutable: copies and cursors share it
 };
 
