@@ -30,8 +30,17 @@ std::string state_text(const hdf5_snapshot_info& s)
 
 void write_text(std::ostream& out, const hdf5_file_contents& c)
 {
-    out << fmt::format("{}: remat snapshot file, schema {}, checksum {}, {} snapshot{}\n", c.path.string(), c.schema,
+    out << fmt::format("{}: {}, schema {}, checksum {}, {} snapshot{}\n", c.path.string(), c.format, c.schema,
                        c.checksum_algorithm, c.snapshots.size(), c.snapshots.size() == 1 ? "" : "s");
+    if (!c.decomposition.empty()) {
+        // A parallel file: each rank's part, and (below) rank 0's checksum standing for the record's.
+        std::string parts;
+        for (std::size_t r = 0; r < c.decomposition.size(); ++r)
+            parts +=
+                fmt::format("{}{}: {}+{}", r == 0 ? "" : ", ", r, c.decomposition[r].first, c.decomposition[r].second);
+        out << fmt::format("{} ranks, each rank's bytes (offset+size): {}; checksum below: rank 0's of {}\n",
+                           c.decomposition.size(), parts, c.decomposition.size());
+    }
     if (c.snapshots.empty())
         return;
     out << fmt::format("{:>8} {:>12} {:>14} {:>8}  {:<18}  {}\n", "slot", "step", "bytes", "element", "checksum",
@@ -50,6 +59,9 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
     bool ok = true;
     for (const hdf5_snapshot_info& s : c.snapshots) {
         ok = ok && s.status != hdf5_snapshot_status::damaged;
+        nlohmann::ordered_json rank_checksums = nlohmann::ordered_json::array();
+        for (const std::uint64_t sum : s.rank_checksums)
+            rank_checksums.push_back(hex(sum));
         snapshots.push_back({{"dataset", s.dataset},
                              {"slot", s.slot},
                              {"step", s.step},
@@ -60,9 +72,21 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
                              {"status", to_string(s.status)},
                              {"verified", s.verified},
                              {"problem", s.problem}});
+        if (!c.decomposition.empty())
+            snapshots.back()["rank_checksums"] = std::move(rank_checksums);
     }
-    return {{"file", c.path.string()}, {"schema", c.schema}, {"checksum_algorithm", c.checksum_algorithm},
-            {"verify", verify},        {"ok", ok},           {"snapshots", std::move(snapshots)}};
+    nlohmann::ordered_json j{{"file", c.path.string()}, {"format", c.format},
+                             {"schema", c.schema},      {"checksum_algorithm", c.checksum_algorithm},
+                             {"verify", verify},        {"ok", ok}};
+    if (!c.decomposition.empty()) {
+        nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+        for (const auto& [offset, bytes] : c.decomposition)
+            parts.push_back({{"offset", offset}, {"bytes", bytes}});
+        j["ranks"] = c.decomposition.size();
+        j["decomposition"] = std::move(parts);
+    }
+    j["snapshots"] = std::move(snapshots);
+    return j;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include "remat/hdf5/inspect.hpp"
 
+#include "parallel_format.hpp"
 #include "snapshot_format.hpp"
 
 #include "hdf5_handle.hpp"
@@ -9,6 +10,8 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 #include <vector>
 
 namespace remat {
@@ -105,6 +108,190 @@ hdf5_snapshot_info inspect_dataset(hid_t snapshots, slot_t slot, const std::stri
     return info;
 }
 
+// A u64 attribute's values, or nullopt (with `problem` set).
+std::optional<std::vector<std::uint64_t>> u64s(hid_t object, const char* name, std::string& problem)
+{
+    if (H5Aexists(object, name) <= 0) {
+        problem = std::string("attribute ") + name + " is missing";
+        return std::nullopt;
+    }
+    detail::hdf5_attribute a(H5Aopen(object, name, H5P_DEFAULT));
+    hdf5_dataspace space(a ? H5Aget_space(a.get()) : H5I_INVALID_HID);
+    const hssize_t n = space ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    if (n < 1) {
+        problem = std::string("attribute ") + name + " cannot be read (" + detail::hdf5_error_text() + ")";
+        return std::nullopt;
+    }
+    std::vector<std::uint64_t> v(static_cast<std::size_t>(n));
+    if (H5Aread(a.get(), H5T_NATIVE_UINT64, v.data()) < 0) {
+        problem = std::string("attribute ") + name + " cannot be read (" + detail::hdf5_error_text() + ")";
+        return std::nullopt;
+    }
+    return v;
+}
+
+// A fixed-length string attribute, or "" (with `problem` set).
+std::string text(hid_t object, const char* name, std::string& problem)
+{
+    if (H5Aexists(object, name) <= 0) {
+        problem = std::string("attribute ") + name + " is missing";
+        return {};
+    }
+    detail::hdf5_attribute a(H5Aopen(object, name, H5P_DEFAULT));
+    detail::hdf5_type type(a ? H5Aget_type(a.get()) : H5I_INVALID_HID);
+    const std::size_t n = type ? H5Tget_size(type.get()) : 0;
+    if (!type || H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0 || n == 0 || n > 4096) {
+        problem = std::string("attribute ") + name + " is not a fixed-length string";
+        return {};
+    }
+    detail::hdf5_type memory(H5Tcopy(H5T_C_S1));
+    std::string s(n, '\0');
+    if (H5Tset_size(memory.get(), n) < 0 || H5Aread(a.get(), memory.get(), s.data()) < 0) {
+        problem = std::string("attribute ") + name + " cannot be read (" + detail::hdf5_error_text() + ")";
+        return {};
+    }
+    s.resize(std::strlen(s.c_str()));
+    return s;
+}
+
+// One slot of a parallel snapshot file; with `verify`, each rank's hyperslab re-read and hashed.
+hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
+                                         const std::vector<std::pair<std::uint64_t, std::uint64_t>>& parts, bool verify)
+{
+    namespace pf = detail::parallel_format;
+    hdf5_snapshot_info info = damaged(pf::slot_dataset(slot), slot, "");
+    info.element_type = "uint8";
+    hdf5_dataset d(H5Dopen2(file, info.dataset.c_str(), H5P_DEFAULT));
+    if (!d) {
+        info.problem = "the dataset cannot be opened (" + detail::hdf5_error_text() + ")";
+        return info;
+    }
+    pf::record r;
+    std::string problem;
+    const auto schema = u64s(d.get(), "schema", problem);
+    const auto rslot = u64s(d.get(), "slot", problem);
+    const auto step = u64s(d.get(), "step", problem);
+    const auto bytes = u64s(d.get(), "bytes", problem);
+    const auto sums = u64s(d.get(), "checksums", problem);
+    const std::string state = text(d.get(), "state", problem);
+    const auto stored = u64s(d.get(), "record_checksum", problem);
+    if (!problem.empty()) {
+        info.problem = problem;
+        return info;
+    }
+    info.schema = static_cast<std::uint32_t>((*schema)[0]);
+    r.slot = static_cast<slot_t>((*rslot)[0]);
+    r.step = static_cast<step_t>((*step)[0]);
+    r.bytes = (*bytes)[0];
+    r.checksums = *sums;
+    info.step = r.step;
+    info.bytes = r.bytes;
+    info.rank_checksums = r.checksums;
+    info.checksum = r.checksums.empty() ? 0 : r.checksums[0];
+    const std::optional<pf::record_state> parsed = pf::parse_state(state);
+    if (!parsed) {
+        info.problem = "unknown state \"" + state + "\"";
+        return info;
+    }
+    r.state = *parsed;
+    if (info.schema != pf::schema || r.checksums.size() != parts.size() || (*stored)[0] != r.record_checksum()) {
+        info.problem = "its attributes are inconsistent: record_checksum is " + detail::hex((*stored)[0]) +
+                       " but the attributes hash to " + detail::hex(r.record_checksum());
+        return info;
+    }
+    if (r.slot != slot) {
+        info.problem = "its record belongs to slot " + std::to_string(r.slot);
+        return info;
+    }
+    if (r.state != pf::record_state::complete) {
+        // A slot never written is not worth listing as a problem; the caller drops it.
+        info.status = hdf5_snapshot_status::interrupted;
+        info.problem = r.state == pf::record_state::empty
+                           ? "empty"
+                           : "its write of x_" + std::to_string(r.step) + " was interrupted (state is \"writing\")";
+        return info;
+    }
+    info.status = hdf5_snapshot_status::complete;
+    if (!verify)
+        return info;
+    hdf5_dataspace file_space(H5Dget_space(d.get()));
+    std::vector<std::byte> buffer;
+    for (std::size_t rank = 0; rank < parts.size(); ++rank) {
+        const auto [offset, count] = parts[rank];
+        detail::xxh64_state h;
+        const hsize_t piece = hsize_t{8} << 20;
+        buffer.resize(static_cast<std::size_t>(std::min<hsize_t>(count, piece)));
+        for (hsize_t start = 0; start < count; start += piece) {
+            const hsize_t n = std::min<hsize_t>(piece, count - start);
+            const hsize_t at[1] = {offset + start};
+            const hsize_t size[1] = {n};
+            hdf5_dataspace memory(H5Screate_simple(1, size, nullptr));
+            if (!file_space || !memory ||
+                H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, at, nullptr, size, nullptr) < 0 ||
+                H5Dread(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), H5P_DEFAULT, buffer.data()) < 0) {
+                info.status = hdf5_snapshot_status::damaged;
+                info.problem =
+                    "rank " + std::to_string(rank) + "'s part cannot be read (" + detail::hdf5_error_text() + ")";
+                return info;
+            }
+            h.update(buffer.data(), static_cast<std::size_t>(n));
+        }
+        const std::uint64_t sum = h.digest();
+        if (sum != r.checksums[rank]) {
+            info.status = hdf5_snapshot_status::damaged;
+            info.problem = "checksum mismatch in rank " + std::to_string(rank) + "'s part (bytes " +
+                           std::to_string(offset) + "+" + std::to_string(count) + "): the data hashes to " +
+                           detail::hex(sum) + " but the record says " + detail::hex(r.checksums[rank]);
+            return info;
+        }
+    }
+    info.verified = true;
+    return info;
+}
+
+// A parallel snapshot file (remat::mpi::parallel_hdf5_store's), or nullopt when `file` is something else.
+std::optional<hdf5_file_contents> inspect_parallel(const std::filesystem::path& file, bool verify)
+{
+    namespace pf = detail::parallel_format;
+    if (H5Fis_hdf5(file.c_str()) <= 0) {
+        detail::hdf5_error_text();
+        return std::nullopt;
+    }
+    detail::hdf5_file f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    std::string problem;
+    if (!f || text(f.get(), "remat_format", problem) != pf::format_name) {
+        detail::hdf5_error_text();
+        return std::nullopt; // the serial path says what it is
+    }
+    hdf5_file_contents c;
+    c.path = file;
+    c.format = pf::format_name;
+    const auto schema = u64s(f.get(), "remat_schema", problem);
+    const auto slots = u64s(f.get(), "slots", problem);
+    c.checksum_algorithm = text(f.get(), "checksum_algorithm", problem);
+    if (!problem.empty())
+        throw integrity_error(file.string() + ": a remat parallel snapshot file whose root " + problem);
+    c.schema = static_cast<std::uint32_t>((*schema)[0]);
+    if (c.schema != pf::schema)
+        throw integrity_error(file.string() + ": a remat parallel snapshot file of schema " + std::to_string(c.schema) +
+                              ", which this remat does not know (it reads schema " + std::to_string(pf::schema) + ")");
+    hdf5_dataset d(H5Dopen2(f.get(), "/decomposition", H5P_DEFAULT));
+    hdf5_dataspace space(d ? H5Dget_space(d.get()) : H5I_INVALID_HID);
+    const hssize_t n = space ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    std::vector<std::uint64_t> table(n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (n < 2 || n % 2 != 0 || H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, table.data()) < 0)
+        throw integrity_error(file.string() + ": /decomposition cannot be read (" + detail::hdf5_error_text() + ")");
+    for (std::size_t i = 0; i + 1 < table.size(); i += 2)
+        c.decomposition.emplace_back(table[i], table[i + 1]);
+    for (slot_t s = 0; s < static_cast<slot_t>((*slots)[0]); ++s) {
+        hdf5_snapshot_info info = inspect_parallel_slot(f.get(), s, c.decomposition, verify);
+        if (info.status == hdf5_snapshot_status::interrupted && info.problem == "empty")
+            continue;
+        c.snapshots.push_back(std::move(info));
+    }
+    return c;
+}
+
 } // namespace
 
 const char* to_string(hdf5_snapshot_status s) noexcept
@@ -124,6 +311,8 @@ const char* to_string(hdf5_snapshot_status s) noexcept
 hdf5_file_contents hdf5_inspect(const std::filesystem::path& file, bool verify)
 {
     detail::hdf5_scope scope;
+    if (std::optional<hdf5_file_contents> parallel = inspect_parallel(file, verify))
+        return std::move(*parallel);
     const detail::snapshot_file f = detail::open_snapshot_file(file, false);
     hdf5_file_contents contents;
     contents.path = file;

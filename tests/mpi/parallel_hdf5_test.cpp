@@ -3,6 +3,7 @@
 // a file of another decomposition refused naming the ranks, a damaged hyperslab refused on every rank
 // naming its rank, misuse on one rank refused on every rank.
 #define BOOST_TEST_MODULE mpi_parallel_hdf5
+#include "command.hpp"
 #include "mpi_session.hpp"
 
 #include <remat/detail/xxh64.hpp>
@@ -53,7 +54,8 @@ std::filesystem::path scratch(const std::string& name)
 {
     char dir[256] = {};
     if (me() == 0) {
-        const std::filesystem::path d = std::filesystem::temp_directory_path() / ("remat_phdf5_" + std::to_string(getpid()));
+        const std::filesystem::path d =
+            std::filesystem::temp_directory_path() / ("remat_phdf5_" + std::to_string(getpid()));
         std::filesystem::create_directories(d);
         std::strncpy(dir, d.c_str(), sizeof dir - 1);
     }
@@ -93,7 +95,8 @@ std::vector<std::byte> gathered(remat::step_t step)
     for (int r = 0; r < 4; ++r) {
         counts[static_cast<std::size_t>(r)] = static_cast<int>(part_of(r));
         if (r > 0)
-            offsets[static_cast<std::size_t>(r)] = offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
+            offsets[static_cast<std::size_t>(r)] =
+                offsets[static_cast<std::size_t>(r - 1)] + counts[static_cast<std::size_t>(r - 1)];
     }
     std::vector<std::byte> whole(me() == 0 ? static_cast<std::size_t>(offsets[3] + counts[3]) : 0);
     MPI_Gatherv(p.data(), static_cast<int>(p.size()), MPI_BYTE, whole.data(), counts.data(), offsets.data(), MPI_BYTE,
@@ -198,8 +201,9 @@ BOOST_AUTO_TEST_CASE(resume_keeps_complete_snapshots_and_refuses_another_decompo
         BOOST_ERROR("another decomposition was accepted");
     } catch (const remat::argument_error& e) {
         const std::string w = e.what();
-        BOOST_TEST(contains(w, "was written by another decomposition: rank 2's part is bytes 3001+3003 here but "
-                               "3001+3002 in the file; rank 3's part is bytes 6004+4003 here but 6003+4003 in the file"),
+        BOOST_TEST(contains(w,
+                            "was written by another decomposition: rank 2's part is bytes 3001+3003 here but "
+                            "3001+3002 in the file; rank 3's part is bytes 6004+4003 here but 6003+4003 in the file"),
                    w);
     }
     // Two of the four ranks: another number of ranks.
@@ -224,6 +228,16 @@ BOOST_AUTO_TEST_CASE(a_damaged_hyperslab_is_refused_on_every_rank_naming_its_ran
     const std::uint64_t mine = part_of(me());
     remat::mpi::parallel_hdf5_store store(MPI_COMM_WORLD, file, 2, mine, {.durable_writes = true});
     store.write(0, 3, view(pattern(mine, 3)));
+    // `remat inspect --verify` (the serial HDF5 tool, an independent reader) checks every rank's part.
+    if (me() == 0) {
+        const remat::test::tool_result ok =
+            remat::test::run_command(std::string(REMAT_TOOL) + " inspect --verify --format json " + file.string());
+        BOOST_TEST(ok.status == 0, ok.err);
+        BOOST_TEST(contains(ok.out, "\"format\": \"remat parallel snapshot file\""), ok.out);
+        BOOST_TEST(contains(ok.out, "\"ranks\": 4"), ok.out);
+        BOOST_TEST(contains(ok.out, "\"offset\": 3001,\n      \"bytes\": 3002"), ok.out);
+        BOOST_TEST(contains(ok.out, "\"verified\": true"), ok.out);
+    }
     // Rank 0 flips one byte of rank 1's hyperslab behind the store's back (through HDF5, read-only, it finds
     // where the dataset lives).
     MPI_Barrier(MPI_COMM_WORLD);
@@ -259,6 +273,14 @@ BOOST_AUTO_TEST_CASE(a_damaged_hyperslab_is_refused_on_every_rank_naming_its_ran
         BOOST_TEST(contains(w, "checksum mismatch for x_3 in this rank's bytes 1000+2001"), w);
         BOOST_TEST(!contains(w, "rank 0: "), w);
         BOOST_TEST(!contains(w, "rank 2: "), w);
+    }
+    if (me() == 0) {
+        const remat::test::tool_result bad =
+            remat::test::run_command(std::string(REMAT_TOOL) + " inspect --verify " + file.string());
+        BOOST_TEST(bad.status == 1);
+        BOOST_TEST(contains(bad.err, "/snapshots/slot_000000 is damaged: checksum mismatch in rank 1's part (bytes "
+                                     "1000+2001)"),
+                   bad.err);
     }
 }
 

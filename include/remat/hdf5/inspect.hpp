@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace remat {
@@ -35,6 +36,8 @@ struct hdf5_snapshot_info {
     std::uint32_t schema = 0;   ///< the layout version it was written with
     std::uint64_t checksum = 0; ///< stored XXH64 of its bytes
     hdf5_snapshot_status status = hdf5_snapshot_status::damaged;
+    /// A parallel snapshot file's checksums, one per rank's hyperslab (checksum is then rank 0's).
+    std::vector<std::uint64_t> rank_checksums;
     bool verified = false; ///< its data was re-read and matched the checksum
     std::string problem;   ///< why it is not complete (or failed verification); "" otherwise
 };
@@ -44,10 +47,15 @@ struct hdf5_file_contents {
     std::filesystem::path path;
     std::uint32_t schema = 0;
     std::string checksum_algorithm; ///< "xxh64"
+    /// "remat snapshot file", or "remat parallel snapshot file" (remat::mpi::parallel_hdf5_store's)
+    std::string format = "remat snapshot file";
+    /// A parallel file's decomposition: each rank's {offset, bytes} in every snapshot, rank 0 first.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> decomposition;
     std::vector<hdf5_snapshot_info> snapshots;
 };
 
-/// Lists the snapshots of `file`; with `verify`, re-reads every complete one and checks its checksum
+/// Lists the snapshots of `file` (a serial store's or a parallel store's: each rank's part is then verified
+/// against its own checksum); with `verify`, re-reads every complete one and checks its checksum
 /// (a mismatch makes it damaged, with the problem named). Objects a store set aside (a damaged header it
 /// could not delete after a crash, replaced by a newer generation) are listed as superseded. Throws io_error when the
 /// file is missing or unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an unknown schema,

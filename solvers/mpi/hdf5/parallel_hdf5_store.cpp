@@ -13,6 +13,7 @@
 #include "remat/mpi/parallel_hdf5_store.hpp"
 
 #include "hdf5_handle.hpp" // shared with remat::hdf5, compiled here against the MPI build of HDF5
+#include "parallel_format.hpp"
 #include "remat/mpi/communicator.hpp"
 
 #include <remat/detail/xxh64.hpp>
@@ -32,6 +33,8 @@ namespace remat::mpi {
 
 namespace {
 
+namespace parallel_format = remat::detail::parallel_format;
+
 using remat::detail::check_id;
 using remat::detail::check_status;
 using remat::detail::hdf5_attribute;
@@ -43,29 +46,15 @@ using remat::detail::hdf5_plist;
 using remat::detail::hdf5_scope;
 using remat::detail::hdf5_type;
 
-constexpr const char* format_name = "remat parallel snapshot file";
-constexpr std::uint32_t schema = 1;
-
-enum class record_state : std::uint8_t { empty, writing, complete };
-
-const char* state_name(record_state s)
-{
-    switch (s) {
-    case record_state::empty:
-        return "empty";
-    case record_state::writing:
-        return "writing";
-    case record_state::complete:
-        return "complete";
-    }
-    return "?";
-}
+using parallel_format::format_name;
+using parallel_format::record;
+using parallel_format::record_state;
+using parallel_format::schema;
+using parallel_format::state_name;
 
 std::string slot_name(slot_t slot)
 {
-    char name[48];
-    std::snprintf(name, sizeof name, "/snapshots/slot_%06lld", static_cast<long long>(slot));
-    return name;
+    return parallel_format::slot_dataset(slot);
 }
 
 std::string hex(std::uint64_t v)
@@ -74,26 +63,6 @@ std::string hex(std::uint64_t v)
     std::snprintf(s, sizeof s, "0x%016llx", static_cast<unsigned long long>(v));
     return s;
 }
-
-// A slot's attributes.
-struct record {
-    slot_t slot = -1;
-    step_t step = -1;
-    std::uint64_t bytes = 0;
-    record_state state = record_state::empty;
-    std::vector<std::uint64_t> checksums; // one per rank
-
-    [[nodiscard]] std::uint64_t record_checksum() const
-    {
-        remat::detail::xxh64_state h;
-        h.update("remat-parallel-record", 21);
-        const std::uint64_t numbers[] = {schema, static_cast<std::uint64_t>(slot), static_cast<std::uint64_t>(step),
-                                         bytes, static_cast<std::uint64_t>(state)};
-        h.update(numbers, sizeof numbers);
-        h.update(checksums.data(), checksums.size() * sizeof(std::uint64_t));
-        return h.digest();
-    }
-};
 
 // Every rank's verdict on one phase of a collective operation: empty when it went well, else why not.
 // All ranks get every rank's text, so they throw the same exception.
@@ -153,9 +122,9 @@ void put_text(hid_t object, const char* name, const std::string& value, const st
 {
     hdf5_type type(check_id(H5Tcopy(H5T_C_S1), ctx + ": string type"));
     // A fixed width (the longest state name), so that rewriting a state keeps the attribute's size.
-    check_status(H5Tset_size(type.get(), 16), ctx + ": string size");
-    std::array<char, 16> buffer{};
-    std::memcpy(buffer.data(), value.data(), std::min<std::size_t>(value.size(), 15));
+    check_status(H5Tset_size(type.get(), parallel_format::state_width), ctx + ": string size");
+    std::array<char, parallel_format::state_width> buffer{};
+    std::memcpy(buffer.data(), value.data(), std::min(value.size(), buffer.size() - 1));
     hdf5_dataspace space(check_id(H5Screate(H5S_SCALAR), ctx + ": dataspace"));
     hdf5_attribute a;
     if (H5Aexists(object, name) > 0)
@@ -223,14 +192,10 @@ record get_record(hid_t dataset, std::size_t ranks, const std::string& ctx)
     r.bytes = get_u64s(dataset, "bytes", 1, ctx)[0];
     r.checksums = get_u64s(dataset, "checksums", ranks, ctx);
     const std::string state = get_text(dataset, "state", ctx);
-    if (state == "empty")
-        r.state = record_state::empty;
-    else if (state == "writing")
-        r.state = record_state::writing;
-    else if (state == "complete")
-        r.state = record_state::complete;
-    else
+    const std::optional<record_state> parsed = parallel_format::parse_state(state);
+    if (!parsed)
         throw integrity_error(ctx + ": unknown state \"" + state + "\"");
+    r.state = *parsed;
     const std::uint64_t stored = get_u64s(dataset, "record_checksum", 1, ctx)[0];
     if (stored != r.record_checksum())
         throw integrity_error(ctx + ": its attributes are inconsistent: record_checksum is " + hex(stored) +
