@@ -57,14 +57,14 @@ bandwidth measure_bandwidth(std::size_t bytes, int repeats)
     remat::cuda::pinned_buffer host(bytes);
     remat::cuda::stream raw_stream;
     check(cudaMemset(state.data(), 1, bytes), "cudaMemset");
-    remat::cuda::device_store device(remat::level_capacity{1, remat::level_capacity::unlimited}, {.slot_bytes = bytes});
-    device.write(0, 0, 0, state.bytes());
+    remat::cuda::device_store device(remat::level_capacity{.slots = 1}, {.slot_bytes = bytes});
+    device.write(0, 0, state.bytes());
     device.synchronize();
     remat::cuda::pinned_memory_resource pinned;
-    remat::host_store pinned_store(remat::level_capacity{1, remat::level_capacity::unlimited},
+    remat::host_store pinned_store(remat::level_capacity{.slots = 1},
                                    {.memory = &pinned, .copy = remat::cuda::copy_bytes});
-    pinned_store.write(0, 0, 0, state.bytes()); // the slot's pinned memory is allocated once, here
-    pinned_store.release(0, 0);
+    pinned_store.write(0, 0, state.bytes()); // the slot's pinned memory is allocated once, here
+    pinned_store.release(0);
     device_sync();
 
     std::vector<double> raw, out, store;
@@ -78,8 +78,8 @@ bandwidth measure_bandwidth(std::size_t bytes, int repeats)
             device.copy_out(0, 0, host.bytes());
             device.wait_slot(0);
         });
-        const auto t_store = remat::bench::time_runs(1, [&] { pinned_store.write(0, 0, 1, state.bytes()); });
-        pinned_store.release(0, 0);
+        const auto t_store = remat::bench::time_runs(1, [&] { pinned_store.write(0, 1, state.bytes()); });
+        pinned_store.release(0);
         if (r > 0) {
             raw.push_back(t_raw[0]);
             out.push_back(t_out[0]);
@@ -102,23 +102,22 @@ void measure_overlap(std::size_t bytes, int repeats)
     remat::cuda::pinned_buffer host(n * sizeof(double));
     auto* x = reinterpret_cast<double*>(state.data());
     check(cudaMemset(x, 0, n * sizeof(double)), "cudaMemset");
-    remat::cuda::device_store device(remat::level_capacity{1, remat::level_capacity::unlimited},
-                                     {.slot_bytes = n * sizeof(double)});
+    remat::cuda::device_store device(remat::level_capacity{.slots = 1}, {.slot_bytes = n * sizeof(double)});
     remat::cuda::pinned_memory_resource pinned;
-    remat::host_store pinned_store(remat::level_capacity{1, remat::level_capacity::unlimited},
+    remat::host_store pinned_store(remat::level_capacity{.slots = 1},
                                    {.memory = &pinned, .copy = remat::cuda::copy_bytes});
-    pinned_store.write(0, 0, 0, state.bytes());
-    pinned_store.release(0, 0);
+    pinned_store.write(0, 0, state.bytes());
+    pinned_store.release(0);
 
     // The transfer alone, each way, to size the kernel.
     auto behind = [&](remat::step_t k) {
-        device.write(0, 0, k, state.bytes());
+        device.write(0, k, state.bytes());
         device.copy_out(0, k, host.bytes());
     };
     const double transfer_estimate = remat::bench::median(remat::bench::time_runs(5, [&] {
         behind(0);
         device.wait_slot(0);
-        device.release(0, 0);
+        device.release(0);
     }));
     const int iterations = calibrate(x, n, 1.5 * transfer_estimate);
 
@@ -133,23 +132,22 @@ void measure_overlap(std::size_t bytes, int repeats)
             device.wait_slot(0);
             device_sync();
         })[0];
-        device.release(0, 0);
+        device.release(0);
         const double t_wb_both = remat::bench::time_runs(1, [&] {
             behind(r);
             compute(x, n, iterations); // the next forward step, on the user's stream
             device.wait_slot(0);
             device_sync();
         })[0];
-        device.release(0, 0);
-        const double t_sync_transfer =
-            remat::bench::time_runs(1, [&] { pinned_store.write(0, 0, r, state.bytes()); })[0];
-        pinned_store.release(0, 0);
+        device.release(0);
+        const double t_sync_transfer = remat::bench::time_runs(1, [&] { pinned_store.write(0, r, state.bytes()); })[0];
+        pinned_store.release(0);
         const double t_sync_both = remat::bench::time_runs(1, [&] {
-            pinned_store.write(0, 0, r, state.bytes());
+            pinned_store.write(0, r, state.bytes());
             compute(x, n, iterations);
             device_sync();
         })[0];
-        pinned_store.release(0, 0);
+        pinned_store.release(0);
         if (r > 0) {
             kernel.push_back(t_kernel);
             wb_transfer.push_back(t_wb_transfer);

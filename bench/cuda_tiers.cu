@@ -49,9 +49,9 @@ std::pair<double, double> transfer_seconds(Store& store, device_buffer& state)
 {
     std::vector<double> writes, reads;
     for (step_t k = 0; k < 6; ++k) {
-        const double w = time_runs(1, [&] { store.write(0, 0, k, state.bytes()); })[0];
-        const double r = time_runs(1, [&] { store.read(0, 0, k, state.bytes()); })[0];
-        store.release(0, 0);
+        const double w = time_runs(1, [&] { store.write(0, k, state.bytes()); })[0];
+        const double r = time_runs(1, [&] { store.read(0, k, state.bytes()); })[0];
+        store.release(0);
         if (k > 0) { // the first pass allocates
             writes.push_back(w);
             reads.push_back(r);
@@ -84,8 +84,8 @@ outcome run_mode(const setup& s, const multilevel& plan, const mode& m, device_b
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
         {tier_options{}, tier_options{.asynchronous = m.host_async, .async = staging},
          tier_options{.asynchronous = m.disk_async, .async = staging}},
-        cuda::device_store(level_capacity{levels[0].slots, level_capacity::unlimited}, {.slot_bytes = s.bytes}),
-        host_store(level_capacity{levels[1].slots, level_capacity::unlimited},
+        cuda::device_store(level_capacity{.slots = static_cast<slot_t>(levels[0].slots)}, {.slot_bytes = s.bytes}),
+        host_store(level_capacity{.slots = static_cast<slot_t>(levels[1].slots)},
                    {.memory = &pinned, .copy = cuda::copy_bytes}),
         hdf5_store(s.dir / "cuda_tiers.h5", level_capacity{}, disk));
     auto* x = reinterpret_cast<double*>(state.data());
@@ -151,14 +151,13 @@ int main(int argc, char* argv[])
 
         // Per-snapshot transfer times of the two slow levels, as calibration would measure them.
         cuda::pinned_memory_resource pinned;
-        host_store host_probe(level_capacity{1, level_capacity::unlimited},
-                              {.memory = &pinned, .copy = cuda::copy_bytes});
+        host_store host_probe(level_capacity{.slots = 1}, {.memory = &pinned, .copy = cuda::copy_bytes});
         hdf5_store::options disk;
         disk.copy = cuda::copy_bytes;
         const auto [host_w, host_r] = transfer_seconds(host_probe, state);
         double disk_w = 0, disk_r = 0;
         {
-            hdf5_store disk_probe(s.dir / "cuda_tiers_probe.h5", level_capacity{1, level_capacity::unlimited}, disk);
+            hdf5_store disk_probe(s.dir / "cuda_tiers_probe.h5", level_capacity{.slots = 1}, disk);
             std::tie(disk_w, disk_r) = transfer_seconds(disk_probe, state);
         }
         std::filesystem::remove(s.dir / "cuda_tiers_probe.h5");

@@ -188,7 +188,7 @@ int main(int argc, char** argv)
         variants[v].path = dir / (stem + "-" + std::to_string(v) + ".h5");
         variants[v].store =
             std::make_unique<remat::hdf5_store>(variants[v].path, remat::level_capacity{1}, variants[v].options);
-        variants[v].store->write(0, 0, 0, src); // untimed: allocates the file's space
+        variants[v].store->write(0, 0, src); // untimed: allocates the file's space
     }
     raw_file raw(dir / (stem + ".raw"), bytes);
     (void)raw.write();
@@ -203,9 +203,9 @@ int main(int argc, char** argv)
                 continue;
             }
             variant& v = variants[which];
-            v.store->release(0, 0);
+            v.store->release(0);
             const double start = now();
-            v.store->write(0, 0, r, src);
+            v.store->write(0, r, src);
             v.write.push_back(now() - start);
         }
         for (std::size_t k = 0; k < n; ++k) {
@@ -217,7 +217,7 @@ int main(int argc, char** argv)
             variant& v = variants[which];
             drop_cache(v.path);
             const double start = now();
-            v.store->read(0, 0, r, dst);
+            v.store->read(0, r, dst);
             v.read.push_back(now() - start);
             if (!std::equal(back.begin(), back.end(), state.begin())) {
                 std::fprintf(stderr, "%s read back other bytes\n", v.name.c_str());

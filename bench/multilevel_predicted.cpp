@@ -85,9 +85,7 @@ int main(int argc, char** argv)
             remat::tiered_store<remat::host_store, remat::hdf5_store> store(
                 {remat::tier_options{}, remat::tier_options{.asynchronous = asynchronous}},
                 remat::host_store(static_cast<remat::slot_t>(host_slots)),
-                remat::hdf5_store(
-                    dir / "multilevel_predicted.h5",
-                    remat::level_capacity{remat::level_capacity::unlimited, remat::level_capacity::unlimited}));
+                remat::hdf5_store(dir / "multilevel_predicted.h5", remat::level_capacity{}));
             std::vector<double> x = model.initial_field();
             std::vector<double> a(model.points, 1.0);
             const remat::run_report report = remat::run(

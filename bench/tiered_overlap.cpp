@@ -24,31 +24,24 @@ namespace {
 class delayed_level {
 public:
     delayed_level(remat::slot_t slots, std::chrono::microseconds delay)
-        : store_(remat::level_capacity{static_cast<std::uint64_t>(slots), remat::level_capacity::unlimited},
-                 remat::host_store::options{.name = "slow"}),
-          delay_(delay)
+        : store_(remat::level_capacity{.slots = slots}, remat::host_store::options{.name = "slow"}), delay_(delay)
     {
     }
-    [[nodiscard]] remat::level_t level_count() const { return 1; }
-    [[nodiscard]] remat::level_capacity capacity(remat::level_t l) const { return store_.capacity(l); }
-    void write(remat::level_t l, remat::slot_t s, remat::step_t k, remat::const_bytes b)
+    [[nodiscard]] remat::level_capacity capacity() const { return store_.capacity(); }
+    void write(remat::slot_t s, remat::step_t k, remat::const_bytes b)
     {
         std::this_thread::sleep_for(delay_);
-        store_.write(l, s, k, b);
+        store_.write(s, k, b);
     }
-    void read(remat::level_t l, remat::slot_t s, remat::step_t k, remat::mutable_bytes b)
+    void read(remat::slot_t s, remat::step_t k, remat::mutable_bytes b)
     {
         std::this_thread::sleep_for(delay_);
-        store_.read(l, s, k, b);
+        store_.read(s, k, b);
     }
-    void release(remat::level_t l, remat::slot_t s) { store_.release(l, s); }
+    void release(remat::slot_t s) { store_.release(s); }
     void release_all() noexcept { store_.release_all(); }
-    void prefetch(remat::level_t, remat::slot_t, remat::step_t) {}
-    [[nodiscard]] std::size_t snapshot_bytes(remat::level_t l, remat::slot_t s) const
-    {
-        return store_.snapshot_bytes(l, s);
-    }
-    [[nodiscard]] remat::store_stats stats() const { return store_.stats(); }
+    [[nodiscard]] std::size_t snapshot_bytes(remat::slot_t s) const { return store_.snapshot_bytes(s); }
+    [[nodiscard]] remat::level_stats stats() const { return store_.stats(); }
 
 private:
     remat::host_store store_;

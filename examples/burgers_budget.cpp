@@ -29,7 +29,7 @@ int main(int argc, char** argv)
     double energy = 0;
 
     // The store enforces the byte budget itself: a schedule that needed more would fail, not swap.
-    remat::host_store store(remat::level_capacity{remat::level_capacity::unlimited, budget});
+    remat::host_store store(remat::level_capacity{.bytes = budget});
     const remat::run_report report = remat::run(
         remat::revolve(steps, mp.slots), store, u,
         [&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); },

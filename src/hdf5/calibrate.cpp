@@ -186,7 +186,7 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
         c.direct_io = store.direct_io();
         c.raw_direct_io = raw.direct();
         // A first round, untimed, allocates the space of both files: the timed rounds overwrite in place.
-        store.write(0, 0, 0, src);
+        store.write(0, 0, src);
         (void)raw.write();
         std::vector<double> w, r, rw, rr, copy;
         for (int i = 1; i <= repeats; ++i) {
@@ -194,9 +194,9 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
             const bool store_first = i % 2 == 1;
             if (!store_first)
                 rw.push_back(raw.write());
-            store.release(0, 0);
+            store.release(0);
             double start = now();
-            store.write(0, 0, i, src);
+            store.write(0, i, src);
             w.push_back(now() - start);
             if (store_first)
                 rw.push_back(raw.write());
@@ -205,7 +205,7 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
                 rr.push_back(raw.read());
             drop_cache(files.store);
             start = now();
-            store.read(0, 0, i, dst);
+            store.read(0, i, dst);
             r.push_back(now() - start);
             if (back != state)
                 throw integrity_error("calibration read back other bytes than it wrote in " + files.store.string());

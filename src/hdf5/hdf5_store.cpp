@@ -29,12 +29,6 @@ using detail::hdf5_scope;
 using detail::slot_state;
 using detail::snapshot_record;
 
-void require_level(level_t level)
-{
-    if (level != 0)
-        throw argument_error("hdf5_store has one level (0), got level " + std::to_string(level));
-}
-
 // Seconds spent inside one store call, added to the level's wait time on the way out.
 class call_timer {
 public:
@@ -145,7 +139,7 @@ struct hdf5_store::impl {
 
     slot_entry& entry(slot_t slot, bool may_grow)
     {
-        if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity.slots)
+        if (slot < 0 || slot >= capacity.slots)
             throw capacity_error("slot " + std::to_string(slot) + " is outside the disk store's " +
                                  std::to_string(capacity.slots) + " slots");
         if (static_cast<std::size_t>(slot) >= slots.size()) {
@@ -194,7 +188,8 @@ struct hdf5_store::impl {
             return;
         const std::uint64_t batch =
             std::clamp<std::uint64_t>(slots.size(), detail::slot_groups_in_advance, detail::slot_groups_batch_max);
-        const std::uint64_t last = std::min<std::uint64_t>(capacity.slots, static_cast<std::uint64_t>(slot) + batch);
+        const std::uint64_t last = std::min<std::uint64_t>(static_cast<std::uint64_t>(capacity.slots),
+                                                           static_cast<std::uint64_t>(slot) + batch);
         grow(static_cast<std::size_t>(last));
         for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {
             slot_entry& e = slots[s];
@@ -367,7 +362,7 @@ struct hdf5_store::impl {
     {
         const detail::snapshot_layout layout = detail::locate_snapshots(file.snapshots.get(), where);
         for (const auto& [slot, place] : layout.slots) {
-            if (static_cast<std::uint64_t>(slot) >= capacity.slots)
+            if (slot >= capacity.slots)
                 continue; // not a slot this store may use
             slot_entry& e = entry(slot, true);
             e.group = place.group;
@@ -448,7 +443,8 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
         if (const std::optional<std::string> why = detail::refuse_to_replace(s.path))
             throw io_error("refusing to replace " + s.where + " with a snapshot file: " + *why +
                            " (remove it or choose another path)");
-        s.groups_in_advance = std::min<std::uint64_t>(capacity.slots, detail::slot_groups_in_advance);
+        s.groups_in_advance =
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(capacity.slots), detail::slot_groups_in_advance);
         s.file = detail::create_snapshot_file(s.path, s.groups_in_advance, opts.run_identity);
         s.identity = opts.run_identity;
         s.claim.refresh(); // the new file, renamed over the path
@@ -475,7 +471,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity)
 }
 
 hdf5_store::hdf5_store(std::filesystem::path file, slot_t slots)
-    : hdf5_store(std::move(file), level_capacity{detail::require_slot_count(slots, "hdf5_store")}, options{})
+    : hdf5_store(std::move(file), level_capacity{.slots = detail::require_slot_count(slots, "hdf5_store")}, options{})
 {
 }
 
@@ -500,15 +496,13 @@ hdf5_store& hdf5_store::operator=(hdf5_store&& other) noexcept
     return *this;
 }
 
-level_capacity hdf5_store::capacity(level_t level) const
+level_capacity hdf5_store::capacity() const noexcept
 {
-    require_level(level);
     return impl_->capacity;
 }
 
-void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
+void hdf5_store::write(slot_t slot, step_t step, const_bytes src)
 {
-    require_level(level);
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, true); // (write_new may grow the table: not used after it)
@@ -554,9 +548,8 @@ void hdf5_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     s.stats.peak_bytes = std::max(s.stats.peak_bytes, s.stats.bytes_in_use);
 }
 
-void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
 {
-    require_level(level);
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, false);
@@ -611,9 +604,8 @@ void hdf5_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     s.stats.bytes_read += dst.size;
 }
 
-void hdf5_store::release(level_t level, slot_t slot)
+void hdf5_store::release(slot_t slot)
 {
-    require_level(level);
     impl& s = *impl_;
     impl::slot_entry& e = s.entry(slot, false);
     if (e.step < 0)
@@ -636,23 +628,21 @@ void hdf5_store::release_all() noexcept
     impl_->stats.bytes_in_use = 0;
 }
 
-std::size_t hdf5_store::snapshot_bytes(level_t level, slot_t slot) const
+std::size_t hdf5_store::snapshot_bytes(slot_t slot) const
 {
-    require_level(level);
     if (slot < 0 || static_cast<std::size_t>(slot) >= impl_->slots.size())
         return 0;
     const impl::slot_entry& e = impl_->slots[static_cast<std::size_t>(slot)];
     return e.step >= 0 ? static_cast<std::size_t>(e.bytes) : 0;
 }
 
-store_stats hdf5_store::stats() const
+const level_stats& hdf5_store::stats() const noexcept
 {
-    return {{impl_->stats}};
+    return impl_->stats;
 }
 
-step_t hdf5_store::snapshot_step(level_t level, slot_t slot) const
+step_t hdf5_store::snapshot_step(slot_t slot) const
 {
-    require_level(level);
     if (slot < 0 || static_cast<std::size_t>(slot) >= impl_->slots.size())
         return -1;
     return impl_->slots[static_cast<std::size_t>(slot)].step;

@@ -236,7 +236,7 @@ void async_level::raise_failure(std::unique_lock<std::mutex>&)
 
 async_level::slot_info& async_level::info(slot_t slot)
 {
-    if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_.slots)
+    if (slot < 0 || slot >= capacity_.slots)
         throw capacity_error("slot " + std::to_string(slot) + " is outside level " + name_ + "'s " +
                              std::to_string(capacity_.slots) + " slots");
     if (static_cast<std::size_t>(slot) >= slots_.size())
@@ -265,7 +265,7 @@ void async_level::write(slot_t slot, step_t step, const_bytes src)
     if (s.step >= 0)
         throw schedule_error("store into slot " + std::to_string(slot) + " of level " + name_ +
                              ", which still holds x_" + std::to_string(s.step) + " (free it first)");
-    if (capacity_.bytes != level_capacity::unlimited && bytes_in_use_ + src.size > capacity_.bytes)
+    if (capacity_.bytes != level_capacity::unlimited_bytes && bytes_in_use_ + src.size > capacity_.bytes)
         throw capacity_error("level " + name_ + "'s " + std::to_string(capacity_.bytes) +
                              "-byte capacity cannot hold another snapshot of " + std::to_string(src.size) + " bytes (" +
                              std::to_string(bytes_in_use_) + " in use)");

@@ -14,12 +14,6 @@ namespace {
 
 constexpr std::size_t slot_alignment = 64; // a cache line; also what vectorised copies like
 
-void require_level(level_t level)
-{
-    if (level != 0)
-        throw argument_error("host_store has one level (0), got level " + std::to_string(level));
-}
-
 } // namespace
 
 host_store::host_store(level_capacity capacity, options opts) : capacity_(capacity), options_(opts)
@@ -28,7 +22,7 @@ host_store::host_store(level_capacity capacity, options opts) : capacity_(capaci
     if (options_.memory == nullptr || options_.copy == nullptr)
         throw argument_error("host_store options need a memory resource and a copy function");
     stats_.name = options_.name;
-    if (capacity.slots != level_capacity::unlimited)
+    if (capacity.slots != level_capacity::unlimited_slots)
         slots_.resize(static_cast<std::size_t>(capacity.slots));
 }
 
@@ -59,24 +53,17 @@ host_store& host_store::operator=(host_store&& other) noexcept
     return *this;
 }
 
-level_capacity host_store::capacity(level_t level) const
-{
-    require_level(level);
-    return capacity_;
-}
-
-host_store::slot_entry& host_store::entry(level_t level, slot_t slot, bool grow)
+host_store::slot_entry& host_store::entry(slot_t slot, bool grow)
 {
     const auto index = static_cast<std::uint64_t>(slot); // a negative slot becomes huge: one compare
-    if (level == 0 && index < slots_.size()) [[likely]]
+    if (index < slots_.size()) [[likely]]
         return slots_[static_cast<std::size_t>(index)];
-    return entry_outside(level, slot, grow);
+    return entry_outside(slot, grow);
 }
 
-host_store::slot_entry& host_store::entry_outside(level_t level, slot_t slot, bool grow)
+host_store::slot_entry& host_store::entry_outside(slot_t slot, bool grow)
 {
-    require_level(level);
-    if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_.slots)
+    if (slot < 0 || slot >= capacity_.slots)
         throw capacity_error("slot " + std::to_string(slot) + " is outside the host store's " +
                              std::to_string(capacity_.slots) + " slots");
     if (!grow)
@@ -85,9 +72,9 @@ host_store::slot_entry& host_store::entry_outside(level_t level, slot_t slot, bo
     return slots_[static_cast<std::size_t>(slot)];
 }
 
-void host_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
+void host_store::write(slot_t slot, step_t step, const_bytes src)
 {
-    slot_entry& e = entry(level, slot, true);
+    slot_entry& e = entry(slot, true);
     if (e.step >= 0)
         throw schedule_error("store into host slot " + std::to_string(slot) + ", which still holds x_" +
                              std::to_string(e.step) + " (free it first)");
@@ -121,9 +108,9 @@ void host_store::write(level_t level, slot_t slot, step_t step, const_bytes src)
     stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
 }
 
-void host_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+void host_store::read(slot_t slot, step_t step, mutable_bytes dst)
 {
-    const slot_entry& e = entry(level, slot, false);
+    const slot_entry& e = entry(slot, false);
     if (e.step != step)
         throw integrity_error("host slot " + std::to_string(slot) + " holds " + detail::describe_snapshot(e.step) +
                               ", not x_" + std::to_string(step));
@@ -136,9 +123,9 @@ void host_store::read(level_t level, slot_t slot, step_t step, mutable_bytes dst
     stats_.bytes_read += e.size;
 }
 
-void host_store::release(level_t level, slot_t slot)
+void host_store::release(slot_t slot)
 {
-    slot_entry& e = entry(level, slot, false);
+    slot_entry& e = entry(slot, false);
     if (e.step < 0)
         throw schedule_error("free of host slot " + std::to_string(slot) + ", which holds no snapshot");
     e.step = -1;
@@ -157,9 +144,8 @@ void host_store::release_all() noexcept
     stats_.bytes_in_use = 0;
 }
 
-std::size_t host_store::snapshot_bytes(level_t level, slot_t slot) const
+std::size_t host_store::snapshot_bytes(slot_t slot) const
 {
-    require_level(level);
     if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
         return 0;
     const slot_entry& e = slots_[static_cast<std::size_t>(slot)];

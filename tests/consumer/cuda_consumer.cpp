@@ -18,8 +18,8 @@ int main()
     }
     std::vector<double> host(1000, 2.5), back(1000, 0.0);
     remat::cuda::device_store store(2);
-    store.write(0, 1, 7, {reinterpret_cast<const std::byte*>(host.data()), 8000, remat::memory_space::host});
-    store.read(0, 1, 7, {reinterpret_cast<std::byte*>(back.data()), 8000, remat::memory_space::host});
+    store.write(1, 7, {reinterpret_cast<const std::byte*>(host.data()), 8000, remat::memory_space::host});
+    store.read(1, 7, {reinterpret_cast<std::byte*>(back.data()), 8000, remat::memory_space::host});
     std::printf("cuda consumer: round trip %s\n", back == host ? "ok" : "WRONG");
     return back == host ? 0 : 1;
 }

@@ -66,8 +66,7 @@ cudaMemoryType memory_type(const void* p)
 /// A store sized up front: a cudaMalloc during a held kernel could wait for it.
 device_store preallocated(slot_t slots, cudaStream_t user = nullptr)
 {
-    return device_store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited},
-                        {.slot_bytes = bytes, .user_stream = user});
+    return device_store(level_capacity{.slots = slots}, {.slot_bytes = bytes, .user_stream = user});
 }
 
 /// Checks every pinned allocation a host store makes.
@@ -149,8 +148,7 @@ BOOST_AUTO_TEST_CASE(raii_types_own_what_they_say)
 BOOST_AUTO_TEST_CASE(running_out_of_memory_is_a_capacity_error_and_leaves_the_device_usable)
 {
     BOOST_CHECK_THROW(device_buffer(std::size_t{1} << 52), capacity_error);
-    BOOST_CHECK_THROW(device_store(level_capacity{1u << 20, level_capacity::unlimited}, {.slot_bytes = 1u << 30}),
-                      capacity_error);
+    BOOST_CHECK_THROW(device_store(level_capacity{.slots = 1u << 20}, {.slot_bytes = 1u << 30}), capacity_error);
     device_buffer fine(bytes);
     test::fill(doubles(fine), n, 1.0, nullptr);
     BOOST_TEST(same_bits(to_host(doubles(fine), n), pattern(n, 1.0)));
@@ -183,28 +181,28 @@ BOOST_AUTO_TEST_CASE(every_slot_of_the_device_store)
     device_buffer state(bytes), out(bytes);
     for (slot_t s = 0; s < slots; ++s) {
         test::fill(doubles(state), n, 100.0 * static_cast<double>(s), nullptr);
-        store.write(0, s, s + 1, device_view(state));
+        store.write(s, s + 1, device_view(state));
     }
     test::fill(doubles(state), n, -1.0, nullptr); // the state moves on; the snapshots must not
     BOOST_TEST(store.slot_bytes() == bytes);
     BOOST_TEST(store.slot_count() == static_cast<std::uint64_t>(slots));
     BOOST_TEST((memory_type(store.snapshot(0).data) == cudaMemoryTypeDevice));
     for (slot_t s = slots - 1; s >= 0; --s) {
-        store.read(0, s, s + 1, device_view(out));
+        store.read(s, s + 1, device_view(out));
         BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 100.0 * static_cast<double>(s))), "slot " << s);
     }
     // Host memory in and out, synchronously.
     std::vector<double> host = pattern(n, 7.0);
-    store.release(0, 2);
-    store.write(0, 2, 30, {reinterpret_cast<const std::byte*>(host.data()), bytes, memory_space::host});
+    store.release(2);
+    store.write(2, 30, {reinterpret_cast<const std::byte*>(host.data()), bytes, memory_space::host});
     std::fill(host.begin(), host.end(), 0.0);
-    store.read(0, 2, 30, {reinterpret_cast<std::byte*>(host.data()), bytes, memory_space::host});
+    store.read(2, 30, {reinterpret_cast<std::byte*>(host.data()), bytes, memory_space::host});
     BOOST_TEST(same_bits(host, pattern(n, 7.0)));
     // Errors as on the CPU back end.
-    BOOST_CHECK_THROW(store.write(0, slots, 0, device_view(state)), capacity_error);
-    BOOST_CHECK_THROW(store.read(0, 0, 2, device_view(out)), integrity_error);
-    BOOST_CHECK_THROW(store.write(0, 0, 2, device_view(state)), schedule_error);
-    const level_stats st = store.stats().levels.at(0);
+    BOOST_CHECK_THROW(store.write(slots, 0, device_view(state)), capacity_error);
+    BOOST_CHECK_THROW(store.read(0, 2, device_view(out)), integrity_error);
+    BOOST_CHECK_THROW(store.write(0, 2, device_view(state)), schedule_error);
+    const level_stats st = store.stats();
     BOOST_TEST(st.stores == 7u);
     BOOST_TEST(st.restores == 7u);
 }
@@ -212,15 +210,14 @@ BOOST_AUTO_TEST_CASE(every_slot_of_the_device_store)
 BOOST_AUTO_TEST_CASE(device_states_in_a_pinned_host_store)
 {
     checked_pinned memory;
-    host_store store(level_capacity{4, level_capacity::unlimited},
-                     {.memory = &memory, .copy = remat::cuda::copy_bytes});
+    host_store store(level_capacity{.slots = 4}, {.memory = &memory, .copy = remat::cuda::copy_bytes});
     device_buffer state(bytes), out(bytes);
     for (slot_t s = 0; s < 4; ++s) {
         test::fill(doubles(state), n, 10.0 * static_cast<double>(s), nullptr);
-        store.write(0, s, s, device_view(state));
+        store.write(s, s, device_view(state));
     }
     for (slot_t s = 0; s < 4; ++s) {
-        store.read(0, s, s, device_view(out));
+        store.read(s, s, device_view(out));
         BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 10.0 * static_cast<double>(s))));
     }
     BOOST_TEST(memory.allocations == 4);
@@ -233,18 +230,18 @@ BOOST_AUTO_TEST_CASE(copy_out_and_copy_in_move_snapshots_between_levels)
     device_buffer state(bytes), out(bytes);
     pinned_buffer host(bytes);
     test::fill(doubles(state), n, 5.0, nullptr);
-    store.write(0, 0, 4, device_view(state));
+    store.write(0, 4, device_view(state));
     store.copy_out(0, 4, host.bytes());
-    store.release(0, 0); // reusable at once: the next copy into the slot waits for the copy out
+    store.release(0); // reusable at once: the next copy into the slot waits for the copy out
     test::fill(doubles(state), n, 9.0, nullptr);
-    store.write(0, 0, 5, device_view(state));
+    store.write(0, 5, device_view(state));
     store.wait_slot(0);
     BOOST_TEST(same_bits(std::vector<double>(doubles(host), doubles(host) + n), pattern(n, 5.0)));
 
     store.copy_in(1, 4, host.bytes()); // read-ahead into a free slot
-    store.read(0, 1, 4, device_view(out));
+    store.read(1, 4, device_view(out));
     BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 5.0)));
-    store.read(0, 0, 5, device_view(out));
+    store.read(0, 5, device_view(out));
     BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 9.0)));
 }
 
@@ -262,11 +259,11 @@ BOOST_AUTO_TEST_CASE(write_waits_for_the_users_kernel_on_the_gpu_not_on_the_host
         device_buffer state(bytes), out(bytes);
         gate g;
         g.hold_then_fill(s, doubles(state), n, 42.0); // the user's kernel produces x_3, when opened
-        store.write(0, 1, 3, device_view(state));     // returns at once
+        store.write(1, 3, device_view(state));        // returns at once
         BOOST_TEST(!store.slot_ready(1));             // the copy waits for the kernel
         g.open();
         store.wait_slot(1);
-        store.read(0, 1, 3, device_view(out));
+        store.read(1, 3, device_view(out));
         BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 42.0)), (own_stream ? "own stream" : "stream 0"));
         BOOST_TEST(!g.timed_out());
     }
@@ -281,14 +278,14 @@ BOOST_AUTO_TEST_CASE(the_users_next_kernel_waits_for_the_copy_of_the_state)
     BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     gate g;
     g.hold(store.copy_stream()); // the store's copy stream is busy until opened
-    store.write(0, 0, 0, device_view(state));
+    store.write(0, 0, device_view(state));
     test::fill(doubles(state), n, 2.0, nullptr); // the next forward step overwrites the state
     remat::cuda::event next_step;
     next_step.record(nullptr);
     BOOST_TEST(!within(0.2, [&] { return next_step.ready(); })); // held behind the copy
     g.open();
     next_step.synchronize();
-    store.read(0, 0, 0, device_view(out));
+    store.read(0, 0, device_view(out));
     BOOST_TEST(same_bits(to_host(doubles(out), n), pattern(n, 1.0)));
     BOOST_TEST(same_bits(to_host(doubles(state), n), pattern(n, 2.0)));
     BOOST_TEST(!g.timed_out());
@@ -300,11 +297,11 @@ BOOST_AUTO_TEST_CASE(read_is_ordered_after_earlier_and_before_later_kernels)
     device_store store = preallocated(2);
     device_buffer state(bytes), seen_before(bytes), seen_after(bytes);
     test::fill(doubles(state), n, 8.0, nullptr);
-    store.write(0, 0, 6, device_view(state));
+    store.write(0, 6, device_view(state));
     test::fill(doubles(state), n, 3.0, nullptr); // the state before the restore
     gate g;
     g.hold(nullptr, doubles(seen_before), doubles(state), n); // an adjoint still reading x, when opened
-    store.read(0, 0, 6, device_view(state));                  // returns at once
+    store.read(0, 6, device_view(state));                     // returns at once
     test::copy(doubles(seen_after), doubles(state), n, nullptr);
     BOOST_TEST(!store.slot_ready(0));
     g.open();
@@ -320,7 +317,7 @@ BOOST_AUTO_TEST_CASE(copy_out_overlaps_the_users_kernel)
     device_buffer state(bytes);
     pinned_buffer host(bytes);
     test::fill(doubles(state), n, 6.0, nullptr);
-    store.write(0, 0, 2, device_view(state));
+    store.write(0, 2, device_view(state));
     remat::cuda::event kernel_start(remat::cuda::event::timing::on);
     remat::cuda::event kernel_end(remat::cuda::event::timing::on);
     remat::cuda::event copy_start(remat::cuda::event::timing::on);

@@ -30,11 +30,8 @@ rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t s
     disk.copy = cuda::copy_bytes;
     disk.durable_writes = false;
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
-        {tier_options{}, slow, slow},
-        cuda::device_store(level_capacity{static_cast<std::uint64_t>(device_slots), level_capacity::unlimited},
-                           {.slot_bytes = bytes}),
-        host_store(level_capacity{static_cast<std::uint64_t>(host_slots), level_capacity::unlimited},
-                   {.memory = &pinned, .copy = cuda::copy_bytes}),
+        {tier_options{}, slow, slow}, cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
+        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned, .copy = cuda::copy_bytes}),
         hdf5_store(file, level_capacity{}, disk));
     const multilevel plan(steps, model);
     planned = plan.cost();

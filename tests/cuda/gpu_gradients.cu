@@ -56,13 +56,11 @@ rd_gradient gpu_thrust_gradient(const reaction_diffusion& problem, step_t steps,
 {
     const slot_t used = schedule == gpu_schedule_kind::store_all ? static_cast<slot_t>(steps) : slots;
     if (store == gpu_store_kind::device_store) {
-        cuda::device_store device(level_capacity{static_cast<std::uint64_t>(used), level_capacity::unlimited},
-                                  {.slot_bytes = problem.points * sizeof(double)});
+        cuda::device_store device(level_capacity{.slots = used}, {.slot_bytes = problem.points * sizeof(double)});
         return with_schedule(problem, steps, slots, schedule, device, report);
     }
     cuda::pinned_memory_resource pinned;
-    host_store host(level_capacity{static_cast<std::uint64_t>(used), level_capacity::unlimited},
-                    {.memory = &pinned, .copy = cuda::copy_bytes});
+    host_store host(level_capacity{.slots = used}, {.memory = &pinned, .copy = cuda::copy_bytes});
     return with_schedule(problem, steps, slots, schedule, host, report);
 }
 
@@ -87,8 +85,7 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
     // Those ran on the legacy stream, which the user's non-blocking stream does not wait for.
     cuda::detail::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 
-    cuda::device_store store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited},
-                             {.slot_bytes = bytes, .user_stream = user.get()});
+    cuda::device_store store(level_capacity{.slots = slots}, {.slot_bytes = bytes, .user_stream = user.get()});
     cuda::device_span<double> x(u, p.n);
     const run_report r = run(
         revolve(steps, slots), store, x,
@@ -121,10 +118,8 @@ rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps,
         {tier_options{},
          tier_options{.asynchronous = asynchronous,
                       .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
-        cuda::device_store(level_capacity{static_cast<std::uint64_t>(device_slots), level_capacity::unlimited},
-                           {.slot_bytes = bytes}),
-        host_store(level_capacity{static_cast<std::uint64_t>(host_slots), level_capacity::unlimited},
-                   {.memory = &pinned, .copy = cuda::copy_bytes}));
+        cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
+        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned, .copy = cuda::copy_bytes}));
     return run_thrust_gradient(problem, multilevel(steps, model), store, report);
 }
 

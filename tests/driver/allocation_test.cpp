@@ -19,7 +19,9 @@ namespace {
 std::atomic<std::uint64_t> allocations{0};
 }
 
-// Every allocating form of operator new funnels through these two (the others forward to them).
+// Every allocating form of operator new funnels through these two (the others forward to them). They
+// malloc, so the matching deletes free: GCC, seeing operator new inlined next to free(), warns anyway.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t size)
 {
     allocations.fetch_add(1, std::memory_order_relaxed);

@@ -13,6 +13,11 @@
 
 using namespace remat;
 
+// One storage level: no level argument, and a call with one does not compile.
+template <class S>
+concept takes_a_level = requires(S& s, const_bytes b) { s.write(level_t{0}, slot_t{0}, step_t{0}, b); };
+static_assert(storage_level<host_store> && !takes_a_level<host_store>);
+
 namespace {
 
 mutable_bytes view_of(std::vector<double>& v)
@@ -37,15 +42,15 @@ BOOST_AUTO_TEST_CASE(round_trip_and_counters)
 {
     host_store store(3);
     std::vector<double> a{1, 2, 3}, b{4, 5, 6}, out(3);
-    store.write(0, 0, 0, view_of(a));
-    store.write(0, 2, 7, view_of(b));
-    BOOST_TEST(store.snapshot_bytes(0, 2) == 24u);
-    BOOST_TEST(store.snapshot_bytes(0, 1) == 0u);
-    store.read(0, 2, 7, view_of(out));
+    store.write(0, 0, view_of(a));
+    store.write(2, 7, view_of(b));
+    BOOST_TEST(store.snapshot_bytes(2) == 24u);
+    BOOST_TEST(store.snapshot_bytes(1) == 0u);
+    store.read(2, 7, view_of(out));
     BOOST_TEST((out == b));
-    store.read(0, 0, 0, view_of(out));
+    store.read(0, 0, view_of(out));
     BOOST_TEST((out == a));
-    const level_stats s = store.stats().levels.at(0);
+    const level_stats s = store.stats();
     BOOST_TEST(s.name == "host");
     BOOST_TEST(s.stores == 2u);
     BOOST_TEST(s.restores == 2u);
@@ -53,45 +58,45 @@ BOOST_AUTO_TEST_CASE(round_trip_and_counters)
     BOOST_TEST(s.bytes_read == 48u);
     BOOST_TEST(s.slots_in_use == 2u);
     BOOST_TEST(s.peak_bytes == 48u);
-    store.release(0, 0);
-    BOOST_TEST(store.stats().levels[0].slots_in_use == 1u);
-    store.write(0, 0, 9, view_of(b)); // the freed slot is reused
+    store.release(0);
+    BOOST_TEST(store.stats().slots_in_use == 1u);
+    store.write(0, 9, view_of(b)); // the freed slot is reused
     store.release_all();
-    BOOST_TEST(store.stats().levels[0].slots_in_use == 0u);
-    BOOST_TEST(store.stats().levels[0].bytes_in_use == 0u);
+    BOOST_TEST(store.stats().slots_in_use == 0u);
+    BOOST_TEST(store.stats().bytes_in_use == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(integrity_checks_on_read)
 {
     host_store store(2);
     std::vector<double> a{1, 2, 3}, out(3), wrong(4);
-    store.write(0, 1, 5, view_of(a));
-    expect_error<integrity_error>([&] { store.read(0, 1, 6, view_of(out)); }, "holds x_5, not x_6");
-    expect_error<integrity_error>([&] { store.read(0, 1, 5, view_of(wrong)); },
+    store.write(1, 5, view_of(a));
+    expect_error<integrity_error>([&] { store.read(1, 6, view_of(out)); }, "holds x_5, not x_6");
+    expect_error<integrity_error>([&] { store.read(1, 5, view_of(wrong)); },
                                   "holds 24 bytes of x_5, but the state has 32");
-    store.write(0, 0, 0, view_of(a));
-    store.release(0, 0);
-    expect_error<integrity_error>([&] { store.read(0, 0, 0, view_of(out)); }, "holds no snapshot");
+    store.write(0, 0, view_of(a));
+    store.release(0);
+    expect_error<integrity_error>([&] { store.read(0, 0, view_of(out)); }, "holds no snapshot");
 }
 
 BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
 {
     host_store slots_only(2);
     std::vector<double> a(10, 1.0);
-    expect_error<capacity_error>([&] { slots_only.write(0, 2, 0, view_of(a)); }, "outside the host store's 2 slots");
-    expect_error<capacity_error>([&] { slots_only.write(0, -1, 0, view_of(a)); }, "slot -1");
+    expect_error<capacity_error>([&] { slots_only.write(2, 0, view_of(a)); }, "outside the host store's 2 slots");
+    expect_error<capacity_error>([&] { slots_only.write(-1, 0, view_of(a)); }, "slot -1");
 
-    host_store bytes_only(level_capacity{level_capacity::unlimited, 200});
-    bytes_only.write(0, 0, 0, view_of(a)); // 80 bytes
-    bytes_only.write(0, 1, 1, view_of(a)); // 160
-    expect_error<capacity_error>([&] { bytes_only.write(0, 2, 2, view_of(a)); }, "200-byte budget");
+    host_store bytes_only(level_capacity{.bytes = 200});
+    bytes_only.write(0, 0, view_of(a)); // 80 bytes
+    bytes_only.write(1, 1, view_of(a)); // 160
+    expect_error<capacity_error>([&] { bytes_only.write(2, 2, view_of(a)); }, "200-byte budget");
     // The failed write changed nothing: slot 2 is empty, the others intact, and freeing makes room.
-    BOOST_TEST(bytes_only.snapshot_bytes(0, 2) == 0u);
-    BOOST_TEST(bytes_only.stats().levels[0].slots_in_use == 2u);
-    bytes_only.release(0, 1);
-    bytes_only.write(0, 1, 3, view_of(a)); // reuses slot 1's memory
+    BOOST_TEST(bytes_only.snapshot_bytes(2) == 0u);
+    BOOST_TEST(bytes_only.stats().slots_in_use == 2u);
+    bytes_only.release(1);
+    bytes_only.write(1, 3, view_of(a)); // reuses slot 1's memory
     std::vector<double> out(10);
-    bytes_only.read(0, 0, 0, view_of(out));
+    bytes_only.read(0, 0, view_of(out));
     BOOST_TEST((out == a));
     // Refused with the count as given, never wrapped to a huge count or printed as one.
     expect_error<argument_error>([] { host_store{0}; }, "needs at least 1 slot, got 0");
@@ -119,21 +124,21 @@ BOOST_AUTO_TEST_CASE(allocation_failure_leaves_the_slot_untouched)
         }
         bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
     } resource;
-    host_store store(level_capacity{4, level_capacity::unlimited},
+    host_store store(level_capacity{.slots = 4},
                      host_store::options{.memory = &resource, .copy = host_copy, .name = "pool"});
     std::vector<double> a{1, 2}, out(2);
-    store.write(0, 0, 0, view_of(a));
+    store.write(0, 0, view_of(a));
     // Out of memory is a capacity_error naming the slot and the bytes, not a bare std::bad_alloc.
-    BOOST_CHECK_EXCEPTION(store.write(0, 1, 1, view_of(a)), capacity_error, [](const capacity_error& e) {
+    BOOST_CHECK_EXCEPTION(store.write(1, 1, view_of(a)), capacity_error, [](const capacity_error& e) {
         const std::string m = e.what();
         return m.find("out of memory") != std::string::npos && m.find("16 bytes") != std::string::npos &&
                m.find("host slot 1") != std::string::npos;
     });
-    BOOST_TEST(store.snapshot_bytes(0, 1) == 0u);
-    BOOST_TEST(store.stats().levels[0].slots_in_use == 1u);
-    BOOST_TEST(store.stats().levels[0].name == "pool");
-    store.write(0, 1, 1, view_of(a)); // the third allocation succeeds
-    store.read(0, 1, 1, view_of(out));
+    BOOST_TEST(store.snapshot_bytes(1) == 0u);
+    BOOST_TEST(store.stats().slots_in_use == 1u);
+    BOOST_TEST(store.stats().name == "pool");
+    store.write(1, 1, view_of(a)); // the third allocation succeeds
+    store.read(1, 1, view_of(out));
     BOOST_TEST((out == a));
 }
 
@@ -141,7 +146,7 @@ BOOST_AUTO_TEST_CASE(device_memory_is_refused_without_cuda)
 {
     host_store store(1);
     std::array<std::byte, 8> bytes{};
-    expect_error<argument_error>([&] { store.write(0, 0, 0, const_bytes{bytes.data(), 8, memory_space::device}); },
+    expect_error<argument_error>([&] { store.write(0, 0, const_bytes{bytes.data(), 8, memory_space::device}); },
                                  "device memory");
-    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
+    BOOST_TEST(store.snapshot_bytes(0) == 0u);
 }

@@ -28,15 +28,17 @@ public:
     explicit layered_store(const cost_model& model)
     {
         for (const level_spec& level : model.levels)
-            levels_.emplace_back(level_capacity{level.slots, level_capacity::unlimited},
+            levels_.emplace_back(level_capacity{.slots = level.slots == level_spec::unlimited
+                                                             ? level_capacity::unlimited_slots
+                                                             : static_cast<slot_t>(level.slots)},
                                  host_store::options{.name = level.name.c_str()});
     }
     static constexpr bool prefetches = false;
     [[nodiscard]] level_t level_count() const noexcept { return static_cast<level_t>(levels_.size()); }
-    [[nodiscard]] level_capacity capacity(level_t level) const { return at(level).capacity(0); }
-    void write(level_t level, slot_t slot, step_t step, const_bytes src) { at(level).write(0, slot, step, src); }
-    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst) { at(level).read(0, slot, step, dst); }
-    void release(level_t level, slot_t slot) { at(level).release(0, slot); }
+    [[nodiscard]] level_capacity capacity(level_t level) const { return at(level).capacity(); }
+    void write(level_t level, slot_t slot, step_t step, const_bytes src) { at(level).write(slot, step, src); }
+    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst) { at(level).read(slot, step, dst); }
+    void release(level_t level, slot_t slot) { at(level).release(slot); }
     void release_all() noexcept
     {
         for (host_store& s : levels_)
@@ -45,13 +47,13 @@ public:
     void prefetch(level_t, slot_t, step_t) noexcept {}
     [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const
     {
-        return at(level).snapshot_bytes(0, slot);
+        return at(level).snapshot_bytes(slot);
     }
     [[nodiscard]] store_stats stats() const
     {
         store_stats all;
         for (const host_store& s : levels_)
-            all.levels.push_back(s.stats().levels.at(0));
+            all.levels.push_back(s.stats());
         return all;
     }
 

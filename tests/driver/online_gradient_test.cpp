@@ -69,17 +69,16 @@ struct prefetching_store {
     std::vector<step_t> prefetched;
     static constexpr bool prefetches = true;
     explicit prefetching_store(slot_t slots) : inner(slots) {}
-    [[nodiscard]] level_t level_count() const { return inner.level_count(); }
-    [[nodiscard]] level_capacity capacity(level_t l) const { return inner.capacity(l); }
-    void write(level_t l, slot_t s, step_t k, const_bytes b) { inner.write(l, s, k, b); }
-    void read(level_t l, slot_t s, step_t k, mutable_bytes b) { inner.read(l, s, k, b); }
-    void release(level_t l, slot_t s) { inner.release(l, s); }
+    [[nodiscard]] level_capacity capacity() const { return inner.capacity(); }
+    void write(slot_t s, step_t k, const_bytes b) { inner.write(s, k, b); }
+    void read(slot_t s, step_t k, mutable_bytes b) { inner.read(s, k, b); }
+    void release(slot_t s) { inner.release(s); }
     void release_all() noexcept { inner.release_all(); }
-    void prefetch(level_t, slot_t, step_t k) { prefetched.push_back(k); }
-    [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t s) const { return inner.snapshot_bytes(l, s); }
-    [[nodiscard]] store_stats stats() const { return inner.stats(); }
+    void prefetch(slot_t, step_t k) { prefetched.push_back(k); }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t s) const { return inner.snapshot_bytes(s); }
+    [[nodiscard]] level_stats stats() const { return inner.stats(); }
 };
-static_assert(snapshot_store<prefetching_store>);
+static_assert(storage_level<prefetching_store>);
 
 } // namespace
 

@@ -126,9 +126,9 @@ BOOST_AUTO_TEST_CASE(vector_restored_into_a_resized_vector)
     // A restore into a vector of another length resizes it to the snapshot.
     host_store store(1);
     std::vector<int> v{1, 2, 3};
-    store.write(0, 0, 0, snapshot_traits<std::vector<int>>::bytes(std::as_const(v)));
+    store.write(0, 0, snapshot_traits<std::vector<int>>::bytes(std::as_const(v)));
     std::vector<int> w{9};
-    auto bytes = snapshot_traits<std::vector<int>>::bytes_for(w, store.snapshot_bytes(0, 0));
-    store.read(0, 0, 0, bytes);
+    auto bytes = snapshot_traits<std::vector<int>>::bytes_for(w, store.snapshot_bytes(0));
+    store.read(0, 0, bytes);
     BOOST_TEST((w == v));
 }

@@ -51,8 +51,8 @@ std::filesystem::path make_file(const scratch_dir& dir)
     std::vector<double> x(10000);
     for (std::size_t i = 0; i < x.size(); ++i)
         x[i] = 0.5 * static_cast<double>(i);
-    store.write(0, 0, 12, host_bytes(std::as_bytes(std::span(x))));
-    store.write(0, 2, 7, view(pattern_bytes(7, 3000)));
+    store.write(0, 12, host_bytes(std::as_bytes(std::span(x))));
+    store.write(2, 7, view(pattern_bytes(7, 3000)));
     return file;
 }
 

@@ -109,15 +109,15 @@ struct scenario {
             faults::arm(kill_at, how);
         else
             faults::disarm();
-        hdf5_store store(file, level_capacity{static_cast<std::uint64_t>(slots)}, sc.options);
+        hdf5_store store(file, level_capacity{.slots = slots}, sc.options);
         tell(fd, {event::created, 0, 0, 0});
         for (std::int64_t step = 0; forever || step < sc.writes; ++step) {
             const auto slot = static_cast<slot_t>(step % slots);
-            if (store.snapshot_step(0, slot) >= 0)
-                store.release(0, slot);
+            if (store.snapshot_step(slot) >= 0)
+                store.release(slot);
             const std::size_t size = size_of_step(step);
             tell(fd, {event::begin, static_cast<std::int32_t>(slot), step, static_cast<std::int64_t>(size)});
-            store.write(0, slot, step, view(pattern_bytes(static_cast<std::uint64_t>(step), size)));
+            store.write(slot, step, view(pattern_bytes(static_cast<std::uint64_t>(step), size)));
             tell(fd, {event::done, static_cast<std::int32_t>(slot), step, static_cast<std::int64_t>(size)});
         }
         tell(fd, {event::calls, 0, faults::calls(), 0});
@@ -164,7 +164,7 @@ child_result fork_child(const std::filesystem::path& file, const scenario& sc, l
 bool read_back(hdf5_store& store, slot_t slot, std::int64_t step, std::vector<std::byte>& out, const std::string& where)
 {
     try {
-        store.read(0, slot, step, view(out));
+        store.read(slot, step, view(out));
         return true;
     } catch (const std::exception& e) {
         BOOST_ERROR(where << ": reading x_" << step << " from slot " << slot << " failed: " << e.what());
@@ -203,13 +203,13 @@ void check_file(const std::filesystem::path& file, const child_result& child, co
         return;
     }
     // (Durability is not what is checked here: the recovery writes need no fdatasync.)
-    hdf5_store store(file, level_capacity{static_cast<std::uint64_t>(slots)},
+    hdf5_store store(file, level_capacity{.slots = slots},
                      {.mode = hdf5_store::open_mode::resume, .durable_writes = false});
     // Every snapshot reported complete, and not being overwritten, is there and intact.
     for (const auto& [slot, e] : last) {
         if (e.kind != event::done)
             continue;
-        BOOST_TEST_REQUIRE(store.snapshot_step(0, slot) == e.step, where << ": slot " << slot);
+        BOOST_TEST_REQUIRE(store.snapshot_step(slot) == e.step, where << ": slot " << slot);
         std::vector<std::byte> back(static_cast<std::size_t>(e.size));
         BOOST_TEST_REQUIRE(read_back(store, slot, e.step, back, where));
         BOOST_TEST_REQUIRE((back == pattern_bytes(static_cast<std::uint64_t>(e.step), back.size())),
@@ -220,24 +220,24 @@ void check_file(const std::filesystem::path& file, const child_result& child, co
         if (s.status != hdf5_snapshot_status::complete)
             continue;
         BOOST_TEST_REQUIRE(attempted[s.slot].count(s.step) == 1u, where << ": " << s.dataset << " claims x_" << s.step);
-        BOOST_TEST_REQUIRE(store.snapshot_step(0, s.slot) == s.step, where);
+        BOOST_TEST_REQUIRE(store.snapshot_step(s.slot) == s.step, where);
         std::vector<std::byte> back(size_of_step(s.step));
         BOOST_TEST_REQUIRE(read_back(store, s.slot, s.step, back, where));
         BOOST_TEST_REQUIRE((back == pattern_bytes(static_cast<std::uint64_t>(s.step), back.size())), where);
     }
     // Slots the store does not take over hold nothing complete.
     for (slot_t slot = 0; slot < slots; ++slot)
-        if (store.snapshot_step(0, slot) < 0)
+        if (store.snapshot_step(slot) < 0)
             for (const hdf5_snapshot_info& s : contents.snapshots)
                 BOOST_TEST_REQUIRE(!(s.slot == slot && s.status == hdf5_snapshot_status::complete), where);
     // Recovery: every slot can be written again and read back, also after reopening.
     for (slot_t slot = 0; slot < slots; ++slot) {
-        if (store.snapshot_step(0, slot) >= 0)
-            store.release(0, slot);
-        store.write(0, slot, 1000 + slot, view(pattern_bytes(static_cast<std::uint64_t>(1000 + slot), 50000)));
+        if (store.snapshot_step(slot) >= 0)
+            store.release(slot);
+        store.write(slot, 1000 + slot, view(pattern_bytes(static_cast<std::uint64_t>(1000 + slot), 50000)));
     }
     store.close();
-    hdf5_store again(file, level_capacity{static_cast<std::uint64_t>(slots)}, {.mode = hdf5_store::open_mode::resume});
+    hdf5_store again(file, level_capacity{.slots = slots}, {.mode = hdf5_store::open_mode::resume});
     for (slot_t slot = 0; slot < slots; ++slot) {
         std::vector<std::byte> back(50000);
         BOOST_TEST_REQUIRE(read_back(again, slot, 1000 + slot, back, where));

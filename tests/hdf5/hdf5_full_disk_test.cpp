@@ -52,17 +52,17 @@ fill_result fill(hdf5_store& store, int attempts)
     const std::size_t sizes[] = {mib, 3 * mib / 2 + 4321, 100000, 5000, 2 * mib};
     for (int i = 0; i < attempts; ++i) {
         const auto slot = static_cast<slot_t>(i % slots);
-        if (store.snapshot_step(0, slot) >= 0) {
-            store.release(0, slot);
+        if (store.snapshot_step(slot) >= 0) {
+            store.release(slot);
             r.written.erase(slot);
         }
         const std::size_t size = sizes[static_cast<std::size_t>(i) % std::size(sizes)];
         try {
-            store.write(0, slot, i, view(pattern_bytes(static_cast<std::uint64_t>(i), size)));
+            store.write(slot, i, view(pattern_bytes(static_cast<std::uint64_t>(i), size)));
             r.written[slot] = {i, size};
         } catch (const io_error& e) {
             r.failures.emplace_back(e.what());
-            if (store.snapshot_step(0, slot) != -1)
+            if (store.snapshot_step(slot) != -1)
                 r.problems.push_back("a failed write left slot " + std::to_string(slot) + " holding a snapshot");
         } catch (const std::exception& e) {
             r.problems.push_back(std::string("not an io_error: ") + e.what());
@@ -71,7 +71,7 @@ fill_result fill(hdf5_store& store, int attempts)
         for (const auto& [s, held] : r.written) {
             std::vector<std::byte> back(held.second);
             try {
-                store.read(0, s, held.first, view(back));
+                store.read(s, held.first, view(back));
                 if (back != pattern_bytes(static_cast<std::uint64_t>(held.first), held.second))
                     r.problems.push_back("slot " + std::to_string(s) + " read back other bytes");
             } catch (const std::exception& e) {
@@ -89,13 +89,13 @@ std::string check_reopened(const std::filesystem::path& file, const fill_result&
     for (slot_t s = 0; s < slots; ++s) {
         const auto it = r.written.find(s);
         const step_t expected = it == r.written.end() ? -1 : it->second.first;
-        if (store.snapshot_step(0, s) != expected && it != r.written.end())
-            return "slot " + std::to_string(s) + " holds x_" + std::to_string(store.snapshot_step(0, s)) +
+        if (store.snapshot_step(s) != expected && it != r.written.end())
+            return "slot " + std::to_string(s) + " holds x_" + std::to_string(store.snapshot_step(s)) +
                    " after reopening, not x_" + std::to_string(expected);
     }
     for (const auto& [s, held] : r.written) {
         std::vector<std::byte> back(held.second);
-        store.read(0, s, held.first, view(back));
+        store.read(s, held.first, view(back));
         if (back != pattern_bytes(static_cast<std::uint64_t>(held.first), held.second))
             return "slot " + std::to_string(s) + " read back other bytes after reopening";
     }
@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(file_size_limit)
         hdf5_store store(file, level_capacity{slots});
         // Some room first, then a limit 6 MiB above what the file uses.
         for (slot_t s = 0; s < 2; ++s)
-            store.write(0, s, 1000 + s, view(pattern_bytes(static_cast<std::uint64_t>(1000 + s), mib)));
+            store.write(s, 1000 + s, view(pattern_bytes(static_cast<std::uint64_t>(1000 + s), mib)));
         const auto before = static_cast<rlim_t>(std::filesystem::file_size(file));
         struct rlimit saved{};
         ::getrlimit(RLIMIT_FSIZE, &saved);

@@ -51,8 +51,8 @@ bool contains(const std::string& text, const std::string& part)
 void make_file(const std::filesystem::path& file, std::size_t size)
 {
     hdf5_store store(file, level_capacity{2});
-    store.write(0, 0, 3, view(pattern_bytes(3, size)));
-    store.write(0, 1, 4, view(pattern_bytes(4, size)));
+    store.write(0, 3, view(pattern_bytes(3, size)));
+    store.write(1, 4, view(pattern_bytes(4, size)));
 }
 
 } // namespace
@@ -67,12 +67,12 @@ BOOST_AUTO_TEST_CASE(a_flipped_data_byte_fails_the_checksum)
         flip_byte(file, offset + size / 2);
         hdf5_store store(file, level_capacity{2}, resume);
         std::vector<std::byte> back(size);
-        const std::string what = message_of<integrity_error>([&] { store.read(0, 0, 3, view(back)); });
+        const std::string what = message_of<integrity_error>([&] { store.read(0, 3, view(back)); });
         BOOST_TEST(contains(what, file.string()), what);
         BOOST_TEST(contains(what, "/snapshots/slot_000000/state"), what);
         BOOST_TEST(contains(what, "checksum mismatch"), what);
         // The other snapshot is intact and still reads.
-        store.read(0, 1, 4, view(back));
+        store.read(1, 4, view(back));
         BOOST_TEST((back == pattern_bytes(4, size)));
         // Inspection, through HDF5's own reads, finds the same.
         const hdf5_file_contents c = hdf5_inspect(file, true);
@@ -91,9 +91,9 @@ BOOST_AUTO_TEST_CASE(a_byte_flipped_while_the_store_is_open_is_caught)
     const std::uint64_t offset = remat::test::hdf5_data_offset(file, "/snapshots/slot_000000/state");
     hdf5_store store(file, level_capacity{2}, resume);
     std::vector<std::byte> back(200000);
-    store.read(0, 0, 3, view(back));
+    store.read(0, 3, view(back));
     flip_byte(file, offset + 123456);
-    BOOST_CHECK_THROW(store.read(0, 0, 3, view(back)), integrity_error);
+    BOOST_CHECK_THROW(store.read(0, 3, view(back)), integrity_error);
 }
 
 BOOST_AUTO_TEST_CASE(a_flipped_attribute_byte_is_caught)
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(a_flipped_attribute_byte_is_caught)
     const step_t step = 0x0123456789ABCDEF; // eight distinctive bytes to find in the dataset's header
     {
         hdf5_store store(file, level_capacity{1});
-        store.write(0, 0, step, view(pattern_bytes(1, 5000)));
+        store.write(0, step, view(pattern_bytes(1, 5000)));
     }
     const std::uint64_t header = remat::test::hdf5_header_address(file, "/snapshots/slot_000000/state");
     const std::vector<char> bytes = remat::test::read_file(file);
@@ -114,9 +114,9 @@ BOOST_AUTO_TEST_CASE(a_flipped_attribute_byte_is_caught)
     flip_byte(file, static_cast<std::uint64_t>(at - bytes.begin()) + 2);
 
     hdf5_store store(file, level_capacity{1}, resume);
-    BOOST_TEST(store.snapshot_step(0, 0) == -1); // not taken for a snapshot
+    BOOST_TEST(store.snapshot_step(0) == -1); // not taken for a snapshot
     std::vector<std::byte> back(5000);
-    const std::string what = message_of<integrity_error>([&] { store.read(0, 0, step, view(back)); });
+    const std::string what = message_of<integrity_error>([&] { store.read(0, step, view(back)); });
     BOOST_TEST(contains(what, file.string()), what);
     BOOST_TEST(contains(what, "/snapshots/slot_000000/state"), what);
     BOOST_TEST(contains(what, "checksum"), what); // HDF5's header checksum
@@ -124,8 +124,8 @@ BOOST_AUTO_TEST_CASE(a_flipped_attribute_byte_is_caught)
     BOOST_TEST_REQUIRE(c.snapshots.size() == 1u);
     BOOST_TEST(c.snapshots[0].status == hdf5_snapshot_status::damaged);
     // The slot can be written again.
-    store.write(0, 0, 7, view(pattern_bytes(7, 5000)));
-    store.read(0, 0, 7, view(back));
+    store.write(0, 7, view(pattern_bytes(7, 5000)));
+    store.read(0, 7, view(back));
     BOOST_TEST((back == pattern_bytes(7, 5000)));
 }
 
@@ -149,11 +149,11 @@ BOOST_AUTO_TEST_CASE(an_attribute_rewritten_through_hdf5_is_caught)
         H5Fclose(f);
     }
     hdf5_store store(file, level_capacity{2}, resume);
-    BOOST_TEST(store.snapshot_step(0, 0) == 3);
-    BOOST_TEST(store.snapshot_step(0, 1) == -1);
+    BOOST_TEST(store.snapshot_step(0) == 3);
+    BOOST_TEST(store.snapshot_step(1) == -1);
     std::vector<std::byte> back(4000);
     for (const step_t step : {4, 9}) {
-        const std::string what = message_of<integrity_error>([&] { store.read(0, 1, step, view(back)); });
+        const std::string what = message_of<integrity_error>([&] { store.read(1, step, view(back)); });
         BOOST_TEST(contains(what, "/snapshots/slot_000001/state"), what);
         BOOST_TEST(contains(what, "inconsistent"), what);
     }
@@ -256,9 +256,9 @@ BOOST_AUTO_TEST_CASE(a_snapshot_of_another_slot_or_step_is_refused)
         H5Fclose(f);
     }
     hdf5_store store(file, level_capacity{2}, resume);
-    BOOST_TEST(store.snapshot_step(0, 1) == -1);
+    BOOST_TEST(store.snapshot_step(1) == -1);
     std::vector<std::byte> back(4000);
-    const std::string what = message_of<integrity_error>([&] { store.read(0, 1, 3, view(back)); });
+    const std::string what = message_of<integrity_error>([&] { store.read(1, 3, view(back)); });
     BOOST_TEST(contains(what, "slot 0"), what);
     BOOST_TEST(hdf5_inspect(file).snapshots.at(1).status == hdf5_snapshot_status::damaged);
 }

@@ -59,12 +59,12 @@ void same_states_as_host_store(const State& x0, step_t steps, slot_t slots,
 {
     scratch_dir dir;
     host_store ram(slots);
-    hdf5_store disk(dir / "run.h5", level_capacity{static_cast<std::uint64_t>(slots)}, opts);
+    hdf5_store disk(dir / "run.h5", level_capacity{.slots = slots}, opts);
     const auto expected = states_seen<State>(ram, x0, steps, slots, forward, bytes);
     const auto got = states_seen<State>(disk, x0, steps, slots, forward, bytes);
     BOOST_TEST_REQUIRE(got.size() == static_cast<std::size_t>(steps));
     BOOST_TEST((got == expected));
-    const level_stats s = disk.stats().levels.at(0);
+    const level_stats s = disk.stats();
     BOOST_TEST(s.stores > 0u);
     BOOST_TEST(s.restores > 0u);
     BOOST_TEST(s.slots_in_use == 0u); // the driver freed every slot
@@ -169,7 +169,7 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_to_host_runs)
     const auto reference = gradient(all, store_all(steps, steps - 1));
     for (const slot_t slots : {2, 9, 40}) {
         // (Durability is not what is tested here; fdatasync per snapshot would only slow the test.)
-        hdf5_store disk(dir / ("l" + std::to_string(slots) + ".h5"), level_capacity{static_cast<std::uint64_t>(slots)},
+        hdf5_store disk(dir / ("l" + std::to_string(slots) + ".h5"), level_capacity{.slots = slots},
                         {.durable_writes = false});
         const auto g = gradient(disk, revolve(steps, slots));
         BOOST_TEST(std::memcmp(&g, &reference, sizeof g) == 0, "slots " << slots);
@@ -189,7 +189,7 @@ BOOST_AUTO_TEST_CASE(burgers_gradients_are_bit_identical_to_host_runs)
     const std::vector<double> reference = gradient(ram, revolve(steps, 8));
     for (const any_schedule& plan : {any_schedule(revolve(steps, 8)), any_schedule(uniform(steps, 25))}) {
         hdf5_store disk(dir / "b.h5",
-                        level_capacity{static_cast<std::uint64_t>(std::max<std::uint64_t>(plan.cost().peak_slots, 1))},
+                        level_capacity{.slots = std::max<slot_t>(static_cast<slot_t>(plan.cost().peak_slots), 1)},
                         {.durable_writes = false, .element = hdf5_element::float64});
         const std::vector<double> g = gradient(disk, plan);
         BOOST_TEST_REQUIRE(g.size() == reference.size());
@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(a_failing_step_leaves_the_store_reusable)
                           },
                           [](step_t, std::vector<double>&) {}),
                       step_error);
-    BOOST_TEST(disk.stats().levels[0].slots_in_use == 0u);
+    BOOST_TEST(disk.stats().slots_in_use == 0u);
     x.assign(100, 1.0);
     std::size_t reversed = 0;
     (void)run(
@@ -300,9 +300,8 @@ BOOST_AUTO_TEST_CASE(a_worker_thread_drives_the_store_while_the_main_thread_comp
         // Forward: the main thread makes each state and hands a copy to the I/O thread.
         for (slot_t s = 0; s < slots; ++s) {
             expected[static_cast<std::size_t>(s)] = pattern_bytes(static_cast<std::uint64_t>(s), size);
-            io.post([s, copy = expected[static_cast<std::size_t>(s)]](hdf5_store& st) {
-                st.write(0, s, 10 * s, view(copy));
-            });
+            io.post(
+                [s, copy = expected[static_cast<std::size_t>(s)]](hdf5_store& st) { st.write(s, 10 * s, view(copy)); });
             for (int i = 0; i < 200000; ++i) // compute meanwhile
                 busy_work += 1e-9 * i;
         }
@@ -310,15 +309,15 @@ BOOST_AUTO_TEST_CASE(a_worker_thread_drives_the_store_while_the_main_thread_comp
         for (slot_t s = slots - 1; s >= 0; --s) {
             read_back[static_cast<std::size_t>(s)].resize(size);
             io.post([s, &read_back](hdf5_store& st) {
-                st.read(0, s, 10 * s, view(read_back[static_cast<std::size_t>(s)]));
-                st.release(0, s);
+                st.read(s, 10 * s, view(read_back[static_cast<std::size_t>(s)]));
+                st.release(s);
             });
         }
         io.drain();
     }
     BOOST_TEST(busy_work > 0);
     BOOST_TEST((read_back == expected));
-    const level_stats st = store.stats().levels.at(0);
+    const level_stats st = store.stats();
     BOOST_TEST(st.stores == static_cast<std::uint64_t>(slots));
     BOOST_TEST(st.restores == static_cast<std::uint64_t>(slots));
     BOOST_TEST(st.slots_in_use == 0u);
@@ -332,12 +331,12 @@ BOOST_AUTO_TEST_CASE(two_stores_on_two_threads_at_once)
         hdf5_store store(dir / ("t" + std::to_string(id) + ".h5"), level_capacity{3});
         for (int round = 0; round < 20; ++round)
             for (slot_t s = 0; s < 3; ++s) {
-                if (store.snapshot_step(0, s) >= 0)
-                    store.release(0, s);
+                if (store.snapshot_step(s) >= 0)
+                    store.release(s);
                 const auto seed = static_cast<std::uint64_t>(id * 100000 + round * 10 + s);
-                store.write(0, s, round, view(pattern_bytes(seed, 70000 + static_cast<std::size_t>(s))));
+                store.write(s, round, view(pattern_bytes(seed, 70000 + static_cast<std::size_t>(s))));
                 std::vector<std::byte> back(70000 + static_cast<std::size_t>(s));
-                store.read(0, s, round, view(back));
+                store.read(s, round, view(back));
                 if (back != pattern_bytes(seed, back.size()))
                     throw std::runtime_error("thread " + std::to_string(id) + " read back other bytes");
             }

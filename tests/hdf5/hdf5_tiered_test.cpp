@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_with_an_asynchronous_hdf5_level)
     const test::vector_schedule plan = test::split_levels(revolve(240, 10), 3);
     for (const bool asynchronous : {false, true}) {
         ram_and_disk store({tier_options{}, tier_options{.asynchronous = asynchronous}}, host_store(3),
-                           hdf5_store(dir.path() / "run.h5", level_capacity{7, level_capacity::unlimited}));
+                           hdf5_store(dir.path() / "run.h5", level_capacity{.slots = 7}));
         run_report report;
         BOOST_TEST_REQUIRE(same_bits(p.gradient(plan, store, &report), reference), "asynchronous " << asynchronous);
         BOOST_TEST(report.levels[1].name == "disk");
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_during_write_behind_fails_the_run_cleanly)
     const std::vector<double> reference = p.gradient(store_all(200, 199), everything);
     const test::vector_schedule plan = test::split_levels(revolve(200, 12), 2);
     ram_and_disk store({tier_options{}, tier_options{.asynchronous = true}}, host_store(2),
-                       hdf5_store(file, level_capacity{10, level_capacity::unlimited}));
+                       hdf5_store(file, level_capacity{.slots = 10}));
     store.flush();
     const auto before = std::filesystem::file_size(file);
 

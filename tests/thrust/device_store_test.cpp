@@ -70,8 +70,8 @@ struct counting_runtime : host_runtime {
 
 } // namespace
 
-static_assert(snapshot_store<host_device_store>);
-static_assert(snapshot_store<sim_store>);
+static_assert(storage_level<host_device_store>);
+static_assert(storage_level<sim_store>);
 static_assert(!store_prefetches<host_device_store>);
 
 BOOST_AUTO_TEST_SUITE(slots_and_errors)
@@ -81,16 +81,16 @@ BOOST_AUTO_TEST_CASE(every_slot_round_trips_its_snapshot)
     host_device_store store(5);
     BOOST_TEST(store.slot_count() == 0u); // sized by the first write
     for (slot_t s = 0; s < 5; ++s)
-        store.write(0, s, 10 * s, view(pattern(100, static_cast<double>(s) * 1000)));
+        store.write(s, 10 * s, view(pattern(100, static_cast<double>(s) * 1000)));
     BOOST_TEST(store.slot_count() == 5u);
     BOOST_TEST(store.slot_bytes() == 800u);
     for (slot_t s = 4; s >= 0; --s) {
         std::vector<double> out(100);
-        BOOST_TEST(store.snapshot_bytes(0, s) == 800u);
-        store.read(0, s, 10 * s, view(out));
+        BOOST_TEST(store.snapshot_bytes(s) == 800u);
+        store.read(s, 10 * s, view(out));
         BOOST_TEST(same_bits(out, pattern(100, static_cast<double>(s) * 1000)));
     }
-    const level_stats st = store.stats().levels.at(0);
+    const level_stats st = store.stats();
     BOOST_TEST(st.name == "device");
     BOOST_TEST(st.stores == 5u);
     BOOST_TEST(st.restores == 5u);
@@ -98,30 +98,30 @@ BOOST_AUTO_TEST_CASE(every_slot_round_trips_its_snapshot)
     BOOST_TEST(st.bytes_read == 4000u);
     BOOST_TEST(st.slots_in_use == 5u);
     BOOST_TEST(st.peak_bytes == 4000u);
-    store.release(0, 2);
-    BOOST_TEST(store.snapshot_bytes(0, 2) == 0u);
-    BOOST_TEST(store.stats().levels[0].slots_in_use == 4u);
-    store.write(0, 2, 7, view(pattern(50, -1))); // a smaller snapshot reuses the slot
+    store.release(2);
+    BOOST_TEST(store.snapshot_bytes(2) == 0u);
+    BOOST_TEST(store.stats().slots_in_use == 4u);
+    store.write(2, 7, view(pattern(50, -1))); // a smaller snapshot reuses the slot
     std::vector<double> out(50);
-    store.read(0, 2, 7, view(out));
+    store.read(2, 7, view(out));
     BOOST_TEST(same_bits(out, pattern(50, -1)));
-    BOOST_TEST(store.stats().levels[0].peak_slots == 5u);
+    BOOST_TEST(store.stats().peak_slots == 5u);
 }
 
 BOOST_AUTO_TEST_CASE(a_byte_budget_becomes_whole_slots)
 {
-    host_device_store store(level_capacity{level_capacity::unlimited, 2048});
-    BOOST_TEST(store.capacity(0).slots == level_capacity::unlimited); // unknown until sized
+    host_device_store store(level_capacity{.bytes = 2048});
+    BOOST_TEST(store.capacity().slots == level_capacity::unlimited_slots); // unknown until sized
     const std::vector<double> x = pattern(40, 0); // 320 bytes -> 512-byte slots -> 4 slots in 2048 bytes
     for (slot_t s = 0; s < 4; ++s)
-        store.write(0, s, s, view(x));
-    BOOST_TEST(store.capacity(0).slots == 4u);
-    BOOST_TEST(store.capacity(0).bytes == 2048u);
-    BOOST_CHECK_THROW(store.write(0, 4, 4, view(x)), capacity_error);
+        store.write(s, s, view(x));
+    BOOST_TEST(store.capacity().slots == 4u);
+    BOOST_TEST(store.capacity().bytes == 2048u);
+    BOOST_CHECK_THROW(store.write(4, 4, view(x)), capacity_error);
 
     host_device_store both(level_capacity{3, 1 << 20}); // the smaller limit wins
-    both.write(0, 0, 0, view(x));
-    BOOST_TEST(both.capacity(0).slots == 3u);
+    both.write(0, 0, view(x));
+    BOOST_TEST(both.capacity().slots == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(slot_bytes_preallocates_once_and_never_again)
@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(slot_bytes_preallocates_once_and_never_again)
     int live = 0;
     const reaction_diffusion problem{.points = 64};
     {
-        basic_device_store<counting_runtime> store(level_capacity{6, level_capacity::unlimited},
+        basic_device_store<counting_runtime> store(level_capacity{.slots = 6},
                                                    {.slot_bytes = problem.points * sizeof(double)},
                                                    counting_runtime{{}, &allocations, &live});
         BOOST_TEST(allocations == 1);
@@ -152,37 +152,36 @@ BOOST_AUTO_TEST_CASE(errors_name_the_bad_value_and_leave_the_slot_unchanged)
     BOOST_CHECK_THROW(host_device_store(level_capacity{4, 0}), argument_error);
     BOOST_CHECK_THROW(host_device_store(level_capacity{4, 100}, {.slot_bytes = 1000}), capacity_error);
 
-    host_device_store store(level_capacity{3, level_capacity::unlimited}, {.slot_bytes = 800});
+    host_device_store store(level_capacity{.slots = 3}, {.slot_bytes = 800});
     const std::vector<double> x = pattern(100, 1);
-    BOOST_CHECK_THROW(store.write(1, 0, 0, view(x)), argument_error);
-    BOOST_CHECK_THROW(store.write(0, 3, 0, view(x)), capacity_error);
-    BOOST_CHECK_THROW(store.write(0, -1, 0, view(x)), capacity_error);
-    BOOST_CHECK_THROW(store.write(0, 0, 0, view(pattern(101, 0))), capacity_error); // larger than a slot
-    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
-    BOOST_TEST(store.stats().levels[0].stores == 0u);
+    BOOST_CHECK_THROW(store.write(3, 0, view(x)), capacity_error);
+    BOOST_CHECK_THROW(store.write(-1, 0, view(x)), capacity_error);
+    BOOST_CHECK_THROW(store.write(0, 0, view(pattern(101, 0))), capacity_error); // larger than a slot
+    BOOST_TEST(store.snapshot_bytes(0) == 0u);
+    BOOST_TEST(store.stats().stores == 0u);
 
-    store.write(0, 0, 5, view(x));
-    BOOST_CHECK_THROW(store.write(0, 0, 6, view(x)), schedule_error); // occupied
+    store.write(0, 5, view(x));
+    BOOST_CHECK_THROW(store.write(0, 6, view(x)), schedule_error); // occupied
     std::vector<double> out(100);
-    BOOST_CHECK_THROW(store.read(0, 0, 4, view(out)), integrity_error); // wrong step
+    BOOST_CHECK_THROW(store.read(0, 4, view(out)), integrity_error); // wrong step
     std::vector<double> shorter(99);
-    BOOST_CHECK_THROW(store.read(0, 0, 5, view(shorter)), integrity_error); // wrong size
-    BOOST_CHECK_THROW(store.read(0, 1, 5, view(out)), integrity_error);     // empty slot
-    BOOST_CHECK_THROW(store.release(0, 1), schedule_error);
+    BOOST_CHECK_THROW(store.read(0, 5, view(shorter)), integrity_error); // wrong size
+    BOOST_CHECK_THROW(store.read(1, 5, view(out)), integrity_error);     // empty slot
+    BOOST_CHECK_THROW(store.release(1), schedule_error);
     try {
-        store.read(0, 0, 4, view(out));
+        store.read(0, 4, view(out));
     } catch (const integrity_error& e) {
         BOOST_TEST(std::string(e.what()).find("x_5") != std::string::npos);
         BOOST_TEST(std::string(e.what()).find("x_4") != std::string::npos);
     }
-    store.read(0, 0, 5, view(out));
+    store.read(0, 5, view(out));
     BOOST_TEST(same_bits(out, x));
 
     host_device_store unsized(2);
-    BOOST_CHECK_THROW(unsized.read(0, 0, 0, view(out)), schedule_error); // never written
+    BOOST_CHECK_THROW(unsized.read(0, 0, view(out)), schedule_error); // never written
     store.release_all();
-    BOOST_TEST(store.snapshot_bytes(0, 0) == 0u);
-    BOOST_TEST(store.stats().levels[0].slots_in_use == 0u);
+    BOOST_TEST(store.snapshot_bytes(0) == 0u);
+    BOOST_TEST(store.stats().slots_in_use == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(gradients_through_the_driver_are_bit_identical_to_store_all)
@@ -237,8 +236,7 @@ rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, 
     stream_simulator sim(seed);
     const int user = setup.own_user_stream ? sim.create_stream() : 0;
     simulated_runtime runtime{&sim, setup.fault, user};
-    sim_store store(level_capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited}, {.user_stream = user},
-                    runtime);
+    sim_store store(level_capacity{.slots = slots}, {.user_stream = user}, runtime);
 
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     sim_state x{problem.initial_field()};
@@ -293,17 +291,17 @@ BOOST_AUTO_TEST_CASE(a_slot_reused_during_a_copy_out_keeps_both_snapshots)
         int wrong = 0;
         for (std::uint64_t seed = 1; seed <= 40; ++seed) {
             stream_simulator sim(seed);
-            sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim, fault});
+            sim_store store(level_capacity{.slots = 2}, {}, simulated_runtime{&sim, fault});
             sim_state x{pattern(64, 1)};
             const sim_state y{pattern(64, 1000)};
             std::vector<double> behind(64, 0.0);
-            store.write(0, 0, 3, snapshot_traits<sim_state>::bytes(std::as_const(x)));
+            store.write(0, 3, snapshot_traits<sim_state>::bytes(std::as_const(x)));
             store.copy_out(0, 3, view(behind)); // write-behind, asynchronous
-            store.release(0, 0);
-            store.write(0, 0, 4, snapshot_traits<sim_state>::bytes(y));                 // reuse at once
+            store.release(0);
+            store.write(0, 4, snapshot_traits<sim_state>::bytes(y));                    // reuse at once
             sim.enqueue(0, [&] { std::fill(x.values.begin(), x.values.end(), -7.0); }); // the next kernel
             sim.progress();
-            store.read(0, 0, 4, snapshot_traits<sim_state>::bytes(x));
+            store.read(0, 4, snapshot_traits<sim_state>::bytes(x));
             sim.drain();
             const bool right = same_bits(behind, pattern(64, 1)) && same_bits(x.values, pattern(64, 1000));
             if (fault == runtime_fault::none)
@@ -319,12 +317,12 @@ BOOST_AUTO_TEST_CASE(a_read_after_a_copy_in_sees_its_bytes)
 {
     for (std::uint64_t seed = 1; seed <= 40; ++seed) {
         stream_simulator sim(seed);
-        sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim});
+        sim_store store(level_capacity{.slots = 2}, {}, simulated_runtime{&sim});
         const std::vector<double> from_host = pattern(32, 5);
         store.copy_in(1, 9, view(from_host, memory_space::device)); // read-ahead from (pinned) host memory
-        BOOST_TEST(store.snapshot_bytes(0, 1) == 32 * sizeof(double));
+        BOOST_TEST(store.snapshot_bytes(1) == 32 * sizeof(double));
         sim_state x{std::vector<double>(32, 0.0)};
-        store.read(0, 1, 9, snapshot_traits<sim_state>::bytes(x));
+        store.read(1, 9, snapshot_traits<sim_state>::bytes(x));
         std::vector<double> seen;
         sim.enqueue(0, [&] { seen = x.values; }); // the user's next kernel
         sim.drain();
@@ -336,15 +334,15 @@ BOOST_AUTO_TEST_CASE(only_host_memory_and_wait_slot_block_the_host)
 {
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         stream_simulator sim(seed, 0); // the simulated GPU runs nothing unless the host waits
-        sim_store store(level_capacity{2, level_capacity::unlimited}, {}, simulated_runtime{&sim});
+        sim_store store(level_capacity{.slots = 2}, {}, simulated_runtime{&sim});
         // Device memory in and out: the host never waits (nothing has run yet).
         sim_state x{pattern(16, 4)};
-        store.write(0, 1, 0, snapshot_traits<sim_state>::bytes(std::as_const(x)));
-        store.read(0, 1, 0, snapshot_traits<sim_state>::bytes(x));
+        store.write(1, 0, snapshot_traits<sim_state>::bytes(std::as_const(x)));
+        store.read(1, 0, snapshot_traits<sim_state>::bytes(x));
         BOOST_TEST(sim.operations_run() == 0u);
         BOOST_TEST(!store.slot_ready(1));
         std::vector<double> host = pattern(16, 2);
-        store.write(0, 0, 1, view(host)); // host memory: the caller may reuse it at once
+        store.write(0, 1, view(host)); // host memory: the caller may reuse it at once
         std::fill(host.begin(), host.end(), 0.0);
         std::vector<double> behind(16, 0.0);
         store.copy_out(0, 1, view(behind, memory_space::device));
@@ -353,7 +351,7 @@ BOOST_AUTO_TEST_CASE(only_host_memory_and_wait_slot_block_the_host)
         BOOST_TEST(store.slot_ready(0));
         BOOST_TEST(same_bits(behind, pattern(16, 2)));
         std::vector<double> back(16, 0.0);
-        store.read(0, 0, 1, view(back)); // into host memory: complete on return
+        store.read(0, 1, view(back)); // into host memory: complete on return
         BOOST_TEST(same_bits(back, pattern(16, 2)));
     }
 }

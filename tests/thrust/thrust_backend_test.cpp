@@ -122,8 +122,7 @@ BOOST_AUTO_TEST_CASE(device_vector_states_through_a_host_store_with_copy_bytes)
 {
     const reaction_diffusion problem{.points = 128};
     remat::cuda::pinned_memory_resource pinned;
-    host_store store(level_capacity{6, level_capacity::unlimited},
-                     {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+    host_store store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
     const rd_gradient g = test::run_thrust_gradient(problem, revolve(120, 6), store);
     BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 120)));
 }
@@ -139,7 +138,7 @@ BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
 
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     std::vector<double> scratch;
-    remat::cuda::device_store store(level_capacity{4, level_capacity::unlimited}, {.slot_bytes = 800});
+    remat::cuda::device_store store(level_capacity{.slots = 4}, {.slot_bytes = 800});
     (void)run(
         revolve(steps, 4), store, x,
         [&](step_t, remat::cuda::device_span<double>& s) { problem.step(s.data(), scratch); },
@@ -165,8 +164,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
              tier_options{.asynchronous = asynchronous,
                           .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = remat::cuda::copy_bytes}}},
             remat::cuda::device_store(3),
-            host_store(level_capacity{6, level_capacity::unlimited},
-                       {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
+            host_store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
         run_report report;
         const rd_gradient g = test::run_thrust_gradient(problem, plan, store, &report);
         BOOST_TEST(same_bits(g, expected), "asynchronous " << asynchronous);

@@ -27,12 +27,12 @@
 #include "remat/cuda/device_runtime.hpp"
 #include "remat/detail/checked_math.hpp"
 #include "remat/error.hpp"
-#include "remat/schedule/action.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/store_capacity.hpp"
-#include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
+#include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -44,9 +44,9 @@
 
 namespace remat::cuda {
 
-/// One level of snapshots in device memory: a store modelling remat::snapshot_store with level 0 named
-/// "device". All slots are one allocation made once (in the constructor when options::slot_bytes is
-/// given, else at the first write, sized by that snapshot), so a run allocates nothing per snapshot.
+/// One level of snapshots in device memory, modelling remat::storage_level (named "device"). All slots
+/// are one allocation made once (in the constructor when options::slot_bytes is given, else at the
+/// first write, sized by that snapshot), so a run allocates nothing per snapshot.
 /// Capacity in slots, bytes, or both (the smaller wins); it must be bounded. Not thread-safe: one driver
 /// uses it at a time, with the device that was current at its construction.
 ///
@@ -78,7 +78,7 @@ public:
     basic_device_store(level_capacity capacity, options opts, Runtime runtime) : runtime_(std::move(runtime))
     {
         remat::detail::require_room(capacity, "a device store");
-        if (capacity.slots == level_capacity::unlimited && capacity.bytes == level_capacity::unlimited)
+        if (capacity.slots == level_capacity::unlimited_slots && capacity.bytes == level_capacity::unlimited_bytes)
             throw argument_error("a device store needs a bounded capacity: give its slots, its bytes or both");
         capacity_ = capacity;
         options_ = opts;
@@ -109,15 +109,13 @@ public:
     basic_device_store(level_capacity capacity, options opts) : basic_device_store(capacity, opts, Runtime{}) {}
     explicit basic_device_store(level_capacity capacity) : basic_device_store(capacity, options{}, Runtime{}) {}
     explicit basic_device_store(slot_t slots)
-        : basic_device_store(
-              level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited},
-              options{}, Runtime{})
+        : basic_device_store(level_capacity{.slots = remat::detail::require_slot_count(slots, "a device store")},
+                             options{}, Runtime{})
     {
     }
     basic_device_store(slot_t slots, options opts)
-        : basic_device_store(
-              level_capacity{remat::detail::require_slot_count(slots, "a device store"), level_capacity::unlimited},
-              opts, Runtime{})
+        : basic_device_store(level_capacity{.slots = remat::detail::require_slot_count(slots, "a device store")},
+                             opts, Runtime{})
     {
     }
 
@@ -139,22 +137,15 @@ public:
     /// Device reads are fast: the driver skips its lookahead for this store.
     static constexpr bool prefetches = false;
 
-    [[nodiscard]] level_t level_count() const noexcept { return 1; }
-
     /// The capacity given, with the slots it holds once their size is known.
-    [[nodiscard]] level_capacity capacity(level_t level) const
-    {
-        require_level(level);
-        return {slot_limit(), capacity_.bytes};
-    }
+    [[nodiscard]] level_capacity capacity() const noexcept { return {slot_limit(), capacity_.bytes}; }
 
     /// Copies the state into `slot` as x_step (see the ordering contract at the top of this header). The
     /// first write sizes the slots when options::slot_bytes was 0. Throws capacity_error for a slot
     /// outside the capacity or a snapshot larger than a slot, schedule_error when the slot is occupied;
     /// the slot is then unchanged.
-    void write(level_t level, slot_t slot, step_t step, const_bytes src)
+    void write(slot_t slot, step_t step, const_bytes src)
     {
-        require_level(level);
         if (base_ == nullptr)
             allocate_slots(src.size);
         slot_entry& e = entry(slot);
@@ -177,9 +168,8 @@ public:
 
     /// Copies x_step from `slot` into the state (see the ordering contract at the top of this header).
     /// Throws integrity_error unless the slot holds x_step of dst.size bytes.
-    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst)
+    void read(slot_t slot, step_t step, mutable_bytes dst)
     {
-        require_level(level);
         slot_entry& e = held(slot, step, "read");
         if (e.size != dst.size)
             throw integrity_error("device slot " + std::to_string(slot) + " holds " + std::to_string(e.size) +
@@ -198,9 +188,8 @@ public:
     }
 
     /// The slot is free for another snapshot at once; a copy still reading it finishes first on the GPU.
-    void release(level_t level, slot_t slot)
+    void release(slot_t slot)
     {
-        require_level(level);
         if (slot < 0 || static_cast<std::uint64_t>(slot) >= slots_.size() || slots_[index(slot)].step < 0)
             throw schedule_error("free of device slot " + std::to_string(slot) + ", which holds no snapshot");
         slot_entry& e = slots_[index(slot)];
@@ -220,18 +209,15 @@ public:
         stats_.bytes_in_use = 0;
     }
 
-    void prefetch(level_t, slot_t, step_t) noexcept {}
-
-    [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const
     {
-        require_level(level);
         if (slot < 0 || static_cast<std::uint64_t>(slot) >= slots_.size())
             return 0;
         const slot_entry& e = slots_[index(slot)];
         return e.step >= 0 ? e.size : 0;
     }
 
-    [[nodiscard]] store_stats stats() const { return {{stats_}}; }
+    [[nodiscard]] const level_stats& stats() const noexcept { return stats_; }
 
     // --- for levels behind this one: write-behind and read-ahead ----------------------------------------
 
@@ -241,7 +227,7 @@ public:
     /// (until another copy touches the slot). Throws integrity_error unless the slot holds x_step and
     /// dst has its size.
     ///
-    ///     store.write(0, 3, k, state_bytes);              // fast device copy; the kernels go on
+    ///     store.write(3, k, state_bytes);                 // fast device copy; the kernels go on
     ///     store.copy_out(3, k, host_slot);                // device -> host behind the kernels
     ///     ...; store.wait_slot(3);                        // before host_slot is used
     void copy_out(slot_t slot, step_t step, mutable_bytes dst)
@@ -301,7 +287,7 @@ public:
     /// The largest snapshot a slot takes (options::slot_bytes or the first snapshot's size; 0 until
     /// sized) and the slots preallocated (0 until sized).
     [[nodiscard]] std::size_t slot_bytes() const noexcept { return slot_size_; }
-    [[nodiscard]] std::uint64_t slot_count() const noexcept { return slots_.size(); }
+    [[nodiscard]] slot_t slot_count() const noexcept { return static_cast<slot_t>(slots_.size()); }
 
     [[nodiscard]] stream_handle user_stream() const noexcept { return options_.user_stream; }
     /// Changes the stream the copies are ordered against (between runs, or when the kernels move).
@@ -318,12 +304,6 @@ private:
         event_handle done{};
     };
 
-    static void require_level(level_t level)
-    {
-        if (level != 0)
-            throw argument_error("a device store has one level (0), got level " + std::to_string(level));
-    }
-
     static std::size_t index(slot_t slot) noexcept { return static_cast<std::size_t>(slot); }
 
     /// Host memory the runtime does not own: the host may touch it as soon as the call returns.
@@ -332,16 +312,16 @@ private:
         return space == memory_space::host && Runtime::device_memory != memory_space::host;
     }
 
-    [[nodiscard]] std::uint64_t slot_limit() const noexcept
+    [[nodiscard]] slot_t slot_limit() const noexcept
     {
-        return base_ != nullptr ? static_cast<std::uint64_t>(slots_.size()) : capacity_.slots;
+        return base_ != nullptr ? static_cast<slot_t>(slots_.size()) : capacity_.slots;
     }
 
     [[nodiscard]] std::byte* slot_data(slot_t slot) const noexcept { return base_ + index(slot) * stride_; }
 
     std::size_t index_checked(slot_t slot) const
     {
-        if (slot < 0 || static_cast<std::uint64_t>(slot) >= slot_limit())
+        if (slot < 0 || slot >= slot_limit())
             throw capacity_error("slot " + std::to_string(slot) + " is outside the device store's " +
                                  std::to_string(slot_limit()) + " slots");
         if (static_cast<std::uint64_t>(slot) >= slots_.size())
@@ -375,8 +355,8 @@ private:
         const std::uint64_t wanted = std::max<std::uint64_t>(snapshot_size, 1);
         const std::uint64_t stride = remat::detail::checked_mul((wanted + slot_alignment - 1) / slot_alignment,
                                                                 slot_alignment, "device slot size");
-        std::uint64_t count = capacity_.slots;
-        if (capacity_.bytes != level_capacity::unlimited)
+        auto count = static_cast<std::uint64_t>(capacity_.slots);
+        if (capacity_.bytes != level_capacity::unlimited_bytes)
             count = std::min(count, capacity_.bytes / stride);
         if (count == 0)
             throw capacity_error("the device store's " + std::to_string(capacity_.bytes) +

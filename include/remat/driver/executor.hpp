@@ -10,6 +10,7 @@
 #include "remat/driver/run_report.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
+#include "remat/schedule/cost.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_traits.hpp"
 
@@ -58,12 +59,13 @@ inline std::string current_exception_message()
 
 } // namespace detail
 
-/// Applies actions to `state` with `store`, calling the user's forward and adjoint steps.
+/// Applies actions to `state` with `store` (one storage level or a multi-level store), calling the
+/// user's forward and adjoint steps.
 ///
 ///     remat::executor ex(store, x, forward, adjoint, T);
 ///     for (const remat::action& a : remat::revolve(T, 10)) ex.apply(a);
 ///     remat::run_report r = ex.finish();
-template <snapshot_state State, snapshot_store Store, forward_step<State> Forward, adjoint_step<State> Adjoint>
+template <snapshot_state State, store_for_run Store, forward_step<State> Forward, adjoint_step<State> Adjoint>
 class executor {
 public:
     executor(Store& store, State& state, Forward& forward, Adjoint& adjoint, step_t steps)
@@ -79,6 +81,26 @@ public:
         for (std::size_t i = 0; i < levels && i < before.levels.size(); ++i) {
             report_.levels[i].name = before.levels[i].name;
             waits_before_[i] = {before.levels[i].wait_seconds, before.levels[i].overlapped_seconds};
+        }
+    }
+
+    /// Checks, before any step runs, that a plan with these counts fits the store: the same number of
+    /// levels, and on each level the plan's peak slots (and their bytes, at the current state's snapshot
+    /// size) within the level's capacity. Throws remat::capacity_error naming both numbers. A cost
+    /// without per-level counts (a schedule of one's own) is checked for its total peak on level 0.
+    ///
+    ///     remat::executor ex(store, x, forward, adjoint, T);
+    ///     ex.check_fits(plan.cost());   // before the first ex.apply
+    void check_fits(const schedule_cost& cost)
+    {
+        const std::size_t levels = report_.levels.size();
+        if (!cost.levels.empty() && cost.levels.size() != levels)
+            throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
+                                 (cost.levels.size() == 1 ? "" : "s") + " but the store has " + std::to_string(levels));
+        const std::uint64_t size = snapshot_size();
+        for (std::size_t i = 0; i < std::max<std::size_t>(cost.levels.size(), 1); ++i) {
+            const std::uint64_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
+            check_level_fits(static_cast<level_t>(i), peak, size);
         }
     }
 
@@ -108,7 +130,8 @@ public:
     /// Tells the store what is coming: a restore ahead is prefetched (a disk level reads it early).
     void look_ahead(const action& a)
     {
-        if (const auto* r = std::get_if<restore>(&a))
+        const auto* r = std::get_if<restore>(&a);
+        if (r != nullptr && r->level >= 0 && static_cast<std::size_t>(r->level) < report_.levels.size())
             store_.prefetch(r->level, r->slot, r->step);
     }
 
@@ -216,6 +239,7 @@ private:
     {
         if (s.step != current_)
             throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
+        level_report& l = level(s.level);
         std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
             const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
@@ -232,7 +256,6 @@ private:
             }
             store_.write(s.level, s.slot, s.step, const_bytes{staging_.data(), size, memory_space::host});
         }
-        level_report& l = level(s.level);
         ++l.stores;
         l.bytes_written += size;
         ++report_.stores;
@@ -253,6 +276,7 @@ private:
         if (r.step > next_reverse_)
             throw schedule_error("restore of x_" + std::to_string(r.step) + ", beyond the next step to reverse (" +
                                  std::to_string(next_reverse_) + ")");
+        level_report& l = level(r.level);
         current_ = -1; // until the read succeeds
         std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
@@ -276,7 +300,6 @@ private:
             }
         }
         current_ = r.step;
-        level_report& l = level(r.level);
         ++l.restores;
         l.bytes_read += size;
         ++report_.restores;
@@ -314,6 +337,35 @@ private:
         --next_reverse_;
     }
 
+    /// Bytes of one snapshot of the current state.
+    std::uint64_t snapshot_size()
+    {
+        if constexpr (contiguous_state<State>) {
+            return snapshot_traits<State>::bytes(std::as_const(state_)).size;
+        } else {
+            try {
+                return snapshot_traits<State>::size_bytes(std::as_const(state_));
+            } catch (...) {
+                detail::rethrow_as_step_error(current_, step_phase::save);
+            }
+        }
+    }
+
+    // Checks that level `level` holds `slots` snapshots of the current state at once (see check_fits).
+    void check_level_fits(level_t level, std::uint64_t slots, std::uint64_t snapshot_bytes)
+    {
+        const level_capacity have = store_.capacity(level);
+        const std::string name =
+            "level " + std::to_string(level) + " (" + report_.levels[static_cast<std::size_t>(level)].name + ")";
+        if (slots > static_cast<std::uint64_t>(have.slots))
+            throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots at once on " + name +
+                                 ", but the store's level has " + std::to_string(have.slots) + " slots");
+        if (have.bytes != level_capacity::unlimited_bytes && snapshot_bytes != 0 && slots > have.bytes / snapshot_bytes)
+            throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots of " +
+                                 std::to_string(snapshot_bytes) + " bytes at once on " + name +
+                                 ", but the store's level has room for " + std::to_string(have.bytes) + " bytes");
+    }
+
     level_report& level(level_t L)
     {
         if (L < 0 || static_cast<std::size_t>(L) >= report_.levels.size())
@@ -327,7 +379,7 @@ private:
         return current_ < 0 ? std::string("undefined (restore a snapshot first)") : "x_" + std::to_string(current_);
     }
 
-    Store& store_;
+    detail::store_access<Store> store_;
     State& state_;
     Forward& forward_;
     Adjoint& adjoint_;

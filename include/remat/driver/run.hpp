@@ -64,10 +64,13 @@ void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
 ///
 /// `forward(k, x)` maps x_k to x_{k+1} in place; `adjoint(k, x)` is called with x == x_k, once per step
 /// from k = T-1 down to 0, and owns the adjoint variables and gradients it updates. The store holds the
-/// snapshots the schedule asks for. Gradients are bit-identical for every schedule, since each adjoint
-/// step sees exactly the x_k of a plain forward sweep.
+/// snapshots the schedule asks for: one storage level (host_store, hdf5_store, cuda::device_store) or a
+/// multi-level store (tiered_store) for a schedule over several levels. Gradients are bit-identical for every schedule,
+/// since each adjoint step sees exactly the x_k of a plain forward sweep.
 ///
-/// Errors: a throwing callable becomes remat::step_error naming the step (the original is nested);
+/// Errors: a plan that does not fit the store (more levels, or more slots or bytes at once on a level
+/// than it holds) is refused with remat::capacity_error before any step runs; a throwing callable
+/// becomes remat::step_error naming the step (the original is nested);
 /// a schedule that does not fit the state or the store throws remat::schedule_error. In both cases
 /// the store's slots are released before the exception leaves.
 ///
@@ -77,13 +80,14 @@ void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
 ///     remat::run_report r = remat::run(remat::revolve(T, 20), store, x,
 ///         [&](remat::step_t k, std::vector<double>& s) { step(k, s); },
 ///         [&](remat::step_t k, std::vector<double>& s) { adjoint_step(k, s, a); });
-template <schedule Schedule, snapshot_store Store, snapshot_state State, forward_step<State> Forward,
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_step<State> Forward,
           adjoint_step<State> Adjoint>
 run_report run(const Schedule& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
                const run_options& options = {})
 {
     executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
         store, state, forward, adjoint, plan.steps());
+    ex.check_fits(plan.cost()); // before step 0: nothing has run, nothing to release
     try {
         auto cursor = plan.cursor();
         detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);

@@ -50,6 +50,9 @@ run_report drive_online(const online_revolve& plan, Store& store, State& state, 
                         Ended&& ended, const run_options& options)
 {
     executor<State, Store, Forward, Adjoint> ex(store, state, forward, adjoint, std::numeric_limits<step_t>::max());
+    schedule_cost need; // the online schedule may fill every slot it has, whatever T turns out to be
+    need.levels = {level_cost{0, 0, static_cast<std::uint64_t>(plan.slots())}};
+    ex.check_fits(need);
     try {
         auto cursor = plan.cursor();
         action a;
@@ -85,7 +88,7 @@ run_report drive_online(const online_revolve& plan, Store& store, State& state, 
 ///         [&](remat::step_t k, State& s) { solver.adjoint_step(k, s, a); },
 ///         [&](remat::step_t, const State& s) { return solver.time(s) + solver.dt(s) >= t_end; });
 ///     // r.steps is T
-template <snapshot_store Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
+template <store_for_run Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
           loop_test<State> IsLast>
 run_report run_online(const online_revolve& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
                       IsLast&& is_last, const run_options& options = {})
@@ -107,7 +110,7 @@ run_report run_online(const online_revolve& plan, Store& store, State& state, Fo
 ///
 ///     remat::run_report r = remat::run_online_converged(plan, store, x, step, adjoint_step,
 ///         [&](remat::step_t, const State& s) { return residual(s) < 1e-10; });
-template <snapshot_store Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
+template <store_for_run Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
           loop_test<State> Converged>
 run_report run_online_converged(const online_revolve& plan, Store& store, State& state, Forward&& forward,
                                 Adjoint&& adjoint, Converged&& converged, const run_options& options = {})

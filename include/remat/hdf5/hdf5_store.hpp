@@ -21,10 +21,10 @@
 // (H5is_library_threadsafe).
 #pragma once
 
-#include "remat/schedule/action.hpp"
-#include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
+#include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -52,7 +52,7 @@ enum class hdf5_element { uint8, int32, int64, float32, float64 };
 ///     remat::element_bytes(remat::hdf5_element::float32); // 4
 [[nodiscard]] std::size_t element_bytes(hdf5_element e) noexcept;
 
-/// A snapshot store with one level ("disk") in one HDF5 file. Models remat::snapshot_store.
+/// A storage level ("disk") in one HDF5 file. Models remat::storage_level.
 ///
 ///     remat::hdf5_store disk("/scratch/run.h5", remat::level_capacity{.slots = 64});
 ///     remat::run(remat::revolve(T, 64), disk, x, forward, adjoint);
@@ -60,7 +60,7 @@ enum class hdf5_element { uint8, int32, int64, float32, float64 };
 ///     // after a crash: the complete snapshots are still there
 ///     remat::hdf5_store again("/scratch/run.h5", remat::level_capacity{.slots = 64},
 ///                             {.mode = remat::hdf5_store::open_mode::resume});
-///     remat::step_t k = again.snapshot_step(0, 3); // -1 when slot 3 holds nothing complete
+///     remat::step_t k = again.snapshot_step(3); // -1 when slot 3 holds nothing complete
 class hdf5_store {
 public:
     /// What happens to a file already at the path.
@@ -106,7 +106,7 @@ public:
         std::string run_identity{};
     };
 
-    /// Opens or creates `file`. Throws argument_error for a bad capacity or options, io_error when the file
+    /// Opens or creates `file`. Throws argument_error for a bad capacity (naming it) or options, io_error when the file
     /// cannot be created or opened, integrity_error when (in resume mode) it is not a readable remat
     /// snapshot file.
     hdf5_store(std::filesystem::path file, level_capacity capacity, options opts);
@@ -124,36 +124,33 @@ public:
     /// store reads ahead on its own thread).
     static constexpr bool prefetches = false;
 
-    /// One level, 0 (named options::name, "disk" by default, in stats()).
-    [[nodiscard]] level_t level_count() const noexcept { return 1; }
-    /// The capacity given at construction; argument_error for a level other than 0.
-    [[nodiscard]] level_capacity capacity(level_t level) const;
+    /// The capacity given at construction.
+    [[nodiscard]] level_capacity capacity() const noexcept;
     /// Writes x_step into `slot`. Throws capacity_error (slot outside the capacity, bytes over budget),
     /// schedule_error (the slot still holds a snapshot), argument_error (bytes not a whole number of
     /// elements), io_error (disk full, I/O error; the slot is then empty and the file still consistent).
     ///
     ///     std::vector<double> x(1 << 20);
-    ///     disk.write(0, 3, 1200, remat::host_bytes(std::as_bytes(std::span(x)))); // x_1200 into slot 3
-    void write(level_t level, slot_t slot, step_t step, const_bytes src);
+    ///     disk.write(3, 1200, remat::host_bytes(std::as_bytes(std::span(x)))); // x_1200 into slot 3
+    void write(slot_t slot, step_t step, const_bytes src);
     /// Reads x_step from `slot` into dst, checking the file's record against (slot, step, dst.size) and the
     /// data against its checksum: integrity_error names the file, the dataset and the difference.
     ///
-    ///     disk.read(0, 3, 1200, remat::host_bytes(std::as_writable_bytes(std::span(x))));
-    void read(level_t level, slot_t slot, step_t step, mutable_bytes dst);
+    ///     disk.read(3, 1200, remat::host_bytes(std::as_writable_bytes(std::span(x))));
+    void read(slot_t slot, step_t step, mutable_bytes dst);
     /// The slot may be written again (schedule_error when it holds nothing). Its bytes stay in the file,
     /// still a valid snapshot, until the slot is written again.
-    void release(level_t level, slot_t slot);
+    void release(slot_t slot);
     /// Releases every slot (after a failed run); the file is not touched.
     void release_all() noexcept;
-    /// Nothing: reads are synchronous (see prefetches).
-    void prefetch(level_t, slot_t, step_t) noexcept {}
     /// Bytes of the snapshot `slot` holds, 0 when it holds none.
-    [[nodiscard]] std::size_t snapshot_bytes(level_t level, slot_t slot) const;
-    /// Counters of the level; wait_seconds is the time spent in write, read and flush.
-    [[nodiscard]] store_stats stats() const;
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
+    /// Counters of the level (named options::name, "disk" by default); wait_seconds is the time spent
+    /// in write, read and flush.
+    [[nodiscard]] const level_stats& stats() const noexcept;
 
     /// The step whose snapshot `slot` holds, or -1 when it holds none.
-    [[nodiscard]] step_t snapshot_step(level_t level, slot_t slot) const;
+    [[nodiscard]] step_t snapshot_step(slot_t slot) const;
     /// Makes every snapshot written so far durable (needed only with durable_writes = false).
     void flush();
     /// Flushes and closes the file now, reporting failures (io_error); afterwards the store holds nothing
@@ -172,6 +169,6 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-static_assert(snapshot_store<hdf5_store>);
+static_assert(storage_level<hdf5_store>);
 
 } // namespace remat

@@ -1,49 +1,41 @@
-// remat/store/snapshot_store.hpp — the contract between the driver and a store of snapshots.
+// remat/store/snapshot_store.hpp — the contract between the driver and a store of several levels.
 //
-// A store owns slots on one or more levels (level 0 the fastest) and moves snapshot bytes in and out.
-// Type S models remat::snapshot_store when, for s of type S, level L, slot N, step K and byte views
-// src, dst:
+// A multi-level store (remat::tiered_store, or one of your own) owns slots on levels 0..n-1 (level 0
+// the fastest) and moves snapshot bytes in and out. A single level is a remat::storage_level
+// (storage_level.hpp) and needs no level argument; the driver takes either. Type S models
+// remat::snapshot_store when, for s of type S, level L, slot N, step K and byte views src, dst:
 //
 //     | expression               | type           | meaning                                            |
 //     |--------------------------|----------------|----------------------------------------------------|
 //     | s.level_count()          | level_t        | number of levels                                   |
 //     | s.capacity(L)            | level_capacity | slots (and bytes) level L may hold                 |
-//     | s.write(L, N, K, src)    | void           | copy src into slot N as x_K; src may be reused at  |
-//     |                          |                | once (an asynchronous level copies it first)       |
-//     | s.read(L, N, K, dst)     | void           | copy x_K from slot N into dst; throws              |
-//     |                          |                | integrity_error unless slot N holds x_K of size    |
-//     |                          |                | dst.size                                           |
-//     | s.release(L, N)          | void           | slot N is no longer needed                         |
-//     | s.release_all()          | void           | every slot is released (after a failed run)        |
-//     | s.prefetch(L, N, K)      | void           | a hint: x_K in slot N will be read soon            |
+//     | s.write(L, N, K, src)    | void           | copy src into slot N of level L as x_K             |
+//     | s.read(L, N, K, dst)     | void           | copy x_K from slot N of level L into dst           |
+//     | s.release(L, N)          | void           | slot N of level L is no longer needed              |
+//     | s.release_all()          | void, noexcept | every slot is released (after a failed run)        |
 //     | s.snapshot_bytes(L, N)   | std::size_t    | bytes of the snapshot in slot N (0 when empty)     |
 //     | s.stats()                | store_stats    | counters per level                                 |
+//   optional:
+//     | s.prefetch(L, N, K)      | void           | a hint: x_K in slot N of level L will be read soon |
+//     | S::prefetches            | bool constant  | false: prefetch does nothing, skip the lookahead   |
 //
-// A store whose prefetch does nothing may say so with `static constexpr bool prefetches = false;`, and
-// the driver then skips its lookahead.
+// Each operation means what it means for one storage_level, on level L. The driver checks L against
+// level_count() before it calls the store (a schedule over more levels is refused before step 0).
 //
-// A write that fails (capacity, I/O) leaves the slot as it was before; a store is never left holding
-// half a snapshot that reads as valid.
+//     remat::tiered_store store(remat::host_store(8), remat::hdf5_store("run.h5", remat::level_capacity{}));
+//     store.capacity(1).slots;      // level_capacity::unlimited_slots
 #pragma once
 
-#include "remat/schedule/action.hpp"
 #include "remat/store/snapshot_view.hpp"
+#include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
 
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 
 namespace remat {
-
-/// How much one level may hold. Either limit may be unlimited.
-struct level_capacity {
-    static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
-    std::uint64_t slots = unlimited;
-    std::uint64_t bytes = unlimited;
-    friend bool operator==(const level_capacity&, const level_capacity&) = default;
-};
 
 template <class S>
 concept snapshot_store =
@@ -54,16 +46,62 @@ concept snapshot_store =
         s.read(level, slot, step, dst);
         s.release(level, slot);
         s.release_all();
-        s.prefetch(level, slot, step);
         { cs.snapshot_bytes(level, slot) } -> std::convertible_to<std::size_t>;
         { cs.stats() } -> std::convertible_to<store_stats>;
     };
 
-/// Whether the driver should show a store the actions ahead (see `prefetches` above).
+/// What remat::run, run_online and executor accept as a store: one storage level or a multi-level store.
 template <class S>
-inline constexpr bool store_prefetches = true;
-template <class S>
-    requires requires { S::prefetches; }
-inline constexpr bool store_prefetches<S> = S::prefetches;
+concept store_for_run = storage_level<S> || snapshot_store<S>;
 
+namespace detail {
+
+/// The driver's view of a store, with level arguments either way. For a storage level the level has
+/// been checked (it is 0) before these calls, so they cost nothing over calling the level itself.
+template <class S>
+class store_access {
+public:
+    explicit store_access(S& s) noexcept : s_(s) {}
+    [[nodiscard]] level_t level_count() const { return static_cast<level_t>(s_.level_count()); }
+    [[nodiscard]] level_capacity capacity(level_t l) const { return s_.capacity(l); }
+    void write(level_t l, slot_t n, step_t k, const_bytes src) { s_.write(l, n, k, src); }
+    void read(level_t l, slot_t n, step_t k, mutable_bytes dst) { s_.read(l, n, k, dst); }
+    void release(level_t l, slot_t n) { s_.release(l, n); }
+    void release_all() noexcept { s_.release_all(); }
+    void prefetch(level_t l, slot_t n, step_t k)
+    {
+        if constexpr (requires { s_.prefetch(l, n, k); })
+            s_.prefetch(l, n, k);
+    }
+    [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t n) const { return s_.snapshot_bytes(l, n); }
+    [[nodiscard]] store_stats stats() const { return s_.stats(); }
+
+private:
+    S& s_;
+};
+
+template <class S>
+    requires(storage_level<S> && !snapshot_store<S>)
+class store_access<S> {
+public:
+    explicit store_access(S& s) noexcept : s_(s) {}
+    [[nodiscard]] static level_t level_count() noexcept { return 1; }
+    [[nodiscard]] level_capacity capacity(level_t) const { return s_.capacity(); }
+    void write(level_t, slot_t n, step_t k, const_bytes src) { s_.write(n, k, src); }
+    void read(level_t, slot_t n, step_t k, mutable_bytes dst) { s_.read(n, k, dst); }
+    void release(level_t, slot_t n) { s_.release(n); }
+    void release_all() noexcept { s_.release_all(); }
+    void prefetch(level_t, slot_t n, step_t k)
+    {
+        if constexpr (requires { s_.prefetch(n, k); })
+            s_.prefetch(n, k);
+    }
+    [[nodiscard]] std::size_t snapshot_bytes(level_t, slot_t n) const { return s_.snapshot_bytes(n); }
+    [[nodiscard]] store_stats stats() const { return {{level_stats(s_.stats())}}; }
+
+private:
+    S& s_;
+};
+
+} // namespace detail
 } // namespace remat

@@ -1,8 +1,8 @@
 // remat/store/tiered_store.hpp — several storage levels as one store: device, host, disk, ...
 //
-// Level L of a multi-level schedule is the L-th store given here (each a single-level store: a
-// host_store, an hdf5_store, a cuda::device_store, ...). A level may be asynchronous: its transfers then
-// run on a worker thread of its own (remat::async_level) — writes go out behind the computation and
+// Level L of a multi-level schedule is the L-th storage level given here (each a remat::storage_level:
+// a host_store, an hdf5_store, a cuda::device_store, ...; anything else does not compile). A level may be asynchronous:
+// its transfers then run on a worker thread of its own (remat::async_level) — writes go out behind the computation and
 // reads are started ahead of the restores the driver sees coming — so the step loop waits only when data
 // is not ready. The run report shows, per level, the time waited and the transfer time overlapped.
 #pragma once
@@ -11,6 +11,7 @@
 #include "remat/store/async_level.hpp"
 #include "remat/store/detail/level_interface.hpp"
 #include "remat/store/snapshot_store.hpp"
+#include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
 
 #include <array>
@@ -28,14 +29,12 @@ struct tier_options {
     async_options async{};     ///< staging buffers and copies, when asynchronous
 };
 
-/// A store made of single-level stores, fastest first.
+/// A multi-level store (remat::snapshot_store) made of storage levels, fastest first.
 ///
-///     remat::host_store ram(8);
-///     remat::hdf5_store disk("/scratch/run.h5", remat::level_capacity{});
 ///     remat::tiered_store store({remat::tier_options{}, remat::tier_options{.asynchronous = true}},
-///                               std::move(ram), std::move(disk));
+///                               remat::host_store(8), remat::hdf5_store("/scratch/run.h5", remat::level_capacity{}));
 ///     remat::run(remat::multilevel(T, levels), store, x, forward, adjoint);
-template <snapshot_store... Levels>
+template <storage_level... Levels>
 class tiered_store {
     static constexpr std::size_t count = sizeof...(Levels);
     static_assert(count >= 1, "a tiered store needs at least one level");
@@ -47,7 +46,6 @@ public:
     /// Every level synchronous.
     explicit tiered_store(Levels... levels) : tiered_store(std::array<tier_options, count>{}, std::move(levels)...) {}
 
-    /// Throws remat::argument_error when a level is not a single-level store.
     tiered_store(std::array<tier_options, count> options, Levels... levels) : levels_(std::move(levels)...)
     {
         bind(options, std::index_sequence_for<Levels...>{});
@@ -112,10 +110,6 @@ private:
     void bind_one(const tier_options& options)
     {
         auto& level = std::get<I>(levels_);
-        if (level.level_count() != 1)
-            throw argument_error("level " + std::to_string(I) +
-                                 " of a tiered store must be a single-level store, got " +
-                                 std::to_string(level.level_count()) + " levels");
         using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
         if (options.asynchronous) {
             auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async);

@@ -2,10 +2,10 @@
 // asynchronous engine is compiled once instead of once per level type.
 #pragma once
 
-#include "remat/schedule/action.hpp"
-#include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
+#include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
 
 #include <cstddef>
 
@@ -30,18 +30,28 @@ public:
     virtual void adopt(slot_t /*slot*/, step_t /*step*/, std::size_t /*size*/) {}
 };
 
-/// Adapts level 0 of a single-level store.
-template <snapshot_store Level>
+/// A storage level behind the interface (its own prefetch and flush, when it has them).
+template <storage_level Level>
 class level_adapter final : public level_interface {
 public:
     explicit level_adapter(Level& level) : level_(level) {}
-    void write(slot_t slot, step_t step, const_bytes src) override { level_.write(0, slot, step, src); }
-    void read(slot_t slot, step_t step, mutable_bytes dst) override { level_.read(0, slot, step, dst); }
-    void release(slot_t slot) override { level_.release(0, slot); }
+    void write(slot_t slot, step_t step, const_bytes src) override { level_.write(slot, step, src); }
+    void read(slot_t slot, step_t step, mutable_bytes dst) override { level_.read(slot, step, dst); }
+    void release(slot_t slot) override { level_.release(slot); }
     void release_all() noexcept override { level_.release_all(); }
-    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override { return level_.snapshot_bytes(0, slot); }
-    [[nodiscard]] level_capacity capacity() const override { return level_.capacity(0); }
-    [[nodiscard]] level_stats stats() const override { return level_.stats().levels.at(0); }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override { return level_.snapshot_bytes(slot); }
+    [[nodiscard]] level_capacity capacity() const override { return level_.capacity(); }
+    [[nodiscard]] level_stats stats() const override { return level_.stats(); }
+    void prefetch(slot_t slot, step_t step) override
+    {
+        if constexpr (requires { level_.prefetch(slot, step); })
+            level_.prefetch(slot, step);
+    }
+    void flush() override
+    {
+        if constexpr (requires { level_.flush(); })
+            level_.flush();
+    }
 
 private:
     Level& level_;

@@ -1,0 +1,79 @@
+// remat/store/storage_level.hpp — the contract of one storage level: slots that hold snapshot bytes.
+//
+// host_store (RAM), hdf5_store (a file) and cuda::device_store (GPU memory) are storage levels. A level
+// is a store by itself — remat::run takes one directly — and tiered_store stacks several into one
+// multi-level store (remat::snapshot_store, snapshot_store.hpp). Type L models remat::storage_level
+// when, for l of type L, slot N, step K and byte views src, dst:
+//
+//     | expression              | type           | meaning                                             |
+//     |-------------------------|----------------|-----------------------------------------------------|
+//     | l.capacity()            | level_capacity | slots (and bytes) the level may hold                |
+//     | l.write(N, K, src)      | void           | copy src into slot N as x_K; src may be reused at   |
+//     |                         |                | once (an asynchronous level copies it first)        |
+//     | l.read(N, K, dst)       | void           | copy x_K from slot N into dst; integrity_error      |
+//     |                         |                | unless slot N holds x_K of size dst.size            |
+//     | l.release(N)            | void           | slot N is no longer needed                          |
+//     | l.release_all()         | void, noexcept | every slot is released (after a failed run)         |
+//     | l.snapshot_bytes(N)     | std::size_t    | bytes of the snapshot in slot N (0 when empty)      |
+//     | l.stats()               | level_stats    | the level's counters and name                       |
+//   optional:
+//     | l.prefetch(N, K)        | void           | a hint: x_K in slot N will be read soon             |
+//     | l.flush()               | void           | wait for transfers in flight; raise their failures  |
+//     | L::prefetches           | bool constant  | false: prefetch does nothing, skip the lookahead    |
+//
+// A write that fails (capacity, I/O) leaves the slot as it was before; a level is never left holding
+// half a snapshot that reads as valid.
+//
+//     remat::host_store ram(4);                            // a storage_level of 4 slots
+//     std::vector<double> x(100, 1.0);
+//     ram.write(2, 17, remat::host_bytes(std::as_bytes(std::span(x))));          // x_17 into slot 2
+//     ram.read(2, 17, remat::host_bytes(std::as_writable_bytes(std::span(x))));  // and back
+//     ram.release(2);
+#pragma once
+
+#include "remat/error.hpp"
+#include "remat/store/snapshot_view.hpp"
+#include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace remat {
+
+/// How much one level may hold: a number of slots, a number of bytes, or both (the smaller wins).
+///
+///     remat::level_capacity{.slots = 64}             // 64 snapshots of any size
+///     remat::level_capacity{.bytes = 8ull << 30}     // as many as fit in 8 GiB
+///     remat::level_capacity{}                        // unlimited (a disk level)
+struct level_capacity {
+    static constexpr slot_t unlimited_slots = std::numeric_limits<slot_t>::max();
+    static constexpr std::uint64_t unlimited_bytes = std::numeric_limits<std::uint64_t>::max();
+    slot_t slots = unlimited_slots;
+    std::uint64_t bytes = unlimited_bytes;
+    friend bool operator==(const level_capacity&, const level_capacity&) = default;
+};
+
+template <class L>
+concept storage_level = requires(L& l, const L& cl, slot_t slot, step_t step, const_bytes src, mutable_bytes dst) {
+    { cl.capacity() } -> std::same_as<level_capacity>;
+    l.write(slot, step, src);
+    l.read(slot, step, dst);
+    l.release(slot);
+    l.release_all();
+    { cl.snapshot_bytes(slot) } -> std::convertible_to<std::size_t>;
+    { cl.stats() } -> std::convertible_to<level_stats>;
+};
+
+/// Whether a level (or a multi-level store) wants to be told about coming reads (see `prefetches`).
+template <class S>
+inline constexpr bool store_prefetches =
+    requires(S& s) { s.prefetch(slot_t{}, step_t{}); } || requires(S& s) { s.prefetch(level_t{}, slot_t{}, step_t{}); };
+template <class S>
+    requires requires { S::prefetches; }
+inline constexpr bool store_prefetches<S> = S::prefetches;
+
+} // namespace remat
