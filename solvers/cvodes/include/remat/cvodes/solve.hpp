@@ -46,7 +46,7 @@ void check_online(const adjoint_solver& solver, double tf, std::int64_t steps_pe
 /// Errors: a failing CVODES call or callable comes back as remat::step_error naming the window (step)
 /// with the remat::cvodes::solver_error (call, code, window, time) nested; the store is left empty and
 /// consistent, and the solver can run again.
-template <schedule Schedule, snapshot_store Store>
+template <schedule Schedule, store_for_run Store>
 solution solve(adjoint_solver& solver, const windows& w, const Schedule& plan, Store& store,
                const run_options& options = {})
 {
@@ -75,7 +75,7 @@ solution solve(adjoint_solver& solver, const windows& w, const Schedule& plan, S
 ///     remat::host_store store(10);
 ///     auto s = remat::cvodes::solve_online(solver, 4e7, 50, remat::online_revolve(10), store);
 ///     s.windows;   // how many windows it took
-template <snapshot_store Store>
+template <store_for_run Store>
 solution solve_online(adjoint_solver& solver, double tf, std::int64_t steps_per_window, const online_revolve& plan,
                       Store& store, const run_options& options = {})
 {
