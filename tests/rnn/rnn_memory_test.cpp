@@ -59,7 +59,8 @@ BOOST_AUTO_TEST_CASE(hundred_thousand_steps_in_bounded_memory)
                                            << plain_bytes);
     BOOST_TEST(r.report.peak_snapshot_bytes == static_cast<std::uint64_t>(slots) * state_bytes);
     BOOST_TEST(growth < store_all_bytes / 10);
-    BOOST_TEST(r.report.forward_steps > 4 * static_cast<std::uint64_t>(steps)); // about 4.2 sweeps with 20 slots
+    BOOST_TEST(r.report.forward_steps >
+               4 * static_cast<std::uint64_t>(steps)); // about 5.3 sweeps with 20 slots (README)
     BOOST_TEST(std::abs(r.loss - forward_loss) <= 1e-6 * forward_loss);
     double norm = 0;
     for (double g : test::to_host(grad))

@@ -51,7 +51,7 @@ public:
     /// snapshots in `store`. Throws remat::argument_error for data that does not fit the model or a
     /// gradient of the wrong length, remat::schedule_error for a plan of another length; failures in a
     /// step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint() afterwards.
-    template <schedule Schedule, snapshot_store Store, class A>
+    template <schedule Schedule, store_for_run Store, class A>
     bptt_result gradient(const Schedule& plan, Store& store, const sequence<T>& data, thrust::device_vector<T, A>& grad,
                          const run_options& options = {})
     {
