@@ -105,11 +105,11 @@ tested_run tested_gradient(const round_setup& setup, capped_memory& memory, cons
     if (hooks.resume) {
         // Level 1 is the file; RAM (level 0) lost everything with the killed process.
         point = find_resume_point(
-            plan, [&](level_t level, slot_t slot) { return level == 1 ? disk.snapshot_step(0, slot) : step_t{-1}; });
+            plan, [&](level_t level, slot_t slot) { return level == 1 ? disk.snapshot_step(slot) : step_t{-1}; });
         // The slots the killed run used: a multi-level plan's disk slots are below its peak.
         const auto disk_slots = static_cast<slot_t>(plan.cost().levels.at(1).peak_slots);
         if (point)
-            release_except(disk, 0, disk_slots, *point, 1);
+            release_except(disk, disk_slots, *point, 1);
         else
             disk.release_all();
     }

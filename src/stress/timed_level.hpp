@@ -1,7 +1,7 @@
-// A single-level store that times its own writes and reads: throughput per level for the stress report.
+// A storage level that times its own writes and reads: throughput per level for the stress report.
 #pragma once
 
-#include "remat/store/snapshot_store.hpp"
+#include "remat/store/storage_level.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -17,32 +17,35 @@ struct transfer_time {
 
 /// Forwards every call to `Level`, timing write and read. When the level sits behind an asynchronous
 /// engine the times are the worker's: read them after the engine is flushed.
-template <snapshot_store Level>
+template <storage_level Level>
 class timed_level {
 public:
     static constexpr bool prefetches = store_prefetches<Level>;
 
     explicit timed_level(Level level) : level_(std::move(level)) {}
 
-    [[nodiscard]] level_t level_count() const noexcept { return level_.level_count(); }
-    [[nodiscard]] level_capacity capacity(level_t l) const { return level_.capacity(l); }
-    void write(level_t l, slot_t slot, step_t step, const_bytes src)
+    [[nodiscard]] level_capacity capacity() const { return level_.capacity(); }
+    void write(slot_t slot, step_t step, const_bytes src)
     {
         const auto start = std::chrono::steady_clock::now();
-        level_.write(l, slot, step, src);
+        level_.write(slot, step, src);
         time_.write_seconds += seconds_since(start);
     }
-    void read(level_t l, slot_t slot, step_t step, mutable_bytes dst)
+    void read(slot_t slot, step_t step, mutable_bytes dst)
     {
         const auto start = std::chrono::steady_clock::now();
-        level_.read(l, slot, step, dst);
+        level_.read(slot, step, dst);
         time_.read_seconds += seconds_since(start);
     }
-    void release(level_t l, slot_t slot) { level_.release(l, slot); }
+    void release(slot_t slot) { level_.release(slot); }
     void release_all() noexcept { level_.release_all(); }
-    void prefetch(level_t l, slot_t slot, step_t step) { level_.prefetch(l, slot, step); }
-    [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t slot) const { return level_.snapshot_bytes(l, slot); }
-    [[nodiscard]] store_stats stats() const { return level_.stats(); }
+    void prefetch(slot_t slot, step_t step)
+    {
+        if constexpr (requires { level_.prefetch(slot, step); })
+            level_.prefetch(slot, step);
+    }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const { return level_.snapshot_bytes(slot); }
+    [[nodiscard]] level_stats stats() const { return level_.stats(); }
 
     [[nodiscard]] Level& inner() noexcept { return level_; }
     [[nodiscard]] const transfer_time& time() const noexcept { return time_; }

@@ -132,11 +132,11 @@ BOOST_AUTO_TEST_CASE(resume_after_kill_in_forward_sweep)
                          .element = hdf5_element::float64,
                          .run_identity = run_identity(plan, x)});
         const std::optional<resume_point> point =
-            find_resume_point(plan, [&](level_t, slot_t s) { return disk.snapshot_step(0, s); });
+            find_resume_point(plan, [&](level_t, slot_t s) { return disk.snapshot_step(s); });
         BOOST_TEST_REQUIRE(point.has_value());
         BOOST_TEST(point->step == expected_resume_step(plan, kill_at), "killed at " << kill_at);
         BOOST_TEST(point->forward_steps_saved == static_cast<std::uint64_t>(point->step));
-        release_except(disk, 0, slots, *point);
+        release_except(disk, slots, *point);
         adjoint_state adj;
         x.assign(points, -1.0); // the resume must load x_k itself
         const run_report r =
@@ -234,7 +234,7 @@ BOOST_AUTO_TEST_CASE(host_level_out_of_memory_is_a_clear_error)
         BOOST_TEST(m.find(std::to_string(points * sizeof(double))) != std::string::npos, m);
     }
     // The store is empty and usable again, within the memory it has.
-    BOOST_TEST(ram.stats().levels.at(0).slots_in_use == 0u);
+    BOOST_TEST(ram.stats().slots_in_use == 0u);
     x = initial();
     adjoint_state again;
     run(revolve(steps, 2), ram, x, step_loop, [&](step_t k, std::vector<double>& s) { again.step(k, s); });

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace remat {
@@ -108,23 +109,7 @@ public:
     /// wrong schedule), remat::step_error when a user callable throws (the original nested inside).
     void apply(const action& a)
     {
-        switch (a.index()) {
-        case 0:
-            do_advance(*std::get_if<advance>(&a));
-            break;
-        case 1:
-            do_store(*std::get_if<store>(&a));
-            break;
-        case 2:
-            do_restore(*std::get_if<restore>(&a));
-            break;
-        case 3:
-            do_free(*std::get_if<free_slot>(&a));
-            break;
-        default:
-            do_reverse(*std::get_if<reverse>(&a));
-            break;
-        }
+        std::visit([this](const auto& act) { perform(act); }, a);
     }
 
     /// Tells the store what is coming: a restore ahead is prefetched (a disk level reads it early).
@@ -137,7 +122,7 @@ public:
 
     /// Runs one forward step k -> k+1 outside any advance action (online loops use it); the state must
     /// be x_k.
-    void step_forward(step_t k) { do_advance(advance{k, k + 1}); }
+    void step_forward(step_t k) { perform(advance{k, k + 1}); }
 
     /// Online loops learn T only when their forward sweep ends: make the executor with an upper bound
     /// (e.g. INT64_MAX), run the forward sweep, then fix T here before the reverse sweep. The current
@@ -211,7 +196,7 @@ public:
     }
 
 private:
-    void do_advance(const advance& a)
+    void perform(const advance& a)
     {
         if (a.from != current_)
             throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
@@ -235,7 +220,7 @@ private:
         current_ = a.to;
     }
 
-    void do_store(const store& s)
+    void perform(const store& s)
     {
         if (s.step != current_)
             throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
@@ -271,7 +256,7 @@ private:
         report_.peak_slots = std::max(report_.peak_slots, total_slots_);
     }
 
-    void do_restore(const restore& r)
+    void perform(const restore& r)
     {
         if (r.step > next_reverse_)
             throw schedule_error("restore of x_" + std::to_string(r.step) + ", beyond the next step to reverse (" +
@@ -306,7 +291,7 @@ private:
         report_.bytes_read += size;
     }
 
-    void do_free(const free_slot& f)
+    void perform(const free_slot& f)
     {
         (void)level(f.level);
         const std::size_t size = store_.snapshot_bytes(f.level, f.slot);
@@ -318,7 +303,7 @@ private:
         total_slots_ -= total_slots_ > 0 ? 1 : 0;
     }
 
-    void do_reverse(const reverse& v)
+    void perform(const reverse& v)
     {
         if (v.step != next_reverse_)
             throw schedule_error("reverse " + std::to_string(v.step) + " out of order: the next step to reverse is " +

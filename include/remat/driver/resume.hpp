@@ -13,9 +13,9 @@
 //     remat::hdf5_store again(file, remat::level_capacity{},
 //                             {.mode = remat::hdf5_store::open_mode::resume, .run_identity = id});
 //     auto point = remat::find_resume_point(plan, [&](remat::level_t, remat::slot_t s) {
-//         return again.snapshot_step(0, s); });
+//         return again.snapshot_step(s); });
 //     if (point) {
-//         remat::release_except(again, 0, 64, *point);                 // slots the schedule no longer holds
+//         remat::release_except(again, 64, *point);                    // slots the schedule no longer holds
 //         remat::run_report r = remat::run_resumed(plan, *point, again, x, forward, adjoint);
 //     }   // point->forward_steps_saved forward steps were not run again
 //
@@ -30,7 +30,9 @@
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/range.hpp"
+#include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_traits.hpp"
+#include "remat/store/storage_level.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -150,34 +152,29 @@ std::optional<resume_point> find_resume_point(const Schedule& plan, Held&& held)
     return best;
 }
 
-/// Releases, in `store`, every slot of its level `level` below `slots` that holds a snapshot the resume
+/// Releases, in the storage level `level`, every slot below `slots` that holds a snapshot the resume
 /// point does not hold (left by the killed run after that point), so that the schedule may write them
-/// again. `plan_level` is that level's number in the schedule (a store that becomes level 1 of a tiered
+/// again. `plan_level` is that level's number in the schedule (a level that becomes level 1 of a tiered
 /// store: 1).
-template <class Store>
-void release_except(Store& store, level_t level, slot_t slots, const resume_point& point, level_t plan_level)
+template <storage_level Level>
+void release_except(Level& level, slot_t slots, const resume_point& point, level_t plan_level = 0)
 {
     for (slot_t s = 0; s < slots; ++s) {
-        if (store.snapshot_bytes(level, s) == 0)
+        if (level.snapshot_bytes(s) == 0)
             continue;
         bool kept = false;
         for (const auto& h : point.held)
             kept = kept || (h.level == plan_level && h.slot == s);
         if (!kept)
-            store.release(level, s);
+            level.release(s);
     }
-}
-template <class Store>
-void release_except(Store& store, level_t level, slot_t slots, const resume_point& point)
-{
-    release_except(store, level, slots, point, level);
 }
 
 /// Carries out the rest of `plan` from `point`: reads x_step into `state` (checksum-verified), counts the
 /// snapshots held there as the run's own, and applies every action after the point. The store must hold
 /// exactly point.held (find_resume_point, release_except). Errors as remat::run; the report counts only
 /// the work done here (point.forward_steps_saved is what the resume saved).
-template <schedule Schedule, snapshot_store Store, snapshot_state State, forward_step<State> Forward,
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_step<State> Forward,
           adjoint_step<State> Adjoint>
 run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state, Forward&& forward,
                        Adjoint&& adjoint, const run_options& options = {})
