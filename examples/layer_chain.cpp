@@ -35,7 +35,7 @@ outcome run_plan(const remat::any_schedule& plan, const remat::chain_model& m, c
 {
     const remat::chain_evaluation e = remat::evaluate(m, plan);
     outcome o{e.cost, e.peak_bytes, 0, {}};
-    remat::host_store store(static_cast<remat::slot_t>(std::max<std::uint64_t>(e.counts.peak_slots, 1)));
+    remat::host_store store(remat::capacity_for(e.counts)); // the slots the plan holds at once
     remat::examples::layer_forward forward{&net};
     remat::examples::layer_adjoint adjoint(net);
     std::vector<double> times;

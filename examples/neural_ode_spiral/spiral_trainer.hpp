@@ -271,7 +271,7 @@ private:
 template <class Body>
 void with_store(const spiral_config& config, slot_t slots, std::uint64_t state_bytes, Body&& body)
 {
-    const level_capacity capacity{static_cast<std::uint64_t>(slots), level_capacity::unlimited};
+    const level_capacity capacity{.slots = slots};
     switch (config.store) {
     case spiral_store::device: {
 #if REMAT_DEVICE_SYSTEM_HOST

@@ -13,6 +13,7 @@
 #include "remat/cuda/host_runtime.hpp"
 #include "remat/driver/profile.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 
@@ -102,7 +103,7 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_to_store_all_with_every_host_st
             // the driver's own byte count: the snapshot part of the model's peak
             BOOST_TEST(a.report.peak_snapshot_bytes == snapshot_peak(*plan));
 
-            host_store by_bytes(level_capacity{level_capacity::unlimited, slot_buffer_bytes(*plan)});
+            host_store by_bytes(level_capacity{.bytes = slot_buffer_bytes(*plan)});
             BOOST_TEST(test::layer_run(*plan, by_bytes, net(), input()).same_bits_as(reference));
 
             tiered_store<host_store> tiered({tier_options{.asynchronous = true}}, host_store(slots));
@@ -183,7 +184,7 @@ BOOST_AUTO_TEST_CASE(profile_measures_sizes_exactly_and_costs_plausibly)
     BOOST_CHECK_NO_THROW(validate(m));
     // a plan from the measurements runs and gives the same gradient
     const chain plan(m, m.store_all_bytes() / 4 + 4096);
-    host_store store(static_cast<slot_t>(plan.cost().peak_slots));
+    host_store store(capacity_for(plan));
     BOOST_TEST(test::layer_run(plan, store, net(), input()).same_bits_as(reference));
 }
 

@@ -103,8 +103,7 @@ BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
     expect_error<argument_error>([] { host_store{-1}; }, "needs at least 1 slot, got -1");
     expect_error<argument_error>([] { host_store{-3}; }, "got -3");
     expect_error<argument_error>([] { host_store(level_capacity{5, 0}); }, "got 5 slots and 0 bytes");
-    expect_error<argument_error>([] { host_store(level_capacity{0, level_capacity::unlimited}); },
-                                 "got 0 slots and unlimited bytes");
+    expect_error<argument_error>([] { host_store(level_capacity{.slots = 0}); }, "got 0 slots and unlimited bytes");
 }
 
 BOOST_AUTO_TEST_CASE(allocation_failure_leaves_the_slot_untouched)

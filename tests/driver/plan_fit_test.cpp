@@ -175,10 +175,10 @@ BOOST_AUTO_TEST_CASE(negative_and_zero_capacities_name_the_value_given)
         }
         return "no argument_error";
     };
-    BOOST_TEST(message([] { host_store s(-3); }) == "host_store needs at least one slot, got -3");
-    BOOST_TEST(message([] { host_store s(0); }) == "host_store needs at least one slot, got 0");
+    BOOST_TEST(message([] { host_store s(-3); }) == "host_store needs at least 1 slot, got -3");
+    BOOST_TEST(message([] { host_store s(0); }) == "host_store needs at least 1 slot, got 0");
     BOOST_TEST(message([] { host_store s(level_capacity{.slots = -1}); }) ==
-               "host_store needs at least one slot, got -1");
+               "host_store needs room for at least one snapshot, got -1 slots and unlimited bytes");
     BOOST_TEST(message([] { host_store s(level_capacity{.bytes = 0}); }) ==
-               "host_store needs a byte budget of at least one byte, got 0");
+               "host_store needs room for at least one snapshot, got unlimited slots and 0 bytes");
 }

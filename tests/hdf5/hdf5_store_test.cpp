@@ -428,9 +428,9 @@ BOOST_AUTO_TEST_CASE(an_unlimited_store_makes_its_slot_groups_lazily)
     BOOST_TEST(slot_groups_in(dir / "small.h5") == 5u);
     {
         hdf5_store store(dir / "grown.h5", level_capacity{});
-        store.write(0, 200, 1, view(pattern_bytes(1, 100)));
+        store.write(200, 1, view(pattern_bytes(1, 100)));
         std::vector<std::byte> back(100);
-        store.read(0, 200, 1, view(back));
+        store.read(200, 1, view(back));
         BOOST_TEST((back == pattern_bytes(1, 100)));
     }
     const hsize_t grown = slot_groups_in(dir / "grown.h5");
@@ -445,7 +445,7 @@ BOOST_AUTO_TEST_CASE(a_second_store_on_the_same_file_is_refused)
     scratch_dir dir;
     const auto file = dir / "one.h5";
     hdf5_store first(file, level_capacity{2});
-    first.write(0, 0, 3, view(pattern_bytes(3, 5000)));
+    first.write(0, 3, view(pattern_bytes(3, 5000)));
     auto check_refused = [&](const std::filesystem::path& path, hdf5_store::open_mode mode) {
         try {
             hdf5_store second(path, level_capacity{2}, {.mode = mode});
@@ -464,9 +464,9 @@ BOOST_AUTO_TEST_CASE(a_second_store_on_the_same_file_is_refused)
     check_refused(dir / "link.h5", hdf5_store::open_mode::resume); // another name of the same file
     std::filesystem::remove(dir / "link.h5");
     // The first store is untouched and keeps working.
-    first.write(0, 1, 4, view(pattern_bytes(4, 5000)));
+    first.write(1, 4, view(pattern_bytes(4, 5000)));
     std::vector<std::byte> back(5000);
-    first.read(0, 0, 3, view(back));
+    first.read(0, 3, view(back));
     BOOST_TEST((back == pattern_bytes(3, 5000)));
     // Moving keeps the claim; closing or destroying the store gives the file up.
     hdf5_store moved(std::move(first));
@@ -474,10 +474,10 @@ BOOST_AUTO_TEST_CASE(a_second_store_on_the_same_file_is_refused)
     moved.close();
     {
         hdf5_store again(file, level_capacity{2}, {.mode = hdf5_store::open_mode::resume});
-        BOOST_TEST(again.snapshot_step(0, 1) == 4);
+        BOOST_TEST(again.snapshot_step(1) == 4);
     }
     hdf5_store fresh(file, level_capacity{2});
-    BOOST_TEST(fresh.snapshot_step(0, 0) == -1);
+    BOOST_TEST(fresh.snapshot_step(0) == -1);
 }
 
 BOOST_AUTO_TEST_CASE(non_durable_writes_are_durable_after_flush)

@@ -114,8 +114,8 @@ public:
     {
     }
     basic_device_store(slot_t slots, options opts)
-        : basic_device_store(level_capacity{.slots = remat::detail::require_slot_count(slots, "a device store")},
-                             opts, Runtime{})
+        : basic_device_store(level_capacity{.slots = remat::detail::require_slot_count(slots, "a device store")}, opts,
+                             Runtime{})
     {
     }
 

@@ -86,19 +86,21 @@ public:
     }
 
     /// Checks, before any step runs, that a plan with these counts fits the store: the same number of
-    /// levels, and on each level the plan's peak slots (and their bytes, at the current state's snapshot
-    /// size) within the level's capacity. Throws remat::capacity_error naming both numbers. A cost
-    /// without per-level counts (a schedule of one's own) is checked for its total peak on level 0.
+    /// levels, and on each level the plan's peak slots within the level's capacity, and (when
+    /// `same_sizes`: every snapshot is the size of the current state) their bytes. Throws
+    /// remat::capacity_error naming both numbers. A cost without per-level counts (a schedule of one's
+    /// own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states whose
+    /// size changes from step to step (remat::chain): only the slots are checked then.
     ///
     ///     remat::executor ex(store, x, forward, adjoint, T);
     ///     ex.check_fits(plan.cost());   // before the first ex.apply
-    void check_fits(const schedule_cost& cost)
+    void check_fits(const schedule_cost& cost, bool same_sizes = true)
     {
         const std::size_t levels = report_.levels.size();
         if (!cost.levels.empty() && cost.levels.size() != levels)
             throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
                                  (cost.levels.size() == 1 ? "" : "s") + " but the store has " + std::to_string(levels));
-        const std::uint64_t size = snapshot_size();
+        const std::uint64_t size = same_sizes ? snapshot_size() : 0; // 0: slots only
         for (std::size_t i = 0; i < std::max<std::size_t>(cost.levels.size(), 1); ++i) {
             const std::uint64_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
             check_level_fits(static_cast<level_t>(i), peak, size);
