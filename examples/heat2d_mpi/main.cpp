@@ -4,7 +4,8 @@
 //
 //     mpirun -np 4 build/examples/heat2d_mpi [--nx 64] [--ny 64] [--steps 400] [--slots 10 | --budget BYTES
 //         [--budget-scope rank|job]] [--schedule revolve|uniform|store-all] [--format text|json]
-//     fault injection (docs/mpi.md): [--fail-on RANK:STEP] [--slots-on RANK:SLOTS]
+//         [--store host|parallel-hdf5] [--file PATH]
+//     fault injection (docs/mpi.md): [--fail-on RANK:STEP] [--slots-on RANK:SLOTS] [--file-limit RANK:BYTES]
 #include "heat2d.hpp"
 
 #include "parse.hpp" // remat::cli::parse_count, parse_bytes, format_bytes
@@ -14,8 +15,15 @@
 #include <remat/remat.hpp>
 #include <remat/report/json.hpp>
 
+#if REMAT_WITH_PARALLEL_HDF5
+#include <remat/mpi/parallel_hdf5_store.hpp>
+#endif
+
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -40,12 +48,17 @@ struct options {
     remat::step_t fail_step = -1;
     int other_slots_rank = -1;
     remat::slot_t other_slots = 0;
+    std::string store = "host";
+    std::string file = "heat2d_mpi.h5";
+    int limited_rank = -1;
+    std::uint64_t file_limit = 0;
 };
 
 const char* const usage_text =
     "usage: heat2d_mpi [--nx N] [--ny N] [--steps T] [--slots S | --budget BYTES [--budget-scope rank|job]]\n"
     "                  [--schedule revolve|uniform|store-all] [--format text|json]\n"
-    "                  [--fail-on RANK:STEP] [--slots-on RANK:SLOTS]\n";
+    "                  [--store host|parallel-hdf5] [--file PATH]\n"
+    "                  [--fail-on RANK:STEP] [--slots-on RANK:SLOTS] [--file-limit RANK:BYTES]\n";
 
 std::pair<std::int64_t, std::int64_t> rank_and_value(std::string_view option, std::string_view text)
 {
@@ -91,6 +104,21 @@ options parse(int argc, char** argv)
             const auto [r, k] = rank_and_value(a, v);
             o.fail_rank = static_cast<int>(r);
             o.fail_step = k;
+        } else if (a == "--store") {
+            if (v != "host" && v != "parallel-hdf5")
+                throw remat::cli::usage_error("--store wants host or parallel-hdf5, got '" + std::string(v) + "'");
+#if !REMAT_WITH_PARALLEL_HDF5
+            if (v == "parallel-hdf5")
+                throw remat::cli::usage_error("--store parallel-hdf5: this build has no parallel HDF5 "
+                                              "(libhdf5-openmpi-dev)");
+#endif
+            o.store = v;
+        } else if (a == "--file")
+            o.file = v;
+        else if (a == "--file-limit") {
+            const auto [r, bytes] = rank_and_value(a, v);
+            o.limited_rank = static_cast<int>(r);
+            o.file_limit = static_cast<std::uint64_t>(bytes);
         } else if (a == "--slots-on") {
             const auto [r, s] = rank_and_value(a, v);
             o.other_slots_rank = static_cast<int>(r);
@@ -106,13 +134,29 @@ int run_with(const options& o, heat2d::part& part, const Schedule& plan, remat::
              const remat::mpi::budget_plan* budget)
 {
     const int me = part.rows().rank;
-    remat::host_store store(slots);
-    const auto start = std::chrono::steady_clock::now();
-    heat2d::result r = heat2d::gradient(MPI_COMM_WORLD, part, plan, store, [&](remat::step_t k) {
+    auto inject = [&](remat::step_t k) {
         if (me == o.fail_rank && k == o.fail_step)
             throw std::runtime_error("injected failure (--fail-on " + std::to_string(o.fail_rank) + ":" +
                                      std::to_string(o.fail_step) + ")");
-    });
+    };
+    const auto start = std::chrono::steady_clock::now();
+    heat2d::result r;
+    if (o.store == "host") {
+        remat::host_store store(slots);
+        r = heat2d::gradient(MPI_COMM_WORLD, part, plan, store, inject);
+    } else {
+#if REMAT_WITH_PARALLEL_HDF5
+        remat::mpi::parallel_hdf5_store store(MPI_COMM_WORLD, o.file, slots, part.values() * sizeof(double));
+        if (me == o.limited_rank) {
+            // A full disk seen by this rank alone: writes beyond the limit fail with EFBIG (not SIGXFSZ).
+            std::signal(SIGXFSZ, SIG_IGN);
+            const rlimit limit{o.file_limit, o.file_limit};
+            if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+                throw std::runtime_error("--file-limit: setrlimit failed");
+        }
+        r = heat2d::gradient(MPI_COMM_WORLD, part, plan, store, inject);
+#endif
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double slowest = 0;
     remat::mpi::check(MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
@@ -130,6 +174,7 @@ int run_with(const options& o, heat2d::part& part, const Schedule& plan, remat::
         j["steps"] = o.steps;
         j["schedule"] = o.schedule;
         j["slots"] = slots;
+        j["store"] = o.store;
         j["objective"] = r.objective;
         j["gradient_xxh64"] = hash;
         j["forward_steps"] = r.report.forward_steps;

@@ -6,10 +6,18 @@
 #include "mpi_session.hpp"
 
 #include <remat/remat.hpp>
+#if REMAT_WITH_PARALLEL_HDF5
+#include <remat/mpi/parallel_hdf5_store.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#endif
 
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -95,3 +103,30 @@ BOOST_AUTO_TEST_CASE(gradient_matches_central_differences)
         }
     }
 }
+
+#if REMAT_WITH_PARALLEL_HDF5
+BOOST_AUTO_TEST_CASE(parallel_hdf5_level_equals_store_all_bit_for_bit)
+{
+    heat2d::part p(MPI_COMM_WORLD, {.nx = 24, .ny = 19});
+    const remat::step_t T = 90;
+    char name[256] = {};
+    if (remat::mpi::rank(MPI_COMM_WORLD) == 0)
+        std::snprintf(name, sizeof name, "%s/remat_heat2d_%d.h5", std::filesystem::temp_directory_path().c_str(),
+                      static_cast<int>(getpid()));
+    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+    heat2d::result r;
+    {
+        remat::mpi::parallel_hdf5_store disk(MPI_COMM_WORLD, name, 4, p.values() * sizeof(double));
+        r = heat2d::gradient(MPI_COMM_WORLD, p, remat::revolve(T, 4), disk);
+        BOOST_TEST(disk.stats().stores == r.report.stores);
+        BOOST_TEST(disk.stats().restores == r.report.restores);
+    }
+    remat::host_store all(T);
+    const heat2d::result s = heat2d::gradient(MPI_COMM_WORLD, p, remat::store_all(T, T), all);
+    BOOST_TEST(r.report.restores > 0u);
+    BOOST_TEST(same_bits(r.gradient, s.gradient));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (remat::mpi::rank(MPI_COMM_WORLD) == 0)
+        std::filesystem::remove(name);
+}
+#endif
