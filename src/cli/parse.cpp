@@ -19,34 +19,72 @@ std::string quoted(std::string_view text)
 
 std::int64_t parse_count(std::string_view option, std::string_view text, std::int64_t min, std::int64_t max)
 {
-    auto fail = [&]() -> std::int64_t {
-        throw usage_error(fmt::format("{}: expected an integer from {} to {}, got {}", option, min, max, quoted(text)));
+    auto fail = [&](std::string_view why) -> std::int64_t {
+        throw usage_error(
+            fmt::format("{}: expected an integer from {} to {}, got {}{}", option, min, max, quoted(text), why));
     };
+    // DIGITS[.DIGITS][e[+-]DIGITS], read exactly: the value is the digits times a power of ten, which must
+    // leave no fraction (1.05e8 and 150e-1 are integers, 1.5 and 1e-3 are not).
     std::string_view mantissa = text;
     std::string_view exponent;
     if (const auto e = text.find_first_of("eE"); e != std::string_view::npos) {
         mantissa = text.substr(0, e);
         exponent = text.substr(e + 1);
         if (exponent.empty())
-            return fail();
+            return fail("");
     }
-    if (mantissa.empty())
-        return fail();
-    std::int64_t value = 0;
-    auto [end, ec] = std::from_chars(mantissa.data(), mantissa.data() + mantissa.size(), value);
-    if (ec != std::errc{} || end != mantissa.data() + mantissa.size())
-        return fail();
+    bool negative = false;
+    if (!mantissa.empty() && (mantissa.front() == '-' || mantissa.front() == '+')) {
+        negative = mantissa.front() == '-';
+        mantissa.remove_prefix(1);
+    }
+    std::string digits;
+    std::int64_t power = 0; // of ten, applied to `digits`
+    bool point = false;
+    for (const char c : mantissa) {
+        if (c == '.' && !point) {
+            point = true;
+        } else if (c >= '0' && c <= '9') {
+            digits.push_back(c);
+            if (point)
+                --power;
+        } else {
+            return fail("");
+        }
+    }
+    if (digits.empty())
+        return fail("");
     if (!exponent.empty()) {
-        int power = 0;
-        auto [pend, pec] = std::from_chars(exponent.data(), exponent.data() + exponent.size(), power);
-        if (pec != std::errc{} || pend != exponent.data() + exponent.size() || power < 0)
-            return fail();
-        for (int i = 0; i < power; ++i)
-            if (__builtin_mul_overflow(value, std::int64_t{10}, &value))
-                return fail();
+        if (exponent.front() == '+')
+            exponent.remove_prefix(1);
+        int e = 0;
+        auto [end, ec] = std::from_chars(exponent.data(), exponent.data() + exponent.size(), e);
+        if (ec != std::errc{} || end != exponent.data() + exponent.size() || e < -1000 || e > 1000)
+            return fail("");
+        power += e;
     }
+    // A negative power drops trailing digits, which must all be zeros.
+    while (power < 0) {
+        if (digits.back() != '0')
+            return fail(" (not an integer)");
+        digits.pop_back();
+        ++power;
+        if (digits.empty())
+            digits = "0";
+    }
+    std::int64_t value = 0;
+    auto overflow = [&] { return fail(" (out of range)"); };
+    for (const char c : digits)
+        if (__builtin_mul_overflow(value, std::int64_t{10}, &value) ||
+            __builtin_add_overflow(value, std::int64_t{c - '0'}, &value))
+            return overflow();
+    for (std::int64_t i = 0; i < power && value != 0; ++i)
+        if (__builtin_mul_overflow(value, std::int64_t{10}, &value))
+            return overflow();
+    if (negative)
+        value = -value;
     if (value < min || value > max)
-        return fail();
+        return fail("");
     return value;
 }
 

@@ -15,7 +15,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// An integer in [min, max] given to `option`: decimal digits, or an exact power form such as 1e15.
+/// An integer in [min, max] given to `option`: decimal digits, or any decimal or scientific form whose value
+/// is exactly an integer (1e15, 1.05e8, 150e-1). Non-integers (1.5, 1e-3) are refused.
 /// Throws usage_error naming the option and the accepted range.
 std::int64_t parse_count(std::string_view option, std::string_view text, std::int64_t min,
                          std::int64_t max = INT64_MAX);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace remat;
@@ -43,6 +44,19 @@ BOOST_AUTO_TEST_CASE(json_reports_the_revolve_optimum)
     BOOST_TEST(j["schedule"].get<std::string>() == "revolve");
     const auto big = plan_json({"--steps", "1e15", "--slots", "50"});
     BOOST_TEST(big["forward_steps"].get<std::uint64_t>() == revolve(1'000'000'000'000'000, 50).cost().forward_steps);
+}
+
+BOOST_AUTO_TEST_CASE(step_counts_in_any_exact_decimal_or_scientific_form)
+{
+    const std::vector<std::pair<std::string, std::int64_t>> forms{
+        {"1.1e8", 110'000'000}, {"1.05e8", 105'000'000}, {"1E3", 1000},  {"2.50e1", 25},
+        {"150e-1", 15},         {"1e+2", 100},           {"12.0", 12},   {"1.234567e6", 1'234'567},
+    };
+    for (const auto& [text, value] : forms) {
+        const auto j = plan_json({"-T", text, "--slots", "60"});
+        BOOST_TEST(j["steps"].get<std::int64_t>() == value, text);
+    }
+    BOOST_TEST(plan_json({"--steps", "1.05e8", "--slots", "5"})["steps"].get<std::int64_t>() == 105'000'000);
 }
 
 BOOST_AUTO_TEST_CASE(actions_format_replays_legally_with_the_reported_counts)
@@ -106,6 +120,13 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_2_with_one_line_naming_the_problem)
         {{"plan", "--steps", "ten", "--slots", "3"}, "\"ten\""},
         {{"plan", "--steps", "9223372036854775808", "--slots", "3"}, "9223372036854775807"},
         {{"plan", "--steps", "1e19", "--slots", "3"}, "--steps"},
+        {{"plan", "--steps", "9.223372036854775808e18", "--slots", "3"}, "\"9.223372036854775808e18\""},
+        {{"plan", "--steps", "1.5", "--slots", "3"}, "\"1.5\" (not an integer)"},
+        {{"plan", "--steps", "1.05e1", "--slots", "3"}, "\"1.05e1\" (not an integer)"},
+        {{"plan", "--steps", "1e-3", "--slots", "3"}, "\"1e-3\" (not an integer)"},
+        {{"plan", "--steps", "1.2.3", "--slots", "3"}, "\"1.2.3\""},
+        {{"plan", "--steps", "1e", "--slots", "3"}, "\"1e\""},
+        {{"plan", "--steps", ".", "--slots", "3"}, "\".\""},
         {{"plan", "--steps", "10", "--slots", "0"}, "--slots"},
         {{"plan", "--steps", "10", "--slots", "3", "--format", "yaml"}, "--format"},
         {{"plan", "--steps", "10", "--slots", "3", "--schedule", "magic"}, "--schedule"},
