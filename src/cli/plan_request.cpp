@@ -93,7 +93,7 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
         const multilevel plan(steps, choice.model, options);
         choice.plan = plan;
         choice.period = plan.period();
-        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested", "layered"};
+        static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested", "layered", "stacked"};
         choice.structure = structures[static_cast<int>(plan.structure_used())];
         const std::string& slow = choice.model.levels.back().name;
         switch (plan.structure_used()) {
@@ -131,6 +131,12 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
                             choice.model.levels[static_cast<std::size_t>(plan.outer_level())].name,
                             plan.period() > 1 ? fmt::format(" on a grid of {} steps", plan.period()) : std::string(),
                             plan.horizon());
+            break;
+        case multilevel::structure::stacked:
+            choice.method = "near-optimal";
+            choice.description = fmt::format("multi-level, near-optimal (revolve over {} slots of all levels, the "
+                                             "dearest at the bottom of its stack)",
+                                             plan.cost().peak_slots);
             break;
         }
     } catch (const argument_error& e) {

@@ -24,6 +24,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
 #include <string>
 
 namespace remat {
@@ -107,6 +110,8 @@ struct counter {
 
 schedule_cost combine(const multilevel_plan& plan)
 {
+    if (plan.shape == multilevel_shape::stacked)
+        return plan.outer;
     const std::size_t n = plan.model.levels.size();
     const auto slow = static_cast<std::size_t>(plan.slow);
     const bool outer_level = plan.shape == multilevel_shape::spine || plan.shape == multilevel_shape::nested;
@@ -475,6 +480,93 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
     return best;
 }
 
+// Revolve over the cheapest k slots of all levels, the dearest at the bottom of its stack (see
+// multilevel_stacked.hpp), for the k that predicts least. Every k is tried where the levels hold few slots;
+// beyond, every level boundary, 32 points between two boundaries and a refinement around the best. An
+// unlimited level offers at most `unlimited_slots` (more rarely pays: their stores are dear, and the spine
+// serves such levels). Null when no k can be counted within the limits.
+plan_ptr plan_stacked(const multilevel_plan& base)
+{
+    constexpr std::uint64_t unlimited_slots = 1024;
+    constexpr std::size_t max_tasks = 200'000;
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const std::size_t n = model.levels.size();
+    if (steps < 2)
+        return nullptr;
+    const auto most = static_cast<std::uint64_t>(steps - 1);
+    // Cheapest first: the order in which k slots are taken.
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return model.levels[a].write_cost + model.levels[a].read_cost <
+               model.levels[b].write_cost + model.levels[b].read_cost;
+    });
+    std::vector<std::uint64_t> bounds{0}; // cumulative slots along `order`
+    for (const std::size_t i : order) {
+        const std::uint64_t slots = model.levels[i].slots == level_spec::unlimited
+                                        ? unlimited_slots
+                                        : std::min(model.levels[i].slots, most);
+        bounds.push_back(std::min(most, bounds.back() + slots));
+    }
+    auto use_of = [&](std::uint64_t k) {
+        std::vector<std::uint64_t> use(n, 0);
+        for (std::size_t j = 0; j < n; ++j)
+            use[order[j]] = std::min(k, bounds[j + 1]) - std::min(k, bounds[j]);
+        return use;
+    };
+    std::unordered_map<std::uint64_t, double> priced;
+    plan_ptr best;
+    auto price = [&](std::uint64_t k) {
+        if (k < 1 || k > bounds.back())
+            return infinity;
+        if (const auto it = priced.find(k); it != priced.end())
+            return it->second;
+        const detail::stacked_layout layout = detail::stack_levels(model, use_of(k));
+        const std::optional<schedule_cost> c = detail::stacked_cost(steps, model, layout, max_tasks);
+        const double cost = c ? c->predicted_cost : infinity;
+        priced.emplace(k, cost);
+        if (c && (!best || cost < best->outer.predicted_cost)) {
+            best = fresh(base);
+            best->used = multilevel::method::near_optimal;
+            best->shape = multilevel_shape::stacked;
+            best->outer = *c;
+            best->layout = layout;
+            best->outer_slots = layout.slots();
+        }
+        return cost;
+    };
+    constexpr std::uint64_t samples = 32;
+    for (std::size_t j = 0; j + 1 < bounds.size(); ++j) {
+        const std::uint64_t lo = bounds[j] + 1, hi = bounds[j + 1];
+        if (hi < lo)
+            continue;
+        if (hi - lo < 2 * samples) {
+            for (std::uint64_t k = lo; k <= hi; ++k)
+                price(k);
+            continue;
+        }
+        // Coarse samples, then halve the spacing around the best of this range.
+        std::uint64_t spacing = (hi - lo) / samples;
+        std::uint64_t at = hi;
+        double at_cost = price(hi);
+        for (std::uint64_t k = lo; k < hi; k += spacing)
+            if (const double c = price(k); c < at_cost) {
+                at = k;
+                at_cost = c;
+            }
+        while (spacing > 1) {
+            spacing /= 2;
+            for (const std::uint64_t k : {at - std::min(at, spacing), at + spacing})
+                if (const double c = price(k); c < at_cost && k >= lo && k <= hi) {
+                    at = k;
+                    at_cost = c;
+                }
+        }
+    }
+    return best;
+}
+
 // Exact when the table fits (first with the slowest level relaxed to unlimited: when that optimum fits
 // the real capacity it is the optimum); else the cheapest near-optimal structure that fits.
 plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
@@ -577,6 +669,9 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
             if (plan_ptr p = plan_layered(base, outer, opts))
                 candidates.push_back(p);
         }
+    if (consider(structure::stacked))
+        if (plan_ptr p = plan_stacked(base))
+            candidates.push_back(p);
     if (candidates.empty()) {
         if (opts.only != structure::binomial) { // the structure asked for does not apply: take the best one
             multilevel::options any = opts;

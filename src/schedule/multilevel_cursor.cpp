@@ -206,6 +206,7 @@ struct multilevel_walker {
         case multilevel_shape::nested:
             return nested_step(q);
         case multilevel_shape::binomial:
+        case multilevel_shape::stacked:
             break;
         }
         return false;
@@ -269,10 +270,21 @@ multilevel::cursor_type& multilevel::cursor_type::operator=(cursor_type&&) noexc
 
 void multilevel::cursor_type::refill()
 {
-    if (walker_ == nullptr) { // the binomial shape: revolve's actions, a queue at a time
+    if (walker_ == nullptr) { // the binomial and stacked shapes: revolve's actions, a queue at a time
         action a;
-        while (!queue_.full() && binomial_.next(a))
+        while (!queue_.full() && binomial_.next(a)) {
+            if (layout_ != nullptr) // stacked: depth d is a slot of level layout.level[d]
+                std::visit(
+                    [&](auto& x) {
+                        if constexpr (requires { x.slot; }) {
+                            const auto d = static_cast<std::size_t>(x.slot);
+                            x.level = layout_->level[d];
+                            x.slot = layout_->slot[d];
+                        }
+                    },
+                    a);
             queue_.push(a);
+        }
         done_ = queue_.empty();
         return;
     }
@@ -284,8 +296,12 @@ multilevel::cursor_type multilevel::cursor() const
 {
     cursor_type c;
     c.done_ = false;
-    if (plan_->shape == detail::multilevel_shape::binomial) {
+    if (plan_->shape == detail::multilevel_shape::binomial || plan_->shape == detail::multilevel_shape::stacked) {
         c.binomial_ = detail::binomial_schedule(*plan_).cursor();
+        if (plan_->shape == detail::multilevel_shape::stacked) {
+            c.plan_ = plan_;
+            c.layout_ = &plan_->layout;
+        }
     } else {
         c.walker_ = std::make_unique<detail::multilevel_walker>(plan_);
     }

@@ -3,6 +3,8 @@
 // cursors.
 #pragma once
 
+#include "multilevel_stacked.hpp"
+
 #include "remat/detail/multilevel_table.hpp"
 #include "remat/schedule/multilevel.hpp"
 
@@ -32,12 +34,16 @@ struct multilevel_plan {
     multilevel_counts stored_run; ///< counts of a k-step segment whose start the outer level holds
     multilevel_counts placed_run; ///< counts of a k-step segment whose start is placed by the table
     multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
-    schedule_cost outer;          ///< nested: the outer revolve's counts, in segments
+    schedule_cost outer;          ///< nested: the outer revolve's counts, in segments; stacked: the plan's counts
+    stacked_layout layout;        ///< stacked: the level and slot of each of revolve's depths
 };
 
-/// The binomial shape's schedule: revolve on the one level's slots (at most T of them).
+/// The binomial shape's schedule: revolve on the one level's slots (at most T of them); the stacked shape's:
+/// revolve over its layout's slots, depth d on layout level d.
 inline revolve binomial_schedule(const multilevel_plan& plan)
 {
+    if (plan.shape == multilevel::structure::stacked)
+        return revolve(plan.steps, plan.layout.slots());
     return revolve(plan.steps, static_cast<slot_t>(std::min<std::uint64_t>(plan.model.levels[0].slots,
                                                                            static_cast<std::uint64_t>(plan.steps))));
 }

@@ -199,6 +199,27 @@ BOOST_AUTO_TEST_CASE(spine_plans_are_within_one_percent_of_the_optimum)
     }
 }
 
+BOOST_AUTO_TEST_CASE(stacked_schedules_are_legal_counted_and_never_below_the_optimum)
+{
+    // Revolve over the slots of all levels, the dearest at the bottom: every model (finite and unlimited
+    // slowest levels, one level with priced transfers), short loops against the exact optimum, and long
+    // ones replayed in full (the counts come from revolve's task tree, the actions from its cursor).
+    for (const cost_model& m : models)
+        for (step_t t = 2; t <= 400; t += (t < 40 ? 1 : 23)) {
+            const multilevel p = near(t, m, multilevel::structure::stacked, 0);
+            BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::stacked), test::describe(t, m));
+            check_replay(p);
+            if (t <= 200)
+                BOOST_TEST_REQUIRE(p.cost().predicted_cost >= exact(t, m).cost().predicted_cost - 1e-9,
+                                   test::describe(t, m));
+        }
+    for (const cost_model& m : models) {
+        const multilevel p = near(123'457, m, multilevel::structure::stacked, 0);
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::stacked), test::describe(123'457, m));
+        check_replay(p, false);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(long_loops_replay_in_full)
 {
     // Tables kept small (the structures, not the table sizes, are under test here).

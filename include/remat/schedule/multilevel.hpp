@@ -38,6 +38,7 @@ namespace remat {
 namespace detail {
 struct multilevel_plan;
 struct multilevel_walker;
+struct stacked_layout;
 } // namespace detail
 
 /// The cheapest schedule (under `model`) for `steps` steps across several storage levels.
@@ -57,7 +58,7 @@ public:
     };
 
     /// How the plan is built (see the top of this header).
-    enum class structure { binomial, exact, grid, spine, nested, layered };
+    enum class structure { binomial, exact, grid, spine, nested, layered, stacked };
 
     struct options {
         method how = method::automatic;
@@ -127,7 +128,9 @@ public:
         friend class multilevel;
         void refill();
         std::unique_ptr<detail::multilevel_walker> walker_;
-        revolve::cursor_type binomial_; // method::binomial
+        revolve::cursor_type binomial_;                   // method::binomial and the stacked structure
+        std::shared_ptr<const detail::multilevel_plan> plan_; // keeps layout_ alive
+        const detail::stacked_layout* layout_ = nullptr;  // stacked: where each of revolve's depths lives
         detail::action_queue<8> queue_;
         bool done_ = true;
     };

@@ -6,6 +6,7 @@
 // 2^63-1.
 #pragma once
 
+#include "remat/detail/revolve_task.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/range.hpp"
@@ -51,16 +52,7 @@ public:
 
     private:
         friend class revolve;
-        // Reverse steps [start, start+length) from x_start with `slots` slots (x_start's included);
-        // `anchor` caches beta(slots, r-1) so that the split costs no loop over r.
-        struct task {
-            step_t start = 0;
-            step_t length = 0;
-            slot_t slots = 0;
-            std::uint64_t r = 0;
-            std::uint64_t anchor = 0;
-            bool start_stored = false;
-        };
+        using task = detail::revolve_task;
         void refill();
         [[nodiscard]] slot_t slot_of(slot_t task_slots) const noexcept { return used_slots_ - task_slots; }
 

@@ -1,0 +1,150 @@
+// The stacked multi-level plan: its layout and its counts (see multilevel_stacked.hpp).
+//
+// The counts follow revolve's cursor task by task: a split advances m steps, stores the right part's start
+// one depth deeper (when the right part has two steps or more), and restores its own start once after the
+// right part; a one-slot task of l steps restores its start l-1 times and advances l(l-1)/2 steps. A task's
+// depth is fixed by its slots, so each distinct (length, slots) is counted once; revolve's tree has a few
+// thousand of them even at T = 10^15.
+#include "multilevel_stacked.hpp"
+
+#include "remat/detail/checked_math.hpp"
+#include "remat/detail/revolve_task.hpp"
+#include "remat/error.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace remat::detail {
+namespace {
+
+struct task_counts {
+    std::uint64_t forward = 0;
+    std::array<std::uint64_t, max_levels> stores{};
+    std::array<std::uint64_t, max_levels> restores{};
+};
+
+struct task_key {
+    step_t length;
+    slot_t slots;
+    friend bool operator==(const task_key&, const task_key&) = default;
+};
+
+struct task_key_hash {
+    std::size_t operator()(const task_key& k) const noexcept
+    {
+        return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.length) * 0x9E3779B97F4A7C15ull ^
+                                          static_cast<std::uint64_t>(k.slots));
+    }
+};
+
+void add_into(task_counts& to, const task_counts& from)
+{
+    to.forward = checked_add(to.forward, from.forward, "a stacked multi-level count");
+    for (std::size_t i = 0; i < max_levels; ++i) {
+        to.stores[i] = checked_add(to.stores[i], from.stores[i], "a stacked multi-level count");
+        to.restores[i] = checked_add(to.restores[i], from.restores[i], "a stacked multi-level count");
+    }
+}
+
+} // namespace
+
+stacked_layout stack_levels(const cost_model& model, const std::vector<std::uint64_t>& use)
+{
+    std::vector<std::size_t> order(model.levels.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    // Dearest first (the bottom); between equally dear levels the slower (later) one goes lower.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const double ca = model.levels[a].write_cost + model.levels[a].read_cost;
+        const double cb = model.levels[b].write_cost + model.levels[b].read_cost;
+        return ca != cb ? ca > cb : a > b;
+    });
+    stacked_layout layout;
+    for (const std::size_t level : order)
+        for (std::uint64_t i = 0; i < use[level]; ++i) {
+            layout.level.push_back(static_cast<level_t>(level));
+            layout.slot.push_back(static_cast<slot_t>(i));
+        }
+    return layout;
+}
+
+std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model, const stacked_layout& layout,
+                                          std::size_t max_tasks)
+{
+    const slot_t used = steps > 1 ? std::min<slot_t>(layout.slots(), steps - 1) : 1;
+    if (layout.slots() < used || used < 1)
+        return std::nullopt;
+    const auto level_at = [&](slot_t task_slots) {
+        return static_cast<std::size_t>(layout.level[static_cast<std::size_t>(used - task_slots)]);
+    };
+    std::unordered_map<task_key, task_counts, task_key_hash> memo;
+    try {
+        std::vector<revolve_task> stack{revolve_root(steps, used)};
+        while (!stack.empty()) {
+            const revolve_task t = stack.back();
+            const task_key key{t.length, t.slots};
+            if (memo.contains(key)) {
+                stack.pop_back();
+                continue;
+            }
+            task_counts c;
+            if (t.length == 1) {
+                // reversed where it stands
+            } else if (t.slots == 1) {
+                const auto l = static_cast<std::uint64_t>(t.length);
+                c.forward = checked_mul(l, l - 1, "a stacked multi-level count") / 2;
+                c.restores[level_at(1)] = l - 1;
+            } else {
+                const revolve_split parts = split(t);
+                const task_key right{parts.right.length, parts.right.slots};
+                const task_key left{parts.left.length, parts.left.slots};
+                const bool right_ready = memo.contains(right);
+                const bool left_ready = memo.contains(left);
+                if (!right_ready)
+                    stack.push_back(parts.right);
+                if (!left_ready)
+                    stack.push_back(parts.left);
+                if (!right_ready || !left_ready) {
+                    if (memo.size() + stack.size() > max_tasks)
+                        return std::nullopt;
+                    continue;
+                }
+                c.forward = static_cast<std::uint64_t>(parts.m);
+                add_into(c, memo.at(right));
+                add_into(c, memo.at(left));
+                if (parts.right.start_stored)
+                    ++c.stores[level_at(t.slots - 1)];
+                ++c.restores[level_at(t.slots)];
+            }
+            memo.emplace(key, c);
+            stack.pop_back();
+        }
+    } catch (const overflow_error&) {
+        return std::nullopt;
+    }
+    const task_counts& all = memo.at(task_key{steps, used});
+    const std::size_t n = model.levels.size();
+    schedule_cost c;
+    c.steps = steps;
+    c.reverse_steps = static_cast<std::uint64_t>(steps);
+    c.forward_steps = all.forward;
+    c.repetition = revolve(steps, used).repetition();
+    c.levels.resize(n);
+    if (steps >= 2) {
+        c.levels[static_cast<std::size_t>(layout.level[0])].stores = 1; // x_0
+        c.peak_slots = static_cast<std::uint64_t>(used);
+        for (slot_t d = 0; d < used; ++d)
+            ++c.levels[static_cast<std::size_t>(layout.level[static_cast<std::size_t>(d)])].peak_slots;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        c.levels[i].stores += all.stores[i];
+        c.levels[i].restores = all.restores[i];
+        c.stores += c.levels[i].stores;
+        c.restores += c.levels[i].restores;
+    }
+    c.predicted_cost = predicted_cost(c, model);
+    return c;
+}
+
+} // namespace remat::detail
