@@ -73,7 +73,7 @@ std::string describe(const cost_model& m)
 
 const char* name_of(multilevel::structure s)
 {
-    static constexpr const char* names[] = {"binomial", "exact", "grid", "spine", "nested", "layered"};
+    static constexpr const char* names[] = {"binomial", "exact", "grid", "spine", "nested", "layered", "stacked"};
     return names[static_cast<int>(s)];
 }
 
@@ -99,10 +99,12 @@ gap gap_of(step_t steps, const cost_model& m, multilevel::structure only, double
 
 // What near_optimal chooses with its tables limited to `work_limit` iterations and the exact method
 // allowed no more than that (as for a loop beyond the exact table's reach).
-gap chosen_gap(step_t steps, const cost_model& m, std::uint64_t work_limit, double exact_cost)
+gap chosen_gap(step_t steps, const cost_model& m, std::uint64_t work_limit, double exact_cost,
+               multilevel::structure only = multilevel::structure::binomial)
 {
     multilevel::options o;
     o.how = multilevel::method::near_optimal;
+    o.only = only;
     o.near_optimal_work_limit = work_limit;
     o.exact_work_limit = 0;
     const multilevel plan(steps, m, o);
@@ -141,9 +143,10 @@ std::string show(const gap& g, bool named)
 void gap_grid(step_t steps, const std::vector<cost_model>& models)
 {
     using structure = multilevel::structure;
-    std::printf("  %-46s %8s %11s  %-18s %9s %13s %9s  %-18s\n", "levels (name:slots:write:read)", "exact s",
-                "exact cost", "chosen", "grid", "spine/nested", "layered", "chosen @1e8");
-    worst chosen, grid, outer, layered, limited;
+    std::printf("  %-46s %8s %11s  %-18s %9s %13s %9s %9s  %-18s %-18s  %-18s %-18s\n",
+                "levels (name:slots:write:read)", "exact s", "exact cost", "chosen", "grid", "spine/nested", "layered",
+                "stacked", "kept", "chosen @1e8", "kept @1e8", "LB gap");
+    worst chosen, grid, outer, layered, stacked, kept, limited, kept_limited;
     int within = 0, within_limited = 0;
     for (const cost_model& m : models) {
         double exact_cost = 0;
@@ -154,28 +157,50 @@ void gap_grid(step_t steps, const std::vector<cost_model>& models)
         const gap g = gap_of(steps, m, structure::grid, exact_cost);
         const gap o = gap_of(steps, m, finite ? structure::nested : structure::spine, exact_cost);
         const gap l = gap_of(steps, m, structure::layered, exact_cost);
-        gap c;
-        for (const gap& x : {g, o, l})
-            if (!std::isnan(x.percent) && (std::isnan(c.percent) || x.percent < c.percent))
-                c = x;
+        const gap st = gap_of(steps, m, structure::stacked, exact_cost);
+        const gap spine = finite ? gap{} : o;
+        auto least = [](std::initializer_list<gap> gaps) {
+            gap c;
+            for (const gap& x : gaps)
+                if (!std::isnan(x.percent) && (std::isnan(c.percent) || x.percent < c.percent))
+                    c = x;
+            return c;
+        };
+        const gap c = least({g, o, l, st});
+        const gap kc = least({spine, l, st});
         const gap k = chosen_gap(steps, m, 100'000'000, exact_cost);
+        auto limited_only = [&](structure s) {
+            const gap x = chosen_gap(steps, m, 100'000'000, exact_cost, s);
+            return x.used == s ? x : gap{};
+        };
+        const gap kk = least({finite ? gap{} : limited_only(structure::spine), limited_only(structure::layered),
+                              limited_only(structure::stacked)});
+        const double bound = remat::multilevel_lower_bound(steps, m);
+        char lb[32];
+        std::snprintf(lb, sizeof lb, "%.3f%%", 100.0 * (exact_cost / bound - 1.0));
         const std::string at = describe(m);
         chosen.note(c, at);
         grid.note(g, at);
         outer.note(o, at);
         layered.note(l, at);
         limited.note(k, at);
+        stacked.note(st, at);
+        kept.note(kc, at);
+        kept_limited.note(kk, at);
         within += c.percent <= 1.0 ? 1 : 0;
         within_limited += k.percent <= 1.0 ? 1 : 0;
-        std::printf("  %-46s %8.3f %11.1f  %-18s %9s %13s %9s  %-18s\n", at.c_str(), seconds, exact_cost,
-                    show(c, true).c_str(), show(g, false).c_str(), show(o, false).c_str(), show(l, false).c_str(),
-                    show(k, true).c_str());
+        std::printf("  %-46s %8.3f %11.1f  %-18s %9s %13s %9s %9s  %-18s %-18s  %-18s %-18s\n", at.c_str(), seconds,
+                    exact_cost, show(c, true).c_str(), show(g, false).c_str(), show(o, false).c_str(),
+                    show(l, false).c_str(), show(st, false).c_str(), show(kc, true).c_str(), show(k, true).c_str(),
+                    show(kk, true).c_str(), lb);
         std::fflush(stdout);
     }
     std::printf("  worst: chosen %.3f%% (%s); grid %.3f%% (%s); spine/nested %.3f%% (%s); layered %.3f%% (%s); "
-                "chosen @1e8 %.3f%% (%s)\n",
+                "stacked %.3f%% (%s); kept %.3f%% (%s); chosen @1e8 %.3f%% (%s); kept @1e8 %.3f%% (%s)\n",
                 chosen.percent, chosen.where.c_str(), grid.percent, grid.where.c_str(), outer.percent,
-                outer.where.c_str(), layered.percent, layered.where.c_str(), limited.percent, limited.where.c_str());
+                outer.where.c_str(), layered.percent, layered.where.c_str(), stacked.percent, stacked.where.c_str(),
+                kept.percent, kept.where.c_str(), limited.percent, limited.where.c_str(), kept_limited.percent,
+                kept_limited.where.c_str());
     std::printf("  within 1%%: chosen %d, chosen @1e8 %d, of %zu\n", within, within_limited, models.size());
 }
 

@@ -56,6 +56,12 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     }
     if (choice.period > 0)
         j["period"] = choice.period;
+    if (choice.lower_bound) {
+        // Every schedule costs at least the bound: the gap says how far from optimal this plan can be.
+        j["lower_bound"] = *choice.lower_bound;
+        j["gap_to_lower_bound"] = predicted_cost(c, choice.model) / *choice.lower_bound - 1.0;
+        j["levels_used"] = choice.levels_used;
+    }
     if (choice.online) {
         const std::uint64_t offline = binomial::min_forward_steps(c.steps, choice.slots);
         j["offline_forward_steps"] = offline;
@@ -128,6 +134,9 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     }
     out << fmt::format("predicted cost {:.6g} forward-step units (step cost {:g}, reverse cost {:g})\n",
                        predicted_cost(c, choice.model), choice.model.step_cost, choice.model.reverse_cost);
+    if (choice.lower_bound)
+        out << fmt::format("lower bound    {:.6g} (every schedule costs at least this; this plan is {:.3f}% above)\n",
+                           *choice.lower_bound, 100.0 * (predicted_cost(c, choice.model) / *choice.lower_bound - 1.0));
 }
 
 void write_actions(std::ostream& out, const any_schedule& plan)

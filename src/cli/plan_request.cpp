@@ -93,6 +93,8 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
         const multilevel plan(steps, choice.model, options);
         choice.plan = plan;
         choice.period = plan.period();
+        choice.lower_bound = multilevel_lower_bound(steps, choice.model);
+        choice.levels_used = plan.levels_used();
         static constexpr const char* structures[] = {"binomial", "exact", "grid", "spine", "nested", "layered", "stacked"};
         choice.structure = structures[static_cast<int>(plan.structure_used())];
         const std::string& slow = choice.model.levels.back().name;
@@ -138,6 +140,12 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
                                              "dearest at the bottom of its stack)",
                                              plan.cost().peak_slots);
             break;
+        }
+        if (choice.levels_used.size() < choice.model.levels.size()) {
+            std::string names;
+            for (const level_t l : choice.levels_used)
+                names += (names.empty() ? "" : ", ") + choice.model.levels[static_cast<std::size_t>(l)].name;
+            choice.description += fmt::format(", on {} only (cheaper than any plan over all the levels found)", names);
         }
     } catch (const argument_error& e) {
         throw usage_error(std::string("--level: ") + e.what());
@@ -196,6 +204,8 @@ plan_choice choose_plan(const plan_request& request)
                        .method = {},
                        .structure = {},
                        .period = 0,
+                       .lower_bound = {},
+                       .levels_used = {},
                        .online = false,
                        .chain = {}};
     if (!request.chain.empty())

@@ -48,8 +48,10 @@ struct plan_choice {
     cost_model model;
     std::vector<parsed_level> levels;  ///< multilevel: the parsed --level texts
     std::string method;                ///< multilevel: "binomial", "exact" or "near-optimal"
-    std::string structure;             ///< multilevel: "binomial", "exact", "grid", "spine", "nested" or "layered"
+    std::string structure; ///< multilevel: "binomial", "exact", "grid", "spine", "nested", "layered" or "stacked"
     step_t period = 0;                 ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
+    std::optional<double> lower_bound; ///< multilevel: remat::multilevel_lower_bound of the model
+    std::vector<level_t> levels_used;  ///< multilevel: the levels the plan stores on
     bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
 };

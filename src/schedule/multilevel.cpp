@@ -200,6 +200,26 @@ bool fits_slow_level(const multilevel_plan& plan)
     return slow_slots_needed(plan) <= plan.model.levels.back().slots;
 }
 
+// The counts of any plan: a plan over some of the levels has its counts moved to this model's levels.
+schedule_cost plan_cost(const multilevel_plan& plan)
+{
+    if (plan.sub) {
+        schedule_cost inner = plan_cost(*plan.sub);
+        schedule_cost c = inner;
+        c.levels.assign(plan.model.levels.size(), {});
+        for (std::size_t j = 0; j < inner.levels.size(); ++j)
+            c.levels[static_cast<std::size_t>(plan.sub_levels[j])] = inner.levels[j];
+        c.predicted_cost = predicted_cost(c, plan.model);
+        return c;
+    }
+    if (plan.shape == multilevel_shape::binomial) {
+        schedule_cost c = binomial_schedule(plan).cost();
+        c.predicted_cost = predicted_cost(c, plan.model);
+        return c;
+    }
+    return combine(plan);
+}
+
 plan_ptr fresh(const multilevel_plan& base)
 {
     auto p = std::make_shared<multilevel_plan>();
@@ -578,43 +598,104 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     const std::size_t n = model.levels.size();
     const bool finite = !slow_level_unlimited(model, steps);
     const auto exact_limits = table_limits(model, steps);
+    // Bytes per entry: 13 per level and row, 9 per row (multilevel_table.hpp), so at most 22.
+    constexpr std::uint64_t entry_bytes = 22;
+    std::uint64_t max_entries =
+        opts.how == method::exact ? opts.max_table_entries : std::min(opts.max_table_entries, opts.memory_limit / entry_bytes);
     // Each exact table is built at most once: try_exact runs for automatic and again wherever a
-    // near-optimal table would span the whole loop, with the same tables behind every call.
+    // near-optimal table would span the whole loop, with the same tables behind every call. Every table is
+    // priced (work and entries) before it is built.
     bool relaxed_tried = false;
     plan_ptr relaxed_plan; // the optimum with the slowest level unlimited, kept only when it fits that level
     plan_ptr exact_plan;
-    auto try_exact = [&](bool forced, std::uint64_t work_limit) -> plan_ptr {
-        if (finite && (forced || affordable(n, relaxed(exact_limits), steps, work_limit, opts.max_table_entries))) {
+    auto try_exact = [&](std::uint64_t work_limit) -> plan_ptr {
+        if (finite && affordable(n, relaxed(exact_limits), steps, work_limit, max_entries)) {
             if (!relaxed_tried) {
                 relaxed_tried = true;
-                if (multilevel_table::entries(n, relaxed(exact_limits), steps) <= opts.max_table_entries)
-                    if (plan_ptr p = plan_exact(base, relaxed(exact_limits), opts.max_table_entries);
-                        fits_slow_level(*p))
-                        relaxed_plan = p;
+                if (plan_ptr p = plan_exact(base, relaxed(exact_limits), max_entries); fits_slow_level(*p))
+                    relaxed_plan = p;
             }
             if (relaxed_plan)
                 return relaxed_plan;
         }
-        if (!forced && !affordable(n, exact_limits, steps, work_limit, opts.max_table_entries))
+        if (!affordable(n, exact_limits, steps, work_limit, max_entries))
             return nullptr;
         if (!exact_plan)
-            exact_plan = plan_exact(base, exact_limits, opts.max_table_entries);
+            exact_plan = plan_exact(base, exact_limits, max_entries);
         return exact_plan;
     };
-    if (opts.how == method::exact)
-        return try_exact(true, 0);
-    if (opts.how == method::automatic)
-        if (plan_ptr p = try_exact(false, opts.exact_work_limit))
+    if (opts.how == method::exact) {
+        if (plan_ptr p = try_exact(opts.exact_max_work))
             return p;
+        // Refused before any table is built.
+        const std::uint64_t entries = multilevel_table::entries(n, exact_limits, steps);
+        const std::uint64_t work = multilevel_table::work(n, exact_limits, steps);
+        std::string what = "an exact multi-level plan for " + std::to_string(steps) + " steps needs a table of " +
+                           std::to_string(entries) + " entries (limit " + std::to_string(max_entries) + ") and " +
+                           std::to_string(work) + " iterations (limit " + std::to_string(opts.exact_max_work) + ")";
+        if (finite && !relaxed_tried)
+            what += ", or with the slowest level unlimited " +
+                    std::to_string(multilevel_table::entries(n, relaxed(exact_limits), steps)) + " entries and " +
+                    std::to_string(multilevel_table::work(n, relaxed(exact_limits), steps)) + " iterations";
+        else if (finite)
+            what += " (the optimum with the slowest level unlimited needs more slots there than it has)";
+        throw capacity_error(what + "; use method::near_optimal (remat plan --method near-optimal), fewer steps or "
+                                    "fewer slots");
+    }
+    if (opts.how == method::automatic)
+        if (plan_ptr p = try_exact(opts.exact_work_limit))
+            return p;
+    max_entries /= 2; // the best plan so far and the one being built
     if (opts.horizon < 0 || opts.grid < 0)
         throw argument_error("the near-optimal horizon and grid must be >= 0 (0: automatic), got " +
                              std::to_string(opts.horizon) + " and " + std::to_string(opts.grid));
-    const std::uint64_t limit = opts.near_optimal_work_limit;
-    std::vector<plan_ptr> candidates;
     auto consider = [&](structure s) { return opts.only == structure::binomial || opts.only == s; };
+    // Which level may carry a layered plan's outer walk: the slowest, and a faster one with a limit whose
+    // snapshots cost something to write or read back (where its writes are dearer than the slowest level's, or
+    // where the slowest level is too dear to be used much, the optimum keeps few of them near the top).
+    std::vector<level_t> outers;
+    if (consider(structure::layered))
+        for (level_t outer = static_cast<level_t>(n) - 1; outer >= 0; --outer) {
+            const level_spec& level = model.levels[static_cast<std::size_t>(outer)];
+            const bool unlimited =
+                level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(steps - 1);
+            if (outer + 1 == static_cast<level_t>(n) || (!unlimited && level.write_cost + level.read_cost > 0))
+                outers.push_back(outer);
+        }
+    // The work limit is shared: a quarter each for the spine (or nested) table and the grids, the rest split
+    // between the layered plans, each of which builds up to four tables.
+    const std::uint64_t budget = opts.near_optimal_work_limit;
+    const bool alone = opts.only != structure::binomial;
+    const std::uint64_t outer_limit = alone ? budget : budget / 4;
+    const std::uint64_t grid_limit = alone ? budget : budget / 4;
+    // (One structure asked for alone gets the limit for each of its tables.)
+    const std::uint64_t layered_limit = alone ? budget : budget / 2 / std::max<std::uint64_t>(1, outers.size()) / 4;
+
+    plan_ptr best;
+    double best_cost = infinity;
+    bool overflowed = false;
+    // Keeps only the cheapest: the others' tables are freed at once. A structure whose counts leave 64 bits
+    // (a few slots over a very long loop) is no candidate.
+    auto offer = [&](auto&& make) {
+        try {
+            const plan_ptr p = make();
+            if (!p)
+                return;
+            if (const double c = plan_cost(*p).predicted_cost; !best || c < best_cost) {
+                best = p;
+                best_cost = c;
+            }
+        } catch (const overflow_error&) {
+            overflowed = true;
+        }
+    };
+    if (consider(structure::stacked))
+        offer([&] { return plan_stacked(base); });
     if (consider(structure::grid)) {
         // The grid's loss is not monotone in g (alignment with the optimum's natural segment lengths):
-        // try the finest g that fits and a few coarser ones.
+        // try the finest g that fits and a few coarser ones, sharing the grids' limit.
+        constexpr std::uint64_t sizes_tried = 6;
+        const std::uint64_t limit = opts.grid > 0 ? grid_limit : grid_limit / sizes_tried;
         std::vector<step_t> sizes{opts.grid};
         if (opts.grid == 0) {
             const std::uint64_t per_length = multilevel_table::entries(n, exact_limits, 0);
@@ -629,65 +710,120 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
         for (const step_t g : sizes) {
             plan_ptr p;
             if (finite)
-                if ((p = plan_grid(base, relaxed(exact_limits), g, limit, opts.max_table_entries, opts.grid > 0)) &&
+                if ((p = plan_grid(base, relaxed(exact_limits), g, limit, max_entries, opts.grid > 0)) &&
                     !fits_slow_level(*p))
                     p = nullptr;
             if (!p)
-                p = plan_grid(base, exact_limits, g, limit, opts.max_table_entries, opts.grid > 0);
-            if (p)
-                candidates.push_back(p);
+                p = plan_grid(base, exact_limits, g, limit, max_entries, opts.grid > 0);
+            offer([&] { return p; });
         }
     }
-    const bool spine_first = consider(structure::spine);
     for (const bool spine : {true, false}) {
-        if (spine ? !spine_first : (!finite || !consider(structure::nested)))
+        if (spine ? !consider(structure::spine) : (!finite || !consider(structure::nested)))
             continue;
         step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps)
-                                          : fitting_horizon(model, steps, spine, limit, opts.max_table_entries);
+                                          : fitting_horizon(model, steps, spine, outer_limit, max_entries);
         if (horizon >= steps) {
             // A table over the whole loop: the exact plan is the best there is, if its own table fits.
-            if (plan_ptr p = try_exact(false, std::max(limit, opts.exact_work_limit))) {
-                candidates.push_back(p);
+            if (plan_ptr p = try_exact(std::max(outer_limit, opts.exact_work_limit))) {
+                offer([&] { return p; });
                 break;
             }
             horizon = steps - 1;
         }
-        plan_ptr p = plan_outer(base, horizon, opts.max_table_entries, spine);
-        if (!spine || !finite || fits_slow_level(*p))
-            candidates.push_back(p);
+        offer([&]() -> plan_ptr {
+            plan_ptr p = plan_outer(base, horizon, max_entries, spine);
+            return !spine || !finite || fits_slow_level(*p) ? p : nullptr;
+        });
     }
-    if (consider(structure::layered))
-        for (level_t outer = static_cast<level_t>(n) - 1; outer >= 0; --outer) {
-            // The slowest level, and a faster one with a limit whose snapshots cost something to write or
-            // read back: where its writes are dearer than the slowest level's, or where the slowest level is
-            // too dear to be used much, the optimum keeps few of them near the top, as the layers do.
-            const level_spec& level = model.levels[static_cast<std::size_t>(outer)];
-            const bool unlimited =
-                level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(steps - 1);
-            if (outer + 1 < static_cast<level_t>(n) && (unlimited || level.write_cost + level.read_cost == 0))
-                continue;
-            if (plan_ptr p = plan_layered(base, outer, opts))
-                candidates.push_back(p);
-        }
-    if (consider(structure::stacked))
-        if (plan_ptr p = plan_stacked(base))
-            candidates.push_back(p);
-    if (candidates.empty()) {
+    for (const level_t outer : outers) {
+        multilevel::options share = opts;
+        share.near_optimal_work_limit = layered_limit;
+        offer([&] { return plan_layered(base, outer, share); });
+    }
+    if (!best) {
         if (opts.only != structure::binomial) { // the structure asked for does not apply: take the best one
             multilevel::options any = opts;
             any.only = structure::binomial;
             return choose(base, any);
         }
-        throw argument_error("no near-optimal multi-level structure fits the work limit of " + std::to_string(limit));
+        if (overflowed)
+            throw overflow_error("no multi-level plan for " + std::to_string(steps) +
+                                 " steps has counts within 64 bits; give the levels more slots");
+        throw argument_error("no near-optimal multi-level structure fits the work limit of " + std::to_string(budget));
     }
-    plan_ptr best = candidates.front();
-    double best_cost = combine(*best).predicted_cost;
-    for (std::size_t i = 1; i < candidates.size(); ++i)
-        if (const double c = combine(*candidates[i]).predicted_cost; c < best_cost) {
-            best = candidates[i];
-            best_cost = c;
-        }
     return best;
+}
+
+bool binomial_optimal(const cost_model& model)
+{
+    return model.levels.size() == 1 && model.levels[0].write_cost == 0;
+}
+
+// The plan for `base`, never dearer than the plan for any subset of its levels (those are plans for the whole
+// store too). Each subset that drops one level is planned the same way (so, by induction, every smaller one
+// is covered) unless the lower bound of its model already reaches the cost in hand; plans are kept per
+// subset (`levels`: the bits of the caller's levels that `base` has, `original`: which they are).
+plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opts,
+                     std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
+                     const std::vector<level_t>& original)
+{
+    using method = multilevel::method;
+    if (const auto it = memo.find(levels); it != memo.end())
+        return it->second;
+    plan_ptr plan;
+    if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
+        // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
+        plan = fresh(base);
+        plan->used = method::binomial;
+        plan->shape = multilevel_shape::binomial;
+    } else {
+        plan = choose(base, opts);
+    }
+    const std::size_t n = base.model.levels.size();
+    const bool optimal = plan->used == method::exact || plan->used == method::binomial;
+    if (!optimal && n >= 2 && opts.only == multilevel::structure::binomial) {
+        double cost = plan_cost(*plan).predicted_cost;
+        for (std::size_t drop = 0; drop < n; ++drop) {
+            multilevel_plan fewer;
+            fewer.steps = base.steps;
+            std::vector<level_t> kept, kept_original;
+            for (std::size_t i = 0; i < n; ++i)
+                if (i != drop) {
+                    fewer.model.levels.push_back(base.model.levels[i]);
+                    kept.push_back(static_cast<level_t>(i));
+                    kept_original.push_back(original[i]);
+                }
+            fewer.model.step_cost = base.model.step_cost;
+            fewer.model.reverse_cost = base.model.reverse_cost;
+            if (multilevel_lower_bound(base.steps, fewer.model) >= cost)
+                continue; // no plan over these levels can be cheaper
+            plan_ptr inner;
+            double inner_cost = infinity;
+            try {
+                inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+                inner_cost = plan_cost(*inner).predicted_cost;
+            } catch (const overflow_error&) {
+                continue; // no plan over these levels can be counted
+            }
+            if (inner_cost >= cost)
+                continue;
+            // Run it over this model's levels (a plan that itself runs a subset passes its own through).
+            plan_ptr outer = fresh(base);
+            outer->sub = inner->sub ? inner->sub : inner;
+            for (const level_t j : inner->sub ? inner->sub_levels : std::vector<level_t>{})
+                outer->sub_levels.push_back(kept[static_cast<std::size_t>(j)]);
+            if (!inner->sub)
+                outer->sub_levels = kept;
+            // Near-optimal for this model even when exact over its own levels.
+            outer->used = method::near_optimal;
+            outer->shape = outer->sub->shape;
+            plan = outer;
+            cost = inner_cost;
+        }
+    }
+    memo.emplace(levels, plan);
+    return plan;
 }
 
 } // namespace
@@ -700,19 +836,13 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     base.steps = steps;
     base.model = model;
     const std::size_t n = model.levels.size();
-    const bool binomial_optimal = n == 1 && model.levels[0].write_cost == 0;
-    if (opts.how == method::binomial && !binomial_optimal)
+    if (opts.how == method::binomial && !binomial_optimal(model))
         throw argument_error("method::binomial needs one level with zero write cost, got " + std::to_string(n) +
                              " level(s)");
-    if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal) {
-        // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
-        auto plan = std::make_shared<multilevel_plan>(std::move(base));
-        plan->used = method::binomial;
-        plan->shape = multilevel_shape::binomial;
-        plan_ = std::move(plan);
-    } else {
-        plan_ = choose(base, opts);
-    }
+    std::unordered_map<std::uint32_t, plan_ptr> memo;
+    std::vector<level_t> all(n);
+    std::iota(all.begin(), all.end(), level_t{0});
+    plan_ = plan_levels(base, opts, memo, (std::uint32_t{1} << n) - 1, all);
 }
 
 step_t multilevel::steps() const noexcept
@@ -732,38 +862,46 @@ multilevel::method multilevel::method_used() const noexcept
 
 multilevel::structure multilevel::structure_used() const noexcept
 {
-    return plan_->shape;
+    return plan_->core().shape;
+}
+
+std::vector<level_t> multilevel::levels_used() const
+{
+    if (plan_->sub)
+        return plan_->sub_levels;
+    std::vector<level_t> all(plan_->model.levels.size());
+    std::iota(all.begin(), all.end(), level_t{0});
+    return all;
 }
 
 step_t multilevel::period() const noexcept
 {
-    return plan_->period;
+    return plan_->core().period;
 }
 
 step_t multilevel::horizon() const noexcept
 {
-    if (plan_->shape == multilevel_shape::layered) { // the longest leaf, in steps
-        const multilevel_table& inner = *plan_->parts.front();
-        return std::min(plan_->steps, inner.horizon() * inner.unit_steps());
+    const multilevel_plan& p = plan_->core();
+    if (p.shape == multilevel_shape::layered) { // the longest leaf, in steps
+        const multilevel_table& inner = *p.parts.front();
+        return std::min(p.steps, inner.horizon() * inner.unit_steps());
     }
-    return plan_->table ? plan_->table->horizon() : 0;
+    return p.table ? p.table->horizon() : 0;
 }
 
 level_t multilevel::outer_level() const noexcept
 {
-    const bool outer = plan_->shape == multilevel_shape::spine || plan_->shape == multilevel_shape::nested ||
-                       plan_->shape == multilevel_shape::layered;
-    return outer ? plan_->slow : -1;
+    const multilevel_plan& p = plan_->core();
+    const bool outer =
+        p.shape == multilevel_shape::spine || p.shape == multilevel_shape::nested || p.shape == multilevel_shape::layered;
+    if (!outer)
+        return -1;
+    return plan_->sub ? plan_->sub_levels[static_cast<std::size_t>(p.slow)] : p.slow;
 }
 
 schedule_cost multilevel::cost() const
 {
-    if (plan_->shape == multilevel_shape::binomial) {
-        schedule_cost c = binomial_schedule(*plan_).cost();
-        c.predicted_cost = predicted_cost(c, plan_->model);
-        return c;
-    }
-    return combine(*plan_);
+    return plan_cost(*plan_);
 }
 
 } // namespace remat

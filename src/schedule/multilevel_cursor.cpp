@@ -286,24 +286,39 @@ void multilevel::cursor_type::refill()
             queue_.push(a);
         }
         done_ = queue_.empty();
-        return;
-    }
-    if (!walker_->refill(queue_))
+    } else if (!walker_->refill(queue_)) {
         done_ = true;
+    }
+    if (levels_ != nullptr) { // a plan over fewer levels: its level j is the store's level (*levels_)[j]
+        detail::action_queue<8> moved;
+        action a;
+        while (queue_.pop(a)) {
+            std::visit(
+                [&](auto& x) {
+                    if constexpr (requires { x.level; })
+                        x.level = (*levels_)[static_cast<std::size_t>(x.level)];
+                },
+                a);
+            moved.push(a);
+        }
+        queue_ = moved;
+    }
 }
 
 multilevel::cursor_type multilevel::cursor() const
 {
     cursor_type c;
     c.done_ = false;
-    if (plan_->shape == detail::multilevel_shape::binomial || plan_->shape == detail::multilevel_shape::stacked) {
-        c.binomial_ = detail::binomial_schedule(*plan_).cursor();
-        if (plan_->shape == detail::multilevel_shape::stacked) {
-            c.plan_ = plan_;
-            c.layout_ = &plan_->layout;
-        }
+    const detail::multilevel_plan& core = plan_->core();
+    c.plan_ = plan_;
+    if (plan_->sub)
+        c.levels_ = &plan_->sub_levels;
+    if (core.shape == detail::multilevel_shape::binomial || core.shape == detail::multilevel_shape::stacked) {
+        c.binomial_ = detail::binomial_schedule(core).cursor();
+        if (core.shape == detail::multilevel_shape::stacked)
+            c.layout_ = &core.layout;
     } else {
-        c.walker_ = std::make_unique<detail::multilevel_walker>(plan_);
+        c.walker_ = std::make_unique<detail::multilevel_walker>(plan_->sub ? plan_->sub : plan_);
     }
     return c;
 }

@@ -36,6 +36,12 @@ struct multilevel_plan {
     multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
     schedule_cost outer;          ///< nested: the outer revolve's counts, in segments; stacked: the plan's counts
     stacked_layout layout;        ///< stacked: the level and slot of each of revolve's depths
+    /// A plan over some of the levels that this one runs (its method, shape and tables are sub's), and this
+    /// model's level for each of sub's levels. Null for a plan over all of them.
+    std::shared_ptr<const multilevel_plan> sub;
+    std::vector<level_t> sub_levels;
+    /// The plan whose shape is run: sub, or this one.
+    [[nodiscard]] const multilevel_plan& core() const noexcept { return sub ? *sub : *this; }
 };
 
 /// The binomial shape's schedule: revolve on the one level's slots (at most T of them); the stacked shape's:

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace remat {
 
@@ -63,10 +64,13 @@ public:
     struct options {
         method how = method::automatic;
         /// automatic: use the exact method when building its table takes at most this many inner-loop
-        /// iterations (about 0.3 ns each).
-        std::uint64_t exact_work_limit = 10'000'000'000;
-        /// near_optimal: the most inner-loop iterations of each structure's tables.
-        std::uint64_t near_optimal_work_limit = 1'000'000'000;
+        /// iterations (about 0.3 ns each on one core; with the near-optimal limit below, a plan takes well under
+        /// a second).
+        std::uint64_t exact_work_limit = 2'000'000'000;
+        /// exact: refuse, before building anything, a table beyond this many iterations (about 30 s).
+        std::uint64_t exact_max_work = 100'000'000'000;
+        /// near_optimal: the most inner-loop iterations of all the structures' tables together.
+        std::uint64_t near_optimal_work_limit = 2'000'000'000;
         /// spine, nested and layered: the table's horizon K (most steps of one segment, of one leaf for
         /// layered); 0: the largest that fits.
         step_t horizon = 0;
@@ -79,6 +83,9 @@ public:
         /// Largest table (lengths x free-slot rows x levels) any method builds; 13 bytes per entry and 9
         /// per length and row.
         std::uint64_t max_table_entries = std::uint64_t{1} << 24;
+        /// automatic and near_optimal: the most bytes of tables held at once (at most 22 per entry; a
+        /// near-optimal plan holds the best structure's tables while it builds the next one's).
+        std::uint64_t memory_limit = std::uint64_t{200} << 20;
     };
 
     /// Throws remat::argument_error for steps < 1 or an invalid model (see remat::validate), and
@@ -91,6 +98,11 @@ public:
     /// The method in use: binomial, exact or near_optimal (never automatic).
     [[nodiscard]] method method_used() const noexcept;
     [[nodiscard]] structure structure_used() const noexcept;
+    /// The levels the plan stores on: all of them, or the subset whose own plan was cheaper (a plan over
+    /// fewer levels is a plan for the whole store; the chosen plan is never dearer than one of those).
+    ///
+    ///     plan.levels_used();   // {0, 1}, or {0} when the slow level does not pay
+    [[nodiscard]] std::vector<level_t> levels_used() const;
     /// spine and nested: steps between two checkpoints of the slowest level (k); grid: steps per
     /// super-step (g); layered: steps per unit of the outer recurrence (g, 1 for single steps); 0 otherwise.
     [[nodiscard]] step_t period() const noexcept;
@@ -129,8 +141,9 @@ public:
         void refill();
         std::unique_ptr<detail::multilevel_walker> walker_;
         revolve::cursor_type binomial_;                   // method::binomial and the stacked structure
-        std::shared_ptr<const detail::multilevel_plan> plan_; // keeps layout_ alive
+        std::shared_ptr<const detail::multilevel_plan> plan_; // keeps layout_ and levels_ alive
         const detail::stacked_layout* layout_ = nullptr;  // stacked: where each of revolve's depths lives
+        const std::vector<level_t>* levels_ = nullptr;    // a plan over fewer levels: the store's level of each
         detail::action_queue<8> queue_;
         bool done_ = true;
     };
@@ -140,5 +153,13 @@ public:
 private:
     std::shared_ptr<const detail::multilevel_plan> plan_; // immutable: copies share it
 };
+
+/// A lower bound on the predicted cost of every schedule for `steps` steps under `model`: with P snapshots
+/// held at most at once, binomial checkpointing's forward steps for P slots, one write and one read of each
+/// of the P cheapest slots and the cheapest read for each further restore, minimised over P (revolve over all
+/// slots with free transfers, tightened). Near-optimal plans report their gap to it.
+///
+///     remat::multilevel_lower_bound(10000, m) <= remat::multilevel(10000, m).cost().predicted_cost;   // true
+[[nodiscard]] double multilevel_lower_bound(step_t steps, const cost_model& model);
 
 } // namespace remat

@@ -1,0 +1,182 @@
+// Multi-level plans never lose to a simpler plan. A plan over a subset of the levels, or with one slot fewer
+// on a level, is also a plan for the whole store, so the chosen plan must cost no more than the plan the
+// same planner makes for any subset of the levels (revolve on one level alone among them) and at most
+// 1.001 times the plan with one slot fewer on any finite level; and never less than the lower bound. Checked
+// for two- and three-level stores (finite and unlimited slowest levels, cheap and dear transfers) at
+// T = 10^3 ... 10^15 and at the T just past each point in that range where the chosen structure changes
+// (found by bisection). The unit build runs a few models with small work limits (the property must hold at
+// any limits, as long as every plan compared is made with the same ones); the stress build
+// (REMAT_MONOTONE_FULL, label stress) runs every model with the default limits.
+#define BOOST_TEST_MODULE multilevel_monotone
+#include <boost/test/unit_test.hpp>
+
+#include "multilevel_search.hpp"
+
+#include "remat/schedule/multilevel.hpp"
+#include "remat/error.hpp"
+#include "remat/schedule/revolve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+namespace {
+
+constexpr std::uint64_t inf = level_spec::unlimited;
+
+#if defined(REMAT_MONOTONE_FULL)
+const multilevel::options limits{};
+constexpr int bisections = 64;
+#else
+multilevel::options small_limits()
+{
+    multilevel::options o;
+    o.exact_work_limit = 20'000'000;
+    o.near_optimal_work_limit = 40'000'000;
+    return o;
+}
+const multilevel::options limits = small_limits();
+constexpr int bisections = 64;
+#endif
+
+// The cost of the plan for `m`; infinite when its counts leave 64 bits (too few slots for such a loop).
+double cost_of(step_t steps, const cost_model& m)
+{
+    try {
+        return multilevel(steps, m, limits).cost().predicted_cost;
+    } catch (const overflow_error&) {
+        return std::numeric_limits<double>::infinity();
+    }
+}
+
+// Every non-empty proper subset of the levels, as a model.
+std::vector<cost_model> subsets(const cost_model& m)
+{
+    std::vector<cost_model> out;
+    const std::size_t n = m.levels.size();
+    for (std::uint32_t mask = 1; mask + 1 < (std::uint32_t{1} << n); ++mask) {
+        cost_model s = m;
+        s.levels.clear();
+        for (std::size_t i = 0; i < n; ++i)
+            if (mask & (std::uint32_t{1} << i))
+                s.levels.push_back(m.levels[i]);
+        out.push_back(s);
+    }
+    return out;
+}
+
+void check_at(step_t steps, const cost_model& m)
+{
+    const std::string what = test::describe(steps, m);
+    const multilevel plan(steps, m, limits);
+    const double cost = plan.cost().predicted_cost;
+    const double margin = 1e-9 * cost;
+    BOOST_TEST_REQUIRE(multilevel_lower_bound(steps, m) <= cost + margin, what);
+    for (const cost_model& s : subsets(m)) {
+        const double fewer = cost_of(steps, s);
+        BOOST_TEST_REQUIRE(cost <= fewer + margin, what << " costs " << cost << ", more than the plan over "
+                                                        << test::describe(steps, s) << ": " << fewer);
+    }
+    // Revolve on a level alone, priced by the model (one of the subset plans when the level is free).
+    for (std::size_t i = 0; i < m.levels.size(); ++i) {
+        cost_model alone = m;
+        alone.levels = {m.levels[i]};
+        const auto slots = static_cast<slot_t>(std::min<std::uint64_t>(m.levels[i].slots, 1u << 20));
+        try {
+            const double r = predicted_cost(revolve(steps, slots).cost(), alone);
+            BOOST_TEST_REQUIRE(cost <= r + margin, what << " costs " << cost << ", more than revolve on level " << i
+                                                        << " alone: " << r);
+        } catch (const overflow_error&) {
+            // revolve's own counts leave 64 bits: nothing to compare
+        }
+    }
+    for (std::size_t i = 0; i < m.levels.size(); ++i) {
+        if (m.levels[i].slots == inf || m.levels[i].slots < 2)
+            continue;
+        cost_model fewer = m;
+        --fewer.levels[i].slots;
+        const double c = cost_of(steps, fewer);
+        BOOST_TEST_REQUIRE(cost <= 1.001 * c + margin, what << " costs " << cost << ", more than 1.001 times "
+                                                            << c << " with one slot fewer on level " << i);
+    }
+}
+
+// The T in (lo, hi] just past a change of the chosen structure (or of the levels used), when lo and hi differ.
+step_t just_past_change(step_t lo, step_t hi, const cost_model& m)
+{
+    auto shape = [&](step_t t) {
+        const multilevel p(t, m, limits);
+        return std::pair{p.structure_used(), p.levels_used()};
+    };
+    const auto first = shape(lo);
+    if (shape(hi) == first)
+        return 0;
+    for (int i = 0; i < bisections && hi - lo > 1; ++i) {
+        // Geometric midpoints: the ranges span decades.
+        const auto mid = std::clamp(static_cast<step_t>(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi))),
+                                    lo + 1, hi - 1);
+        (shape(mid) == first ? lo : hi) = mid;
+    }
+    return hi;
+}
+
+void check_model(const cost_model& m, const std::vector<step_t>& steps)
+{
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        check_at(steps[i], m);
+        if (i + 1 < steps.size())
+            if (const step_t t = just_past_change(steps[i], steps[i + 1], m); t > 0) {
+                BOOST_TEST_MESSAGE(test::describe(t, m) << ": the structure changes");
+                check_at(t, m);
+            }
+    }
+}
+
+std::vector<step_t> decades(int from, int to, int every = 1)
+{
+    std::vector<step_t> out;
+    step_t t = 1;
+    for (int e = 0; e <= to; ++e, t *= 10)
+        if (e >= from && (e - from) % every == 0)
+            out.push_back(t);
+    return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_levels_with_a_small_finite_disk)
+{
+    // The cases from the issue that found nested plans up to 24 times dearer than revolve on the host alone.
+    check_model({{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}, decades(3, 15));
+    check_model({{{"host", 4, 0, 0}, {"disk", 16, 2, 2}}}, decades(3, 15, 3));
+}
+
+BOOST_AUTO_TEST_CASE(two_levels_unlimited_disk_cheap_and_dear)
+{
+    check_model({{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}}, decades(3, 15, 3));
+    check_model({{{"host", 2, 0.5, 0.5}, {"disk", inf, 0.2, 0.3}}}, decades(3, 15, 4));
+    check_model({{{"host", 8, 0, 0}, {"disk", inf, 60, 40}}}, decades(3, 15, 4));
+}
+
+BOOST_AUTO_TEST_CASE(three_levels)
+{
+    check_model({{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", inf, 10, 10}}}, decades(3, 15, 4));
+    check_model({{{"device", 2, 0, 0}, {"host", 3, 1, 0.5}, {"disk", 3, 4, 4}}}, decades(3, 15, 4));
+}
+
+#if defined(REMAT_MONOTONE_FULL)
+BOOST_AUTO_TEST_CASE(the_full_grid)
+{
+    for (const cost_model& m : {cost_model{{{"host", 64, 0, 0}, {"disk", 16, 2, 2}}},
+                                cost_model{{{"host", 16, 0, 0}, {"disk", inf, 5, 5}}},
+                                cost_model{{{"host", 16, 0, 0}, {"disk", 4, 50, 50}}},
+                                cost_model{{{"host", 4, 0.5, 0.5}, {"disk", 8, 0.1, 0.1}}},
+                                cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+                                cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}})
+        check_model(m, decades(3, 15));
+}
+#endif
