@@ -26,8 +26,8 @@
 #include <limits>
 #include <numeric>
 #include <optional>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 
 namespace remat {
 
@@ -524,9 +524,8 @@ plan_ptr plan_stacked(const multilevel_plan& base)
     });
     std::vector<std::uint64_t> bounds{0}; // cumulative slots along `order`
     for (const std::size_t i : order) {
-        const std::uint64_t slots = model.levels[i].slots == level_spec::unlimited
-                                        ? unlimited_slots
-                                        : std::min(model.levels[i].slots, most);
+        const std::uint64_t slots =
+            model.levels[i].slots == level_spec::unlimited ? unlimited_slots : std::min(model.levels[i].slots, most);
         bounds.push_back(std::min(most, bounds.back() + slots));
     }
     auto use_of = [&](std::uint64_t k) {
@@ -600,8 +599,9 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     const auto exact_limits = table_limits(model, steps);
     // Bytes per entry: 13 per level and row, 9 per row (multilevel_table.hpp), so at most 22.
     constexpr std::uint64_t entry_bytes = 22;
-    std::uint64_t max_entries =
-        opts.how == method::exact ? opts.max_table_entries : std::min(opts.max_table_entries, opts.memory_limit / entry_bytes);
+    std::uint64_t max_entries = opts.how == method::exact
+                                    ? opts.max_table_entries
+                                    : std::min(opts.max_table_entries, opts.memory_limit / entry_bytes);
     // Each exact table is built at most once: try_exact runs for automatic and again wherever a
     // near-optimal table would span the whole loop, with the same tables behind every call. Every table is
     // priced (work and entries) before it is built.
@@ -892,8 +892,8 @@ step_t multilevel::horizon() const noexcept
 level_t multilevel::outer_level() const noexcept
 {
     const multilevel_plan& p = plan_->core();
-    const bool outer =
-        p.shape == multilevel_shape::spine || p.shape == multilevel_shape::nested || p.shape == multilevel_shape::layered;
+    const bool outer = p.shape == multilevel_shape::spine || p.shape == multilevel_shape::nested ||
+                       p.shape == multilevel_shape::layered;
     if (!outer)
         return -1;
     return plan_->sub ? plan_->sub_levels[static_cast<std::size_t>(p.slow)] : p.slow;

@@ -60,8 +60,7 @@ double multilevel_lower_bound(step_t steps, const cost_model& model)
     };
     // Below any schedule whose peak lies in [a, b].
     auto bound = [&](std::uint64_t a, std::uint64_t b) {
-        return model.step_cost * forward(b) + fill(a) +
-               cheapest_read * static_cast<double>(most > b ? most - b : 0);
+        return model.step_cost * forward(b) + fill(a) + cheapest_read * static_cast<double>(most > b ? most - b : 0);
     };
     double best = std::numeric_limits<double>::infinity();
     constexpr std::uint64_t every = 4096;

@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(json_reports_the_revolve_optimum)
 BOOST_AUTO_TEST_CASE(step_counts_in_any_exact_decimal_or_scientific_form)
 {
     const std::vector<std::pair<std::string, std::int64_t>> forms{
-        {"1.1e8", 110'000'000}, {"1.05e8", 105'000'000}, {"1E3", 1000},  {"2.50e1", 25},
-        {"150e-1", 15},         {"1e+2", 100},           {"12.0", 12},   {"1.234567e6", 1'234'567},
+        {"1.1e8", 110'000'000}, {"1.05e8", 105'000'000}, {"1E3", 1000}, {"2.50e1", 25},
+        {"150e-1", 15},         {"1e+2", 100},           {"12.0", 12},  {"1.234567e6", 1'234'567},
     };
     for (const auto& [text, value] : forms) {
         const auto j = plan_json({"-T", text, "--slots", "60"});

@@ -12,8 +12,8 @@
 
 #include "multilevel_search.hpp"
 
-#include "remat/schedule/multilevel.hpp"
 #include "remat/error.hpp"
+#include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 
 #include <algorithm>
@@ -88,8 +88,8 @@ void check_at(step_t steps, const cost_model& m)
         const auto slots = static_cast<slot_t>(std::min<std::uint64_t>(m.levels[i].slots, 1u << 20));
         try {
             const double r = predicted_cost(revolve(steps, slots).cost(), alone);
-            BOOST_TEST_REQUIRE(cost <= r + margin, what << " costs " << cost << ", more than revolve on level " << i
-                                                        << " alone: " << r);
+            BOOST_TEST_REQUIRE(cost <= r + margin,
+                               what << " costs " << cost << ", more than revolve on level " << i << " alone: " << r);
         } catch (const overflow_error&) {
             // revolve's own counts leave 64 bits: nothing to compare
         }
@@ -100,8 +100,8 @@ void check_at(step_t steps, const cost_model& m)
         cost_model fewer = m;
         --fewer.levels[i].slots;
         const double c = cost_of(steps, fewer);
-        BOOST_TEST_REQUIRE(cost <= 1.001 * c + margin, what << " costs " << cost << ", more than 1.001 times "
-                                                            << c << " with one slot fewer on level " << i);
+        BOOST_TEST_REQUIRE(cost <= 1.001 * c + margin, what << " costs " << cost << ", more than 1.001 times " << c
+                                                            << " with one slot fewer on level " << i);
     }
 }
 
@@ -171,12 +171,12 @@ BOOST_AUTO_TEST_CASE(three_levels)
 #if defined(REMAT_MONOTONE_FULL)
 BOOST_AUTO_TEST_CASE(the_full_grid)
 {
-    for (const cost_model& m : {cost_model{{{"host", 64, 0, 0}, {"disk", 16, 2, 2}}},
-                                cost_model{{{"host", 16, 0, 0}, {"disk", inf, 5, 5}}},
-                                cost_model{{{"host", 16, 0, 0}, {"disk", 4, 50, 50}}},
-                                cost_model{{{"host", 4, 0.5, 0.5}, {"disk", 8, 0.1, 0.1}}},
-                                cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
-                                cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}})
+    for (const cost_model& m :
+         {cost_model{{{"host", 64, 0, 0}, {"disk", 16, 2, 2}}}, cost_model{{{"host", 16, 0, 0}, {"disk", inf, 5, 5}}},
+          cost_model{{{"host", 16, 0, 0}, {"disk", 4, 50, 50}}},
+          cost_model{{{"host", 4, 0.5, 0.5}, {"disk", 8, 0.1, 0.1}}},
+          cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+          cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}})
         check_model(m, decades(3, 15));
 }
 #endif

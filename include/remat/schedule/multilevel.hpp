@@ -140,10 +140,10 @@ public:
         friend class multilevel;
         void refill();
         std::unique_ptr<detail::multilevel_walker> walker_;
-        revolve::cursor_type binomial_;                   // method::binomial and the stacked structure
+        revolve::cursor_type binomial_;                       // method::binomial and the stacked structure
         std::shared_ptr<const detail::multilevel_plan> plan_; // keeps layout_ and levels_ alive
-        const detail::stacked_layout* layout_ = nullptr;  // stacked: where each of revolve's depths lives
-        const std::vector<level_t>* levels_ = nullptr;    // a plan over fewer levels: the store's level of each
+        const detail::stacked_layout* layout_ = nullptr;      // stacked: where each of revolve's depths lives
+        const std::vector<level_t>* levels_ = nullptr;        // a plan over fewer levels: the store's level of each
         detail::action_queue<8> queue_;
         bool done_ = true;
     };
