@@ -3,7 +3,13 @@
 // the slow level), and the gap of the near-optimal method (the structure it chooses, and each of grid,
 // spine or nested, and layered) to the exact optimum over a grid of level sizes and costs.
 //
-//     ./build/bench/multilevel_dp [repeats [all|tables|gaps]]     (default 3 all)
+//     ./build/bench/multilevel_dp [repeats [all|tables|gaps|over-t]]     (default 3 all)
+//
+// over-t: what `--method auto` plans for T = 10^3 ... 10^15 (and the T of the table): method,
+// structure, predicted cost, the lower bound and the gap to it, and the planning time (median of `repeats`
+// plans, wall and CPU, each in a child process) and the child's peak resident memory. Goal: every plan within
+// 1 s and 256 MB on a 2-core machine, within 2% of the bound for host:16 + disk:4:2:2 and host:64 +
+// disk:16:2:2.
 //
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
 // T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
@@ -12,6 +18,11 @@
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -204,16 +215,103 @@ void gap_grid(step_t steps, const std::vector<cost_model>& models)
     std::printf("  within 1%%: chosen %d, chosen @1e8 %d, of %zu\n", within, within_limited, models.size());
 }
 
+// One plan in a child process: its wall and CPU seconds and the child's peak resident set (which then is
+// the plan's alone, plus the program's few MB).
+struct planning {
+    double wall = 0, cpu = 0, peak_mb = 0, cost = 0;
+    multilevel::method method = multilevel::method::automatic;
+    multilevel::structure structure = multilevel::structure::binomial;
+};
+
+planning plan_in_child(step_t steps, const cost_model& m)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        std::exit(1);
+    const pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        planning p;
+        const auto start = std::chrono::steady_clock::now();
+        const multilevel plan(steps, m);
+        p.cost = plan.cost().predicted_cost;
+        p.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        p.method = plan.method_used();
+        p.structure = plan.structure_used();
+        const ssize_t written = write(fds[1], &p, sizeof p);
+        _exit(written == static_cast<ssize_t>(sizeof p) ? 0 : 1);
+    }
+    close(fds[1]);
+    planning p;
+    const ssize_t got = read(fds[0], &p, sizeof p);
+    close(fds[0]);
+    int status = 0;
+    rusage usage{};
+    wait4(child, &status, 0, &usage);
+    if (got != static_cast<ssize_t>(sizeof p) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "multilevel_dp: planning T = %lld failed in the child\n", static_cast<long long>(steps));
+        std::exit(1);
+    }
+    p.cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+            1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+    p.peak_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    return p;
+}
+
+void over_t(int repeats)
+{
+    const std::vector<cost_model> models{
+        cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}},
+        cost_model{{{"host", 64, 0, 0}, {"disk", 16, 2, 2}}},
+        cost_model{{{"host", 64, 0, 0}, {"disk", 16, 10, 10}}},
+        cost_model{{{"host", 16, 0, 0}, {"disk", inf, 5, 5}}},
+        cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+        cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"ssd", 64, 4, 4}, {"disk", inf, 20, 20}}},
+    };
+    std::vector<step_t> steps;
+    for (step_t t = 1000; t <= 1'000'000'000'000'000; t *= 10) {
+        steps.push_back(t);
+        if (t == 100'000'000)
+            steps.insert(steps.end(), {105'000'000, 110'000'000});
+    }
+    std::printf("--method auto over T; time: median of %d plans (wall, CPU), peak: the planning process's resident "
+                "memory\n",
+                repeats);
+    std::printf("  %-52s %18s %-8s %-9s %14s %9s %8s %8s %8s\n", "levels", "T", "method", "structure", "predicted",
+                "gap to LB", "wall s", "cpu s", "peak MB");
+    for (const cost_model& m : models)
+        for (const step_t t : steps) {
+            std::vector<double> wall, cpu, peak;
+            planning p;
+            for (int r = 0; r < repeats; ++r) {
+                p = plan_in_child(t, m);
+                wall.push_back(p.wall);
+                cpu.push_back(p.cpu);
+                peak.push_back(p.peak_mb);
+            }
+            const double bound = remat::multilevel_lower_bound(t, m);
+            static constexpr const char* methods[] = {"auto", "exact", "near", "binomial"};
+            std::printf("  %-52s %18lld %-8s %-9s %14.6g %8.3f%% %8.3f %8.3f %8.1f\n", describe(m).c_str(),
+                        static_cast<long long>(t), methods[static_cast<int>(p.method)], name_of(p.structure), p.cost,
+                        100.0 * (p.cost / bound - 1.0), remat::bench::median(wall), remat::bench::median(cpu),
+                        remat::bench::median(peak));
+            std::fflush(stdout);
+        }
+}
+
 } // namespace
 
 int main(int argc, char** argv)
 {
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
     const std::string sections = argc > 2 ? argv[2] : "all"; // all, tables or gaps
-    if (sections != "all" && sections != "tables" && sections != "gaps") {
-        std::fprintf(stderr, "multilevel_dp: expected sections all, tables or gaps, got \"%s\"\n", sections.c_str());
+    if (sections != "all" && sections != "tables" && sections != "gaps" && sections != "over-t") {
+        std::fprintf(stderr, "multilevel_dp: expected sections all, tables, gaps or over-t, got \"%s\"\n",
+                     sections.c_str());
         return 2;
     }
+    if (sections == "all" || sections == "over-t")
+        over_t(repeats);
 
     if (sections == "all" || sections == "tables") {
         std::printf(

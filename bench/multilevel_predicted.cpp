@@ -3,7 +3,10 @@
 // remat::multilevel, then run through a tiered store — synchronously (what the cost model describes)
 // and with the disk level asynchronous (write-behind and read-ahead, which the model does not credit).
 //
-//     ./build/bench/multilevel_predicted [dir] [state-MiB] [steps] [host-slots] [repeats]
+//     ./build/bench/multilevel_predicted [dir] [state-MiB] [steps] [host-slots] [repeats] [--format json]
+//
+// Besides the totals it splits each into where the time went (the user's forward and adjoint steps, and
+// remat's own: copies, disk transfers, waiting), against the model's split, so a mismatch names its part.
 #include "bench_util.hpp"
 
 #include "burgers.hpp"
@@ -33,11 +36,24 @@ double median_seconds(int repeats, F&& f)
 
 int main(int argc, char** argv)
 {
-    const std::filesystem::path dir = argc > 1 ? argv[1] : std::filesystem::temp_directory_path();
-    const std::size_t mib = argc > 2 ? std::stoul(argv[2]) : 8;
-    const remat::step_t steps = argc > 3 ? std::stoll(argv[3]) : 120;
-    const std::uint64_t host_slots = argc > 4 ? std::stoull(argv[4]) : 3;
-    const int repeats = argc > 5 ? std::atoi(argv[5]) : 3;
+    std::vector<std::string> args;
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--format" && i + 1 < argc) {
+            json = std::string(argv[++i]) == "json";
+            continue;
+        }
+        args.emplace_back(argv[i]);
+    }
+    auto arg = [&](std::size_t i, const char* otherwise) { return i < args.size() ? args[i] : std::string(otherwise); };
+    const std::filesystem::path dir =
+        args.size() > 0 ? std::filesystem::path(args[0]) : std::filesystem::temp_directory_path();
+    const std::size_t mib = std::stoul(arg(1, "8"));
+    const remat::step_t steps = std::stoll(arg(2, "120"));
+    const std::uint64_t host_slots = std::stoull(arg(3, "3"));
+    const int repeats = std::atoi(arg(4, "3").c_str());
+    // Text goes to stderr in JSON mode, so stdout is the JSON alone.
+    std::FILE* text = json ? stderr : stdout;
 
     // The loop: viscous Burgers on as many points as fill `mib` MiB per state.
     remat::examples::burgers model;
@@ -62,25 +78,35 @@ int main(int argc, char** argv)
     const remat::schedule_cost c = plan.cost();
     const double predicted = c.predicted_cost * step_s;
 
-    std::printf("host + HDF5 in %s, %zu MiB states, T = %lld, %llu host slots; calibrated in this run:\n", dir.c_str(),
-                mib, static_cast<long long>(steps), static_cast<unsigned long long>(host_slots));
-    std::printf("  forward step %.4f s, adjoint step %.4f s; per snapshot: host copy %.4f s, disk write %.4f s "
-                "(durable), disk read %.4f s\n",
-                step_s, adjoint_s, disk.host_copy_seconds, disk.write_seconds, disk.read_seconds);
-    std::printf("  --level host:%llu:%.3g:%.3g --level disk:inf:%.3g:%.3g --reverse-cost %.3g\n",
-                static_cast<unsigned long long>(host_slots), costs.levels[0].write_cost, costs.levels[0].read_cost,
-                costs.levels[1].write_cost, costs.levels[1].read_cost, costs.reverse_cost);
-    std::printf("  plan: %llu forward steps, host %llu stores / %llu restores, disk %llu stores / %llu restores\n",
-                static_cast<unsigned long long>(c.forward_steps), static_cast<unsigned long long>(c.levels[0].stores),
-                static_cast<unsigned long long>(c.levels[0].restores),
-                static_cast<unsigned long long>(c.levels[1].stores),
-                static_cast<unsigned long long>(c.levels[1].restores));
-    std::printf("%-34s %12s %12s\n", "", "seconds", "/ predicted");
-    std::printf("%-34s %12.3f %12s\n", "predicted (cost model)", predicted, "1.000");
+    std::fprintf(text, "host + HDF5 in %s, %zu MiB states, T = %lld, %llu host slots; calibrated in this run:\n",
+                 dir.c_str(), mib, static_cast<long long>(steps), static_cast<unsigned long long>(host_slots));
+    std::fprintf(text,
+                 "  forward step %.4f s, adjoint step %.4f s; per snapshot: host copy %.4f s, disk write %.4f s "
+                 "(durable), disk read %.4f s\n",
+                 step_s, adjoint_s, disk.host_copy_seconds, disk.write_seconds, disk.read_seconds);
+    std::fprintf(text, "  --level host:%llu:%.3g:%.3g --level disk:inf:%.3g:%.3g --reverse-cost %.3g\n",
+                 static_cast<unsigned long long>(host_slots), costs.levels[0].write_cost, costs.levels[0].read_cost,
+                 costs.levels[1].write_cost, costs.levels[1].read_cost, costs.reverse_cost);
+    std::fprintf(
+        text, "  plan: %llu forward steps, host %llu stores / %llu restores, disk %llu stores / %llu restores\n",
+        static_cast<unsigned long long>(c.forward_steps), static_cast<unsigned long long>(c.levels[0].stores),
+        static_cast<unsigned long long>(c.levels[0].restores), static_cast<unsigned long long>(c.levels[1].stores),
+        static_cast<unsigned long long>(c.levels[1].restores));
+    std::fprintf(text, "%-34s %12s %12s\n", "", "seconds", "/ predicted");
+    std::fprintf(text, "%-34s %12.3f %12s\n", "predicted (cost model)", predicted, "1.000");
+
+    // The model's split of the prediction.
+    const double predicted_forward = static_cast<double>(c.forward_steps) * step_s;
+    const double predicted_adjoint = static_cast<double>(steps) * adjoint_s;
+    const double predicted_remat = predicted - predicted_forward - predicted_adjoint;
+    std::fprintf(text, "%-34s %12s %12s %12s\n", "", "forward s", "adjoint s", "remat s");
+    std::fprintf(text, "%-34s %12.3f %12.3f %12.3f\n", "predicted split", predicted_forward, predicted_adjoint,
+                 predicted_remat);
 
     // 3. Run it, synchronously and with the disk level asynchronous; medians.
+    double measured_of[2] = {0, 0};
     for (const bool asynchronous : {false, true}) {
-        std::vector<double> seconds;
+        std::vector<double> seconds, forward, adjoint, remat_own;
         for (int r = 0; r < repeats; ++r) {
             remat::tiered_store<remat::host_store, remat::hdf5_store> store(
                 {remat::tier_options{}, remat::tier_options{.asynchronous = asynchronous}},
@@ -93,12 +119,24 @@ int main(int argc, char** argv)
                 [&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, a, scratch); },
                 remat::run_options{.lookahead = 16});
             seconds.push_back(report.seconds);
+            forward.push_back(report.forward_seconds);
+            adjoint.push_back(report.adjoint_seconds);
+            remat_own.push_back(report.remat_seconds());
             remat::bench::keep(a);
         }
         const double measured = remat::bench::median(seconds);
-        std::printf("%-34s %12.3f %12.3f\n", asynchronous ? "measured, disk asynchronous" : "measured, synchronous",
-                    measured, measured / predicted);
+        measured_of[asynchronous ? 1 : 0] = measured;
+        std::fprintf(text, "%-34s %12.3f %12.3f %12.3f\n",
+                     asynchronous ? "split, disk asynchronous" : "split, synchronous", remat::bench::median(forward),
+                     remat::bench::median(adjoint), remat::bench::median(remat_own));
+        std::fprintf(text, "%-34s %12.3f %12.3f\n",
+                     asynchronous ? "measured, disk asynchronous" : "measured, synchronous", measured,
+                     measured / predicted);
     }
     std::filesystem::remove(dir / "multilevel_predicted.h5");
+    if (json)
+        std::printf("{\"predicted_s\": %.6f, \"synchronous_s\": %.6f, \"asynchronous_s\": %.6f, "
+                    "\"synchronous_over_predicted\": %.4f, \"asynchronous_over_predicted\": %.4f}\n",
+                    predicted, measured_of[0], measured_of[1], measured_of[0] / predicted, measured_of[1] / predicted);
     return 0;
 }
