@@ -25,7 +25,7 @@ double cpu_seconds_of(auto&& body)
 }
 
 // Optimised builds only: sanitizers and debug code make the same work several times slower.
-void check_time(double seconds, double limit)
+void check_time(double seconds, [[maybe_unused]] double limit)
 {
 #if defined(NDEBUG) && !defined(REMAT_SANITIZED)
     BOOST_TEST(seconds <= limit);
