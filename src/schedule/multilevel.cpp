@@ -782,17 +782,9 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     }
     const std::size_t n = base.model.levels.size();
     const bool optimal = plan->used == method::exact || plan->used == method::binomial;
-    if (!optimal && n >= 2 && opts.only == multilevel::structure::binomial) {
+    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
+    if (!optimal && n >= 2 && n <= 4 && opts.only == multilevel::structure::binomial) {
         double cost = plan_cost(*plan).predicted_cost;
-        // Beyond four levels there may be hundreds of subsets: each gets an equal share of the limits, so the
-        // whole stays within a few times one plan's (the guarantee against the plan made for a subset with
-        // the full limits then holds up to four levels).
-        multilevel::options sub_opts = opts;
-        if (n > 4) {
-            const std::uint64_t subsets = std::uint64_t{1} << n;
-            sub_opts.exact_work_limit /= subsets;
-            sub_opts.near_optimal_work_limit /= subsets;
-        }
         for (std::size_t drop = 0; drop < n; ++drop) {
             multilevel_plan fewer;
             fewer.steps = base.steps;
@@ -810,8 +802,7 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
             plan_ptr inner;
             double inner_cost = infinity;
             try {
-                inner =
-                    plan_levels(fewer, sub_opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+                inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
                 inner_cost = plan_cost(*inner).predicted_cost;
             } catch (const overflow_error&) {
                 continue; // no plan over these levels can be counted
