@@ -46,10 +46,10 @@ struct plan_choice {
     std::optional<std::uint64_t> budget_bytes;
     /// The levels and costs that price the plan: one level of --slots slots with zero costs unless --level.
     cost_model model;
-    std::vector<parsed_level> levels;  ///< multilevel: the parsed --level texts
-    std::string method;                ///< multilevel: "binomial", "exact" or "near-optimal"
+    std::vector<parsed_level> levels; ///< multilevel: the parsed --level texts
+    std::string method;               ///< multilevel: "binomial", "exact" or "near-optimal"
     std::string structure; ///< multilevel: "binomial", "exact", "grid", "spine", "nested", "layered" or "stacked"
-    step_t period = 0;                 ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
+    step_t period = 0;     ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
     std::optional<double> lower_bound; ///< multilevel: remat::multilevel_lower_bound of the model
     std::vector<level_t> levels_used;  ///< multilevel: the levels the plan stores on
     bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
