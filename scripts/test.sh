@@ -14,7 +14,8 @@ cmake --build build -j "$jobs"
 # The Python references (JAX, diffrax) of the crosscheck tests, from PyPI; where that fails, those tests
 # fail saying why.
 scripts/install-python.sh build || echo "== install-python failed: the crosscheck tests will fail"
-ctest --test-dir build "${ctest_args[@]}"
+# Label `long` (the full property grids, over ten minutes each) is left out: `ctest --test-dir build -L long`.
+ctest --test-dir build "${ctest_args[@]}" -LE long
 # CTest names skipped tests but not why: show the GPU tests' own line from its log.
 if grep -q "^skipped: no CUDA device" build/Testing/Temporary/LastTest.log; then
   echo "== GPU tests (label gpu): $(grep -m1 "^skipped: no CUDA device" build/Testing/Temporary/LastTest.log)"

@@ -45,9 +45,16 @@ multilevel::options exact()
 
 BOOST_AUTO_TEST_CASE(eight_levels_are_planned_near_optimally_in_bounded_time)
 {
+    // Under the sanitizers five levels (still beyond the four whose subsets are guarded one by one): eight took
+    // over 350 s there.
+#if defined(REMAT_SANITIZED)
+    constexpr int levels = 5;
+#else
+    constexpr int levels = 8;
+#endif
     cost_model m;
-    for (int i = 0; i < 8; ++i)
-        m.levels.push_back({"level" + std::to_string(i), i < 7 ? std::uint64_t{3} : inf, 0.5 * i, 0.5 * i});
+    for (int i = 0; i < levels; ++i)
+        m.levels.push_back({"level" + std::to_string(i), i < levels - 1 ? std::uint64_t{3} : inf, 0.5 * i, 0.5 * i});
     double cost = 0;
     const double seconds = cpu_seconds_of([&] {
         const multilevel plan(1000, m);
@@ -57,7 +64,7 @@ BOOST_AUTO_TEST_CASE(eight_levels_are_planned_near_optimally_in_bounded_time)
     BOOST_TEST(cost >= multilevel_lower_bound(1000, m));
     // Not yet within the one-second goal: 5-7 s of CPU on the loaded development machine (20 s before the
     // shared limits); only printed until the near-optimal structures get cheaper for many levels.
-    BOOST_TEST_MESSAGE("8 levels, T = 1000: " << seconds << " s of CPU");
+    BOOST_TEST_MESSAGE(levels << " levels, T = 1000: " << seconds << " s of CPU");
 }
 
 BOOST_AUTO_TEST_CASE(exact_tables_beyond_the_limits_are_refused_before_any_is_built)
