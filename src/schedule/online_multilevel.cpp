@@ -345,18 +345,7 @@ online_multilevel_replay::cursor_type online_multilevel_replay::cursor() const
 
 bool online_multilevel_replay::cursor_type::next(action& out)
 {
-    while (!online_.next(out)) {
-        if (!online_.awaiting_answer())
-            return false;
-        const step_t k = online_.position();
-        if (end_ == online_end::at_last_step)
-            online_.answer(k == steps_ - 1);
-        else if (k == steps_)
-            online_.end_state();
-        else
-            online_.answer(false);
-    }
-    return true;
+    return detail::replay_next(online_, steps_, end_, out);
 }
 
 } // namespace remat

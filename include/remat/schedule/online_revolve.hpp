@@ -42,6 +42,26 @@ enum class online_end {
     after_last_step,
 };
 
+namespace detail {
+/// The next action of an online cursor answered for a loop of `steps` steps (the replays of online schedules).
+template <class OnlineCursor>
+bool replay_next(OnlineCursor& online, step_t steps, online_end end, action& out)
+{
+    while (!online.next(out)) {
+        if (!online.awaiting_answer())
+            return false;
+        const step_t k = online.position();
+        if (end == online_end::at_last_step)
+            online.answer(k == steps - 1);
+        else if (k == steps)
+            online.end_state();
+        else
+            online.answer(false);
+    }
+    return true;
+}
+} // namespace detail
+
 class online_replay;
 
 /// The online binomial schedule with `slots` snapshot slots on level 0 (x_0's included).
@@ -175,21 +195,7 @@ public:
     class cursor_type {
     public:
         cursor_type() = default;
-        bool next(action& out)
-        {
-            while (!online_.next(out)) {
-                if (!online_.awaiting_answer())
-                    return false;
-                const step_t k = online_.position();
-                if (end_ == online_end::at_last_step)
-                    online_.answer(k == steps_ - 1);
-                else if (k == steps_)
-                    online_.end_state();
-                else
-                    online_.answer(false);
-            }
-            return true;
-        }
+        bool next(action& out) { return detail::replay_next(online_, steps_, end_, out); }
 
     private:
         friend class online_replay;
