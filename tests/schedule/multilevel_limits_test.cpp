@@ -58,7 +58,8 @@ BOOST_AUTO_TEST_CASE(eight_levels_are_planned_near_optimally_in_bounded_time)
     double cost = 0;
     const double seconds = cpu_seconds_of([&] {
         const multilevel plan(1000, m);
-        BOOST_TEST((plan.method_used() == multilevel::method::near_optimal));
+        if (levels == 8) // five levels fit the exact method's limits
+            BOOST_TEST((plan.method_used() == multilevel::method::near_optimal));
         cost = plan.cost().predicted_cost;
     });
     BOOST_TEST(cost >= multilevel_lower_bound(1000, m));
