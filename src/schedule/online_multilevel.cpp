@@ -325,27 +325,4 @@ schedule_cost online_multilevel::cost(step_t steps, online_end end) const
     return c;
 }
 
-online_multilevel_replay::online_multilevel_replay(const online_multilevel& plan, step_t steps, online_end end)
-    : plan_(plan), steps_(steps), end_(end)
-{
-    if (steps < 1)
-        throw argument_error("steps must be at least 1, got " + std::to_string(steps));
-    if (end == online_end::after_last_step && steps == std::numeric_limits<step_t>::max())
-        throw argument_error("a loop that learns its end after the last step cannot have 2^63-1 steps");
-}
-
-online_multilevel_replay::cursor_type online_multilevel_replay::cursor() const
-{
-    cursor_type c;
-    c.online_ = plan_.cursor();
-    c.steps_ = steps_;
-    c.end_ = end_;
-    return c;
-}
-
-bool online_multilevel_replay::cursor_type::next(action& out)
-{
-    return detail::replay_next(online_, steps_, end_, out);
-}
-
 } // namespace remat

@@ -248,19 +248,4 @@ std::uint64_t online_revolve::replay_decisions(step_t steps) const
     return total;
 }
 
-online_replay::online_replay(const online_revolve& plan, step_t steps, online_end end)
-    : plan_(plan), steps_(steps), end_(end)
-{
-    detail::require_positive_steps(steps);
-}
-
-online_replay::cursor_type online_replay::cursor() const
-{
-    cursor_type c;
-    c.online_ = plan_.cursor();
-    c.steps_ = steps_;
-    c.end_ = end_;
-    return c;
-}
-
 } // namespace remat

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE online_multilevel
 #include <boost/test/unit_test.hpp>
 
+#include "online_replay_check.hpp"
 #include "simulator.hpp"
 
 #include "remat/error.hpp"
@@ -28,30 +29,6 @@ cost_model two_levels(std::uint64_t fast, std::uint64_t slow, double write, doub
     return cost_model{{{"host", fast, 0, 0}, {"disk", slow, write, read}}};
 }
 
-// Replays a known-T run (after_last_step: the forward sweep's `advance T-1 T` is counted, not simulated).
-std::optional<std::string> replay(const online_multilevel_replay& plan, const cost_model& m, online_end end,
-                                  test::replay_counts& counts)
-{
-    test::simulator sim(plan.steps(), {m.levels[0].slots, m.levels[1].slots});
-    std::uint64_t index = 0;
-    std::uint64_t beyond = 0;
-    for (const action& a : plan) {
-        if (const auto* x = std::get_if<advance>(&a); x != nullptr && x->to == plan.steps()) {
-            if (end != online_end::after_last_step)
-                return "advance to x_T with at_last_step";
-            ++beyond;
-            continue;
-        }
-        if (auto e = sim.apply(a))
-            return "action " + std::to_string(index) + " (" + to_string(a) + "): " + *e;
-        ++index;
-    }
-    auto e = sim.finish();
-    counts = sim.counts();
-    counts.forward_steps += beyond;
-    return e;
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
@@ -68,7 +45,7 @@ BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
                                                    << T << " end " << static_cast<int>(end))
                         {
                             test::replay_counts c;
-                            const auto error = replay(plan.replay(T, end), m, end, c);
+                            const auto error = test::check_online_replay(plan.replay(T, end), {m.levels[0].slots, m.levels[1].slots}, c);
                             BOOST_TEST_REQUIRE(!error.has_value(), error.value_or(""));
                             const schedule_cost k = plan.cost(T, end);
                             BOOST_TEST(k.forward_steps == c.forward_steps);

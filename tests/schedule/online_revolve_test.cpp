@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "brute_force.hpp"
+#include "online_replay_check.hpp"
 #include "simulator.hpp"
 
 #include "remat/detail/online_placement.hpp"
@@ -34,29 +35,9 @@ std::uint64_t beta(slot_t s, std::uint64_t r)
     return binomial::max_steps(s, r);
 }
 
-// Replays the stream of a known-T run; for online_end::after_last_step the forward sweep's final
-// `advance T-1 T` (the loop ran the step before learning it had ended) is counted but not shown to the
-// simulator, which knows nothing of states beyond x_{T-1}.
 std::optional<std::string> replay_online(const online_replay& plan, test::replay_counts& counts, bool track = true)
 {
-    test::simulator sim(plan.steps(), {static_cast<std::uint64_t>(plan.slots())}, track);
-    std::uint64_t index = 0;
-    std::uint64_t beyond = 0;
-    for (const action& a : plan) {
-        if (const auto* x = std::get_if<advance>(&a); x != nullptr && x->to == plan.steps()) {
-            BOOST_TEST_REQUIRE((plan.convention() == online_end::after_last_step), "advance to x_T with at_last_step");
-            BOOST_TEST_REQUIRE(x->from == plan.steps() - 1);
-            ++beyond;
-            continue;
-        }
-        if (auto e = sim.apply(a))
-            return "action " + std::to_string(index) + " (" + to_string(a) + "): " + *e;
-        ++index;
-    }
-    auto e = sim.finish();
-    counts = sim.counts();
-    counts.forward_steps += beyond;
-    return e;
+    return test::check_online_replay(plan, {static_cast<std::uint64_t>(plan.slots())}, counts, track);
 }
 
 void check_cost_matches(const online_replay& plan, const test::replay_counts& n, bool tracked)

@@ -36,6 +36,7 @@
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/online_replay.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -45,8 +46,6 @@
 #include <vector>
 
 namespace remat {
-
-class online_multilevel_replay;
 
 /// Online checkpointing on two levels (the top of this header).
 class online_multilevel {
@@ -123,7 +122,7 @@ public:
 
     /// The schedule as it unfolds for a loop of `steps` steps (a remat::schedule; its cost() enumerates
     /// the actions, O(T * repetition)). Throws remat::argument_error when steps < 1.
-    [[nodiscard]] online_multilevel_replay replay(step_t steps, online_end end = online_end::at_last_step) const;
+    [[nodiscard]] online_replay_of<online_multilevel> replay(step_t steps, online_end end = online_end::at_last_step) const;
 
     /// The counts and predicted cost (under model()) of replay(steps, end), by enumeration.
     [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step) const;
@@ -134,29 +133,6 @@ private:
 };
 
 /// online_multilevel's actions for a loop known (in hindsight) to have T steps.
-class online_multilevel_replay : public action_range<online_multilevel_replay> {
-public:
-    online_multilevel_replay(const online_multilevel& plan, step_t steps, online_end end);
-    [[nodiscard]] step_t steps() const noexcept { return steps_; }
-    [[nodiscard]] schedule_cost cost() const { return plan_.cost(steps_, end_); }
-
-    class cursor_type {
-    public:
-        cursor_type() = default;
-        bool next(action& out);
-
-    private:
-        friend class online_multilevel_replay;
-        online_multilevel::cursor_type online_;
-        step_t steps_ = 0;
-        online_end end_ = online_end::at_last_step;
-    };
-    [[nodiscard]] cursor_type cursor() const;
-
-private:
-    online_multilevel plan_;
-    step_t steps_;
-    online_end end_;
-};
+using online_multilevel_replay = online_replay_of<online_multilevel>;
 
 } // namespace remat

@@ -22,6 +22,7 @@
 #include "remat/detail/online_placement.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
+#include "remat/schedule/online_replay.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 
@@ -29,40 +30,6 @@
 #include <vector>
 
 namespace remat {
-
-/// When a loop learns that it has ended.
-enum class online_end {
-    /// At x_k, before step k runs, the loop knows whether step k is its last (an adaptive ODE solver that
-    /// clips its step to the final time). x_{T-1} is current when the loop ends and is reversed at once.
-    at_last_step,
-    /// The loop learns it has ended only at x_T, after running step T-1 (a convergence test on the new
-    /// state). x_T is of no use to the adjoint, so x_{T-1} must be restored or recomputed: the schedule
-    /// then costs exactly what a loop of T+1 steps costs with at_last_step, usually about r forward steps
-    /// more than T steps do (measured in bench/online_ratio, docs/online.md).
-    after_last_step,
-};
-
-namespace detail {
-/// The next action of an online cursor answered for a loop of `steps` steps (the replays of online schedules).
-template <class OnlineCursor>
-bool replay_next(OnlineCursor& online, step_t steps, online_end end, action& out)
-{
-    while (!online.next(out)) {
-        if (!online.awaiting_answer())
-            return false;
-        const step_t k = online.position();
-        if (end == online_end::at_last_step)
-            online.answer(k == steps - 1);
-        else if (k == steps)
-            online.end_state();
-        else
-            online.answer(false);
-    }
-    return true;
-}
-} // namespace detail
-
-class online_replay;
 
 /// The online binomial schedule with `slots` snapshot slots on level 0 (x_0's included).
 ///
@@ -151,7 +118,7 @@ public:
     /// (steps(), cost(), cursor(), a range of actions). Throws remat::argument_error when steps < 1.
     ///
     ///     for (const remat::action& a : plan.replay(T)) std::cout << a << '\n';
-    [[nodiscard]] online_replay replay(step_t steps, online_end end = online_end::at_last_step) const;
+    [[nodiscard]] online_replay_of<online_revolve> replay(step_t steps, online_end end = online_end::at_last_step) const;
 
     /// The counts of replay(steps, end) without enumerating actions: the forward sweep's snapshots in
     /// closed form for T <= C(s+2,2), a replay of its store decisions beyond (one per kept snapshot, the
@@ -183,33 +150,6 @@ private:
 ///
 ///     remat::online_replay r = remat::online_revolve(4).replay(20);
 ///     r.cost().forward_steps;   // 43, the offline optimum for T = 20 and s = 4
-class online_replay : public action_range<online_replay> {
-public:
-    online_replay(const online_revolve& plan, step_t steps, online_end end);
-
-    [[nodiscard]] step_t steps() const noexcept { return steps_; }
-    [[nodiscard]] slot_t slots() const noexcept { return plan_.slots(); }
-    [[nodiscard]] online_end convention() const noexcept { return end_; }
-    [[nodiscard]] schedule_cost cost() const { return plan_.cost(steps_, end_); }
-
-    class cursor_type {
-    public:
-        cursor_type() = default;
-        bool next(action& out) { return detail::replay_next(online_, steps_, end_, out); }
-
-    private:
-        friend class online_replay;
-        online_revolve::cursor_type online_;
-        step_t steps_ = 0;
-        online_end end_ = online_end::at_last_step;
-    };
-
-    [[nodiscard]] cursor_type cursor() const;
-
-private:
-    online_revolve plan_;
-    step_t steps_;
-    online_end end_;
-};
+using online_replay = online_replay_of<online_revolve>;
 
 } // namespace remat

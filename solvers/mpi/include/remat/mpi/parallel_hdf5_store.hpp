@@ -11,8 +11,8 @@
 // is refused. docs/mpi.md describes the layout and the guarantees.
 #pragma once
 
-#include <remat/store/snapshot_store.hpp> // level_capacity
 #include <remat/store/snapshot_view.hpp>
+#include <remat/store/storage_level.hpp>
 #include <remat/store/store_stats.hpp>
 #include <remat/types.hpp>
 
@@ -99,5 +99,7 @@ private:
     struct impl;
     std::unique_ptr<impl> impl_;
 };
+
+static_assert(storage_level<parallel_hdf5_store>);
 
 } // namespace remat::mpi
