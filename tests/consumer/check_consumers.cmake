@@ -1,8 +1,9 @@
-# Installs the build tree into a scratch prefix, then builds and runs two downstream projects: one
-# through find_package(remat), one through add_subdirectory (and, with -D REMAT_WITH_HDF5=1, a third that
-# uses remat::hdf5; with -D REMAT_WITH_CVODES=1 or REMAT_WITH_MPI=1 the find_package consumer must build
-# remat::cvodes's or remat::mpi's).
-# Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR and GENERATOR.
+# Installs the build tree into a scratch prefix, then builds and runs downstream projects: one that asks
+# find_package(remat) for no component (remat::core only, nothing else looked for), one that asks for every
+# component this build has (-D REMAT_COMPONENTS=a,b,...), one through add_subdirectory, and (with
+# -D REMAT_WITH_HDF5=1) one that uses remat::hdf5 without the C language; and checks that asking for a
+# component remat lacks fails, naming it.
+# Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR, GENERATOR and REMAT_COMPONENTS.
 function(run_step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
@@ -24,8 +25,21 @@ if(NOT last_output MATCHES "\"forward_steps\": 15")
   message(FATAL_ERROR "installed remat printed: ${last_output}")
 endif()
 
+run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/core_only -B ${WORK_DIR}/core_only -G ${GENERATOR}
+         -DCMAKE_PREFIX_PATH=${prefix})
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/core_only)
+run_step(${WORK_DIR}/core_only/consumer)
+message(STATUS "core-only consumer: ${last_output}")
+
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/bad_component -B ${WORK_DIR}/bad
+                        -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix}
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(status EQUAL 0 OR NOT "${out}${err}" MATCHES "remat has no component 'core_dump'")
+  message(FATAL_ERROR "asking for a component remat lacks did not fail naming it (${status}):\n${out}\n${err}")
+endif()
+
 run_step(${CMAKE_COMMAND} -S ${REMAT_SOURCE_DIR}/tests/consumer/find_package -B ${WORK_DIR}/find_package
-         -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix})
+         -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${prefix} -DREMAT_COMPONENTS=${REMAT_COMPONENTS})
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/find_package)
 run_step(${WORK_DIR}/find_package/consumer)
 message(STATUS "find_package consumer: ${last_output}")

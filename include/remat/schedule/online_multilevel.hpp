@@ -122,7 +122,8 @@ public:
 
     /// The schedule as it unfolds for a loop of `steps` steps (a remat::schedule; its cost() enumerates
     /// the actions, O(T * repetition)). Throws remat::argument_error when steps < 1.
-    [[nodiscard]] online_replay_of<online_multilevel> replay(step_t steps, online_end end = online_end::at_last_step) const;
+    [[nodiscard]] online_replay_of<online_multilevel> replay(step_t steps,
+                                                             online_end end = online_end::at_last_step) const;
 
     /// The counts and predicted cost (under model()) of replay(steps, end), by enumeration.
     [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step) const;

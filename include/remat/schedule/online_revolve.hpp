@@ -118,7 +118,8 @@ public:
     /// (steps(), cost(), cursor(), a range of actions). Throws remat::argument_error when steps < 1.
     ///
     ///     for (const remat::action& a : plan.replay(T)) std::cout << a << '\n';
-    [[nodiscard]] online_replay_of<online_revolve> replay(step_t steps, online_end end = online_end::at_last_step) const;
+    [[nodiscard]] online_replay_of<online_revolve> replay(step_t steps,
+                                                          online_end end = online_end::at_last_step) const;
 
     /// The counts of replay(steps, end) without enumerating actions: the forward sweep's snapshots in
     /// closed form for T <= C(s+2,2), a replay of its store decisions beyond (one per kept snapshot, the
