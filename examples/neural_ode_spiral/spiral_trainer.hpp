@@ -113,7 +113,7 @@ public:
 
     spiral_model(const spiral_config& config, const spiral_data& data)
         : steps_(config.steps), layout_({.dim = 2, .hidden = config.hidden, .act = config.act, .time_input = false}),
-          net_(blas_, layout_, config.starts), field_(net_),
+          net_(blas_, layout_, shard_size(config)), field_(net_),
           solver_(ode::method(config.method), field_, blas_, 0.0, data.t_end / static_cast<double>(config.steps)),
           data_(data.y.begin(), data.y.end()), a_(static_cast<std::size_t>(field_.state_size())),
           p_bar_(static_cast<std::size_t>(field_.parameter_count())),
@@ -126,17 +126,22 @@ public:
             throw argument_error("--starts " + std::to_string(config.starts) + " (expected 1.." +
                                  std::to_string(config.steps) + ")");
         h_ = data.t_end / static_cast<double>(config.steps);
+        // Every member counts in the normalisation (terms_, the horizon's weights); this process integrates
+        // its shard [first_member, first_member + shard_size).
         std::vector<std::int64_t> starts;
         std::vector<double> y0;
         terms_ = 0;
+        const std::int64_t shard_end = config.first_member + shard_size(config);
         for (std::int64_t j = 0; j < config.starts; ++j) {
             const std::int64_t s = j * (config.steps / config.starts);
+            starts_host_.push_back(s);
+            terms_ += config.steps - s; // steps k = 1..T - s have data
+            if (j < config.first_member || j >= shard_end)
+                continue;
             starts.push_back(s);
             const auto d = data.at(s);
             y0.insert(y0.end(), d.begin(), d.end());
-            terms_ += config.steps - s; // steps k = 1..T - s have data
         }
-        starts_host_ = starts;
         set_horizon(0);
         starts_ = thrust::device_vector<std::int64_t>(starts.begin(), starts.end());
         y0_ = vector(y0.begin(), y0.end());
@@ -166,6 +171,29 @@ public:
     }
     /// dL/dp of the last gradient() (device memory).
     [[nodiscard]] const vector& gradient_vector() const noexcept { return p_bar_; }
+
+    /// The members of the batch this process integrates (all but in data-parallel training); throws
+    /// argument_error for a shard outside the batch.
+    static std::int64_t shard_size(const spiral_config& config)
+    {
+        const std::int64_t size = config.members > 0 ? config.members : config.starts - config.first_member;
+        if (config.first_member < 0 || config.members < 0 || size < 1 || config.first_member + size > config.starts)
+            throw argument_error("a shard of " + std::to_string(config.members) + " members from member " +
+                                 std::to_string(config.first_member) + " of a batch of " +
+                                 std::to_string(config.starts));
+        return size;
+    }
+
+    /// Data-parallel training: replaces this process's loss and dL/dp by their sums over the processes.
+    double sum_over_ranks(double loss, const std::function<void(std::span<double>)>& sum)
+    {
+        thrust::host_vector<double> both(p_bar_.size() + 1);
+        thrust::copy(p_bar_.begin(), p_bar_.end(), both.begin());
+        both[p_bar_.size()] = loss;
+        sum(std::span<double>(both.data(), both.size()));
+        thrust::copy(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(p_bar_.size()), p_bar_.begin());
+        return both[p_bar_.size()];
+    }
 
     /// L and dL/dp (into gradient_vector(); the gradient of the weighted loss while a horizon is set) at
     /// the current parameters, with `plan` and `store`.
@@ -399,7 +427,9 @@ inline spiral_result train_spiral(const spiral_config& config, const spiral_data
                     throw ode::numerical_error("the parameters are not finite after " + std::to_string(i - 1) +
                                                " updates");
                 model.set_horizon(horizon_at(config, i));
-                const double loss = model.gradient(plan, store, &report);
+                double loss = model.gradient(plan, store, &report);
+                if (config.sum_over_ranks)
+                    loss = model.sum_over_ranks(loss, config.sum_over_ranks);
                 result.losses.push_back(loss);
                 // A cosine decay of the learning rate to 5% of its start: large steps early, fine ones at the end.
                 const double progress_share = static_cast<double>(i - 1) / static_cast<double>(config.iterations);
@@ -430,6 +460,7 @@ inline spiral_result train_spiral(const spiral_config& config, const spiral_data
     result.forward_steps = report.forward_steps;
     result.peak_snapshot_bytes = report.peak_snapshot_bytes;
     (void)model.loss(&result.learned);
+    result.parameters = model.field().parameters_on_host();
     return result;
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct spiral_config {
     double horizon = 0.5;
     double t_end = 25; ///< of the data
     std::uint64_t seed = 1;
+
+    /// Data-parallel training (neural_ode_spiral_mpi): this process integrates members
+    /// [first_member, first_member + members) of the batch (members 0: all from first_member on), the loss
+    /// still normalised over the whole batch, and `sum_over_ranks` adds each gradient (dL/dp, then the
+    /// loss, in one array) over the processes in place, so every process makes the same update.
+    std::int64_t first_member = 0;
+    std::int64_t members = 0;
+    std::function<void(std::span<double>)> sum_over_ranks{};
 };
 
 /// What one iteration reports to the caller (progress, loss curve).
@@ -53,7 +62,8 @@ struct spiral_result {
     slot_t slots = 0;
     double grad_check_rel_err = 0; ///< adjoint against central differences, along a random direction
     bool bit_identical_vs_store_all = false;
-    std::vector<double> learned; ///< the learned trajectory from y0 at every step (2 values each)
+    std::vector<double> learned;    ///< the learned trajectory from y0 at every step (2 values each)
+    std::vector<double> parameters; ///< the trained parameters
     std::string device_name;
 };
 
