@@ -20,7 +20,7 @@ namespace {
 using detail::chain_plan;
 
 constexpr float infinite = std::numeric_limits<float>::infinity();
-constexpr std::uint64_t max_horizon = std::numeric_limits<std::uint16_t>::max();
+constexpr std::uint64_t max_horizon = chain_plan::keep - 1; // splits are step counts below the keep marker
 
 std::uint64_t units_of(std::uint64_t bytes, std::uint64_t granularity)
 {
@@ -39,14 +39,14 @@ std::uint64_t common_divisor(const chain_model& m)
 
 void choose_granularity(chain_plan& p, const chain::options& opts)
 {
-    const std::uint64_t divisor = common_divisor(p.model);
+    const std::uint64_t divisor = common_divisor(p.fine); // blocks keep their inner states
     bool automatic = false;
     if (opts.granularity != 0) {
         p.granularity = opts.granularity;
     } else {
         if (opts.units_target == 0)
             throw argument_error("units_target must be at least 1, got 0");
-        const bool fits = p.dp_budget / divisor <= opts.max_units;
+        const bool fits = p.budget / divisor <= opts.max_units;
         // Units enough for a table of horizon min(T, 8), at least units_target, at most max_units: on long
         // chains finer units matter more than longer left parts (bench/chain_plan, T = 1000: 4096 units at a
         // horizon of 8 cost 9% less than 256 units at a horizon of 131). An eighth of them is kept above the
@@ -56,10 +56,10 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
             std::clamp<std::uint64_t>(opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1),
                                       opts.units_target, std::max(opts.units_target, opts.max_units));
         automatic = !fits;
-        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.dp_budget, table - table / 9));
+        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, table - table / 9));
     }
     p.lossless = divisor % p.granularity == 0;
-    p.budget_units = p.dp_budget / p.granularity;
+    p.budget_units = p.budget / p.granularity;
     p.units = p.budget_units;
     // Rounding every size up wastes up to a unit per size held at once, so plans made for a few more units
     // than the budget often still fit it in true bytes: the tables reach that far and the plan is walked
@@ -70,27 +70,22 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
     }
 }
 
-/// The chain of blocks of `block` steps (see chain_plan.hpp), and in `hidden` the most bytes an advance
-/// through a block holds beyond what the blocked chain counts (its inner states can be larger than its ends).
-chain_model blocked(const chain_model& fine, step_t block, std::uint64_t& hidden)
+/// The chain of blocks of `block` steps (see chain_plan.hpp).
+chain_model blocked(const chain_model& fine, step_t block)
 {
     chain_model out;
-    hidden = 0;
     const step_t t = fine.size();
     for (step_t a = 0; a < t; a += block) {
         const step_t b = std::min(t, a + block);
         chain_step s{};
         s.state_bytes = fine.state_bytes(a);
         const std::uint64_t ends = std::max(fine.state_bytes(a), fine.state_bytes(b));
-        std::uint64_t widest = 0;
         for (step_t k = a; k < b; ++k) {
             s.forward += fine.steps[static_cast<std::size_t>(k)].forward;
             s.adjoint += fine.steps[static_cast<std::size_t>(k)].adjoint;
             if (k + 1 < b)
                 s.adjoint += fine.steps[static_cast<std::size_t>(k)].forward;
-            widest = std::max({widest, fine.state_bytes(k), fine.state_bytes(k + 1)});
         }
-        hidden = std::max(hidden, widest - ends);
         // The block's adjoint as the cursor runs it, in the same accounting as remat::evaluate: store x_k and
         // advance for k < b - 1, reverse b - 1, then restore, free and reverse each stored state.
         std::uint64_t held = 0;
@@ -133,6 +128,69 @@ void choose_horizon(chain_plan& p, const chain::options& opts)
         opts.horizon > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(opts.horizon), fitting) : fitting);
 }
 
+/// What keeping each block holds and needs, in the tables' units (chain_plan.hpp), counted as remat::evaluate
+/// counts the actions the cursor gives: x_a held, then store x_k and advance for each step; after the right part,
+/// restore, free and reverse each state from the last.
+void keeping(chain_plan& p)
+{
+    const chain_model& fine = p.fine;
+    const auto units = [&](step_t k) { return units_of(fine.state_bytes(k), p.granularity); };
+    const auto t = static_cast<std::size_t>(p.steps);
+    p.kept.assign(t, 0);
+    p.keep_need.assign(t, 0);
+    p.keep_adjoint.assign(t, 0);
+    for (std::size_t s = 0; s < t; ++s) {
+        const step_t a = static_cast<step_t>(s) * p.block;
+        const step_t b = std::min(fine.size(), a + p.block);
+        std::uint64_t held = units(a);
+        std::uint64_t need = 0;
+        for (step_t k = a; k < b; ++k) {
+            if (k > a) {
+                held += units(k);
+                need = std::max(need, held + units(k));
+            }
+            need = std::max(need, held + std::max(units(k), units(k + 1)));
+        }
+        p.kept[s] = held;
+        for (step_t k = b - 1; k >= a; --k) {
+            need = std::max(need, held + units(k));
+            held -= units(k);
+            const chain_step& step = fine.steps[static_cast<std::size_t>(k)];
+            need = std::max(need, held + std::max(units(k), units(k + 1)) + units_of(step.adjoint_bytes, p.granularity));
+            p.keep_adjoint[s] += step.adjoint;
+        }
+        p.keep_need[s] = need;
+    }
+}
+
+/// The keeping alternative of E(s, l, .) for l >= 2 (chain_plan.hpp): block s advanced storing its states, the
+/// right part reversed with them held, then the block reversed from them.
+void keep_block(const chain_plan& p, step_t s, step_t l, float* best, std::uint16_t* chosen)
+{
+    const auto si = static_cast<std::size_t>(s);
+    const std::uint64_t top = p.units;
+    const std::uint64_t held = p.kept[si];
+    const auto own = static_cast<float>(p.model.steps[si].forward + p.keep_adjoint[si]);
+    if (l == 2) { // the right part is one block, reversed where it stands
+        const std::uint64_t lo = std::max(p.keep_need[si], held + p.r[si + 1]);
+        const float c = own + static_cast<float>(p.model.steps[si + 1].adjoint);
+        for (std::uint64_t m = lo; m <= top; ++m)
+            if (c < best[m]) {
+                best[m] = c;
+                chosen[m] = chain_plan::keep;
+            }
+        return;
+    }
+    const float* right = &p.cost[p.at(s + 1, l - 1)];
+    for (std::uint64_t m = std::max(p.keep_need[si], held); m <= top; ++m) {
+        const float c = own + right[m - held];
+        if (c < best[m]) {
+            best[m] = c;
+            chosen[m] = chain_plan::keep;
+        }
+    }
+}
+
 /// E(s, l, .) for every s and l <= min(K, T - s), s from the end of the loop back to 0 (right parts first).
 void build_inner(chain_plan& p)
 {
@@ -161,7 +219,7 @@ void build_inner(chain_plan& p)
         std::uint64_t running = 0;
         for (step_t j = 1; j < length; ++j) {
             const auto ji = static_cast<std::size_t>(s + j - 1);
-            running = std::max({running, p.u[ji], p.u[ji + 1]});
+            running = std::max(running, p.wide[ji]);
             lowest[static_cast<std::size_t>(j)] = us + running;
         }
         const auto b = static_cast<float>(p.model.steps[si].adjoint);
@@ -202,6 +260,8 @@ void build_inner(chain_plan& p)
                     }
                 }
             }
+            if (p.keeps())
+                keep_block(p, s, l, best, chosen);
         }
     }
 }
@@ -235,7 +295,7 @@ void build_outer(chain_plan& p)
         double f = 0;
         for (step_t j = 1; j <= k; ++j) {
             const auto ji = static_cast<std::size_t>(s + j - 1);
-            running = std::max({running, p.u[ji], p.u[ji + 1]});
+            running = std::max(running, p.wide[ji]);
             f += p.model.steps[ji].forward;
             const std::uint64_t lo = us + running;
             if (lo > top)
@@ -246,6 +306,17 @@ void build_outer(chain_plan& p)
                 if (c < best[m]) {
                     best[m] = c;
                     chosen[m] = static_cast<std::uint16_t>(j);
+                }
+            }
+        }
+        if (p.keeps()) { // keep block s (chain_plan.hpp)
+            const std::uint64_t held = p.kept[si];
+            const double own = p.model.steps[si].forward + p.keep_adjoint[si];
+            for (std::uint64_t m = std::max(p.keep_need[si], held); m <= top; ++m) {
+                const double c = own + g(s + 1, m - held);
+                if (c < best[m]) {
+                    best[m] = c;
+                    chosen[m] = chain_plan::keep;
                 }
             }
         }
@@ -344,18 +415,7 @@ chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
 void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& opts, bool& limited)
 {
     const std::uint64_t budget_bytes = p->budget;
-    p->dp_budget = budget_bytes;
-    if (p->block > 1) {
-        std::uint64_t hidden = 0;
-        p->model = blocked(p->fine, p->block, hidden);
-        if (hidden >= budget_bytes)
-            throw capacity_error("a budget of " + std::to_string(budget_bytes) + " bytes cannot hold the " +
-                                 std::to_string(hidden) + " bytes by which a block of " + std::to_string(p->block) +
-                                 " steps outgrows its ends");
-        p->dp_budget = budget_bytes - hidden;
-    } else {
-        p->model = p->fine;
-    }
+    p->model = p->block > 1 ? blocked(p->fine, p->block) : p->fine;
     p->steps = p->model.size();
     const chain_model& m = p->model;
     choose_granularity(*p, opts);
@@ -370,6 +430,15 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
         const auto ki = static_cast<std::size_t>(k);
         p->r[ki] = std::max(p->u[ki], p->u[ki + 1]) + units_of(m.steps[ki].adjoint_bytes, p->granularity);
     }
+    // An advance through a block holds its widest state, which may be an inner one.
+    p->wide.assign(static_cast<std::size_t>(p->steps), 0);
+    for (step_t k = 0; k < p->fine.size(); ++k) {
+        const std::uint64_t running = units_of(std::max(p->fine.state_bytes(k), p->fine.state_bytes(k + 1)), p->granularity);
+        std::uint64_t& w = p->wide[static_cast<std::size_t>(k / p->block)];
+        w = std::max(w, running);
+    }
+    if (p->block > 1)
+        keeping(*p);
     build_inner(*p);
     build_outer(*p);
     p->least_units = least_units(*p);
@@ -479,11 +548,12 @@ std::uint64_t chain::table_bytes() const noexcept
     const chain_plan& p = *plan_;
     return p.cost.size() * sizeof(float) + p.split.size() * sizeof(std::uint16_t) +
            p.outer_cost.size() * sizeof(double) + p.outer_split.size() * sizeof(std::uint16_t) +
-           p.offset.size() * sizeof(std::uint64_t);
+           p.offset.size() * sizeof(std::uint64_t) + (p.kept.size() + p.keep_need.size()) * sizeof(std::uint64_t) +
+           p.keep_adjoint.size() * sizeof(double);
 }
 std::uint64_t chain::least_budget_bytes() const noexcept
 {
-    return plan_->least_units * plan_->granularity + (plan_->budget - plan_->dp_budget);
+    return plan_->least_units * plan_->granularity;
 }
 schedule_cost chain::cost() const
 {
@@ -560,12 +630,6 @@ chain::cursor_type chain::cursor() const
     return c;
 }
 
-void chain::cursor_type::refill()
-{
-    while (queue_.empty() && !done_)
-        step();
-}
-
 void chain::cursor_type::widen(action& a)
 {
     const step_t c = block_;
@@ -574,20 +638,33 @@ void chain::cursor_type::widen(action& a)
                           [&](reverse& v) {
                               // x_a is current, slots 0 .. depth_ - 1 are in use: the block's own go above them
                               const step_t from = v.step * c;
-                              reversal_ = {from, std::min(from + c, fine_steps_), from, depth_, 1};
-                              const bool any = reversal_next(a);
+                              expansion_ = {from, std::min(from + c, fine_steps_), from, depth_, 0, mode::rerun, 1};
+                              const bool any = expansion_next(a);
                               assert(any);
                               static_cast<void>(any);
                           }},
                a);
 }
 
-bool chain::cursor_type::reversal_next(action& out)
+bool chain::cursor_type::expansion_next(action& out)
 {
-    block_reversal& r = reversal_;
-    const auto slot = [&](step_t k) { return static_cast<slot_t>(r.base + (k - r.from)); };
+    expansion& r = expansion_;
+    // rerun: x_k in base + (k - from) for k < to - 1; keep and kept: the inner x_k in base + (k - from - 1)
+    const auto slot = [&](step_t k) { return static_cast<slot_t>(r.base + (k - r.from) - (r.how == mode::rerun ? 0 : 1)); };
     switch (r.phase) {
-    case 1: // store x_k, then advance it, for k < to - 1
+    case 1: // rerun: store x_k, then advance it, for k < to - 1; keep: store x_k for from < k, advance it
+        if (r.how == mode::keep) {
+            if (r.k == r.to) {
+                r.phase = 0;
+                return false;
+            }
+            r.phase = 2;
+            if (r.k > r.from) {
+                out = store{0, slot(r.k), r.k};
+                return true;
+            }
+            return expansion_next(out);
+        }
         if (r.k + 1 < r.to) {
             out = store{0, slot(r.k), r.k};
             r.phase = 2;
@@ -607,11 +684,11 @@ bool chain::cursor_type::reversal_next(action& out)
             r.phase = 0;
             return false;
         }
-        out = restore{0, slot(r.k), r.k};
+        out = restore{0, r.how == mode::kept && r.k == r.from ? r.slot : slot(r.k), r.k};
         r.phase = 4;
         return true;
     case 4:
-        out = free_slot{0, slot(r.k)};
+        out = free_slot{0, r.how == mode::kept && r.k == r.from ? r.slot : slot(r.k)};
         r.phase = 5;
         return true;
     case 5:
@@ -624,20 +701,27 @@ bool chain::cursor_type::reversal_next(action& out)
     }
 }
 
+void chain::cursor_type::pop()
+{
+    if (pending_.empty()) {
+        done_ = true;
+        return;
+    }
+    current_ = pending_.back();
+    pending_.pop_back();
+    if (current_.inner >= 0) { // a kept block: its states are restored in the next decision
+        phase_ = phase::kept;
+        return;
+    }
+    queue_.push(restore{0, current_.slot, current_.start});
+    phase_ = phase::held;
+}
+
 void chain::cursor_type::step()
 {
     const chain_plan& p = *plan_;
-    const auto pop = [&] {
-        if (pending_.empty()) {
-            done_ = true;
-            return;
-        }
-        current_ = pending_.back();
-        pending_.pop_back();
-        queue_.push(restore{0, current_.slot, current_.start});
-        phase_ = phase::held;
-    };
     const step_t s = current_.start;
+    const auto fine = [&](step_t block) { return std::min(block * block_, fine_steps_); };
     switch (phase_) {
     case phase::outer: {
         if (!p.outer(s)) {
@@ -648,6 +732,13 @@ void chain::cursor_type::step()
         const step_t j = p.outer_split[static_cast<std::size_t>(s) * p.row() + current_.units];
         assert(j > 0);
         queue_.push(store{0, depth_, s});
+        if (j == chain_plan::keep) {
+            pending_.push_back({s, 1, current_.units, depth_, depth_ + 1});
+            ++depth_;
+            after_keep_ = phase::outer;
+            phase_ = phase::keep;
+            return;
+        }
         pending_.push_back({s, j, current_.units, depth_});
         ++depth_;
         queue_.push(advance{s, s + j});
@@ -674,11 +765,32 @@ void chain::cursor_type::step()
             return;
         }
         const step_t j = p.split[p.at(s, current_.length) + current_.units];
+        if (j == chain_plan::keep) {
+            assert(current_.slot == depth_ - 1);
+            pending_.push_back({s, 1, current_.units, current_.slot, depth_});
+            after_keep_ = phase::unheld;
+            phase_ = phase::keep;
+            return;
+        }
         assert(j > 0 && j < current_.length);
         queue_.push(advance{s, s + j});
         pending_.push_back({s, j, current_.units, current_.slot});
         current_ = {s + j, current_.length - j, current_.units - p.u[static_cast<std::size_t>(s)], 0};
         phase_ = phase::unheld;
+        return;
+    }
+    case phase::keep: { // the queue is empty: the block's forward, storing its inner states above x_s's slot
+        const task& kept = pending_.back();
+        expansion_ = {fine(s), fine(s + 1), fine(s), kept.inner, kept.slot, mode::keep, 1};
+        depth_ = kept.inner + static_cast<slot_t>(expansion_.to - expansion_.from - 1);
+        current_ = {s + 1, current_.length - 1, current_.units - p.kept[static_cast<std::size_t>(s)], 0};
+        phase_ = after_keep_;
+        return;
+    }
+    case phase::kept: { // the queue is empty: restore, free and reverse the kept block's states
+        expansion_ = {fine(s), fine(s + 1), fine(s + 1) - 1, current_.inner, current_.slot, mode::kept, 3};
+        depth_ = current_.slot;
+        pop();
         return;
     }
     }

@@ -240,6 +240,84 @@ BOOST_AUTO_TEST_CASE(a_chain_planned_in_blocks_is_legal_and_never_beats_the_exac
     BOOST_TEST(planned > 50);
 }
 
+// Memory for every state: a chain in blocks keeps each block's states from the first sweep (its adjoint restores
+// them), so it costs what storing everything costs; re-running each block inside its adjoint, as the plan in
+// blocks did before it could keep them, runs most steps twice.
+BOOST_AUTO_TEST_CASE(a_chain_in_blocks_with_room_for_every_state_runs_each_step_once)
+{
+    std::mt19937_64 rng(31);
+    for (int trial = 0; trial < 40; ++trial) {
+        const step_t t = 12 + trial;
+        const chain_model m = random_chain(rng, t, 40, trial % 2 == 0 ? 30 : 0);
+        chain::options o = byte_exact();
+        o.block_steps = 2 + trial % 6;
+        BOOST_TEST_CONTEXT("trial " << trial << " T=" << t << " blocks of " << o.block_steps)
+        {
+            const chain plan(m, m.store_all_bytes(), o);
+            check_plan(plan, m, m.store_all_bytes());
+            double all = 0; // storing everything: every step but the last forward once, every adjoint
+            for (step_t k = 0; k < t; ++k)
+                all += (k + 1 < t ? m.steps[static_cast<std::size_t>(k)].forward : 0.0) +
+                       m.steps[static_cast<std::size_t>(k)].adjoint;
+            BOOST_TEST(plan.cost().predicted_cost == all, boost::test_tools::tolerance(1e-9)); // (some f_k are 0)
+        }
+    }
+}
+
+// Chains like bench/chain_plan's (costs and sizes drawn, wide and narrow states), planned in blocks, against
+// the simple plans priced by the same model: checkpointing every k-th state at the best k that fits, and
+// revolve treating the chain as uniform (the most slots of the largest state that fit). In blocks that are
+// re-run inside their adjoint, both beat the plan (bench/chain_plan at T = 10000).
+BOOST_AUTO_TEST_CASE(a_chain_in_blocks_is_never_dearer_than_every_kth_state_or_revolve_as_uniform)
+{
+    std::mt19937_64 rng(2026);
+    std::uniform_real_distribution<double> f(0.5, 2.0);
+    std::uniform_real_distribution<double> ratio(1.5, 3.0);
+    std::uniform_int_distribution<std::uint64_t> pages(16, 1024);
+    int compared = 0;
+    for (const step_t t : {200, 400}) {
+        chain_model m;
+        for (step_t k = 0; k < t; ++k) {
+            const double forward = f(rng);
+            const std::uint64_t bytes = 64 * pages(rng);
+            m.steps.push_back({forward, forward * ratio(rng), bytes, k % 4 == 3 ? bytes : 0});
+        }
+        m.final_state_bytes = 64 * pages(rng);
+        std::uint64_t largest = m.final_state_bytes;
+        for (const chain_step& s : m.steps)
+            largest = std::max(largest, s.state_bytes);
+        for (const int percent : {10, 20, 30, 50}) {
+            const std::uint64_t budget = m.store_all_bytes() * static_cast<std::uint64_t>(percent) / 100;
+            chain::options o;
+            o.block_steps = 10;
+            const chain plan(m, budget, o);
+            const test::chain_replay r = check_plan(plan, m, budget);
+            double every_k = std::numeric_limits<double>::infinity();
+            for (step_t k = 1; k <= t; ++k) {
+                const chain_evaluation e = evaluate(m, uniform(t, k));
+                if (e.peak_bytes <= budget)
+                    every_k = std::min(every_k, e.cost);
+            }
+            double as_uniform = std::numeric_limits<double>::infinity();
+            for (auto slots = static_cast<slot_t>(budget / largest); slots >= 1; --slots) {
+                const chain_evaluation e = evaluate(m, revolve(t, slots));
+                if (e.peak_bytes <= budget) {
+                    as_uniform = e.cost;
+                    break;
+                }
+            }
+            BOOST_TEST_CONTEXT("T=" << t << " budget " << percent << "%: plan " << r.cost << ", every k-th "
+                                    << every_k << ", revolve as uniform " << as_uniform)
+            {
+                BOOST_TEST(r.cost <= every_k); // (infinite where none fits)
+                BOOST_TEST(r.cost <= as_uniform);
+                compared += std::isfinite(every_k) ? 1 : 0;
+            }
+        }
+    }
+    BOOST_TEST(compared >= 6); // every k-th state fits at 20% and more
+}
+
 BOOST_AUTO_TEST_CASE(a_short_horizon_is_legal_and_never_beats_the_exact_plan)
 {
     std::mt19937_64 rng(11);

@@ -53,8 +53,9 @@ public:
         step_t horizon = 0;
         /// Steps per planned block; 0 chooses: the chain itself, or where its table allows too short a
         /// horizon for any plan to fit (long chains: the checkpoints a short horizon forces fill the budget),
-        /// blocks of max(2, ceil(T / 1000)) steps, doubled until a plan fits. A block's adjoint stores its states and
-        /// reverses them (see docs/heterogeneous.md); 1: never in blocks.
+        /// blocks of max(2, ceil(T / 1000)) steps, doubled until a plan fits. A block is either kept (advanced
+        /// storing its inner states, which its adjoint restores) or re-run inside its adjoint, as the tables
+        /// choose (see docs/heterogeneous.md); 1: never in blocks.
         step_t block_steps = 0;
         /// Largest table (T * K * (U + 1) entries, 6 bytes each) the plan builds.
 
@@ -110,53 +111,62 @@ public:
         cursor_type() = default;
         bool next(action& out)
         {
-            if (reversal_.phase != 0) [[unlikely]] {
-                if (reversal_next(out))
+            for (;;) {
+                if (expansion_.phase != 0) [[unlikely]] {
+                    if (expansion_next(out))
+                        return true;
+                }
+                if (queue_.pop(out)) [[likely]] {
+                    if (block_ != 1) [[unlikely]]
+                        widen(out);
                     return true;
-            }
-            if (!queue_.pop(out)) [[unlikely]] {
+                }
                 if (done_)
                     return false;
-                refill();
-                if (!queue_.pop(out))
-                    return false;
+                step();
             }
-            if (block_ != 1) [[unlikely]]
-                widen(out);
-            return true;
         }
 
     private:
         friend class chain;
         // A left part waiting for its right part: restore x_start from `slot`, then reverse `length` steps
-        // with `units` free (x_start's own snapshot included).
+        // with `units` free (x_start's own snapshot included). A kept block (chains planned in blocks) holds
+        // x_start in `slot` and its inner states from slot `inner` on: restore, free and reverse each.
         struct task {
             step_t start = 0;
             step_t length = 0;
             std::uint64_t units = 0;
             slot_t slot = 0;
+            slot_t inner = -1; // >= 0: a kept block
         };
-        // A block's adjoint, expanded (chains planned in blocks): x_from current; store and advance each state
-        // but the last into slots from `base` on, reverse the last step, then restore, free and reverse.
-        struct block_reversal {
+        // A block's actions as the steps' own (chains planned in blocks), fine steps [from, to):
+        // rerun: x_from current; store and advance each state but the last into slots from `base` on,
+        //        reverse the last step, then restore, free and reverse (the block's adjoint);
+        // keep:  x_from current and held; advance each step, storing each inner state into slots from `base` on;
+        // kept:  restore, free and reverse each inner state (slots from `base`), then x_from (from `slot`).
+        enum class mode : std::uint8_t { rerun, keep, kept };
+        struct expansion {
             step_t from = 0;
             step_t to = 0;
             step_t k = 0;
             slot_t base = 0;
+            slot_t slot = 0;
+            mode how = mode::rerun;
             int phase = 0; // 0: none under way
         };
-        enum class phase { outer, unheld, held };
-        void refill();
-        void widen(action& a);           // a planned block's action as the steps' own
-        bool reversal_next(action& out); // the next action of the block's adjoint under way
-        void step();                     // one decision of the plan: at most three actions
+        enum class phase { outer, unheld, held, keep, kept };
+        void widen(action& a);            // a planned block's action as the steps' own
+        bool expansion_next(action& out); // the next action of the block's expansion under way
+        void step();                      // one decision of the plan: at most three actions, or an expansion
+        void pop();                       // the next pending task (done when none)
         std::shared_ptr<const detail::chain_plan> plan_;
         phase phase_ = phase::outer;
+        phase after_keep_ = phase::outer; // where a keep's right part goes on
         task current_{};
         slot_t depth_ = 0; // slots in use; the held snapshots form a stack
         std::vector<task> pending_;
         detail::action_queue<4> queue_;
-        block_reversal reversal_{};
+        expansion expansion_{};
         step_t block_ = 1;
         step_t fine_steps_ = 0;
         bool done_ = true;
