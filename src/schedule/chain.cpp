@@ -156,7 +156,8 @@ void keeping(chain_plan& p)
             need = std::max(need, held + units(k));
             held -= units(k);
             const chain_step& step = fine.steps[static_cast<std::size_t>(k)];
-            need = std::max(need, held + std::max(units(k), units(k + 1)) + units_of(step.adjoint_bytes, p.granularity));
+            need =
+                std::max(need, held + std::max(units(k), units(k + 1)) + units_of(step.adjoint_bytes, p.granularity));
             p.keep_adjoint[s] += step.adjoint;
         }
         p.keep_need[s] = need;
@@ -433,7 +434,8 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
     // An advance through a block holds its widest state, which may be an inner one.
     p->wide.assign(static_cast<std::size_t>(p->steps), 0);
     for (step_t k = 0; k < p->fine.size(); ++k) {
-        const std::uint64_t running = units_of(std::max(p->fine.state_bytes(k), p->fine.state_bytes(k + 1)), p->granularity);
+        const std::uint64_t running =
+            units_of(std::max(p->fine.state_bytes(k), p->fine.state_bytes(k + 1)), p->granularity);
         std::uint64_t& w = p->wide[static_cast<std::size_t>(k / p->block)];
         w = std::max(w, running);
     }
@@ -650,7 +652,9 @@ bool chain::cursor_type::expansion_next(action& out)
 {
     expansion& r = expansion_;
     // rerun: x_k in base + (k - from) for k < to - 1; keep and kept: the inner x_k in base + (k - from - 1)
-    const auto slot = [&](step_t k) { return static_cast<slot_t>(r.base + (k - r.from) - (r.how == mode::rerun ? 0 : 1)); };
+    const auto slot = [&](step_t k) {
+        return static_cast<slot_t>(r.base + (k - r.from) - (r.how == mode::rerun ? 0 : 1));
+    };
     switch (r.phase) {
     case 1: // rerun: store x_k, then advance it, for k < to - 1; keep: store x_k for from < k, advance it
         if (r.how == mode::keep) {

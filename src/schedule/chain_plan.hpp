@@ -34,10 +34,10 @@
 namespace remat::detail {
 
 struct chain_plan {
-    chain_model fine;            ///< the user's chain
-    chain_model model;           ///< the chain the tables plan: `fine`, or its blocks of `block` steps
-    step_t block = 1;            ///< fine steps per step of `model` (the last block may be shorter)
-    std::uint64_t budget = 0;    ///< the true budget, in bytes
+    chain_model fine;         ///< the user's chain
+    chain_model model;        ///< the chain the tables plan: `fine`, or its blocks of `block` steps
+    step_t block = 1;         ///< fine steps per step of `model` (the last block may be shorter)
+    std::uint64_t budget = 0; ///< the true budget, in bytes
     std::uint64_t granularity = 1;
     std::uint64_t units = 0;        ///< U: the tables' memory units (budget_units, plus room for the rounding's slack)
     std::uint64_t budget_units = 0; ///< the budget in units (rounded down)
@@ -55,9 +55,9 @@ struct chain_plan {
     std::vector<std::uint16_t> outer_split;
     // Chains planned in blocks: keeping block s (split `keep`) advances it storing its inner states, so that its
     // adjoint restores them instead of re-running the block.
-    std::vector<std::uint64_t> kept;      ///< units held while the right part runs: x_a .. x_{b-1}
-    std::vector<std::uint64_t> keep_need; ///< the least M (x_s's snapshot included) for keeping block s
-    std::vector<double> keep_adjoint;     ///< the kept block's adjoint: the b_k of its steps
+    std::vector<std::uint64_t> kept;              ///< units held while the right part runs: x_a .. x_{b-1}
+    std::vector<std::uint64_t> keep_need;         ///< the least M (x_s's snapshot included) for keeping block s
+    std::vector<double> keep_adjoint;             ///< the kept block's adjoint: the b_k of its steps
     static constexpr std::uint16_t keep = 0xFFFF; ///< the split that keeps a block (never a step count: K < 2^16 - 1)
     std::uint64_t least_units = 0;
     std::uint64_t peak_bytes = 0;

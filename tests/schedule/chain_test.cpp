@@ -306,8 +306,8 @@ BOOST_AUTO_TEST_CASE(a_chain_in_blocks_is_never_dearer_than_every_kth_state_or_r
                     break;
                 }
             }
-            BOOST_TEST_CONTEXT("T=" << t << " budget " << percent << "%: plan " << r.cost << ", every k-th "
-                                    << every_k << ", revolve as uniform " << as_uniform)
+            BOOST_TEST_CONTEXT("T=" << t << " budget " << percent << "%: plan " << r.cost << ", every k-th " << every_k
+                                    << ", revolve as uniform " << as_uniform)
             {
                 BOOST_TEST(r.cost <= every_k); // (infinite where none fits)
                 BOOST_TEST(r.cost <= as_uniform);
