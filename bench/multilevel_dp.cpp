@@ -7,9 +7,9 @@
 //
 // over-t: what `--method auto` plans for T = 10^3 ... 10^15 (and the T of the table): method,
 // structure, predicted cost, the lower bound and the gap to it, and the planning time (median of `repeats`
-// plans, wall and CPU, each in a child process) and the child's peak resident memory. Goal: every plan within
-// 1 s and 256 MB on a 2-core machine, within 2% of the bound for host:16 + disk:4:2:2 and host:64 +
-// disk:16:2:2.
+// plans, wall and CPU, each in a child process), the child's peak resident memory and the work counted
+// (multilevel::work, at most the limit of 2*10^9). Goal: every plan within 1 s and 256 MB on a 2-core machine,
+// within 2% of the bound for host:16 + disk:4:2:2 and host:64 + disk:16:2:2.
 //
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
 // T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
@@ -219,6 +219,7 @@ void gap_grid(step_t steps, const std::vector<cost_model>& models)
 // the plan's alone, plus the program's few MB).
 struct planning {
     double wall = 0, cpu = 0, peak_mb = 0, cost = 0;
+    std::uint64_t work = 0;
     multilevel::method method = multilevel::method::automatic;
     multilevel::structure structure = multilevel::structure::binomial;
 };
@@ -237,6 +238,7 @@ planning plan_in_child(step_t steps, const cost_model& m)
         p.cost = plan.cost().predicted_cost;
         p.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         p.method = plan.method_used();
+        p.work = plan.work();
         p.structure = plan.structure_used();
         const ssize_t written = write(fds[1], &p, sizeof p);
         _exit(written == static_cast<ssize_t>(sizeof p) ? 0 : 1);
@@ -267,6 +269,7 @@ void over_t(int repeats)
         cost_model{{{"host", 16, 0, 0}, {"disk", inf, 5, 5}}},
         cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
         cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"ssd", 64, 4, 4}, {"disk", inf, 20, 20}}},
+        cost_model{{{"host", 9999, 0, 0}, {"disk", inf, 5, 5}}},
     };
     std::vector<step_t> steps;
     for (step_t t = 1000; t <= 1'000'000'000'000'000; t *= 10) {
@@ -277,8 +280,8 @@ void over_t(int repeats)
     std::printf("--method auto over T; time: median of %d plans (wall, CPU), peak: the planning process's resident "
                 "memory\n",
                 repeats);
-    std::printf("  %-52s %18s %-8s %-9s %14s %9s %8s %8s %8s\n", "levels", "T", "method", "structure", "predicted",
-                "gap to LB", "wall s", "cpu s", "peak MB");
+    std::printf("  %-52s %18s %-8s %-9s %14s %9s %8s %8s %8s %10s\n", "levels", "T", "method", "structure", "predicted",
+                "gap to LB", "wall s", "cpu s", "peak MB", "work");
     for (const cost_model& m : models)
         for (const step_t t : steps) {
             std::vector<double> wall, cpu, peak;
@@ -291,10 +294,10 @@ void over_t(int repeats)
             }
             const double bound = remat::multilevel_lower_bound(t, m);
             static constexpr const char* methods[] = {"auto", "exact", "near", "binomial"};
-            std::printf("  %-52s %18lld %-8s %-9s %14.6g %8.3f%% %8.3f %8.3f %8.1f\n", describe(m).c_str(),
+            std::printf("  %-52s %18lld %-8s %-9s %14.6g %8.3f%% %8.3f %8.3f %8.1f %10.3g\n", describe(m).c_str(),
                         static_cast<long long>(t), methods[static_cast<int>(p.method)], name_of(p.structure), p.cost,
                         100.0 * (p.cost / bound - 1.0), remat::bench::median(wall), remat::bench::median(cpu),
-                        remat::bench::median(peak));
+                        remat::bench::median(peak), static_cast<double>(p.work));
             std::fflush(stdout);
         }
 }

@@ -61,6 +61,8 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
         j["lower_bound"] = *choice.lower_bound;
         j["gap_to_lower_bound"] = predicted_cost(c, choice.model) / *choice.lower_bound - 1.0;
         j["levels_used"] = choice.levels_used;
+        // The work it took to plan (table iterations; the limit is 2*10^9 whatever T and the levels).
+        j["planning_work"] = choice.planning_work;
     }
     if (choice.online) {
         const std::uint64_t offline = binomial::min_forward_steps(c.steps, choice.slots);

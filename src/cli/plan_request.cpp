@@ -95,6 +95,7 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
         choice.period = plan.period();
         choice.lower_bound = multilevel_lower_bound(steps, choice.model);
         choice.levels_used = plan.levels_used();
+        choice.planning_work = plan.work();
         static constexpr const char* structures[] = {"binomial", "exact",   "grid",   "spine",
                                                      "nested",   "layered", "stacked"};
         choice.structure = structures[static_cast<int>(plan.structure_used())];

@@ -52,6 +52,7 @@ struct plan_choice {
     step_t period = 0;     ///< multilevel near-optimal: k (spine, nested) or g (grid, layered)
     std::optional<double> lower_bound; ///< multilevel: remat::multilevel_lower_bound of the model
     std::vector<level_t> levels_used;  ///< multilevel: the levels the plan stores on
+    std::uint64_t planning_work = 0;   ///< multilevel: remat::multilevel::work() (table iterations)
     bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
 };

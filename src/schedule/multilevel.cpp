@@ -40,6 +40,11 @@ namespace {
 
 using plan_ptr = std::shared_ptr<multilevel_plan>;
 constexpr double infinity = std::numeric_limits<double>::infinity();
+// The stacked structure counts revolve's distinct tasks (a hash map entry each): at most this many per plan,
+// each counted as this many table iterations of work (about the time it takes).
+constexpr std::size_t stacked_max_tasks = 300'000;
+constexpr std::size_t stacked_min_tasks = 50'000;
+constexpr std::uint64_t stacked_task_work = 300;
 
 bool slow_level_unlimited(const cost_model& model, step_t steps)
 {
@@ -462,14 +467,21 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
     if (g >= steps)
         return nullptr;
     plan_ptr best;
-    auto keep = [&](plan_ptr p) {
-        if (p && (!best || combine(*p).predicted_cost < combine(*best).predicted_cost))
-            best = std::move(p);
+    // Each variant on its own: one whose tables do not fit what is left of the work limit leaves the others.
+    auto keep = [&](auto&& make) {
+        try {
+            plan_ptr p = make();
+            if (p && (!best || combine(*p).predicted_cost < combine(*best).predicted_cost))
+                best = std::move(p);
+        } catch (const detail::multilevel_work_exhausted&) {
+        }
     };
     if (horizon >= 1 && g <= horizon) {
-        const auto inner =
-            std::make_shared<const multilevel_table>(model, inner_limits(model, horizon, outer), horizon, max_entries);
-        keep(layered_with(base, outer, g, inner, inner, {inner}, max_entries));
+        keep([&] {
+            const auto inner = std::make_shared<const multilevel_table>(model, inner_limits(model, horizon, outer),
+                                                                        horizon, max_entries);
+            return layered_with(base, outer, g, inner, inner, {inner}, max_entries);
+        });
     }
     if (opts.horizon == 0 && horizon < steps) {
         // The reach of an inner grid table in units depends only on the limit: with the finest unit the
@@ -484,15 +496,17 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
             if (reach < 1 || unit >= steps || !affordable(n, within_steps, unit, limit, max_entries) ||
                 !outer_fits(unit))
                 continue;
-            const auto fine = std::make_shared<const multilevel_table>(model, within_steps, unit, max_entries);
-            const step_t inner_units = std::min(reach, units);
-            const auto interior =
-                std::make_shared<const multilevel_table>(model, within_steps, inner_units, max_entries,
-                                                         detail::multilevel_grid{fine.get(), unit, unit, nullptr});
-            const auto loop_inner = std::make_shared<const multilevel_table>(
-                model, within_steps, inner_units, max_entries,
-                detail::multilevel_grid{fine.get(), unit, last, interior.get()});
-            keep(layered_with(base, outer, unit, interior, loop_inner, {interior, fine, loop_inner}, max_entries));
+            keep([&] {
+                const auto fine = std::make_shared<const multilevel_table>(model, within_steps, unit, max_entries);
+                const step_t inner_units = std::min(reach, units);
+                const auto interior =
+                    std::make_shared<const multilevel_table>(model, within_steps, inner_units, max_entries,
+                                                             detail::multilevel_grid{fine.get(), unit, unit, nullptr});
+                const auto loop_inner = std::make_shared<const multilevel_table>(
+                    model, within_steps, inner_units, max_entries,
+                    detail::multilevel_grid{fine.get(), unit, last, interior.get()});
+                return layered_with(base, outer, unit, interior, loop_inner, {interior, fine, loop_inner}, max_entries);
+            });
             if (spanning == finest)
                 break;
         }
@@ -505,10 +519,16 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
 // beyond, every level boundary, 32 points between two boundaries and a refinement around the best. An
 // unlimited level offers at most `unlimited_slots` (more rarely pays: their stores are dear, and the spine
 // serves such levels). Null when no k can be counted within the limits.
-plan_ptr plan_stacked(const multilevel_plan& base)
+plan_ptr plan_stacked(const multilevel_plan& base, std::size_t least_tasks = stacked_min_tasks)
 {
     constexpr std::uint64_t unlimited_slots = 1024;
-    constexpr std::size_t max_tasks = 200'000;
+    constexpr std::size_t max_tasks = 100'000;
+    // All the k tried share one count of tasks (thousands of fast slots make many distinct tasks per k); once
+    // it is spent, no further k is priced.
+    // A quarter of what is left of the work limit, the tables the rest (at least 50,000 tasks, so that a small work
+    // limit still gets a plan).
+    std::size_t tasks_left = static_cast<std::size_t>(std::clamp<std::uint64_t>(
+        detail::work_cap::left() / 4 / stacked_task_work, least_tasks, std::max(least_tasks, stacked_max_tasks)));
     const cost_model& model = base.model;
     const step_t steps = base.steps;
     const std::size_t n = model.levels.size();
@@ -536,13 +556,35 @@ plan_ptr plan_stacked(const multilevel_plan& base)
     };
     std::unordered_map<std::uint64_t, double> priced;
     plan_ptr best;
+    // The k of one range (bounds[j], bounds[j+1]] share their dearest level, so their tasks' counts (see
+    // stacked_memo); the memo is begun afresh for each range.
+    detail::stacked_memo memo;
+    std::uint64_t lo = 1, hi = 0;
     auto price = [&](std::uint64_t k) {
-        if (k < 1 || k > bounds.back())
+        if (k < lo || k > hi)
             return infinity;
         if (const auto it = priced.find(k); it != priced.end())
             return it->second;
+        // Revolve's forward steps over k slots, in closed form, are the plan's; when they alone cost more than
+        // the best plan so far, or leave 64 bits, its tasks are not counted.
+        double least = infinity;
+        try {
+            least = model.step_cost * static_cast<double>(revolve(steps, static_cast<slot_t>(k)).cost().forward_steps) +
+                    model.reverse_cost * static_cast<double>(steps);
+        } catch (const overflow_error&) {
+        }
+        if (least == infinity || (best && least >= best->outer.predicted_cost)) {
+            priced.emplace(k, least);
+            return least;
+        }
+        if (tasks_left == 0)
+            return infinity;
         const detail::stacked_layout layout = detail::stack_levels(model, use_of(k));
-        const std::optional<schedule_cost> c = detail::stacked_cost(steps, model, layout, max_tasks);
+        std::size_t tasks = 0;
+        const std::optional<schedule_cost> c =
+            detail::stacked_cost(steps, model, layout, std::min(max_tasks, tasks_left), &tasks, &memo);
+        tasks_left -= std::min(tasks_left, tasks);
+        detail::multilevel_work_meter() += stacked_task_work * tasks;
         const double cost = c ? c->predicted_cost : infinity;
         priced.emplace(k, cost);
         if (c && (!best || cost < best->outer.predicted_cost)) {
@@ -557,11 +599,14 @@ plan_ptr plan_stacked(const multilevel_plan& base)
     };
     constexpr std::uint64_t samples = 32;
     for (std::size_t j = 0; j + 1 < bounds.size(); ++j) {
-        const std::uint64_t lo = bounds[j] + 1, hi = bounds[j + 1];
+        lo = bounds[j] + 1;
+        hi = bounds[j + 1];
         if (hi < lo)
             continue;
+        memo.tasks.clear();
+        // Most slots first: they need the fewest tasks, and their cost bounds the forward steps of the others.
         if (hi - lo < 2 * samples) {
-            for (std::uint64_t k = lo; k <= hi; ++k)
+            for (std::uint64_t k = hi; k >= lo; --k)
                 price(k);
             continue;
         }
@@ -583,13 +628,49 @@ plan_ptr plan_stacked(const multilevel_plan& base)
                 }
         }
     }
+    // Revolve on one level alone with all its slots (an unlimited level: 2^20), counted in closed form: a plan
+    // for the whole store that needs no work, so no plan made within any work limit is dearer.
+    for (std::size_t level = 0; level < n; ++level) {
+        const std::uint64_t k = std::min({model.levels[level].slots, most, std::uint64_t{1} << 20});
+        schedule_cost c;
+        try {
+            c = revolve(steps, static_cast<slot_t>(k)).cost();
+        } catch (const overflow_error&) {
+            continue;
+        }
+        const level_cost on_level =
+            c.levels.empty() ? level_cost{c.stores, c.restores, c.peak_slots} : c.levels.front();
+        c.levels.assign(n, {});
+        c.levels[level] = on_level;
+        c.predicted_cost = predicted_cost(c, model);
+        if (best && c.predicted_cost >= best->outer.predicted_cost)
+            continue;
+        best = fresh(base);
+        best->used = multilevel::method::near_optimal;
+        best->shape = multilevel_shape::stacked;
+        best->outer = c;
+        best->layout = detail::stack_levels(model, [&] {
+            std::vector<std::uint64_t> use(n, 0);
+            use[level] = k;
+            return use;
+        }());
+        best->outer_slots = best->layout.slots();
+    }
     return best;
 }
 
 // Exact when the table fits (first with the slowest level relaxed to unlimited: when that optimum fits
 // the real capacity it is the optimum); else the cheapest near-optimal structure that fits.
-plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
+// `opts.near_optimal_work_limit` is this plan's own share of the work; automatic builds the exact table when
+// it takes at most `exact_limit` iterations. `stacked`: the stacked plan, when already made.
+plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts, std::uint64_t exact_limit,
+                plan_ptr stacked)
 {
+    const std::uint64_t work_at_start = detail::multilevel_work_meter();
+    const auto work_left = [&] {
+        const std::uint64_t spent = detail::multilevel_work_meter() - work_at_start;
+        return opts.near_optimal_work_limit > spent ? opts.near_optimal_work_limit - spent : 0;
+    };
     using method = multilevel::method;
     using structure = multilevel::structure;
     const cost_model& model = base.model;
@@ -608,20 +689,34 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
     bool relaxed_tried = false;
     plan_ptr relaxed_plan; // the optimum with the slowest level unlimited, kept only when it fits that level
     plan_ptr exact_plan;
+    // Automatic risks at most a quarter of the limit on the relaxed table (a large finite disk is often not
+    // full at the optimum, but when it is, that table's work is lost); the exact table gets what is left.
+    const std::uint64_t relaxed_share = opts.how == method::exact ? 1 : 4;
     auto try_exact = [&](std::uint64_t work_limit) -> plan_ptr {
-        if (finite && affordable(n, relaxed(exact_limits), steps, work_limit, max_entries)) {
+        if (finite && affordable(n, relaxed(exact_limits), steps, work_limit / relaxed_share, max_entries)) {
             if (!relaxed_tried) {
                 relaxed_tried = true;
-                if (plan_ptr p = plan_exact(base, relaxed(exact_limits), max_entries); fits_slow_level(*p))
-                    relaxed_plan = p;
+                try {
+                    if (plan_ptr p = plan_exact(base, relaxed(exact_limits), max_entries); fits_slow_level(*p))
+                        relaxed_plan = p;
+                } catch (const detail::multilevel_work_exhausted&) {
+                }
             }
             if (relaxed_plan)
                 return relaxed_plan;
         }
-        if (!affordable(n, exact_limits, steps, work_limit, max_entries))
+        const std::uint64_t spent = opts.how == method::exact ? 0 : detail::multilevel_work_meter() - work_at_start;
+        if (!exact_plan &&
+            !affordable(n, exact_limits, steps, work_limit > spent ? work_limit - spent : 0, max_entries))
             return nullptr;
-        if (!exact_plan)
-            exact_plan = plan_exact(base, exact_limits, max_entries);
+        if (!exact_plan) {
+            try {
+                exact_plan = plan_exact(base, exact_limits, max_entries);
+            } catch (const detail::multilevel_work_exhausted&) {
+                if (opts.how == method::exact)
+                    throw;
+            }
+        }
         return exact_plan;
     };
     if (opts.how == method::exact) {
@@ -642,9 +737,17 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
         throw capacity_error(what + "; use method::near_optimal (remat plan --method near-optimal), fewer steps or "
                                     "fewer slots");
     }
-    if (opts.how == method::automatic)
-        if (plan_ptr p = try_exact(opts.exact_work_limit))
+    if (opts.how == method::automatic) {
+        // The stacked plan first: the exact table may take what is left of the limit.
+        if (!stacked && (opts.only == structure::binomial || opts.only == structure::stacked)) {
+            try {
+                stacked = plan_stacked(base);
+            } catch (const overflow_error&) {
+            }
+        }
+        if (plan_ptr p = try_exact(exact_limit))
             return p;
+    }
     max_entries /= 2; // the best plan so far and the one being built
     if (opts.horizon < 0 || opts.grid < 0)
         throw argument_error("the near-optimal horizon and grid must be >= 0 (0: automatic), got " +
@@ -664,7 +767,7 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
         }
     // The work limit is shared: a quarter each for the spine (or nested) table and the grids, the rest split
     // between the layered plans, each of which builds up to four tables.
-    const std::uint64_t budget = opts.near_optimal_work_limit;
+    const std::uint64_t budget = work_left(); // less what a relaxed exact table took
     const bool alone = opts.only != structure::binomial;
     const std::uint64_t outer_limit = alone ? budget : budget / 4;
     const std::uint64_t grid_limit = alone ? budget : budget / 4;
@@ -687,10 +790,12 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
             }
         } catch (const overflow_error&) {
             overflowed = true;
+        } catch (const detail::multilevel_work_exhausted&) {
+            // its tables do not fit what is left of the work limit
         }
     };
     if (consider(structure::stacked))
-        offer([&] { return plan_stacked(base); });
+        offer([&] { return stacked ? stacked : plan_stacked(base); });
     if (consider(structure::grid)) {
         // The grid's loss is not monotone in g (alignment with the optimum's natural segment lengths):
         // try the finest g that fits and a few coarser ones, sharing the grids' limit.
@@ -708,14 +813,16 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
                     sizes.push_back(g);
         }
         for (const step_t g : sizes) {
-            plan_ptr p;
-            if (finite)
-                if ((p = plan_grid(base, relaxed(exact_limits), g, limit, max_entries, opts.grid > 0)) &&
-                    !fits_slow_level(*p))
-                    p = nullptr;
-            if (!p)
-                p = plan_grid(base, exact_limits, g, limit, max_entries, opts.grid > 0);
-            offer([&] { return p; });
+            offer([&] {
+                plan_ptr p;
+                if (finite)
+                    if ((p = plan_grid(base, relaxed(exact_limits), g, limit, max_entries, opts.grid > 0)) &&
+                        !fits_slow_level(*p))
+                        p = nullptr;
+                if (!p)
+                    p = plan_grid(base, exact_limits, g, limit, max_entries, opts.grid > 0);
+                return p;
+            });
         }
     }
     for (const bool spine : {true, false}) {
@@ -725,7 +832,7 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
                                           : fitting_horizon(model, steps, spine, outer_limit, max_entries);
         if (horizon >= steps) {
             // A table over the whole loop: the exact plan is the best there is, if its own table fits.
-            if (plan_ptr p = try_exact(std::max(outer_limit, opts.exact_work_limit))) {
+            if (plan_ptr p = try_exact(std::min(std::max(outer_limit, exact_limit), work_left()))) {
                 offer([&] { return p; });
                 break;
             }
@@ -745,12 +852,17 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts)
         if (opts.only != structure::binomial) { // the structure asked for does not apply: take the best one
             multilevel::options any = opts;
             any.only = structure::binomial;
-            return choose(base, any);
+            return choose(base, any, exact_limit, stacked);
         }
-        if (overflowed)
+        // The last resort whatever the limit: the stacked structure with as many tasks as it takes (its forward
+        // steps are revolve's over all the slots, the fewest there are: when they leave 64 bits, every plan's do).
+        try {
+            best = plan_stacked(base, std::numeric_limits<std::size_t>::max() / 2);
+        } catch (const overflow_error&) {
+        }
+        if (!best)
             throw overflow_error("no multi-level plan for " + std::to_string(steps) +
                                  " steps has counts within 64 bits; give the levels more slots");
-        throw argument_error("no near-optimal multi-level structure fits the work limit of " + std::to_string(budget));
     }
     return best;
 }
@@ -760,10 +872,31 @@ bool binomial_optimal(const cost_model& model)
     return model.levels.size() == 1 && model.levels[0].write_cost == 0;
 }
 
-// The plan for `base`, never dearer than the plan for any subset of its levels (those are plans for the whole
-// store too). Each subset that drops one level is planned the same way (so, by induction, every smaller one
-// is covered) unless the lower bound of its model already reaches the cost in hand; plans are kept per
-// subset (`levels`: the bits of the caller's levels that `base` has, `original`: which they are).
+// The model without level `drop`, and which of `base`'s levels it keeps.
+multilevel_plan without_level(const multilevel_plan& base, std::size_t drop, std::vector<level_t>& kept)
+{
+    multilevel_plan fewer;
+    fewer.steps = base.steps;
+    fewer.model.step_cost = base.model.step_cost;
+    fewer.model.reverse_cost = base.model.reverse_cost;
+    kept.clear();
+    for (std::size_t i = 0; i < base.model.levels.size(); ++i)
+        if (i != drop) {
+            fewer.model.levels.push_back(base.model.levels[i]);
+            kept.push_back(static_cast<level_t>(i));
+        }
+    return fewer;
+}
+
+// The plan for `base`, never dearer than the plan for any subset of its levels made with the share of the work
+// that subset gets here (those are plans for the whole store too). The work limit `opts.near_optimal_work_limit`
+// covers everything: when the exact table fits it, that is the plan. Else each subset that drops one level
+// gets an n-th of half the limit, and is planned the same way (so, by induction, every smaller one is
+// covered) unless the lower bound of its model already reaches the cost in hand; this model's own structures
+// get the rest: the whole limit less the shares of the subsets that may be planned (those whose bound is
+// below the stacked plan's cost, and which are not one free level). A subset's plan depends only on its model
+// and its share, so it is the plan that model gets alone with that limit. Plans are kept per subset
+// (`levels`: the bits of the caller's levels that `base` has, `original`: which they are).
 plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opts,
                      std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
                      const std::vector<level_t>& original)
@@ -771,38 +904,73 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     using method = multilevel::method;
     if (const auto it = memo.find(levels); it != memo.end())
         return it->second;
+    const std::size_t n = base.model.levels.size();
+    const std::uint64_t limit = opts.near_optimal_work_limit;
+    const std::uint64_t exact_limit =
+        opts.how == method::automatic ? std::min(opts.exact_work_limit, limit) : opts.exact_work_limit;
+    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
+    const bool guarded = n >= 2 && n <= 4 && opts.only == multilevel::structure::binomial && opts.how != method::exact;
     plan_ptr plan;
     if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
         // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
         plan = fresh(base);
         plan->used = method::binomial;
         plan->shape = multilevel_shape::binomial;
-    } else {
-        plan = choose(base, opts);
+        memo.emplace(levels, plan);
+        return plan;
     }
-    const std::size_t n = base.model.levels.size();
+    const std::uint64_t share = limit / 2 / std::max<std::size_t>(n, 1);
+    std::uint64_t own = limit;
+    const std::uint64_t start = detail::multilevel_work_meter();
+    // One structure asked for alone gets the limit for each of its tables (no cap), as does method::exact.
+    const bool capped = opts.how != method::exact && opts.only == multilevel::structure::binomial;
+    const detail::work_cap whole(capped ? limit : ~std::uint64_t{0});
+    plan_ptr stacked;
+    if (guarded) {
+        // The exact table over the whole limit needs no subsets; else reserve the shares of the subsets that
+        // may be planned.
+        const bool exact_fits = opts.how == method::automatic &&
+                                affordable(n, table_limits(base.model, base.steps), base.steps, exact_limit,
+                                           std::min(opts.max_table_entries, opts.memory_limit / 22));
+        if (!exact_fits) {
+            try {
+                stacked = plan_stacked(base);
+            } catch (const overflow_error&) {
+            }
+            const double hand = stacked ? plan_cost(*stacked).predicted_cost : infinity;
+            std::vector<level_t> kept;
+            for (std::size_t drop = 0; drop < n; ++drop) {
+                const multilevel_plan fewer = without_level(base, drop, kept);
+                if (!binomial_optimal(fewer.model) && multilevel_lower_bound(base.steps, fewer.model) < hand)
+                    own -= share;
+            }
+        }
+    }
+    {
+        // This model's own structures: what is left of `own` after the stacked plan.
+        const std::uint64_t spent = detail::multilevel_work_meter() - start;
+        multilevel::options mine = opts;
+        mine.near_optimal_work_limit = own > spent ? own - spent : 0;
+        const detail::work_cap cap(capped ? mine.near_optimal_work_limit : ~std::uint64_t{0});
+        plan = choose(base, mine, exact_limit, stacked);
+    }
     const bool optimal = plan->used == method::exact || plan->used == method::binomial;
-    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
-    if (!optimal && n >= 2 && n <= 4 && opts.only == multilevel::structure::binomial) {
+    if (!optimal && guarded) {
         double cost = plan_cost(*plan).predicted_cost;
+        multilevel::options theirs = opts;
+        theirs.near_optimal_work_limit = share;
         for (std::size_t drop = 0; drop < n; ++drop) {
-            multilevel_plan fewer;
-            fewer.steps = base.steps;
-            std::vector<level_t> kept, kept_original;
-            for (std::size_t i = 0; i < n; ++i)
-                if (i != drop) {
-                    fewer.model.levels.push_back(base.model.levels[i]);
-                    kept.push_back(static_cast<level_t>(i));
-                    kept_original.push_back(original[i]);
-                }
-            fewer.model.step_cost = base.model.step_cost;
-            fewer.model.reverse_cost = base.model.reverse_cost;
+            std::vector<level_t> kept;
+            const multilevel_plan fewer = without_level(base, drop, kept);
+            std::vector<level_t> kept_original;
+            for (const level_t k : kept)
+                kept_original.push_back(original[static_cast<std::size_t>(k)]);
             if (multilevel_lower_bound(base.steps, fewer.model) >= cost)
                 continue; // no plan over these levels can be cheaper
             plan_ptr inner;
             double inner_cost = infinity;
             try {
-                inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+                inner = plan_levels(fewer, theirs, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
                 inner_cost = plan_cost(*inner).predicted_cost;
             } catch (const overflow_error&) {
                 continue; // no plan over these levels can be counted
@@ -843,7 +1011,15 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     std::unordered_map<std::uint32_t, plan_ptr> memo;
     std::vector<level_t> all(n);
     std::iota(all.begin(), all.end(), level_t{0});
-    plan_ = plan_levels(base, opts, memo, (std::uint32_t{1} << n) - 1, all);
+    const std::uint64_t work_before = detail::multilevel_work_meter();
+    plan_ptr plan = plan_levels(base, opts, memo, (std::uint32_t{1} << n) - 1, all);
+    plan->work = detail::multilevel_work_meter() - work_before;
+    plan_ = plan;
+}
+
+std::uint64_t multilevel::work() const noexcept
+{
+    return plan_->work;
 }
 
 step_t multilevel::steps() const noexcept

@@ -4,7 +4,9 @@
 // one depth deeper (when the right part has two steps or more), and restores its own start once after the
 // right part; a one-slot task of l steps restores its start l-1 times and advances l(l-1)/2 steps. A task's
 // depth is fixed by its slots, so each distinct (length, slots) is counted once; revolve's tree has a few
-// thousand of them even at T = 10^15.
+// thousand of them even at T = 10^15. A task with slots for every step (repetition number 1: l <= s+1) stores
+// every state in one chain of splits at m = 1, so it is counted in closed form over the depths it touches:
+// without that, thousands of slots make hundreds of thousands of such tasks.
 #include "multilevel_stacked.hpp"
 
 #include "remat/detail/checked_math.hpp"
@@ -19,30 +21,13 @@
 namespace remat::detail {
 namespace {
 
-struct task_counts {
-    std::uint64_t forward = 0;
-    std::array<std::uint64_t, max_levels> stores{};
-    std::array<std::uint64_t, max_levels> restores{};
-};
+using task_counts = stacked_memo::counts;
+using task_key = stacked_memo::key;
 
-struct task_key {
-    step_t length;
-    slot_t slots;
-    friend bool operator==(const task_key&, const task_key&) = default;
-};
-
-struct task_key_hash {
-    std::size_t operator()(const task_key& k) const noexcept
-    {
-        return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.length) * 0x9E3779B97F4A7C15ull ^
-                                          static_cast<std::uint64_t>(k.slots));
-    }
-};
-
-void add_into(task_counts& to, const task_counts& from)
+void add_into(task_counts& to, const task_counts& from, std::size_t levels)
 {
     to.forward = checked_add(to.forward, from.forward, "a stacked multi-level count");
-    for (std::size_t i = 0; i < max_levels; ++i) {
+    for (std::size_t i = 0; i < levels; ++i) {
         to.stores[i] = checked_add(to.stores[i], from.stores[i], "a stacked multi-level count");
         to.restores[i] = checked_add(to.restores[i], from.restores[i], "a stacked multi-level count");
     }
@@ -70,7 +55,7 @@ stacked_layout stack_levels(const cost_model& model, const std::vector<std::uint
 }
 
 std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model, const stacked_layout& layout,
-                                          std::size_t max_tasks)
+                                          std::size_t max_tasks, std::size_t* tasks_counted, stacked_memo* shared)
 {
     const slot_t used = steps > 1 ? std::min<slot_t>(layout.slots(), steps - 1) : 1;
     if (layout.slots() < used || used < 1)
@@ -78,7 +63,32 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
     const auto level_at = [&](slot_t task_slots) {
         return static_cast<std::size_t>(layout.level[static_cast<std::size_t>(used - task_slots)]);
     };
-    std::unordered_map<task_key, task_counts, task_key_hash> memo;
+    // The depths [from, to] on each level's block (stack_levels lays each level out as one block of depths).
+    struct block {
+        std::size_t level;
+        slot_t from, to;
+    };
+    std::vector<block> blocks;
+    for (slot_t d = 0; d < used; ++d) {
+        const auto level = static_cast<std::size_t>(layout.level[static_cast<std::size_t>(d)]);
+        if (blocks.empty() || blocks.back().level != level)
+            blocks.push_back({level, d, d});
+        else
+            blocks.back().to = d;
+    }
+    // One count on each depth of [from, to] (empty when from > to), added per level.
+    const auto add_depths = [&](std::array<std::uint64_t, max_levels>& to, slot_t from, slot_t last) {
+        for (const block& b : blocks)
+            if (const slot_t lo = std::max(from, b.from), hi = std::min(last, b.to); lo <= hi)
+                to[b.level] += static_cast<std::uint64_t>(hi - lo + 1);
+    };
+    stacked_memo local;
+    auto& memo = (shared != nullptr ? *shared : local).tasks;
+    const std::size_t known = memo.size();
+    const auto counted = [&] {
+        if (tasks_counted != nullptr)
+            *tasks_counted += memo.size() - known;
+    };
     try {
         std::vector<revolve_task> stack{revolve_root(steps, used)};
         while (!stack.empty()) {
@@ -91,6 +101,14 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
             task_counts c;
             if (t.length == 1) {
                 // reversed where it stands
+            } else if (t.r == 1 && t.slots >= 2) {
+                // l <= s+1: advance one step, store, recurse on (l-1, s-1) down to two steps; every task of the
+                // chain restores its start once. Its starts lie at depths used-s ... used-s+l-2.
+                const auto l = static_cast<std::uint64_t>(t.length);
+                const slot_t top = used - t.slots;
+                c.forward = l - 1;
+                add_depths(c.restores, top, top + static_cast<slot_t>(l) - 2);
+                add_depths(c.stores, top + 1, top + static_cast<slot_t>(l) - 2);
             } else if (t.slots == 1) {
                 const auto l = static_cast<std::uint64_t>(t.length);
                 c.forward = checked_mul(l, l - 1, "a stacked multi-level count") / 2;
@@ -99,20 +117,24 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
                 const revolve_split parts = split(t);
                 const task_key right{parts.right.length, parts.right.slots};
                 const task_key left{parts.left.length, parts.left.slots};
-                const bool right_ready = memo.contains(right);
-                const bool left_ready = memo.contains(left);
+                const auto right_at = memo.find(right);
+                const auto left_at = memo.find(left);
+                const bool right_ready = right_at != memo.end();
+                const bool left_ready = left_at != memo.end();
                 if (!right_ready)
                     stack.push_back(parts.right);
                 if (!left_ready)
                     stack.push_back(parts.left);
                 if (!right_ready || !left_ready) {
-                    if (memo.size() + stack.size() > max_tasks)
+                    if (memo.size() - known + stack.size() > max_tasks) {
+                        counted();
                         return std::nullopt;
+                    }
                     continue;
                 }
                 c.forward = static_cast<std::uint64_t>(parts.m);
-                add_into(c, memo.at(right));
-                add_into(c, memo.at(left));
+                add_into(c, right_at->second, model.levels.size());
+                add_into(c, left_at->second, model.levels.size());
                 if (parts.right.start_stored)
                     ++c.stores[level_at(t.slots - 1)];
                 ++c.restores[level_at(t.slots)];
@@ -121,8 +143,10 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
             stack.pop_back();
         }
     } catch (const overflow_error&) {
+        counted();
         return std::nullopt;
     }
+    counted();
     const task_counts& all = memo.at(task_key{steps, used});
     const std::size_t n = model.levels.size();
     schedule_cost c;

@@ -13,8 +13,11 @@
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 namespace remat::detail {
@@ -29,10 +32,38 @@ struct stacked_layout {
 /// The layout of `use[L]` slots of each level L, the dearest (write + read) at the bottom.
 [[nodiscard]] stacked_layout stack_levels(const cost_model& model, const std::vector<std::uint64_t>& use);
 
+/// The counts of revolve's tasks already counted, by (length, slots). A task's counts depend on the level of
+/// each slot count below its own (the task with s slots keeps its start at depth used - s), so they can be
+/// shared by layouts that put every slot count 1..s on the same level: those that take k slots cheapest level
+/// first, for every k whose dearest level is the same one.
+struct stacked_memo {
+    struct key {
+        step_t length;
+        slot_t slots;
+        friend bool operator==(const key&, const key&) = default;
+    };
+    struct key_hash {
+        std::size_t operator()(const key& k) const noexcept
+        {
+            return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.length) * 0x9E3779B97F4A7C15ull ^
+                                              static_cast<std::uint64_t>(k.slots));
+        }
+    };
+    struct counts {
+        std::uint64_t forward = 0;
+        std::array<std::uint64_t, max_levels> stores{};
+        std::array<std::uint64_t, max_levels> restores{};
+    };
+    std::unordered_map<key, counts, key_hash> tasks;
+};
+
 /// The counts of revolve(steps, layout.slots()) with each depth on its level, and their predicted cost.
-/// Counted over revolve's distinct (length, slots) tasks; std::nullopt when they exceed `max_tasks` or a
-/// count exceeds 64 bits.
+/// Counted over revolve's distinct (length, slots) tasks; std::nullopt when more than `max_tasks` new ones are
+/// needed or a count exceeds 64 bits. Adds the tasks it counted to `*tasks_counted` (when not null); reuses and
+/// extends `*shared` (see stacked_memo) when given.
 [[nodiscard]] std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
-                                                        const stacked_layout& layout, std::size_t max_tasks);
+                                                        const stacked_layout& layout, std::size_t max_tasks,
+                                                        std::size_t* tasks_counted = nullptr,
+                                                        stacked_memo* shared = nullptr);
 
 } // namespace remat::detail

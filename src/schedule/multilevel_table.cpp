@@ -92,6 +92,18 @@ REMAT_KERNEL_CLONES void batch_min_plus(const double* __restrict p, const double
 
 } // namespace
 
+std::uint64_t& multilevel_work_meter() noexcept
+{
+    thread_local std::uint64_t work = 0;
+    return work;
+}
+
+std::uint64_t& multilevel_work_cap() noexcept
+{
+    thread_local std::uint64_t cap = ~std::uint64_t{0};
+    return cap;
+}
+
 std::uint64_t multilevel_table::entries(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                         step_t horizon) noexcept
 {
@@ -101,8 +113,11 @@ std::uint64_t multilevel_table::entries(std::size_t levels, const std::vector<st
 std::uint64_t multilevel_table::work(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                      step_t horizon) noexcept
 {
+    // The batched minimum (T^2/2 per row and level), and per length the terms outside the batches, the moves
+    // and the placements (which dominate short tables with many rows).
     const auto t = static_cast<std::uint64_t>(horizon);
-    return mul_saturated(mul_saturated(row_count(free_limit), levels), mul_saturated(t, t) / 2);
+    const std::uint64_t per_row = mul_saturated(t, t) / 2 + mul_saturated(t, 32 + 2 * levels);
+    return mul_saturated(mul_saturated(row_count(free_limit), levels), per_row);
 }
 
 multilevel_table::multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit,
@@ -121,6 +136,15 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
         throw capacity_error("an exact multi-level table for " + std::to_string(horizon) + " steps needs " +
                              std::to_string(needed) + " entries, more than the limit of " +
                              std::to_string(max_entries));
+    // A layered table computes its outer level only.
+    const std::uint64_t cost = work(grid.outer >= 0 ? 1 : levels_, free_limit, horizon);
+    if (cost > multilevel_work_cap() - std::min(multilevel_work_cap(), multilevel_work_meter()))
+        throw multilevel_work_exhausted(
+            "a multi-level table for " + std::to_string(horizon) + " steps needs " + std::to_string(cost) +
+            " iterations, more than the " +
+            std::to_string(multilevel_work_cap() - std::min(multilevel_work_cap(), multilevel_work_meter())) +
+            " left of the work limit");
+    multilevel_work_meter() += cost;
     for (std::size_t i = 0; i < levels_; ++i) {
         write_.push_back(model.levels[i].write_cost);
         read_.push_back(model.levels[i].read_cost);

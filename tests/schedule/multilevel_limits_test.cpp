@@ -1,5 +1,6 @@
 // Multi-level planning has a work limit: every table is priced before it is built, so a plan beyond the limits
-// is refused (method::exact) or made near-optimal (automatic) at once instead of after minutes. The three cases
+// is refused (method::exact) or made near-optimal (automatic) at once instead of after minutes; the work an
+// automatic plan counts (multilevel::work) stays within one limit for any T and up to four levels. The three cases
 // that once ran for 20 s, 35 s and many minutes, each checked for its outcome and (optimised builds) the CPU
 // time it takes.
 #define BOOST_TEST_MODULE multilevel_limits
@@ -7,9 +8,12 @@
 
 #include "remat/error.hpp"
 #include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/revolve.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <string>
+#include <vector>
 
 using namespace remat;
 
@@ -60,12 +64,71 @@ BOOST_AUTO_TEST_CASE(eight_levels_are_planned_near_optimally_in_bounded_time)
         const multilevel plan(1000, m);
         if (levels == 8) // five levels fit the exact method's limits
             BOOST_TEST((plan.method_used() == multilevel::method::near_optimal));
+        BOOST_TEST(plan.work() <= multilevel::options{}.near_optimal_work_limit);
         cost = plan.cost().predicted_cost;
     });
     BOOST_TEST(cost >= multilevel_lower_bound(1000, m));
-    // Not yet within the one-second goal: 5-7 s of CPU on the loaded development machine (20 s before the
-    // shared limits); only printed until the near-optimal structures get cheaper for many levels.
+    // The one-second goal covers up to four levels; eight took 20 s before the limits, 5-7 s with a limit per
+    // subset and about 1.1 s of CPU with one limit for the whole plan (its short tables over many rows do more
+    // per counted iteration than two levels' do). Printed, not asserted: time is the bench's to measure.
     BOOST_TEST_MESSAGE(levels << " levels, T = 1000: " << seconds << " s of CPU");
+}
+
+BOOST_AUTO_TEST_CASE(automatic_plans_stay_within_the_work_limit_whatever_t_and_the_levels)
+{
+    // The cases that took seconds before one limit covered every subset of the levels: three and four levels
+    // (each subset planned with the full limit), and thousands of fast slots (the stacked structure counting
+    // hundreds of thousands of revolve tasks for each slot count tried). The work counted is asserted (time
+    // is measured by bench/multilevel_dp over-t); each plan is also checked against the bound and revolve on its
+    // fastest level alone.
+    const std::vector<cost_model> models{
+        {{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
+        {{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"ssd", 64, 4, 4}, {"disk", inf, 20, 20}}},
+        {{{"host", 9999, 0, 0}, {"disk", inf, 5, 5}}},
+        {{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}},
+    };
+#if defined(REMAT_SANITIZED)
+    const std::vector<step_t> steps{100'000, 1'000'000'000'000'000};
+    multilevel::options o;
+    o.near_optimal_work_limit = 100'000'000; // the same rule at a smaller limit: the sanitizers are slow
+    o.exact_work_limit = 20'000'000;
+#else
+    const std::vector<step_t> steps{10'000, 100'000, 1'000'000, 1'000'000'000'000, 1'000'000'000'000'000};
+    const multilevel::options o;
+#endif
+    for (const cost_model& m : models)
+        for (const step_t t : steps) {
+            const multilevel plan(t, m, o);
+            BOOST_TEST(plan.work() <= o.near_optimal_work_limit,
+                       t << " steps, " << m.levels.size() << " levels: " << plan.work() << " iterations");
+            BOOST_TEST(plan.work() > 0);
+            const double cost = plan.cost().predicted_cost;
+            BOOST_TEST(cost >= multilevel_lower_bound(t, m));
+            cost_model fastest = m;
+            fastest.levels.resize(1);
+            BOOST_TEST(cost <= predicted_cost(revolve(t, static_cast<slot_t>(std::min<std::uint64_t>(
+                                                             m.levels[0].slots, static_cast<std::uint64_t>(t - 1))))
+                                                  .cost(),
+                                              fastest));
+        }
+}
+
+BOOST_AUTO_TEST_CASE(a_smaller_limit_is_kept_and_exact_plans_fit_it)
+{
+    // host 16 + disk 4 (write and read 2) at T = 10^4: the exact table needs 8.5*10^9 iterations, beyond any
+    // limit here, so the plan is near-optimal and its work follows the limit asked for.
+    const cost_model m{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}};
+    for (const std::uint64_t limit : {10'000'000ull, 100'000'000ull, 1'000'000'000ull}) {
+        multilevel::options o;
+        o.near_optimal_work_limit = limit;
+        const multilevel plan(10'000, m, o);
+        BOOST_TEST((plan.method_used() == multilevel::method::near_optimal));
+        BOOST_TEST(plan.work() <= limit, limit << ": " << plan.work());
+    }
+    // T = 1000: the exact table (about 10^8 iterations) fits the default limit and is the plan.
+    const multilevel exact_plan(1000, m);
+    BOOST_TEST((exact_plan.method_used() == multilevel::method::exact));
+    BOOST_TEST(exact_plan.work() <= multilevel::options{}.exact_work_limit);
 }
 
 BOOST_AUTO_TEST_CASE(exact_tables_beyond_the_limits_are_refused_before_any_is_built)

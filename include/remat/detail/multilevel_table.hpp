@@ -15,7 +15,8 @@
 // (store it there, free its old slot); the exhaustive search in the tests finds schedules that need moves.
 // A plan for T steps stores x_0 first: min over L of W_L + F(T, c - e_L, L).
 //
-// Work: sum over l of (l-1) * rows * n  ~  T^2/2 * rows * n, rows = product over finite levels of
+// Work: sum over l of (l-1) * rows * n  ~  T^2/2 * rows * n (plus, per length, the first terms of each minimum,
+// the moves and Q's placements: rows * n * (32 + 2n) * T), rows = product over finite levels of
 // (c_i + 1) (levels with c_i >= T-1 count as unlimited: a segment never holds more than T-1 snapshots).
 // Memory: (13 * n + 9) * rows * (T+1) bytes.
 //
@@ -43,6 +44,7 @@
 // could reach, exact within each unit.
 #pragma once
 
+#include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 
@@ -76,6 +78,40 @@ struct multilevel_grid {
     /// Layered: the outer level, the only one this table stores on; -1 for a grid table (same free-slot
     /// limits as its fine table, every level).
     level_t outer = -1;
+};
+
+/// Inner-loop iterations of the tables this thread has built (each table adds its work() when built): the
+/// planner reads it before and after a plan to count the work the plan took.
+[[nodiscard]] std::uint64_t& multilevel_work_meter() noexcept;
+/// The most the meter may reach: a table whose work would take it further is refused before anything is
+/// allocated (multilevel_work_exhausted). The planner sets it for the plan being made (work_cap).
+[[nodiscard]] std::uint64_t& multilevel_work_cap() noexcept;
+
+/// A table refused by the work cap (a structure that does not fit what is left of the work limit).
+struct multilevel_work_exhausted : capacity_error {
+    using capacity_error::capacity_error;
+};
+
+/// Sets the cap to `limit` more than the meter now, for its lifetime.
+class work_cap {
+public:
+    explicit work_cap(std::uint64_t limit) noexcept : saved_(multilevel_work_cap())
+    {
+        const std::uint64_t now = multilevel_work_meter();
+        multilevel_work_cap() = limit > ~std::uint64_t{0} - now ? ~std::uint64_t{0} : now + limit;
+    }
+    ~work_cap() { multilevel_work_cap() = saved_; }
+    work_cap(const work_cap&) = delete;
+    work_cap& operator=(const work_cap&) = delete;
+    /// What is left under the cap.
+    [[nodiscard]] static std::uint64_t left() noexcept
+    {
+        const std::uint64_t now = multilevel_work_meter(), cap = multilevel_work_cap();
+        return cap > now ? cap - now : 0;
+    }
+
+private:
+    std::uint64_t saved_;
 };
 
 /// Counts already computed, per table and node (tables reach into each other's subtrees).
