@@ -519,16 +519,18 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
 // beyond, every level boundary, 32 points between two boundaries and a refinement around the best. An
 // unlimited level offers at most `unlimited_slots` (more rarely pays: their stores are dear, and the spine
 // serves such levels). Null when no k can be counted within the limits.
-plan_ptr plan_stacked(const multilevel_plan& base, std::size_t least_tasks = stacked_min_tasks)
+plan_ptr plan_stacked(const multilevel_plan& base, std::size_t least_tasks = 0)
 {
     constexpr std::uint64_t unlimited_slots = 1024;
     constexpr std::size_t max_tasks = 100'000;
     // All the k tried share one count of tasks (thousands of fast slots make many distinct tasks per k); once
     // it is spent, no further k is priced.
-    // A quarter of what is left of the work limit, the tables the rest (at least 50,000 tasks, so that a small work
-    // limit still gets a plan).
-    std::size_t tasks_left = static_cast<std::size_t>(std::clamp<std::uint64_t>(
-        detail::work_cap::left() / 4 / stacked_task_work, least_tasks, std::max(least_tasks, stacked_max_tasks)));
+    // A quarter of what is left of the work limit, the tables the rest; at least 50,000 tasks when that much is
+    // left (so that a small limit still gets a plan), never more than is left; `least` overrides the limit.
+    const std::uint64_t left = detail::work_cap::left() / stacked_task_work;
+    std::size_t tasks_left = static_cast<std::size_t>(std::max<std::uint64_t>(
+        least_tasks,
+        std::min<std::uint64_t>(stacked_max_tasks, std::max(left / 4, std::min(left, stacked_min_tasks)))));
     const cost_model& model = base.model;
     const step_t steps = base.steps;
     const std::size_t n = model.levels.size();
@@ -854,15 +856,29 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts, st
             any.only = structure::binomial;
             return choose(base, any, exact_limit, stacked);
         }
-        // The last resort whatever the limit: the stacked structure with as many tasks as it takes (its forward
-        // steps are revolve's over all the slots, the fewest there are: when they leave 64 bits, every plan's do).
+        // The last resort when nothing fits the limit: the stacked structure with up to 300,000 tasks beyond it.
         try {
-            best = plan_stacked(base, std::numeric_limits<std::size_t>::max() / 2);
+            best = plan_stacked(base, stacked_max_tasks);
         } catch (const overflow_error&) {
         }
-        if (!best)
-            throw overflow_error("no multi-level plan for " + std::to_string(steps) +
-                                 " steps has counts within 64 bits; give the levels more slots");
+        if (!best) {
+            // Its forward steps are revolve's over all the slots, the fewest there are: when they leave 64 bits,
+            // every plan's do.
+            std::uint64_t slots = 0;
+            for (const level_spec& level : model.levels)
+                slots = std::min(slots + std::min(level.slots, std::uint64_t{1} << 40), std::uint64_t{1} << 40);
+            try {
+                (void)revolve(steps, static_cast<slot_t>(std::min<std::uint64_t>(
+                                         slots, static_cast<std::uint64_t>(std::max<step_t>(steps - 1, 1)))))
+                    .cost();
+            } catch (const overflow_error&) {
+                throw overflow_error("no multi-level plan for " + std::to_string(steps) +
+                                     " steps has counts within 64 bits; give the levels more slots");
+            }
+            throw capacity_error("no multi-level plan for " + std::to_string(steps) + " steps fits the work limit of " +
+                                 std::to_string(opts.near_optimal_work_limit) +
+                                 " iterations; raise options::near_optimal_work_limit");
+        }
     }
     return best;
 }
@@ -974,6 +990,8 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
                 inner_cost = plan_cost(*inner).predicted_cost;
             } catch (const overflow_error&) {
                 continue; // no plan over these levels can be counted
+            } catch (const capacity_error&) {
+                continue; // none fits this subset's share of the limit
             }
             if (inner_cost >= cost)
                 continue;
