@@ -65,7 +65,8 @@ chain_model measured_chain(int blocks)
     const examples::layer_net net(widths, 42);
     examples::layer_forward forward{&net};
     examples::layer_adjoint adjoint(net);
-    return profile(net.layers(), std::vector<double>(d, 0.5), forward, adjoint, {.repeats = 5});
+    return profile(net.layers(), std::vector<double>(d, 0.5), remat::forward_step(forward),
+                   remat::adjoint_step(adjoint), {.repeats = 5});
 }
 
 /// A fixed list of actions as a schedule (the greedy baseline's plans).

@@ -97,10 +97,12 @@ outcome run_mode(const setup& s, const multilevel& plan, const mode& m, device_b
         cuda::detail::check(cudaMemset(a, 0, s.bytes), "cudaMemset");
         bench::device_sync();
         const double seconds = time_runs(1, [&] {
-            out.report = run(
-                plan, store, span,
-                [&](step_t, cuda::device_span<double>& u) { bench::compute(u.data(), n, s.iterations); },
-                [&](step_t, cuda::device_span<double>& u) { bench::adjoint(a, u.data(), n, s.iterations); });
+            out.report = run(plan, store, span, remat::forward_step([&](step_t, cuda::device_span<double>& u) {
+                                 bench::compute(u.data(), n, s.iterations);
+                             }),
+                             remat::adjoint_step([&](step_t, cuda::device_span<double>& u) {
+                                 bench::adjoint(a, u.data(), n, s.iterations);
+                             }));
             bench::device_sync();
         })[0];
         if (r > 0)

@@ -63,7 +63,8 @@ measurement measure(long work, remat::step_t steps, remat::slot_t slots, int rep
     for (int r = 0; r < repeats; ++r) {
         driver.push_back(remat::bench::time_runs(1, [&] {
             state x{};
-            const remat::run_report report = remat::run(plan, store, x, forward, adjoint);
+            const remat::run_report report =
+                remat::run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
             forward_steps = report.forward_steps;
             remat::bench::keep(x);
         })[0]);

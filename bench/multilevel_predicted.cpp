@@ -182,8 +182,9 @@ int main(int argc, char** argv)
             std::vector<double> x = model.initial_field();
             std::vector<double> a(model.points, 1.0);
             const remat::run_report report = remat::run(
-                plan, store, x, [&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); },
-                [&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, a, scratch); },
+                plan, store, x,
+                remat::forward_step([&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); }),
+                remat::adjoint_step([&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, a, scratch); }),
                 remat::run_options{.lookahead = 16});
             seconds.push_back(report.seconds);
             ratios_of[asynchronous ? 1 : 0].push_back(report.seconds / expected);

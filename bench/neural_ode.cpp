@@ -74,15 +74,14 @@ public:
     {
         vector y = y0_;
         dense::fill(blas_, dense::view(p_bar_), 0.0);
-        remat::run(
-            plan, store, y, [&](step_t k, vector& s) { solver_.step(k, s); },
-            [&](step_t k, vector& s) {
-                if (k == size_.steps - 1) { // a = dL/dy_T = y_T
-                    dense::copy(blas_, dense::view(std::as_const(s)), dense::view(a_));
-                    solver_.step(k, a_);
-                }
-                solver_.adjoint_step(k, s, a_, p_bar_);
-            });
+        remat::run(plan, store, y, remat::forward_step([&](step_t k, vector& s) { solver_.step(k, s); }),
+                   remat::adjoint_step([&](step_t k, vector& s) {
+                       if (k == size_.steps - 1) { // a = dL/dy_T = y_T
+                           dense::copy(blas_, dense::view(std::as_const(s)), dense::view(a_));
+                           solver_.step(k, a_);
+                       }
+                       solver_.adjoint_step(k, s, a_, p_bar_);
+                   }));
         return checksum();
     }
 

@@ -77,8 +77,8 @@ int main(int argc, char** argv)
                  remat::tier_options{.asynchronous = asynchronous, .async = {.staging_buffers = buffers}}},
                 remat::host_store(3), delayed_level(9, transfer));
             state x(1024, 1.0);
-            const remat::run_report report =
-                remat::run(plan, store, x, step, step, remat::run_options{.lookahead = 16});
+            const remat::run_report report = remat::run(plan, store, x, remat::forward_step(step),
+                                                        remat::adjoint_step(step), remat::run_options{.lookahead = 16});
             total.push_back(report.seconds);
             const remat::async_counters c = store.counters(1);
             waited.push_back(asynchronous ? c.wait_seconds : 0.0);

@@ -24,7 +24,7 @@ int main(int argc, char** argv)
     const remat::memory_plan mp = remat::plan_for_budget(steps, budget, state_bytes);
 
     std::vector<double> u = model.initial_field(); // u_0
-    std::vector<double> lambda;                    // dJ/du_k, seeded at k = T-1
+    std::vector<double> lambda;                    // dJ/du_k, seeded from u_T
     std::vector<double> scratch(model.points);
     double energy = 0;
 
@@ -32,16 +32,12 @@ int main(int argc, char** argv)
     remat::host_store store(remat::level_capacity{.bytes = budget});
     const remat::run_report report = remat::run(
         remat::revolve(steps, mp.slots), store, u,
-        [&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); },
-        [&](remat::step_t k, std::vector<double>& s) {
-            if (k == steps - 1) { // the last adjoint step sees u_{T-1}: run it once to seed dJ/du_T
-                std::vector<double> final_state = s;
-                model.step(final_state, scratch);
-                energy = model.objective(final_state);
-                lambda = model.objective_gradient(final_state);
-            }
-            model.adjoint_step(s, lambda, scratch);
-        });
+        remat::forward_step([&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); }),
+        remat::adjoint_step([&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); }),
+        remat::final_state([&](const std::vector<double>& uT) { // u_T, once: J and dJ/du_T
+            energy = model.objective(uT);
+            lambda = model.objective_gradient(uT);
+        }));
 
     double norm = 0;
     for (const double g : lambda)

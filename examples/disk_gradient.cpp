@@ -20,18 +20,11 @@ template <class Schedule, class Store>
 std::vector<double> gradient(const remat::examples::burgers& model, const Schedule& plan, Store& store,
                              remat::run_report& report)
 {
-    const remat::step_t steps = plan.steps();
     std::vector<double> u = model.initial_field(), lambda, scratch;
     report = remat::run(
-        plan, store, u, [&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); },
-        [&](remat::step_t k, std::vector<double>& s) {
-            if (k == steps - 1) { // seed dJ/du_T, J = the final energy
-                std::vector<double> last = s;
-                model.step(last, scratch);
-                lambda = model.objective_gradient(last);
-            }
-            model.adjoint_step(s, lambda, scratch);
-        });
+        plan, store, u, remat::forward_step([&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); }),
+        remat::adjoint_step([&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); }),
+        remat::final_state([&](const std::vector<double>& uT) { lambda = model.objective_gradient(uT); })); // dJ/du_T
     return lambda;
 }
 

@@ -43,7 +43,7 @@ outcome run_plan(const remat::any_schedule& plan, const remat::chain_model& m, c
         std::vector<double> x = x0;
         adjoint.seed();
         const auto start = std::chrono::steady_clock::now();
-        remat::run(plan, store, x, forward, adjoint);
+        remat::run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
         times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(times.begin(), times.end());
@@ -70,7 +70,8 @@ int main(int argc, char** argv)
     // 1. Measure every layer's forward and adjoint time and its input's size.
     remat::examples::layer_forward forward{&net};
     remat::examples::layer_adjoint adjoint(net);
-    const remat::chain_model m = remat::profile(layers, x0, forward, adjoint, {.repeats = 5});
+    const remat::chain_model m =
+        remat::profile(layers, x0, remat::forward_step(forward), remat::adjoint_step(adjoint), {.repeats = 5});
     if (argc > 4) {
         std::ofstream costs(argv[4]);
         costs << remat::to_json(m);

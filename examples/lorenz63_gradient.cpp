@@ -19,22 +19,19 @@ int main(int argc, char** argv)
 
     vec3 x{1.0, 1.0, 1.0}; // x_0; the driver leaves it undefined
     const vec3 x0 = x;
-    vec3 lambda{0.0, 0.0, 1.0}; // dJ/dx_T for J = z(T)
-    vec3 grad_p{};              // dJ/d(sigma, rho, beta)
+    vec3 lambda{}; // the adjoint: dJ/dx_T, seeded by the terminal callable, then dJ/dx_k
+    vec3 grad_p{}; // dJ/d(sigma, rho, beta)
     double objective = 0;
 
     const remat::revolve plan(steps, slots);
     remat::host_store store(slots);
-    const remat::run_report report = remat::run(
-        plan, store, x, [&](remat::step_t, vec3& s) { model.step(s); },
-        [&](remat::step_t k, vec3& s) {
-            if (k == steps - 1) { // the last adjoint step sees x_{T-1}: one step more gives J = z(T)
-                vec3 final_state = s;
-                model.step(final_state);
-                objective = final_state[2];
-            }
-            model.adjoint_step(s, lambda, grad_p);
-        });
+    const remat::run_report report =
+        remat::run(plan, store, x, remat::forward_step([&](remat::step_t, vec3& s) { model.step(s); }),
+                   remat::adjoint_step([&](remat::step_t, vec3& s) { model.adjoint_step(s, lambda, grad_p); }),
+                   remat::final_state([&](const vec3& xT) { // x_T, once, before the first adjoint step
+                       objective = xT[2];                   // J = z(T)
+                       lambda = {0.0, 0.0, 1.0};            // dJ/dx_T
+                   }));
 
     std::printf("Lorenz-63, RK4, %lld steps of h = %g from (%g, %g, %g), %lld slots\n", static_cast<long long>(steps),
                 model.h, x0[0], x0[1], x0[2], static_cast<long long>(slots));

@@ -43,9 +43,8 @@ int main()
     vec3 lambda2{0.0, 0.0, 1.0};
     vec3 grad_p2{};
     remat::host_store store(slots);
-    (void)remat::run(
-        plan, store, y, [&](remat::step_t, vec3& s) { model.step(s); },
-        [&](remat::step_t, vec3& s) { model.adjoint_step(s, lambda2, grad_p2); });
+    (void)remat::run(plan, store, y, remat::forward_step([&](remat::step_t, vec3& s) { model.step(s); }),
+                     remat::adjoint_step([&](remat::step_t, vec3& s) { model.adjoint_step(s, lambda2, grad_p2); }));
 
     const bool same =
         std::memcmp(&lambda, &lambda2, sizeof lambda) == 0 && std::memcmp(&grad_p, &grad_p2, sizeof grad_p) == 0;

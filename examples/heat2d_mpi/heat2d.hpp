@@ -252,23 +252,16 @@ result gradient(MPI_Comm comm, part& p, const Schedule& plan, Store& store, Befo
     result out;
     std::vector<double> u = p.initial();
     std::vector<double> a;
-    std::vector<double> last;
-    const step_t T = plan.steps();
-    out.report = remat::mpi::run(
-        comm, plan, store, u,
-        [&](step_t k, std::vector<double>& x) {
-            before_step(k);
-            p.step(x);
-        },
-        [&](step_t k, std::vector<double>& x) {
-            if (k == T - 1) { // seed dJ/dx_T from x_T, one more step from x_{T-1}
-                last = x;
-                p.step(last);
-                out.objective = p.objective(last);
-                a = p.objective_gradient(last);
-            }
-            p.adjoint_step(x, a);
-        });
+    out.report =
+        remat::mpi::run(comm, plan, store, u, remat::forward_step([&](step_t k, std::vector<double>& x) {
+                            before_step(k);
+                            p.step(x);
+                        }),
+                        remat::adjoint_step([&](step_t, std::vector<double>& x) { p.adjoint_step(x, a); }),
+                        remat::final_state([&](const std::vector<double>& xT) { // J and dJ/dx_T seed the adjoint
+                            out.objective = p.objective(xT);
+                            a = p.objective_gradient(xT);
+                        }));
     out.gradient = std::move(a);
     return out;
 }

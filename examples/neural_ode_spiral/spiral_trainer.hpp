@@ -116,8 +116,7 @@ public:
           net_(blas_, layout_, shard_size(config)), field_(net_),
           solver_(ode::method(config.method), field_, blas_, 0.0, data.t_end / static_cast<double>(config.steps)),
           data_(data.y.begin(), data.y.end()), a_(static_cast<std::size_t>(field_.state_size())),
-          p_bar_(static_cast<std::size_t>(field_.parameter_count())),
-          last_(static_cast<std::size_t>(field_.state_size()))
+          p_bar_(static_cast<std::size_t>(field_.parameter_count()))
     {
         if (data.steps != config.steps)
             throw argument_error("spiral data over " + std::to_string(data.steps) + " steps for a solve of " +
@@ -204,21 +203,19 @@ public:
         dense::fill(blas_, dense::view(a_), 0.0);
         dense::fill(blas_, dense::view(p_bar_), 0.0);
         double loss = 0;
-        const run_report r = remat::run(
-            plan, store, y, [&](step_t k, vector& s) { solver_.step(k, s); },
-            [&](step_t k, vector& s) {
-                if (k == steps_ - 1) { // the last adjoint step sees x_{T-1}: one step more gives x_T's term
-                    dense::copy(blas_, dense::view(std::as_const(s)), dense::view(last_));
-                    solver_.step(k, last_);
-                    loss += loss_term(steps_, last_);
-                    add_loss_gradient(steps_, last_);
-                }
-                solver_.adjoint_step(k, s, a_, p_bar_);
-                if (k > 0) {
-                    loss += loss_term(k, s);
-                    add_loss_gradient(k, s);
-                }
-            });
+        const run_report r =
+            remat::run(plan, store, y, remat::forward_step([&](step_t k, vector& s) { solver_.step(k, s); }),
+                       remat::adjoint_step([&](step_t k, vector& s) {
+                           solver_.adjoint_step(k, s, a_, p_bar_);
+                           if (k > 0) {
+                               loss += loss_term(k, s);
+                               add_loss_gradient(k, s);
+                           }
+                       }),
+                       remat::final_state([&](const vector& yT) { // x_T's term, before the first adjoint step
+                           loss += loss_term(steps_, yT);
+                           add_loss_gradient(steps_, yT);
+                       }));
         if (report != nullptr)
             *report = r;
         if (!dense::all_finite(blas_, dense::view(std::as_const(p_bar_))))
@@ -287,7 +284,6 @@ private:
     vector y0_;
     vector a_;
     vector p_bar_;
-    vector last_;
     std::int64_t terms_ = 0;
     std::vector<std::int64_t> starts_host_;
     double h_ = 0;

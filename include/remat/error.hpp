@@ -54,13 +54,13 @@ public:
     using error::error;
 };
 
-/// Which of the user's callables failed.
-enum class step_phase { forward, adjoint, save, load, predicate };
+/// Which of the user's callables failed (final_state: the terminal callable given x_T, remat::final_state).
+enum class step_phase { forward, adjoint, save, load, predicate, final_state };
 
 /// A user callable threw. The original exception is nested (std::rethrow_if_nested retrieves it)
 /// and step() names the step whose callable failed.
 ///
-///     try { remat::run(plan, store, x, forward, adjoint); }
+///     try { remat::run(plan, store, x, remat::forward_step(f), remat::adjoint_step(g)); }
 ///     catch (const remat::step_error& e) { std::printf("failed at step %lld\n", (long long)e.step()); }
 class step_error : public error {
 public:

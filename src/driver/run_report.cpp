@@ -30,8 +30,11 @@ std::string to_string(const run_report& r)
     for (const level_report& l : r.levels)
         s += line("  level %-8s %llu stores, %llu restores, %llu bytes written, %llu read, peak %llu slots\n",
                   l.name.c_str(), u(l.stores), u(l.restores), u(l.bytes_written), u(l.bytes_read), u(l.peak_slots));
-    s += line("time             %.6f s: user %.6f s (forward %.6f, adjoint %.6f), remat %.6f s\n", r.seconds,
-              r.user_seconds(), r.forward_seconds, r.adjoint_seconds, r.remat_seconds());
+    if (r.final_calls > 0)
+        s += line("final state      x_T given to the terminal callable (%llu extra forward step)\n",
+                  u(r.final_forward_steps));
+    s += line("time             %.6f s: user %.6f s (forward %.6f, adjoint %.6f, final %.6f), remat %.6f s\n",
+              r.seconds, r.user_seconds(), r.forward_seconds, r.adjoint_seconds, r.final_seconds, r.remat_seconds());
     if (r.wait_seconds > 0 || r.overlapped_seconds > 0)
         s += line("transfers        waited %.6f s, overlapped %.6f s\n", r.wait_seconds, r.overlapped_seconds);
     return s;

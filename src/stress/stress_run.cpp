@@ -81,9 +81,9 @@ gradient reference_gradient(const round_setup& setup, capped_memory& memory)
     field x = model.initial(setup.seed);
     loop l{model, setup.steps};
     host_store ram(setup.reference_slots, {.memory = &memory});
-    run(
-        revolve(setup.steps, setup.reference_slots), ram, x, [&](step_t k, field& s) { l.forward(k, s); },
-        [&](step_t k, field& s) { l.adjoint(k, s); });
+    run(revolve(setup.steps, setup.reference_slots), ram, x,
+        remat::forward_step([&](step_t k, field& s) { l.forward(k, s); }),
+        remat::adjoint_step([&](step_t k, field& s) { l.adjoint(k, s); }));
     return l.result();
 }
 
@@ -124,12 +124,12 @@ tested_run tested_gradient(const round_setup& setup, capped_memory& memory, cons
     if (point) {
         for (const remat::store& h : point->held)
             levels.adopt(h.level, h.slot, h.step, setup.state_bytes);
-        out.report = run_resumed(plan, *point, levels, x, forward, adjoint);
+        out.report = run_resumed(plan, *point, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
         out.resumed = true;
         out.resumed_from = point->step;
         out.forward_steps_saved = point->forward_steps_saved;
     } else {
-        out.report = run(plan, levels, x, forward, adjoint);
+        out.report = run(plan, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
     }
     levels.flush();
     out.host_time = levels.level<0>().time();

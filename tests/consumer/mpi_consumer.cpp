@@ -13,9 +13,9 @@ int main(int argc, char** argv)
     double x = 1.0;
     double a = 1.0; // dJ/dx_T for J = x_T
     remat::host_store store(4);
-    const remat::run_report r = remat::mpi::run(
-        MPI_COMM_WORLD, remat::revolve(T, 4), store, x, [](remat::step_t, double& s) { s *= 0.5; },
-        [&](remat::step_t, double&) { a *= 0.5; });
+    const remat::run_report r = remat::mpi::run(MPI_COMM_WORLD, remat::revolve(T, 4), store, x,
+                                                remat::forward_step([](remat::step_t, double& s) { s *= 0.5; }),
+                                                remat::adjoint_step([&](remat::step_t, double&) { a *= 0.5; }));
     MPI_Finalize();
     const double expected = std::ldexp(1.0, -static_cast<int>(T));
     std::printf("dJ/dx0 = %g (expected %g), %llu forward steps\n", a, expected,

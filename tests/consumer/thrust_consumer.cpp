@@ -15,9 +15,12 @@ int main()
     thrust::sequence(x.begin(), x.end());
     remat::cuda::device_store store(3);
     remat::step_t reversed = 0;
-    const remat::run_report r = remat::run(
-        remat::revolve(10, 3), store, x, [](remat::step_t, thrust::device_vector<double>& s) { s[0] += 1.0; },
-        [&](remat::step_t k, thrust::device_vector<double>& s) { reversed += s[0] == static_cast<double>(k) ? 1 : 0; });
+    const remat::run_report r =
+        remat::run(remat::revolve(10, 3), store, x,
+                   remat::forward_step([](remat::step_t, thrust::device_vector<double>& s) { s[0] += 1.0; }),
+                   remat::adjoint_step([&](remat::step_t k, thrust::device_vector<double>& s) {
+                       reversed += s[0] == static_cast<double>(k) ? 1 : 0;
+                   }));
     std::printf("thrust %d forward_steps=%llu reversed=%lld\n", THRUST_VERSION,
                 static_cast<unsigned long long>(r.forward_steps), static_cast<long long>(reversed));
     return r.forward_steps == 15 && reversed == 10 ? 0 : 1;

@@ -87,17 +87,16 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
 
     cuda::device_store store(level_capacity{.slots = slots}, {.slot_bytes = bytes, .user_stream = user.get()});
     cuda::device_span<double> x(u, p.n);
-    const run_report r = run(
-        revolve(steps, slots), store, x,
-        [&](step_t, cuda::device_span<double>& s) {
-            forward_kernel<<<blocks, threads, 0, user.get()>>>(s.data(), tmp, p);
-            cuda::detail::check(cudaMemcpyAsync(s.data(), tmp, bytes, cudaMemcpyDeviceToDevice, user.get()),
-                                "cudaMemcpyAsync");
-        },
-        [&](step_t, cuda::device_span<double>& s) {
-            adjoint_kernel<<<blocks, threads, 0, user.get()>>>(s.data(), a, a_next, g, p);
-            std::swap(a, a_next); // host-side pointers, in the order of the stream
-        });
+    const run_report r =
+        run(revolve(steps, slots), store, x, remat::forward_step([&](step_t, cuda::device_span<double>& s) {
+                forward_kernel<<<blocks, threads, 0, user.get()>>>(s.data(), tmp, p);
+                cuda::detail::check(cudaMemcpyAsync(s.data(), tmp, bytes, cudaMemcpyDeviceToDevice, user.get()),
+                                    "cudaMemcpyAsync");
+            }),
+            remat::adjoint_step([&](step_t, cuda::device_span<double>& s) {
+                adjoint_kernel<<<blocks, threads, 0, user.get()>>>(s.data(), a, a_next, g, p);
+                std::swap(a, a_next); // host-side pointers, in the order of the stream
+            }));
     user.synchronize();
     if (report != nullptr)
         *report = r;

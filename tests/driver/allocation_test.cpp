@@ -1,5 +1,6 @@
 // No heap allocation per step: a counting global allocator shows that the number of allocations of a
-// whole run does not grow with the number of steps (and is zero once the store's slots exist).
+// whole run does not grow with the number of steps (and is zero once the store's slots exist), with or
+// without a terminal callable.
 #define BOOST_TEST_MODULE driver_allocation
 #include <boost/test/unit_test.hpp>
 
@@ -59,7 +60,7 @@ using namespace remat;
 namespace {
 
 template <class Schedule>
-std::uint64_t allocations_of_run(const Schedule& plan, host_store& store)
+std::uint64_t allocations_of_run(const Schedule& plan, host_store& store, bool with_final = false)
 {
     examples::burgers model;
     model.points = 256;
@@ -67,10 +68,15 @@ std::uint64_t allocations_of_run(const Schedule& plan, host_store& store)
     std::vector<double> u = model.initial_field();
     std::vector<double> lambda(u.size(), 1.0);
     std::vector<double> scratch(u.size());
+    double energy = 0;
+    auto forward = [&](step_t, std::vector<double>& s) { model.step(s, scratch); };
+    auto adjoint = [&](step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); };
     const std::uint64_t before = allocations.load();
-    (void)run(
-        plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-        [&](step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); });
+    if (with_final)
+        (void)run(plan, store, u, remat::forward_step(forward), remat::adjoint_step(adjoint),
+                  remat::final_state([&](const std::vector<double>& uT) { energy = uT[0]; }));
+    else
+        (void)run(plan, store, u, remat::forward_step(forward), remat::adjoint_step(adjoint));
     return allocations.load() - before;
 }
 
@@ -94,6 +100,20 @@ BOOST_AUTO_TEST_CASE(allocations_do_not_grow_with_the_step_count)
     host_store store(uniform(5000, 50).cost().peak_slots);
     (void)allocations_of_run(uniform(5000, 50), store);
     BOOST_TEST(allocations_of_run(uniform(5000, 50), store) == allocations_of_run(uniform(100, 50), store));
+}
+
+BOOST_AUTO_TEST_CASE(a_terminal_callable_allocates_once_per_run_not_per_step)
+{
+    // x_{T-1} is kept aside in one buffer while x_T is computed for the terminal callable.
+    for (const slot_t slots : {2, 10}) {
+        host_store store(slots);
+        (void)allocations_of_run(revolve(20, slots), store, true);
+        const std::uint64_t tiny = allocations_of_run(revolve(20, slots), store, true);
+        const std::uint64_t reused = allocations_of_run(revolve(8000, slots), store, true);
+        const std::uint64_t without = allocations_of_run(revolve(8000, slots), store, false);
+        BOOST_TEST(reused == tiny, "slots " << slots << ": " << reused << " vs " << tiny);
+        BOOST_TEST(reused <= without + 1, "slots " << slots << ": " << reused << " vs " << without);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(the_counter_sees_allocations)

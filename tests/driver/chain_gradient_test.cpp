@@ -170,7 +170,8 @@ BOOST_AUTO_TEST_CASE(profile_measures_sizes_exactly_and_costs_plausibly)
     };
     examples::layer_adjoint adjoint(net());
     const step_t layers = net().layers();
-    const chain_model m = profile(layers, input(), forward, adjoint, {.repeats = 3, .slots = 4});
+    const chain_model m = profile(layers, input(), remat::forward_step(forward), remat::adjoint_step(adjoint),
+                                  {.repeats = 3, .slots = 4});
     // the adjoints ran in their order in a real reverse sweep: the adjoint holds the true gradient
     const test::layer_gradient reference = test::layer_reference(net(), input());
     BOOST_TEST(test::same_bits(adjoint.a, reference.dx0));
@@ -200,12 +201,16 @@ BOOST_AUTO_TEST_CASE(profile_reports_a_failing_step)
     };
     auto adjoint = [](step_t, std::vector<double>&) {};
     try {
-        (void)profile(5, std::vector<double>(3), forward, adjoint);
+        (void)profile(5, std::vector<double>(3), remat::forward_step(forward), remat::adjoint_step(adjoint));
         BOOST_FAIL("no error");
     } catch (const step_error& e) {
         BOOST_TEST(e.step() == 2);
         BOOST_TEST(std::string(e.what()).find("boom") != std::string::npos);
     }
-    BOOST_CHECK_THROW((void)profile(0, std::vector<double>(3), forward, adjoint), argument_error);
-    BOOST_CHECK_THROW((void)profile(5, std::vector<double>(3), forward, adjoint, {.repeats = 0}), argument_error);
+    BOOST_CHECK_THROW(
+        (void)profile(0, std::vector<double>(3), remat::forward_step(forward), remat::adjoint_step(adjoint)),
+        argument_error);
+    BOOST_CHECK_THROW((void)profile(5, std::vector<double>(3), remat::forward_step(forward),
+                                    remat::adjoint_step(adjoint), {.repeats = 0}),
+                      argument_error);
 }

@@ -76,7 +76,7 @@ std::vector<double> reference(step_t steps)
     two_buffers x = initial();
     recorder r;
     host_store store(steps);
-    (void)run(revolve(steps, steps), store, x, forward, r);
+    (void)run(revolve(steps, steps), store, x, remat::forward_step(forward), remat::adjoint_step(r));
     return r.seen;
 }
 
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(forward_failure_at_every_step)
             };
             bool threw = false;
             try {
-                (void)run(revolve(steps, 4), store, x, flaky, r);
+                (void)run(revolve(steps, 4), store, x, remat::forward_step(flaky), remat::adjoint_step(r));
             } catch (const step_error& e) {
                 threw = true;
                 BOOST_TEST(e.step() == failing);
@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(forward_failure_at_every_step)
             // The same store runs the whole loop again, correctly.
             two_buffers y = initial();
             recorder ok;
-            (void)run(revolve(steps, 4), store, y, forward, ok);
+            (void)run(revolve(steps, 4), store, y, remat::forward_step(forward), remat::adjoint_step(ok));
             BOOST_TEST_REQUIRE((ok.seen == expected));
         }
     }
@@ -139,11 +139,12 @@ BOOST_AUTO_TEST_CASE(adjoint_failure_at_every_step)
             if (k == failing)
                 throw std::logic_error("NaN in the adjoint");
         };
-        BOOST_CHECK_EXCEPTION((void)run(revolve(steps, 3), store, x, forward, adjoint), step_error,
-                              [&](const step_error& e) {
-                                  return e.step() == failing && e.phase() == step_phase::adjoint &&
-                                         std::string(e.what()).find("NaN in the adjoint") != std::string::npos;
-                              });
+        BOOST_CHECK_EXCEPTION(
+            (void)run(revolve(steps, 3), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint)),
+            step_error, [&](const step_error& e) {
+                return e.step() == failing && e.phase() == step_phase::adjoint &&
+                       std::string(e.what()).find("NaN in the adjoint") != std::string::npos;
+            });
         BOOST_TEST(store.stats().slots_in_use == 0u);
     }
 }
@@ -161,7 +162,7 @@ BOOST_AUTO_TEST_CASE(snapshot_save_and_load_failures)
             two_buffers x = initial();
             recorder r;
             try {
-                (void)run(revolve(steps, 3), store, x, forward, r);
+                (void)run(revolve(steps, 3), store, x, remat::forward_step(forward), remat::adjoint_step(r));
             } catch (const step_error& e) {
                 BOOST_TEST((e.phase() == (on_save ? step_phase::save : step_phase::load)));
                 BOOST_TEST(std::string(e.what()).find("snapshot") != std::string::npos);
@@ -170,7 +171,7 @@ BOOST_AUTO_TEST_CASE(snapshot_save_and_load_failures)
             two_buffers::fail_save_at_call = two_buffers::fail_load_at_call = -1;
             two_buffers y = initial();
             recorder ok;
-            (void)run(revolve(steps, 3), store, y, forward, ok);
+            (void)run(revolve(steps, 3), store, y, remat::forward_step(forward), remat::adjoint_step(ok));
             BOOST_TEST_REQUIRE((ok.seen == expected));
         }
     }
@@ -199,7 +200,7 @@ BOOST_AUTO_TEST_CASE(wrong_schedules_are_caught_where_they_go_wrong)
         std::vector<double> x{1.0};
         auto f = [](step_t, std::vector<double>& s) { s[0] += 1; };
         auto a = [](step_t, std::vector<double>&) {};
-        executor ex(store, x, f, a, 4);
+        executor ex(store, x, remat::forward_step(f), remat::adjoint_step(a), 4);
         try {
             for (const action& act : c.actions)
                 ex.apply(act);
@@ -215,7 +216,7 @@ BOOST_AUTO_TEST_CASE(wrong_schedules_are_caught_where_they_go_wrong)
     std::vector<double> x{1.0};
     auto f = [](step_t, std::vector<double>& s) { s[0] += 1; };
     auto a = [](step_t, std::vector<double>&) {};
-    executor ex(store, x, f, a, 4);
+    executor ex(store, x, remat::forward_step(f), remat::adjoint_step(a), 4);
     ex.apply(advance{0, 3});
     ex.apply(reverse{3});
     BOOST_CHECK_EXCEPTION((void)ex.finish(), schedule_error, [](const schedule_error& e) {

@@ -80,9 +80,8 @@ lorenz_result lorenz_gradient(const Schedule& plan, const cost_model& levels)
     vec3 lambda{0, 0, 1};
     lorenz_result g;
     layered_store store(levels);
-    g.report = run(
-        plan, store, x, [&](step_t, vec3& s) { model.step(s); },
-        [&](step_t, vec3& s) { model.adjoint_step(s, lambda, g.dp); });
+    g.report = run(plan, store, x, remat::forward_step([&](step_t, vec3& s) { model.step(s); }),
+                   remat::adjoint_step([&](step_t, vec3& s) { model.adjoint_step(s, lambda, g.dp); }));
     g.dx0 = lambda;
     return g;
 }

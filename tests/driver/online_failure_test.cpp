@@ -41,8 +41,9 @@ void complete_run(host_store& store, slot_t slots, step_t steps)
 {
     std::vector<double> x = initial();
     checksum adjoint;
-    const run_report r = run_online(online_revolve(slots), store, x, forward, adjoint,
-                                    [&](step_t k, const auto&) { return k == steps - 1; });
+    const run_report r =
+        run_online(online_revolve(slots), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint),
+                   [&](step_t k, const auto&) { return k == steps - 1; });
     BOOST_TEST(r.steps == steps);
     BOOST_TEST(r.peak_slots == static_cast<std::uint64_t>(slots));
 }
@@ -57,11 +58,12 @@ BOOST_AUTO_TEST_CASE(a_throwing_termination_test_names_its_step)
         checksum adjoint;
         bool ok = false;
         try {
-            (void)run_online(online_revolve(4), store, x, forward, adjoint, [&](step_t k, const auto&) -> bool {
-                if (k == fail_at)
-                    throw user_failure("step size underflow");
-                return false;
-            });
+            (void)run_online(online_revolve(4), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint),
+                             [&](step_t k, const auto&) -> bool {
+                                 if (k == fail_at)
+                                     throw user_failure("step size underflow");
+                                 return false;
+                             });
         } catch (const step_error& e) {
             ok = e.step() == fail_at && e.phase() == step_phase::predicate &&
                  std::string(e.what()).find("termination test at x_" + std::to_string(fail_at)) != std::string::npos;
@@ -81,7 +83,8 @@ BOOST_AUTO_TEST_CASE(a_throwing_convergence_test_names_its_step)
     host_store store(3);
     std::vector<double> x = initial();
     checksum adjoint;
-    BOOST_CHECK_EXCEPTION((void)run_online_converged(online_revolve(3), store, x, forward, adjoint,
+    BOOST_CHECK_EXCEPTION((void)run_online_converged(online_revolve(3), store, x, remat::forward_step(forward),
+                                                     remat::adjoint_step(adjoint),
                                                      [](step_t k, const auto&) -> bool {
                                                          if (k == 17)
                                                              throw user_failure("residual is NaN");
@@ -97,16 +100,14 @@ BOOST_AUTO_TEST_CASE(a_forward_step_failing_mid_sweep_names_its_step)
     host_store store(3);
     std::vector<double> x = initial();
     checksum adjoint;
-    BOOST_CHECK_EXCEPTION((void)run_online(
-                              online_revolve(3), store, x,
-                              [](step_t k, std::vector<double>& v) {
-                                  if (k == 12)
-                                      throw user_failure("forward");
-                                  forward(k, v);
-                              },
-                              adjoint, [](step_t k, const auto&) { return k == 50; }),
-                          step_error,
-                          [](const step_error& e) { return e.step() == 12 && e.phase() == step_phase::forward; });
+    BOOST_CHECK_EXCEPTION(
+        (void)run_online(online_revolve(3), store, x, remat::forward_step([](step_t k, std::vector<double>& v) {
+                             if (k == 12)
+                                 throw user_failure("forward");
+                             forward(k, v);
+                         }),
+                         remat::adjoint_step(adjoint), [](step_t k, const auto&) { return k == 50; }),
+        step_error, [](const step_error& e) { return e.step() == 12 && e.phase() == step_phase::forward; });
     complete_run(store, 3, 21);
 }
 
@@ -114,13 +115,12 @@ BOOST_AUTO_TEST_CASE(an_adjoint_failing_in_the_reverse_sweep_names_its_step)
 {
     host_store store(5);
     std::vector<double> x = initial();
-    BOOST_CHECK_EXCEPTION((void)run_online(
-                              online_revolve(5), store, x, forward,
-                              [](step_t k, std::vector<double>&) {
-                                  if (k == 30)
-                                      throw user_failure("adjoint");
-                              },
-                              [](step_t k, const auto&) { return k == 99; }),
+    BOOST_CHECK_EXCEPTION((void)run_online(online_revolve(5), store, x, remat::forward_step(forward),
+                                           remat::adjoint_step([](step_t k, std::vector<double>&) {
+                                               if (k == 30)
+                                                   throw user_failure("adjoint");
+                                           }),
+                                           [](step_t k, const auto&) { return k == 99; }),
                           step_error,
                           [](const step_error& e) { return e.step() == 30 && e.phase() == step_phase::adjoint; });
     complete_run(store, 5, 200);

@@ -98,15 +98,15 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_to_store_all_when_the_lo
             step_t found = 0;
             host_store store(s);
             vec3 x = x0;
-            g.report = run_online(
-                online_revolve(s), store, x, [&](step_t, vec3& v) { model.step(v); },
-                lorenz_adjoint(model, g, lambda, found),
-                [&, is_last = test](step_t k, const vec3& v) mutable {
-                    const bool last = is_last(k, v);
-                    if (last)
-                        found = k + 1;
-                    return last;
-                });
+            g.report =
+                run_online(online_revolve(s), store, x, remat::forward_step([&](step_t, vec3& v) { model.step(v); }),
+                           remat::adjoint_step(lorenz_adjoint(model, g, lambda, found)),
+                           [&, is_last = test](step_t k, const vec3& v) mutable {
+                               const bool last = is_last(k, v);
+                               if (last)
+                                   found = k + 1;
+                               return last;
+                           });
             g.dx0 = lambda;
             BOOST_TEST_REQUIRE(found == steps, "level " << test.level << " times " << test.times);
             BOOST_TEST_REQUIRE(same_bits(g.dx0, reference.dx0), "T=" << steps << " s=" << s);
@@ -132,9 +132,8 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_when_the_loop_learns_its
             host_store store(s);
             vec3 x = x0;
             g.report = run_online_converged(
-                online_revolve(s), store, x, [&](step_t, vec3& v) { model.step(v); },
-                lorenz_adjoint(model, g, lambda, found),
-                [&](step_t k, const vec3& v) {
+                online_revolve(s), store, x, remat::forward_step([&](step_t, vec3& v) { model.step(v); }),
+                remat::adjoint_step(lorenz_adjoint(model, g, lambda, found)), [&](step_t k, const vec3& v) {
                     BOOST_TEST_REQUIRE(k >= 1);
                     if (k != steps)
                         return false;
@@ -177,13 +176,13 @@ BOOST_AUTO_TEST_CASE(burgers_vector_state_with_a_prefetching_store)
     };
     const std::vector<double> reference = gradient([&](auto& u, auto& f, auto& a) {
         host_store store(steps - 1);
-        (void)run(store_all(steps, steps - 1), store, u, f, a);
+        (void)run(store_all(steps, steps - 1), store, u, remat::forward_step(f), remat::adjoint_step(a));
     });
     for (const slot_t s : {2, 5, 12}) {
         prefetching_store store(s);
         const std::vector<double> g = gradient([&](auto& u, auto& f, auto& a) {
-            const run_report r =
-                run_online(online_revolve(s), store, u, f, a, [&](step_t k, const auto&) { return k == steps - 1; });
+            const run_report r = run_online(online_revolve(s), store, u, remat::forward_step(f), remat::adjoint_step(a),
+                                            [&](step_t k, const auto&) { return k == steps - 1; });
             BOOST_TEST(r.restores == online_revolve(s).cost(steps).restores);
         });
         BOOST_TEST_REQUIRE(std::memcmp(g.data(), reference.data(), g.size() * sizeof(double)) == 0, "s=" << s);

@@ -32,8 +32,8 @@ struct counted_loop {
     run_report run_with(const Schedule& plan, Store& store)
     {
         state x{1, 2, 3, 4};
-        return remat::run(
-            plan, store, x, [&](step_t, state& s) { ++forward, s[0] += 1; }, [&](step_t, state&) { ++adjoint; });
+        return remat::run(plan, store, x, remat::forward_step([&](step_t, state& s) { ++forward, s[0] += 1; }),
+                          remat::adjoint_step([&](step_t, state&) { ++adjoint; }));
     }
     [[nodiscard]] bool untouched() const { return forward == 0 && adjoint == 0 && asked == 0; }
 };
@@ -129,13 +129,11 @@ BOOST_AUTO_TEST_CASE(an_online_schedule_with_more_slots_than_the_store_is_refuse
     host_store store(4);
     state x{};
     const std::string what = capacity_message([&] {
-        run_online(
-            online_revolve(8), store, x, [&](step_t, state&) { ++loop.forward; },
-            [&](step_t, state&) { ++loop.adjoint; },
-            [&](step_t k, const state&) {
-                ++loop.asked;
-                return k == 20;
-            });
+        run_online(online_revolve(8), store, x, remat::forward_step([&](step_t, state&) { ++loop.forward; }),
+                   remat::adjoint_step([&](step_t, state&) { ++loop.adjoint; }), [&](step_t k, const state&) {
+                       ++loop.asked;
+                       return k == 20;
+                   });
     });
     BOOST_TEST(contains(what, "8 snapshots"), what);
     BOOST_TEST(contains(what, "4 slots"), what);

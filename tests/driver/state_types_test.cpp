@@ -1,5 +1,6 @@
 // Every kind of state goes through the driver without extra code: trivially copyable structs, vectors,
-// spans over the user's buffer, and serialised states with their own traits.
+// spans over the user's buffer, and serialised states with their own traits; each with and without a
+// terminal callable (x_T seen exactly, x_{T-1} put back for the adjoint).
 #define BOOST_TEST_MODULE driver_state_types
 #include <boost/test/unit_test.hpp>
 
@@ -26,20 +27,37 @@ template <class State, class Forward, class Fingerprint>
 void check_states_seen(State x0, Forward forward, Fingerprint fingerprint, step_t steps, slot_t slots)
 {
     std::vector<double> expected;
+    double expected_final = 0;
     {
         State x = x0;
         for (step_t k = 0; k < steps; ++k) {
             expected.push_back(fingerprint(x));
             forward(k, x);
         }
+        expected_final = fingerprint(x);
     }
-    std::vector<double> seen;
-    host_store store(slots);
-    State x = x0;
-    (void)run(revolve(steps, slots), store, x, forward, [&](step_t, State& s) { seen.push_back(fingerprint(s)); });
-    std::reverse(seen.begin(), seen.end());
-    BOOST_TEST_REQUIRE(seen.size() == expected.size());
-    BOOST_TEST(std::memcmp(seen.data(), expected.data(), seen.size() * sizeof(double)) == 0);
+    for (const bool with_final : {false, true}) {
+        std::vector<double> seen;
+        std::vector<double> finals; // x_T as the terminal callable saw it
+        host_store store(slots);
+        State x = x0;
+        auto record = [&](step_t, State& s) { seen.push_back(fingerprint(s)); };
+        if (with_final) {
+            // x_{T-1} is kept aside while step T-1 runs once more for x_T: the adjoint must still see it.
+            const run_report r =
+                run(revolve(steps, slots), store, x, remat::forward_step(forward), remat::adjoint_step(record),
+                    remat::final_state([&](const State& xT) { finals.push_back(fingerprint(xT)); }));
+            BOOST_TEST(r.final_calls == 1u);
+            BOOST_TEST_REQUIRE(finals.size() == 1u);
+            BOOST_TEST(std::memcmp(&finals[0], &expected_final, sizeof(double)) == 0);
+        } else {
+            (void)run(revolve(steps, slots), store, x, remat::forward_step(forward), remat::adjoint_step(record));
+        }
+        std::reverse(seen.begin(), seen.end());
+        BOOST_TEST_REQUIRE(seen.size() == expected.size());
+        BOOST_TEST(std::memcmp(seen.data(), expected.data(), seen.size() * sizeof(double)) == 0,
+                   "final " << with_final);
+    }
 }
 
 } // namespace
@@ -93,10 +111,10 @@ BOOST_AUTO_TEST_CASE(span_over_the_users_buffer)
     std::span<double> view(buffer);
     std::vector<double> seen;
     host_store store(4);
-    (void)run(
-        revolve(100, 4), store, view,
-        [](step_t k, std::span<double>& s) { s[static_cast<std::size_t>(k) % s.size()] += 1.0; },
-        [&](step_t, std::span<double>& s) { seen.push_back(s[0] + 2 * s[1] + 4 * s[63]); });
+    (void)run(revolve(100, 4), store, view, remat::forward_step([](step_t k, std::span<double>& s) {
+                  s[static_cast<std::size_t>(k) % s.size()] += 1.0;
+              }),
+              remat::adjoint_step([&](step_t, std::span<double>& s) { seen.push_back(s[0] + 2 * s[1] + 4 * s[63]); }));
     BOOST_TEST(seen.size() == 100u);
     // The fingerprint of x_0 is last: the buffer was restored into, in place.
     BOOST_TEST(seen.back() == 0.5 + 1.0 + 2.0);

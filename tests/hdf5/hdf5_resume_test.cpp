@@ -2,7 +2,8 @@
 // the resumed gradient is bit-identical to an uninterrupted run's, the resume starts from the most
 // advanced snapshot the schedule still needs (computed here independently from the actions), the forward
 // steps saved and run add up to an uninterrupted run's, and a file written by another schedule or state
-// type is refused. Also: a host level that runs out of memory for a slot gives a clear error.
+// type is refused; the terminal callable sees the bit-identical x_T once in the resumed run. Also: a host
+// level that runs out of memory for a slot gives a clear error.
 #define BOOST_TEST_MODULE hdf5_resume
 #include <boost/test/unit_test.hpp>
 
@@ -60,7 +61,8 @@ std::vector<double> reference_gradient()
     std::vector<double> x = initial();
     adjoint_state adj;
     host_store all(steps);
-    run(store_all(steps, steps - 1), all, x, step_loop, [&](step_t k, std::vector<double>& s) { adj.step(k, s); });
+    run(store_all(steps, steps - 1), all, x, remat::forward_step(step_loop),
+        remat::adjoint_step([&](step_t k, std::vector<double>& s) { adj.step(k, s); }));
     return adj.a;
 }
 
@@ -89,14 +91,12 @@ void run_killed_child(const std::filesystem::path& file, const revolve& plan, st
         adjoint_state adj;
         hdf5_store disk(file, level_capacity{slots},
                         {.element = hdf5_element::float64, .run_identity = run_identity(plan, x)});
-        run(
-            plan, disk, x,
-            [&](step_t k, std::vector<double>& s) {
+        run(plan, disk, x, remat::forward_step([&](step_t k, std::vector<double>& s) {
                 if (k == kill_at)
                     ::raise(SIGKILL);
                 step_loop(k, s);
-            },
-            [&](step_t k, std::vector<double>& s) { adj.step(k, s); });
+            }),
+            remat::adjoint_step([&](step_t k, std::vector<double>& s) { adj.step(k, s); }));
         ::_exit(3); // not reached
     }
     int status = 0;
@@ -116,9 +116,13 @@ BOOST_AUTO_TEST_CASE(resume_after_kill_in_forward_sweep)
         std::vector<double> x = initial();
         adjoint_state adj;
         hdf5_store disk(dir / "whole.h5", level_capacity{slots});
-        uninterrupted =
-            run(plan, disk, x, step_loop, [&](step_t k, std::vector<double>& s) { adj.step(k, s); }).forward_steps;
+        uninterrupted = run(plan, disk, x, remat::forward_step(step_loop),
+                            remat::adjoint_step([&](step_t k, std::vector<double>& s) { adj.step(k, s); }))
+                            .forward_steps;
     }
+    std::vector<double> plain_final = initial(); // x_T by a plain forward sweep
+    for (step_t k = 0; k < steps; ++k)
+        step_loop(k, plain_final);
     for (const step_t kill_at : {step_t{1}, step_t{7}, step_t{20}, step_t{33}, step_t{50}, steps - 2}) {
         test::scratch_dir dir;
         const auto file = dir / "run.h5";
@@ -139,9 +143,21 @@ BOOST_AUTO_TEST_CASE(resume_after_kill_in_forward_sweep)
         release_except(disk, slots, *point);
         adjoint_state adj;
         x.assign(points, -1.0); // the resume must load x_k itself
-        const run_report r =
-            run_resumed(plan, *point, disk, x, step_loop, [&](step_t k, std::vector<double>& s) { adj.step(k, s); });
+        std::vector<double>
+            seen; // x_T, given to the terminal callable by the resumed run (the killed one never got there)
+        int calls = 0;
+        const run_report r = run_resumed(plan, *point, disk, x, remat::forward_step(step_loop),
+                                         remat::adjoint_step([&](step_t k, std::vector<double>& s) { adj.step(k, s); }),
+                                         remat::final_state([&](const std::vector<double>& xT) {
+                                             ++calls;
+                                             seen = xT;
+                                         }));
         BOOST_TEST(std::memcmp(adj.a.data(), reference.data(), points * sizeof(double)) == 0, "killed at " << kill_at);
+        BOOST_TEST(calls == 1);
+        BOOST_TEST(r.final_calls == 1u);
+        BOOST_TEST(r.final_forward_steps == 1u);
+        BOOST_TEST_REQUIRE(seen.size() == points);
+        BOOST_TEST(std::memcmp(seen.data(), plain_final.data(), points * sizeof(double)) == 0, "killed at " << kill_at);
         BOOST_TEST(r.forward_steps + point->forward_steps_saved == uninterrupted, "killed at " << kill_at);
         BOOST_TEST(r.reverse_steps == static_cast<std::uint64_t>(steps));
     }
@@ -225,7 +241,8 @@ BOOST_AUTO_TEST_CASE(host_level_out_of_memory_is_a_clear_error)
     std::vector<double> x = initial();
     adjoint_state adj;
     try {
-        run(revolve(steps, slots), ram, x, step_loop, [&](step_t k, std::vector<double>& s) { adj.step(k, s); });
+        run(revolve(steps, slots), ram, x, remat::forward_step(step_loop),
+            remat::adjoint_step([&](step_t k, std::vector<double>& s) { adj.step(k, s); }));
         BOOST_ERROR("the run did not run out of memory");
     } catch (const capacity_error& e) {
         const std::string m = e.what();
@@ -237,7 +254,8 @@ BOOST_AUTO_TEST_CASE(host_level_out_of_memory_is_a_clear_error)
     BOOST_TEST(ram.stats().slots_in_use == 0u);
     x = initial();
     adjoint_state again;
-    run(revolve(steps, 2), ram, x, step_loop, [&](step_t k, std::vector<double>& s) { again.step(k, s); });
+    run(revolve(steps, 2), ram, x, remat::forward_step(step_loop),
+        remat::adjoint_step([&](step_t k, std::vector<double>& s) { again.step(k, s); }));
     const std::vector<double> reference = reference_gradient();
     BOOST_TEST(std::memcmp(again.a.data(), reference.data(), points * sizeof(double)) == 0);
 }

@@ -47,7 +47,8 @@ std::vector<std::vector<std::byte>> states_seen(Store& store, State x, step_t st
                                                 const std::function<std::vector<std::byte>(const State&)>& bytes)
 {
     std::vector<std::vector<std::byte>> seen;
-    (void)run(revolve(steps, slots), store, x, forward, [&](step_t, State& s) { seen.push_back(bytes(s)); });
+    (void)run(revolve(steps, slots), store, x, remat::forward_step(forward),
+              remat::adjoint_step([&](step_t, State& s) { seen.push_back(bytes(s)); }));
     return seen;
 }
 
@@ -146,8 +147,10 @@ BOOST_AUTO_TEST_CASE(a_span_over_the_users_buffer_round_trips)
     std::span<double> x(buffer), y(expected_buffer);
     hdf5_store disk(dir / "span.h5", level_capacity{3});
     host_store ram(3);
-    (void)run(revolve(30, 3), disk, x, forward, [&](step_t, std::span<double>& s) { seen_disk.push_back(s[7]); });
-    (void)run(revolve(30, 3), ram, y, forward, [&](step_t, std::span<double>& s) { seen_ram.push_back(s[7]); });
+    (void)run(revolve(30, 3), disk, x, remat::forward_step(forward),
+              remat::adjoint_step([&](step_t, std::span<double>& s) { seen_disk.push_back(s[7]); }));
+    (void)run(revolve(30, 3), ram, y, remat::forward_step(forward),
+              remat::adjoint_step([&](step_t, std::span<double>& s) { seen_ram.push_back(s[7]); }));
     BOOST_TEST(seen_disk.size() == 30u);
     BOOST_TEST(std::memcmp(seen_disk.data(), seen_ram.data(), seen_ram.size() * sizeof(double)) == 0);
 }
@@ -159,9 +162,8 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_to_host_runs)
     auto gradient = [&](auto& store, const any_schedule& plan) {
         examples::vec3 x{1.0, 1.0, 1.0};
         examples::vec3 lambda{0, 0, 1}, dp{};
-        (void)run(
-            plan, store, x, [&](step_t, examples::vec3& s) { model.step(s); },
-            [&](step_t, examples::vec3& s) { model.adjoint_step(s, lambda, dp); });
+        (void)run(plan, store, x, remat::forward_step([&](step_t, examples::vec3& s) { model.step(s); }),
+                  remat::adjoint_step([&](step_t, examples::vec3& s) { model.adjoint_step(s, lambda, dp); }));
         return std::array<examples::vec3, 2>{lambda, dp};
     };
     scratch_dir dir;
@@ -202,24 +204,21 @@ BOOST_AUTO_TEST_CASE(a_failing_step_leaves_the_store_reusable)
     scratch_dir dir;
     hdf5_store disk(dir / "fail.h5", level_capacity{4});
     std::vector<double> x(100, 1.0);
-    BOOST_CHECK_THROW(run(
-                          revolve(50, 4), disk, x,
-                          [](step_t k, std::vector<double>& s) {
+    BOOST_CHECK_THROW(run(revolve(50, 4), disk, x, remat::forward_step([](step_t k, std::vector<double>& s) {
                               if (k == 37)
                                   throw std::runtime_error("solver diverged");
                               s[0] += 1;
-                          },
-                          [](step_t, std::vector<double>&) {}),
+                          }),
+                          remat::adjoint_step([](step_t, std::vector<double>&) {})),
                       step_error);
     BOOST_TEST(disk.stats().slots_in_use == 0u);
     x.assign(100, 1.0);
     std::size_t reversed = 0;
-    (void)run(
-        revolve(50, 4), disk, x, [](step_t, std::vector<double>& s) { s[0] += 1; },
-        [&](step_t k, std::vector<double>& s) {
-            BOOST_TEST(s[0] == 1.0 + static_cast<double>(k));
-            ++reversed;
-        });
+    (void)run(revolve(50, 4), disk, x, remat::forward_step([](step_t, std::vector<double>& s) { s[0] += 1; }),
+              remat::adjoint_step([&](step_t k, std::vector<double>& s) {
+                  BOOST_TEST(s[0] == 1.0 + static_cast<double>(k));
+                  ++reversed;
+              }));
     BOOST_TEST(reversed == 50u);
 }
 

@@ -68,8 +68,9 @@ struct checkpointed {
     test::ode_gradient<double> run(const Plan& plan, Store& store, run_report* report = nullptr)
     {
         vector y = problem.y0();
-        const run_report r = remat::run(
-            plan, store, y, [&](step_t k, vector& s) { forward(k, s); }, [&](step_t k, vector& s) { adjoint(k, s); });
+        const run_report r =
+            remat::run(plan, store, y, remat::forward_step([&](step_t k, vector& s) { forward(k, s); }),
+                       remat::adjoint_step([&](step_t k, vector& s) { adjoint(k, s); }));
         if (report != nullptr)
             *report = r;
         return {host_copy_of(a), host_copy_of(p_bar)};
@@ -79,9 +80,10 @@ struct checkpointed {
     {
         vector y = problem.y0();
         const step_t steps = problem.steps();
-        report = remat::run_online(
-            online_revolve(slots), store, y, [&](step_t k, vector& s) { forward(k, s); },
-            [&](step_t k, vector& s) { adjoint(k, s); }, [&](step_t k, const vector&) { return k == steps - 1; });
+        report = remat::run_online(online_revolve(slots), store, y,
+                                   remat::forward_step([&](step_t k, vector& s) { forward(k, s); }),
+                                   remat::adjoint_step([&](step_t k, vector& s) { adjoint(k, s); }),
+                                   [&](step_t k, const vector&) { return k == steps - 1; });
         return {host_copy_of(a), host_copy_of(p_bar)};
     }
 };
@@ -230,16 +232,15 @@ BOOST_AUTO_TEST_CASE(adaptive_solves_through_run_online_repeat_their_trials_exac
         bool all_states_match = true;
         host_store store(slots);
         const run_report r = run_online_converged(
-            online_revolve(slots), store, x,
-            [&](step_t k, ode::adaptive_state<double>& s) {
+            online_revolve(slots), store, x, remat::forward_step([&](step_t k, ode::adaptive_state<double>& s) {
                 // Every recomputation starts from exactly the state of the first sweep: y and controller.
                 const auto& expected = states[static_cast<std::size_t>(k)];
                 all_states_match = all_states_match && host_copy_of(s.y) == host_copy_of(expected.y) &&
                                    same(s.control, expected.control);
                 solver.step(s);
                 ++forward_calls;
-            },
-            [&](step_t k, ode::adaptive_state<double>& s) {
+            }),
+            remat::adjoint_step([&](step_t k, ode::adaptive_state<double>& s) {
                 if (k == steps - 1) { // dL/dy_T from x_T, one step past x_{T-1}
                     ode::adaptive_state<double> last = s;
                     solver.step(last);
@@ -249,7 +250,7 @@ BOOST_AUTO_TEST_CASE(adaptive_solves_through_run_online_repeat_their_trials_exac
                 }
                 solver.adjoint_step(s, ca, cp);
                 problem.add_loss_gradient(k, s.y, ca);
-            },
+            }),
             [&](step_t, const ode::adaptive_state<double>& s) { return solver.finished(s); });
         BOOST_TEST(r.steps == steps, slots << " slots");
         BOOST_TEST(all_states_match, slots << " slots: a recomputed state differs from the first sweep's");

@@ -33,16 +33,15 @@ gradient adjoint(const reaction_diffusion& m, const Schedule& plan, Store& store
 {
     field x = m.initial(seed), scratch, lambda, last;
     gradient g;
-    run(
-        plan, store, x, [&](step_t, field& s) { m.step(s, scratch); },
-        [&](step_t k, field& s) {
+    run(plan, store, x, remat::forward_step([&](step_t, field& s) { m.step(s, scratch); }),
+        remat::adjoint_step([&](step_t k, field& s) {
             if (k == steps - 1) {
                 last = s;
                 m.step(last, scratch);
                 reaction_diffusion::seed(last, lambda, g.energy);
             }
             m.adjoint(s, lambda, scratch, g);
-        });
+        }));
     g.dx0 = lambda;
     return g;
 }

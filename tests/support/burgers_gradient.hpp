@@ -36,18 +36,17 @@ burgers_gradient_result burgers_gradient(const examples::burgers& model, const S
     const step_t steps = plan.steps();
     burgers_gradient_result r;
     std::vector<double> u = model.initial_field(), scratch;
-    r.report = run(
-        plan, store, u, [&](step_t, std::vector<double>& s) { model.step(s, scratch); },
-        [&](step_t k, std::vector<double>& s) {
-            if (k == steps - 1) {
-                std::vector<double> last = s;
-                model.step(last, scratch);
-                r.energy = model.objective(last);
-                r.gradient = model.objective_gradient(last);
-            }
-            model.adjoint_step(s, r.gradient, scratch);
-        },
-        options);
+    r.report = run(plan, store, u, remat::forward_step([&](step_t, std::vector<double>& s) { model.step(s, scratch); }),
+                   remat::adjoint_step([&](step_t k, std::vector<double>& s) {
+                       if (k == steps - 1) {
+                           std::vector<double> last = s;
+                           model.step(last, scratch);
+                           r.energy = model.objective(last);
+                           r.gradient = model.objective_gradient(last);
+                       }
+                       model.adjoint_step(s, r.gradient, scratch);
+                   }),
+                   options);
     return r;
 }
 

@@ -58,7 +58,7 @@ layer_gradient layer_run(const Schedule& plan, Store& store, const examples::lay
     examples::layer_forward forward{&net};
     examples::layer_adjoint adjoint(net);
     layer_gradient g;
-    g.report = run(plan, store, x, forward, adjoint);
+    g.report = run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
     g.dx0 = adjoint.a;
     g.dW = adjoint.dW;
     g.dc = adjoint.dc;

@@ -44,7 +44,8 @@ lorenz_gradient lorenz_run(const Schedule& plan, slot_t slots, const examples::l
     lorenz_gradient g;
     vec3 lambda{0, 0, 1};
     host_store store(slots);
-    g.report = run(plan, store, x0, [&](step_t, vec3& s) { model.step(s); }, lorenz_adjoint(model, g, lambda, steps));
+    g.report = run(plan, store, x0, remat::forward_step([&](step_t, vec3& s) { model.step(s); }),
+                   remat::adjoint_step(lorenz_adjoint(model, g, lambda, steps)));
     g.dx0 = lambda;
     return g;
 }

@@ -241,16 +241,14 @@ rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, 
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     sim_state x{problem.initial_field()};
     std::vector<double> scratch;
-    (void)run(
-        revolve(steps, slots), store, x,
-        [&](step_t, sim_state& s) {
-            sim.enqueue(user, [&] { problem.step(s.values.data(), scratch); });
-            sim.progress();
-        },
-        [&](step_t, sim_state& s) {
-            sim.enqueue(user, [&] { problem.adjoint_step(s.values.data(), g.initial, g.nu_points, scratch); });
-            sim.progress();
-        });
+    (void)run(revolve(steps, slots), store, x, remat::forward_step([&](step_t, sim_state& s) {
+                  sim.enqueue(user, [&] { problem.step(s.values.data(), scratch); });
+                  sim.progress();
+              }),
+              remat::adjoint_step([&](step_t, sim_state& s) {
+                  sim.enqueue(user, [&] { problem.adjoint_step(s.values.data(), g.initial, g.nu_points, scratch); });
+                  sim.progress();
+              }));
     sim.drain();
     return g;
 }

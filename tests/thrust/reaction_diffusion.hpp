@@ -163,9 +163,12 @@ rd_gradient run_host_gradient(const reaction_diffusion& problem, const Schedule&
                   std::vector<double>(problem.points, 0.0)};
     std::vector<double> x = problem.initial_field();
     std::vector<double> scratch;
-    (void)remat::run(
-        plan, store, x, [&](std::int64_t, std::vector<double>& u) { problem.step(u.data(), scratch); },
-        [&](std::int64_t, std::vector<double>& u) { problem.adjoint_step(u.data(), g.initial, g.nu_points, scratch); });
+    (void)remat::run(plan, store, x, remat::forward_step([&](std::int64_t, std::vector<double>& u) {
+                         problem.step(u.data(), scratch);
+                     }),
+                     remat::adjoint_step([&](std::int64_t, std::vector<double>& u) {
+                         problem.adjoint_step(u.data(), g.initial, g.nu_points, scratch);
+                     }));
     return g;
 }
 

@@ -93,9 +93,9 @@ rd_gradient run_thrust_gradient(const reaction_diffusion& problem, const Schedul
     solver.set_adjoint(problem.objective_gradient(problem.final_field(plan.steps())));
     const std::vector<double> x0 = problem.initial_field();
     thrust::device_vector<double> x(x0.begin(), x0.end());
-    const run_report r = run(
-        plan, store, x, [&](step_t, thrust::device_vector<double>& u) { solver.step(u); },
-        [&](step_t, thrust::device_vector<double>& u) { solver.adjoint_step(u); });
+    const run_report r =
+        run(plan, store, x, remat::forward_step([&](step_t, thrust::device_vector<double>& u) { solver.step(u); }),
+            remat::adjoint_step([&](step_t, thrust::device_vector<double>& u) { solver.adjoint_step(u); }));
     if (report != nullptr)
         *report = r;
     return solver.gradient();

@@ -139,12 +139,12 @@ BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     std::vector<double> scratch;
     remat::cuda::device_store store(level_capacity{.slots = 4}, {.slot_bytes = 800});
-    (void)run(
-        revolve(steps, 4), store, x,
-        [&](step_t, remat::cuda::device_span<double>& s) { problem.step(s.data(), scratch); },
-        [&](step_t, remat::cuda::device_span<double>& s) {
-            problem.adjoint_step(s.data(), g.initial, g.nu_points, scratch);
-        });
+    (void)run(revolve(steps, 4), store, x, remat::forward_step([&](step_t, remat::cuda::device_span<double>& s) {
+                  problem.step(s.data(), scratch);
+              }),
+              remat::adjoint_step([&](step_t, remat::cuda::device_span<double>& s) {
+                  problem.adjoint_step(s.data(), g.initial, g.nu_points, scratch);
+              }));
     BOOST_TEST(same_bits(g, test::store_all_gradient(problem, steps)));
     BOOST_TEST(x.data() == thrust::raw_pointer_cast(buffer.data())); // restored in place
 }

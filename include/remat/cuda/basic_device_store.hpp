@@ -53,7 +53,7 @@ namespace remat::cuda {
 ///     remat::cuda::device_store store(16);                        // 16 slots, sized by the first write
 ///     remat::cuda::device_store budget({.bytes = 8ull << 30}, {.slot_bytes = n * sizeof(float)});
 ///     thrust::device_vector<float> x = x0;
-///     remat::run(remat::revolve(T, 16), store, x, forward, adjoint);
+///     remat::run(remat::revolve(T, 16), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 template <device_runtime Runtime>
 class basic_device_store {
 public:

@@ -28,7 +28,8 @@ inline void copy_bytes(void* dst, memory_space, const void* src, memory_space, s
 ///
 ///     remat::cuda::pinned_memory_resource pinned;
 ///     remat::host_store store({.slots = 64}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
-///     remat::run(plan, store, device_state, forward, adjoint);      // device -> pinned host and back
+///     remat::run(plan, store, device_state, remat::forward_step(forward), remat::adjoint_step(adjoint));      //
+///     device -> pinned host and back
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size);
 #endif
 

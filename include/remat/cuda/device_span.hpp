@@ -15,7 +15,8 @@ namespace remat::cuda {
 ///
 ///     double* u;  cudaMalloc(&u, n * sizeof(double));
 ///     remat::cuda::device_span<double> x(u, n);
-///     remat::run(plan, store, x, [&](remat::step_t k, auto& s) { step<<<g, b>>>(s.data(), n); }, adjoint);
+///     remat::run(plan, store, x, remat::forward_step([&](remat::step_t k, auto& s) { step<<<g, b>>>(s.data(), n); }),
+///     remat::adjoint_step(adjoint));
 template <class T>
 class device_span {
 public:

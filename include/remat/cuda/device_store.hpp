@@ -23,7 +23,7 @@ extern template class basic_device_store<gpu_runtime>; // compiled once, in rema
 /// basic_device_store.hpp for the ordering contract with the user's kernels).
 ///
 ///     remat::cuda::device_store store(16, {.user_stream = my_stream});
-///     remat::run(remat::revolve(T, 16), store, x, forward, adjoint);
+///     remat::run(remat::revolve(T, 16), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 using device_store = basic_device_store<gpu_runtime>;
 #endif
 

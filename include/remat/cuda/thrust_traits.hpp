@@ -56,7 +56,7 @@ struct thrust_vector_traits {
 ///
 ///     thrust::device_vector<float> x(n);
 ///     remat::cuda::device_store store(16);
-///     remat::run(remat::revolve(T, 16), store, x, forward, adjoint);
+///     remat::run(remat::revolve(T, 16), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 template <class T, class Allocator>
 struct snapshot_traits<thrust::device_vector<T, Allocator>>
     : detail::thrust_vector_traits<thrust::device_vector<T, Allocator>, cuda::device_space> {};

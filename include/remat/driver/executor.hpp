@@ -7,6 +7,7 @@
 #pragma once
 
 #include "remat/detail/tick_clock.hpp"
+#include "remat/driver/callables.hpp"
 #include "remat/driver/run_report.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
@@ -17,24 +18,18 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace remat {
-
-/// A forward step: `forward(k, x)` turns x_k into x_{k+1} in place.
-template <class F, class State>
-concept forward_step = std::invocable<F&, step_t, State&>;
-
-/// An adjoint step: `adjoint(k, x)` is called with x == x_k; it takes the adjoint (which it owns) from
-/// a_{k+1} to a_k and accumulates parameter gradients. It may overwrite x.
-template <class F, class State>
-concept adjoint_step = std::invocable<F&, step_t, State&>;
 
 namespace detail {
 
@@ -52,8 +47,8 @@ inline std::string current_exception_message()
 
 [[noreturn]] inline void rethrow_as_step_error(step_t step, step_phase phase)
 {
-    static constexpr const char* what[] = {"forward step ", "adjoint step ", "snapshot save of x_",
-                                           "snapshot load of x_", "termination test at x_"};
+    static constexpr const char* what[] = {"forward step ",       "adjoint step ",          "snapshot save of x_",
+                                           "snapshot load of x_", "termination test at x_", "final-state call at x_"};
     std::throw_with_nested(step_error(
         step, phase, what[static_cast<int>(phase)] + std::to_string(step) + " failed: " + current_exception_message()));
 }
@@ -61,18 +56,30 @@ inline std::string current_exception_message()
 } // namespace detail
 
 /// Applies actions to `state` with `store` (one storage level or a multi-level store), calling the
-/// user's forward and adjoint steps.
+/// user's forward and adjoint steps and, if given, the terminal callable (remat/driver/callables.hpp).
 ///
-///     remat::executor ex(store, x, forward, adjoint, T);
+///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), T);
 ///     for (const remat::action& a : remat::revolve(T, 10)) ex.apply(a);
 ///     remat::run_report r = ex.finish();
-template <snapshot_state State, store_for_run Store, forward_step<State> Forward, adjoint_step<State> Adjoint>
+template <snapshot_state State, store_for_run Store, class Forward, class Adjoint, class Final = no_final_state>
+    requires forward_function<Forward, State> && adjoint_function<Adjoint, State> && final_function<Final, State>
 class executor {
 public:
-    executor(Store& store, State& state, Forward& forward, Adjoint& adjoint, step_t steps)
-        : store_(store), state_(state), forward_(forward), adjoint_(adjoint)
+    executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+             step_t steps)
+        : executor(store, state, std::move(forward), std::move(adjoint), final_state_fn<Final>{}, steps)
+    {
+    }
+
+    /// With a terminal callable: `final(x_T)` is called once, at the end of the first forward sweep.
+    executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+             final_state_fn<Final> final, step_t steps)
+        : store_(store), state_(state), forward_(std::move(forward)), adjoint_(std::move(adjoint)),
+          final_(std::move(final))
     {
         set_steps(steps);
+        if constexpr (has_final)
+            prepare_device_copy();
         const store_stats before = store_.stats();
         const auto levels = static_cast<std::size_t>(store_.level_count());
         report_.levels.resize(levels);
@@ -92,7 +99,7 @@ public:
     /// own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states whose
     /// size changes from step to step (remat::chain): only the slots are checked then.
     ///
-    ///     remat::executor ex(store, x, forward, adjoint, T);
+    ///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), T);
     ///     ex.check_fits(plan.cost());   // before the first ex.apply
     void check_fits(const schedule_cost& cost, bool same_sizes = true)
     {
@@ -131,7 +138,7 @@ public:
     /// state may be x_T (a loop that learns only afterwards that it has ended). Throws
     /// remat::schedule_error when a step was already reversed or the current state lies beyond x_T.
     ///
-    ///     remat::executor ex(store, x, forward, adjoint, INT64_MAX);
+    ///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), INT64_MAX);
     ///     ex.step_forward(0); ex.step_forward(1);   // the loop then says that step 2 is its last
     ///     ex.set_steps(3);
     void set_steps(step_t steps)
@@ -146,6 +153,9 @@ public:
                                  describe_current());
         report_.steps = steps;
         next_reverse_ = steps - 1;
+        if constexpr (has_final)
+            if (current_ == steps && !final_called_) // the loop stopped at x_T (run_online_converged)
+                call_final_here(steps);
     }
 
     /// The step whose state x_k is current, or -1 when undefined (after a reverse).
@@ -162,6 +172,7 @@ public:
         report_.seconds = clock_.elapsed_seconds();
         report_.forward_seconds = static_cast<double>(forward_ticks_) * per_tick;
         report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
+        report_.final_seconds = static_cast<double>(final_ticks_) * per_tick;
         const store_stats after = store_.stats();
         for (std::size_t i = 0; i < report_.levels.size() && i < after.levels.size(); ++i) {
             level_report& l = report_.levels[i];
@@ -211,7 +222,7 @@ private:
         step_t k = a.from;
         try {
             for (; k < a.to; ++k)
-                std::invoke(forward_, k, state_);
+                std::invoke(forward_.fn, k, state_);
         } catch (...) {
             report_.forward_steps += static_cast<std::uint64_t>(k - a.from);
             current_ = -1; // the step failed part way: the state is undefined
@@ -312,16 +323,135 @@ private:
                                  std::to_string(next_reverse_));
         if (v.step != current_)
             throw schedule_error("reverse " + std::to_string(v.step) + " but the state is " + describe_current());
+        if constexpr (has_final)
+            if (!final_called_)
+                call_final_beyond(v.step);
         const std::uint64_t start = detail::tick_clock::now();
         current_ = -1; // the adjoint may overwrite x_k
         try {
-            std::invoke(adjoint_, v.step, state_);
+            std::invoke(adjoint_.fn, v.step, state_);
         } catch (...) {
             detail::rethrow_as_step_error(v.step, step_phase::adjoint);
         }
         adjoint_ticks_ += detail::tick_clock::now() - start;
         ++report_.reverse_steps;
         --next_reverse_;
+    }
+
+    static constexpr bool has_final = !std::is_same_v<std::remove_cvref_t<Final>, no_final_state>;
+
+    // x_T is current: hand it to the terminal callable.
+    void call_final_here(step_t steps)
+    {
+        final_called_ = true;
+        const std::uint64_t start = detail::tick_clock::now();
+        try {
+            std::invoke(final_.fn, std::as_const(state_));
+        } catch (...) {
+            detail::rethrow_as_step_error(steps, step_phase::final_state);
+        }
+        final_ticks_ += detail::tick_clock::now() - start;
+        ++report_.final_calls;
+    }
+
+    // The first reverse is of step T-1 with x_{T-1} current, the end of the first forward sweep: keep
+    // x_{T-1} aside (in memory that grows once per executor, never per step), run step T-1 once more, hand
+    // x_T to the terminal callable, and put x_{T-1} back for the adjoint.
+    void call_final_beyond(step_t last)
+    {
+        final_called_ = true;
+        keep_aside(last);
+        current_ = -1; // until x_{T-1} is back
+        const std::uint64_t start = detail::tick_clock::now();
+        try {
+            std::invoke(forward_.fn, last, state_);
+        } catch (...) {
+            detail::rethrow_as_step_error(last, step_phase::forward);
+        }
+        forward_ticks_ += detail::tick_clock::now() - start;
+        ++report_.final_forward_steps;
+        call_final_here(last + 1);
+        put_back(last);
+        current_ = last;
+    }
+
+    void keep_aside(step_t last)
+    {
+        if constexpr (contiguous_state<State>) {
+            const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
+            if (bytes.space == memory_space::host) {
+                if (staging_.size() < bytes.size)
+                    staging_.resize(bytes.size);
+                if (bytes.size != 0)
+                    std::memcpy(staging_.data(), bytes.data, bytes.size);
+                kept_size_ = bytes.size;
+                return;
+            }
+            if constexpr (std::is_copy_constructible_v<State>) {
+                if (kept_state_) {
+                    *kept_state_ = state_; // made in the constructor: a device copy, no allocation here
+                    return;
+                }
+            }
+            prepare_device_copy(); // the constructor found a host state; it is a device one now
+        } else {
+            try {
+                kept_size_ = snapshot_traits<State>::size_bytes(std::as_const(state_));
+                if (staging_.size() < kept_size_)
+                    staging_.resize(kept_size_);
+                snapshot_traits<State>::save(std::as_const(state_), std::span<std::byte>(staging_.data(), kept_size_));
+            } catch (...) {
+                detail::rethrow_as_step_error(last, step_phase::save);
+            }
+        }
+    }
+
+    // A device state is kept aside in a copy of itself, made here (before step 0, one allocation per
+    // executor) so that a state that cannot be copied, or a view whose copies share its elements, is
+    // refused before any work is done.
+    void prepare_device_copy()
+    {
+        if constexpr (contiguous_state<State>) {
+            const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
+            if (bytes.space == memory_space::host)
+                return;
+            if constexpr (std::is_copy_constructible_v<State>) {
+                kept_state_.emplace(state_);
+                if (snapshot_traits<State>::bytes(std::as_const(*kept_state_)).data != bytes.data)
+                    return; // a copy of the elements, not of a view
+                kept_state_.reset();
+            }
+            throw argument_error("remat::final_state needs x_{T-1} kept aside while x_T is computed, but the state "
+                                 "is a view of device memory whose copies share its elements: use a state that owns "
+                                 "its elements (thrust::device_vector) or compute x_T in the adjoint of step T-1");
+        }
+    }
+
+    void put_back(step_t last)
+    {
+        if constexpr (contiguous_state<State>) {
+            if constexpr (std::is_copy_constructible_v<State>) {
+                if (kept_state_) {
+                    state_ = *kept_state_;
+                    return;
+                }
+            }
+            mutable_bytes bytes = snapshot_traits<State>::bytes(state_);
+            if constexpr (requires { snapshot_traits<State>::bytes_for(state_, std::size_t{}); })
+                if (bytes.size != kept_size_)
+                    bytes = snapshot_traits<State>::bytes_for(state_, kept_size_);
+            if (bytes.size != kept_size_)
+                throw integrity_error("the forward step " + std::to_string(last) + " changed the state's size from " +
+                                      std::to_string(kept_size_) + " to " + std::to_string(bytes.size) + " bytes");
+            if (kept_size_ != 0)
+                std::memcpy(bytes.data, staging_.data(), kept_size_);
+        } else {
+            try {
+                snapshot_traits<State>::load(state_, std::span<const std::byte>(staging_.data(), kept_size_));
+            } catch (...) {
+                detail::rethrow_as_step_error(last, step_phase::load);
+            }
+        }
     }
 
     /// Bytes of one snapshot of the current state.
@@ -368,13 +498,18 @@ private:
 
     detail::store_access<Store> store_;
     State& state_;
-    Forward& forward_;
-    Adjoint& adjoint_;
+    forward_step_fn<Forward> forward_;
+    adjoint_step_fn<Adjoint> adjoint_;
+    final_state_fn<Final> final_;
+    bool final_called_ = false;
+    std::size_t kept_size_ = 0;       // bytes of x_{T-1} kept in staging_ around the final-state call
+    std::optional<State> kept_state_; // x_{T-1} of a device state that owns its elements
     step_t current_ = 0;
     step_t next_reverse_ = 0;
     detail::tick_calibration clock_;
     std::uint64_t forward_ticks_ = 0;
     std::uint64_t adjoint_ticks_ = 0;
+    std::uint64_t final_ticks_ = 0;
     std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
     std::vector<std::uint64_t> occupied_bytes_;
     std::vector<std::uint64_t> occupied_slots_;
@@ -383,5 +518,11 @@ private:
     std::vector<std::pair<double, double>> waits_before_;
     run_report report_;
 };
+
+template <class State, class Store, class F, class A>
+executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, step_t) -> executor<State, Store, F, A>;
+template <class State, class Store, class F, class A, class H>
+executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, final_state_fn<H>, step_t)
+    -> executor<State, Store, F, A, H>;
 
 } // namespace remat

@@ -64,14 +64,16 @@ double median_seconds(int repeats, Prepare&& prepare, Run&& run)
 /// run (seed dJ/dx_T, zero the gradients): afterwards it holds a true gradient. Costs are in seconds; a
 /// throwing step becomes remat::step_error.
 ///
-///     remat::chain_model m = remat::profile(T, x0, forward, adjoint);
+///     remat::chain_model m = remat::profile(T, x0, remat::forward_step(f), remat::adjoint_step(g));
 ///     std::ofstream("costs.json") << remat::to_json(m);          // for `remat plan --chain costs.json`
 ///     remat::chain plan(m, 4ull << 30);                           // or plan right away
-template <snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint>
+template <snapshot_state State, forward_function<State> Forward, adjoint_function<State> Adjoint>
     requires std::copyable<State>
-chain_model profile(step_t steps, const State& x0, Forward&& forward, Adjoint&& adjoint,
-                    const profile_options& options = {})
+chain_model profile(step_t steps, const State& x0, forward_step_fn<Forward> forward_step_of,
+                    adjoint_step_fn<Adjoint> adjoint_step_of, const profile_options& options = {})
 {
+    auto& forward = forward_step_of.fn;
+    auto& adjoint = adjoint_step_of.fn;
     if (steps < 1)
         throw argument_error("steps must be at least 1, got " + std::to_string(steps));
     if (options.repeats < 1)
@@ -113,8 +115,19 @@ chain_model profile(step_t steps, const State& x0, Forward&& forward, Adjoint&& 
         m.steps[static_cast<std::size_t>(k)].adjoint =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
-    run(revolve(steps, slots), store, x, forward, timed_adjoint);
+    run(revolve(steps, slots), store, x, remat::forward_step(forward), remat::adjoint_step(timed_adjoint));
     return m;
+}
+
+/// Bare callables (or the two steps given in the wrong order) are refused with a message.
+template <snapshot_state State, class Forward, class Adjoint, class... Rest>
+    requires detail::untagged_steps<Forward, Adjoint>
+chain_model profile(step_t, const State&, Forward&&, Adjoint&&, Rest&&...)
+{
+    static_assert(detail::always_false<Forward>,
+                  "remat::profile takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
+                  "so that the two cannot be swapped");
+    return {};
 }
 
 } // namespace remat

@@ -8,7 +8,7 @@
 //
 //     const std::string id = remat::run_identity(plan, x);            // before step 0
 //     remat::hdf5_store disk(file, remat::level_capacity{}, {.run_identity = id});
-//     remat::run(plan, disk, x, forward, adjoint);                     // ... killed
+//     remat::run(plan, disk, x, remat::forward_step(f), remat::adjoint_step(g));   // ... killed
 //
 //     remat::hdf5_store again(file, remat::level_capacity{},
 //                             {.mode = remat::hdf5_store::open_mode::resume, .run_identity = id});
@@ -16,7 +16,8 @@
 //         return again.snapshot_step(s); });
 //     if (point) {
 //         remat::release_except(again, 64, *point);                    // slots the schedule no longer holds
-//         remat::run_report r = remat::run_resumed(plan, *point, again, x, forward, adjoint);
+//         remat::run_report r = remat::run_resumed(plan, *point, again, x, remat::forward_step(f),
+//                                                  remat::adjoint_step(g));
 //     }   // point->forward_steps_saved forward steps were not run again
 //
 // The resumed gradient is bit-identical to an uninterrupted run's: the schedule's remaining actions are
@@ -173,14 +174,20 @@ void release_except(Level& level, slot_t slots, const resume_point& point, level
 /// Carries out the rest of `plan` from `point`: reads x_step into `state` (checksum-verified), counts the
 /// snapshots held there as the run's own, and applies every action after the point. The store must hold
 /// exactly point.held (find_resume_point, release_except). Errors as remat::run; the report counts only
-/// the work done here (point.forward_steps_saved is what the resume saved).
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_step<State> Forward,
-          adjoint_step<State> Adjoint>
-run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state, Forward&& forward,
-                       Adjoint&& adjoint, const run_options& options = {})
+/// the work done here (point.forward_steps_saved is what the resume saved). A resume point lies in the
+/// first forward sweep, before x_T was reached, so the terminal callable (optional, as in remat::run) is
+/// called here, once, exactly as in an uninterrupted run.
+///
+///     remat::run_resumed(plan, *point, again, x, remat::forward_step(f), remat::adjoint_step(g),
+///                        remat::final_state(h));
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, final_function<State> Final>
+run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state,
+                       forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final,
+                       const run_options& options = {})
 {
-    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
-        store, state, forward, adjoint, plan.steps());
+    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
+                                                       std::move(final), plan.steps());
     try {
         for (const auto& h : point.held)
             ex.adopt(h);
@@ -197,6 +204,28 @@ run_report run_resumed(const Schedule& plan, const resume_point& point, Store& s
         ex.abort();
         throw;
     }
+}
+
+/// run_resumed without a terminal callable.
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint>
+run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state,
+                       forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+                       const run_options& options = {})
+{
+    return run_resumed(plan, point, store, state, std::move(forward), std::move(adjoint),
+                       final_state_fn<no_final_state>{}, options);
+}
+
+/// Bare callables (or the two steps given in the wrong order) are refused with a message.
+template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
+    requires detail::untagged_steps<Forward, Adjoint>
+run_report run_resumed(const Schedule&, const resume_point&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
+{
+    static_assert(detail::always_false<Forward>,
+                  "remat::run_resumed takes remat::forward_step(f), then remat::adjoint_step(g): wrap each "
+                  "callable so that the two cannot be swapped");
+    return {};
 }
 
 } // namespace remat

@@ -1,6 +1,7 @@
 // remat/driver/run.hpp — the driver: runs the user's steps along a schedule.
 #pragma once
 
+#include "remat/driver/callables.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/range.hpp"
@@ -62,11 +63,17 @@ void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
 
 /// Runs the reverse sweep of a loop of plan.steps() steps, starting from `state` == x_0.
 ///
-/// `forward(k, x)` maps x_k to x_{k+1} in place; `adjoint(k, x)` is called with x == x_k, once per step
-/// from k = T-1 down to 0, and owns the adjoint variables and gradients it updates. The store holds the
-/// snapshots the schedule asks for: one storage level (host_store, hdf5_store, cuda::device_store) or a
-/// multi-level store (tiered_store) for a schedule over several levels. Gradients are bit-identical for every schedule,
-/// since each adjoint step sees exactly the x_k of a plain forward sweep.
+/// `forward` (remat::forward_step(f)) maps x_k to x_{k+1} in place with f(k, x); `adjoint`
+/// (remat::adjoint_step(g)) is called as g(k, x) with x == x_k, once per step from k = T-1 down to 0, and
+/// owns the adjoint variables and gradients it updates. The optional `final` (remat::final_state(h)) is
+/// called once as h(x_T), before the first adjoint step, so that h can evaluate the objective and seed the
+/// adjoint (report: final_calls, final_forward_steps). The wrappers name each callable's role: bare
+/// callables, or the two steps swapped, do not compile (remat/driver/callables.hpp).
+///
+/// The store holds the snapshots the schedule asks for: one storage level (host_store, hdf5_store,
+/// cuda::device_store) or a multi-level store (tiered_store) for a schedule over several levels.
+/// Gradients are bit-identical for every schedule, since each adjoint step sees exactly the x_k of a plain
+/// forward sweep.
 ///
 /// Errors: a plan that does not fit the store (more levels, or more slots or bytes at once on a level
 /// than it holds) is refused with remat::capacity_error before any step runs; a throwing callable
@@ -75,18 +82,19 @@ void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
 /// the store's slots are released before the exception leaves.
 ///
 ///     std::vector<double> x = x0;                  // x_0
-///     std::vector<double> a(x.size());             // the adjoint, set to dJ/dx_T by the caller
+///     std::vector<double> a(x.size());             // the adjoint, seeded from x_T below
 ///     remat::host_store store(20);
 ///     remat::run_report r = remat::run(remat::revolve(T, 20), store, x,
-///         [&](remat::step_t k, std::vector<double>& s) { step(k, s); },
-///         [&](remat::step_t k, std::vector<double>& s) { adjoint_step(k, s, a); });
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_step<State> Forward,
-          adjoint_step<State> Adjoint>
-run_report run(const Schedule& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
-               const run_options& options = {})
+///         remat::forward_step([&](remat::step_t k, std::vector<double>& s) { step(k, s); }),
+///         remat::adjoint_step([&](remat::step_t k, std::vector<double>& s) { adjoint_step(k, s, a); }),
+///         remat::final_state([&](const std::vector<double>& xT) { a = dJ_dx(xT); }));
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, final_function<State> Final>
+run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+               adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, const run_options& options = {})
 {
-    executor<State, Store, std::remove_reference_t<Forward>, std::remove_reference_t<Adjoint>> ex(
-        store, state, forward, adjoint, plan.steps());
+    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
+                                                       std::move(final), plan.steps());
     // Before step 0: nothing has run, nothing to release. A plan that prices its own bytes (remat::chain)
     // is over states whose size changes from step to step: only its slots can be checked here.
     ex.check_fits(plan.cost(), !requires { plan.peak_bytes(); });
@@ -98,6 +106,26 @@ run_report run(const Schedule& plan, Store& store, State& state, Forward&& forwa
         ex.abort();
         throw;
     }
+}
+
+/// remat::run without a terminal callable.
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint>
+run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+               adjoint_step_fn<Adjoint> adjoint, const run_options& options = {})
+{
+    return run(plan, store, state, std::move(forward), std::move(adjoint), final_state_fn<no_final_state>{}, options);
+}
+
+/// Bare callables (or the two steps given in the wrong order) are refused with a message.
+template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
+    requires detail::untagged_steps<Forward, Adjoint>
+run_report run(const Schedule&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
+{
+    static_assert(detail::always_false<Forward>,
+                  "remat::run takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
+                  "so that the two cannot be swapped");
+    return {};
 }
 
 } // namespace remat

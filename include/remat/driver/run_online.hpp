@@ -1,20 +1,49 @@
 // remat/driver/run_online.hpp — the driver for loops that learn their length only when they end.
 //
-// remat::run needs T up front. run_online drives remat::online_revolve instead: the loop's own
-// termination test is asked at every x_k, the schedule keeps what it chooses in the store, and when the
-// loop has ended the reverse sweep follows. Two conventions (docs/online.md):
+// remat::run needs T up front. run_online drives an online schedule instead (remat::online_revolve, or
+// any model of remat::online_schedule below): the loop's own termination test is asked at every x_k,
+// the schedule keeps what it chooses in the store, and when the loop has ended the reverse sweep
+// follows. Two conventions (docs/online.md):
 //  - run_online: `is_last(k, x_k)` is asked before step k runs, as an adaptive ODE solver knows when it
 //    clips its step to the final time. Forward steps equal the offline optimum for T <= C(s+2,2).
 //  - run_online_converged: `converged(k, x_k)` is asked after step k-1 has run, for k >= 1, as a fixed-point
 //    iteration tests the new state. x_T is useless to the adjoint, so the last step's state has to be
 //    restored or recomputed: the run costs exactly the forward steps of a run_online loop of T+1 steps,
 //    usually about r more than T steps (run_report::forward_steps; measured in bench/online_ratio).
+//
+// An online schedule S models remat::online_schedule when, for s of type const S& and c of its cursor
+// type (a remat::action_cursor):
+//
+//     | expression        | type                | meaning                                                   |
+//     |-------------------|---------------------|-----------------------------------------------------------|
+//     | s.cursor()        | an online cursor    | a new run, at x_0, awaiting the first answer              |
+//     | s.slot_bounds()   | std::vector<slot_t> | per level, the most slots held at once for any T (checked |
+//     |                   |                     | against the store before step 0; unlimited:               |
+//     |                   |                     | level_capacity::unlimited_slots)                          |
+//     | c.position()      | step_t              | k while x_k is the forward sweep's current state          |
+//     | c.answer(last)    | void                | whether step k = position() is the loop's last (T = k+1)  |
+//     | c.end_state()     | void                | x_k, k = position() >= 1, is the loop's final state (T=k) |
+//     | c.steps()         | step_t              | T once the loop has ended, 0 before                       |
+//     | c.next(a)         | bool                | the next action: after answer(false) the free/store of x_k |
+//     |                   |                     | and `advance k k+1`; after the loop's end, the reverse    |
+//     |                   |                     | sweep; false while an answer is awaited and at the end    |
+//
+// remat::online_revolve (one level) and remat::online_multilevel (a fast level spilling to a slow one,
+// over a tiered_store such as host RAM + an hdf5_store) model it; so can a schedule of one's own.
+//
+//     remat::online_revolve plan(16);
+//     plan.slot_bounds();      // {16}: one level of 16 slots
+//     remat::online_multilevel spill(remat::cost_model{{{"host", 8, 0, 0},
+//                                                       {"disk", remat::level_spec::unlimited, 20, 20}}});
+//     spill.slot_bounds();     // {8, unlimited}: run it on tiered_store<host_store, hdf5_store>
 #pragma once
 
+#include "remat/driver/callables.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/range.hpp"
 
 #include <concepts>
 #include <cstddef>
@@ -22,6 +51,7 @@
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace remat {
 
@@ -29,6 +59,24 @@ namespace remat {
 template <class P, class State>
 concept loop_test = std::invocable<P&, step_t, const State&> &&
                     std::convertible_to<std::invoke_result_t<P&, step_t, const State&>, bool>;
+
+/// The cursor of an online schedule (the table above).
+template <class C>
+concept online_cursor = action_cursor<C> && requires(C& c, const C& cc) {
+    { cc.position() } -> std::convertible_to<step_t>;
+    c.answer(true);
+    c.end_state();
+    { cc.steps() } -> std::convertible_to<step_t>;
+};
+
+/// A schedule that decides during the forward sweep (the table above).
+template <class S>
+concept online_schedule = requires(const S& s) {
+    { s.cursor() } -> online_cursor;
+    { s.slot_bounds() } -> std::convertible_to<std::vector<slot_t>>;
+};
+
+static_assert(online_schedule<online_revolve>);
 
 namespace detail {
 
@@ -45,13 +93,12 @@ bool ask(Test& test, step_t k, const State& state)
 /// The loop both run_online variants share: `ended(cursor)` asks the loop's test at the cursor's position
 /// and tells the cursor (answer or end_state); the forward actions run until it says the loop has ended,
 /// then the reverse sweep. The store's slots are released before any exception leaves.
-template <class State, class Store, class Forward, class Adjoint, class Ended>
-run_report drive_online(const online_revolve& plan, Store& store, State& state, Forward& forward, Adjoint& adjoint,
-                        Ended&& ended, const run_options& options)
+template <class Plan, class Executor, class Store, class Ended>
+run_report drive_online(const Plan& plan, Executor& ex, Ended&& ended, const run_options& options)
 {
-    executor<State, Store, Forward, Adjoint> ex(store, state, forward, adjoint, std::numeric_limits<step_t>::max());
     schedule_cost need; // the online schedule may fill every slot it has, whatever T turns out to be
-    need.levels = {level_cost{0, 0, static_cast<std::uint64_t>(plan.slots())}};
+    for (const slot_t slots : plan.slot_bounds())
+        need.levels.push_back(level_cost{0, 0, static_cast<std::uint64_t>(slots)});
     ex.check_fits(need);
     try {
         auto cursor = plan.cursor();
@@ -60,7 +107,7 @@ run_report drive_online(const online_revolve& plan, Store& store, State& state, 
             while (cursor.next(a))
                 ex.apply(a);
         ex.set_steps(cursor.steps());
-        apply_all<std::remove_cvref_t<Store>>(ex, cursor, options); // the reverse sweep
+        apply_all<Store>(ex, cursor, options); // the reverse sweep
         return ex.finish();
     } catch (...) {
         ex.abort();
@@ -74,28 +121,33 @@ run_report drive_online(const online_revolve& plan, Store& store, State& state, 
 ///
 /// At each x_k the driver calls `is_last(k, x_k)`: true means step k is the loop's last (T = k+1), and
 /// the reverse sweep starts at once with x_{T-1} where it stands. Otherwise the schedule may keep x_k
-/// and the driver calls `forward(k, x)`. `adjoint(k, x)` is then called with x == x_k for k = T-1 down to
-/// 0, exactly as in remat::run; gradients are bit-identical to a store-everything run. The report's
-/// `steps` is the T the loop found.
+/// and the driver calls the forward step. The adjoint step is then called with x == x_k for k = T-1 down
+/// to 0, exactly as in remat::run (and a final_state callable, if given, sees x_T first); gradients are
+/// bit-identical to a store-everything run. The report's `steps` is the T the loop found.
 ///
-/// Errors: a throwing `is_last` becomes remat::step_error with step_phase::predicate and the step k of
-/// the state it was asked about; forward, adjoint and snapshot failures as in remat::run. The store's
-/// slots are released before any exception leaves.
+/// Errors: an online schedule holding more slots (or levels) than the store is refused with
+/// remat::capacity_error before step 0; a throwing `is_last` becomes remat::step_error with
+/// step_phase::predicate and the step k of the state it was asked about; forward, adjoint and snapshot
+/// failures as in remat::run. The store's slots are released before any exception leaves.
 ///
-///     remat::host_store store(16);
-///     remat::run_report r = remat::run_online(remat::online_revolve(16), store, x,
-///         [&](remat::step_t, State& s) { solver.step(s); },
-///         [&](remat::step_t k, State& s) { solver.adjoint_step(k, s, a); },
+///     remat::online_revolve plan(16);
+///     remat::host_store store(plan.slots());
+///     remat::run_report r = remat::run_online(plan, store, x,
+///         remat::forward_step([&](remat::step_t, State& s) { solver.step(s); }),
+///         remat::adjoint_step([&](remat::step_t k, State& s) { solver.adjoint_step(k, s, a); }),
 ///         [&](remat::step_t, const State& s) { return solver.time(s) + solver.dt(s) >= t_end; });
 ///     // r.steps is T
-template <store_for_run Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
-          loop_test<State> IsLast>
-run_report run_online(const online_revolve& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
-                      IsLast&& is_last, const run_options& options = {})
+template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, final_function<State> Final, loop_test<State> IsLast>
+run_report run_online(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+                      adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, IsLast&& is_last,
+                      const run_options& options = {})
 {
-    return detail::drive_online(
-        plan, store, state, forward, adjoint,
-        [&](online_revolve::cursor_type& cursor) {
+    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
+                                                       std::move(final), std::numeric_limits<step_t>::max());
+    return detail::drive_online<Plan, decltype(ex), std::remove_cvref_t<Store>>(
+        plan, ex,
+        [&](auto& cursor) {
             const bool last = detail::ask(is_last, cursor.position(), std::as_const(state));
             cursor.answer(last);
             return last;
@@ -103,21 +155,36 @@ run_report run_online(const online_revolve& plan, Store& store, State& state, Fo
         options);
 }
 
+/// run_online without a terminal callable.
+template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, loop_test<State> IsLast>
+run_report run_online(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+                      adjoint_step_fn<Adjoint> adjoint, IsLast&& is_last, const run_options& options = {})
+{
+    return run_online(plan, store, state, std::move(forward), std::move(adjoint), final_state_fn<no_final_state>{},
+                      std::forward<IsLast>(is_last), options);
+}
+
 /// Like run_online, for loops that learn only afterwards that they have ended: `converged(k, x_k)` is
 /// called for k >= 1, after step k-1 has run; true means x_k is the final state (T = k). Step 0 always
 /// runs. The adjoint sees x_{T-1}..x_0 as with run_online; the forward steps, in the report, are those of
-/// a run_online loop of T+1 steps (online_revolve::cost(T, online_end::after_last_step)).
+/// a run_online loop of T+1 steps (online_revolve::cost(T, online_end::after_last_step)). A terminal
+/// callable sees x_T where the loop stopped, without an extra step.
 ///
-///     remat::run_report r = remat::run_online_converged(plan, store, x, step, adjoint_step,
+///     remat::run_report r = remat::run_online_converged(plan, store, x, remat::forward_step(step),
+///         remat::adjoint_step(adjoint_step),
 ///         [&](remat::step_t, const State& s) { return residual(s) < 1e-10; });
-template <store_for_run Store, snapshot_state State, forward_step<State> Forward, adjoint_step<State> Adjoint,
-          loop_test<State> Converged>
-run_report run_online_converged(const online_revolve& plan, Store& store, State& state, Forward&& forward,
-                                Adjoint&& adjoint, Converged&& converged, const run_options& options = {})
+template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, final_function<State> Final, loop_test<State> Converged>
+run_report run_online_converged(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+                                adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, Converged&& converged,
+                                const run_options& options = {})
 {
-    return detail::drive_online(
-        plan, store, state, forward, adjoint,
-        [&](online_revolve::cursor_type& cursor) {
+    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
+                                                       std::move(final), std::numeric_limits<step_t>::max());
+    return detail::drive_online<Plan, decltype(ex), std::remove_cvref_t<Store>>(
+        plan, ex,
+        [&](auto& cursor) {
             const step_t k = cursor.position();
             if (k >= 1 && detail::ask(converged, k, std::as_const(state))) {
                 cursor.end_state();
@@ -127,6 +194,39 @@ run_report run_online_converged(const online_revolve& plan, Store& store, State&
             return false;
         },
         options);
+}
+
+/// run_online_converged without a terminal callable.
+template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, loop_test<State> Converged>
+run_report run_online_converged(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+                                adjoint_step_fn<Adjoint> adjoint, Converged&& converged,
+                                const run_options& options = {})
+{
+    return run_online_converged(plan, store, state, std::move(forward), std::move(adjoint),
+                                final_state_fn<no_final_state>{}, std::forward<Converged>(converged), options);
+}
+
+/// Bare callables (or the two steps given in the wrong order) are refused with a message.
+template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
+    requires detail::untagged_steps<Forward, Adjoint>
+run_report run_online(const Plan&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
+{
+    static_assert(detail::always_false<Forward>,
+                  "remat::run_online takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
+                  "so that the two cannot be swapped");
+    return {};
+}
+
+/// Bare callables (or the two steps given in the wrong order) are refused with a message.
+template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
+    requires detail::untagged_steps<Forward, Adjoint>
+run_report run_online_converged(const Plan&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
+{
+    static_assert(detail::always_false<Forward>,
+                  "remat::run_online_converged takes remat::forward_step(f), then remat::adjoint_step(g): wrap "
+                  "each callable so that the two cannot be swapped");
+    return {};
 }
 
 } // namespace remat

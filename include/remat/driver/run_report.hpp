@@ -24,12 +24,16 @@ struct level_report {
 
 /// The report of one run of remat::run (or of an executor).
 ///
-///     remat::run_report r = remat::run(plan, store, x, forward, adjoint);
+///     remat::run_report r = remat::run(plan, store, x, remat::forward_step(f), remat::adjoint_step(g));
 ///     std::printf("%s", remat::to_string(r).c_str());
 struct run_report {
     step_t steps = 0;
     std::uint64_t forward_steps = 0; ///< calls of the forward step (recomputation included)
     std::uint64_t reverse_steps = 0; ///< calls of the adjoint step
+    /// Forward steps run to give the terminal callable x_T (step T-1 once more; 0 without one, or when
+    /// the loop stopped at x_T itself). Its time is in forward_seconds; it is not in forward_steps.
+    std::uint64_t final_forward_steps = 0;
+    std::uint64_t final_calls = 0; ///< calls of the terminal callable (0 or 1)
     std::uint64_t stores = 0;
     std::uint64_t restores = 0;
     std::uint64_t bytes_written = 0;       ///< snapshot bytes copied into the store
@@ -40,11 +44,12 @@ struct run_report {
     double seconds = 0;            ///< wall time of the whole run
     double forward_seconds = 0;    ///< inside the user's forward step
     double adjoint_seconds = 0;    ///< inside the user's adjoint step
+    double final_seconds = 0;      ///< inside the terminal callable (remat::final_state)
     double wait_seconds = 0;       ///< waiting for a store's asynchronous transfers (part of remat time)
     double overlapped_seconds = 0; ///< transfer time hidden behind the user's compute
 
     /// Time in the user's code.
-    [[nodiscard]] double user_seconds() const noexcept { return forward_seconds + adjoint_seconds; }
+    [[nodiscard]] double user_seconds() const noexcept { return forward_seconds + adjoint_seconds + final_seconds; }
     /// Time in remat: snapshot copies, transfers, the schedule and bookkeeping. (Only the user's calls
     /// are timed, with the time-stamp counter, so that timing costs a few ns per step.)
     [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }

@@ -55,7 +55,7 @@ enum class hdf5_element { uint8, int32, int64, float32, float64 };
 /// A storage level ("disk") in one HDF5 file. Models remat::storage_level.
 ///
 ///     remat::hdf5_store disk("/scratch/run.h5", remat::level_capacity{.slots = 64});
-///     remat::run(remat::revolve(T, 64), disk, x, forward, adjoint);
+///     remat::run(remat::revolve(T, 64), disk, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 ///
 ///     // after a crash: the complete snapshots are still there
 ///     remat::hdf5_store again("/scratch/run.h5", remat::level_capacity{.slots = 64},

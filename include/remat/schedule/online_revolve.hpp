@@ -42,6 +42,8 @@ public:
     explicit online_revolve(slot_t slots);
 
     [[nodiscard]] slot_t slots() const noexcept { return slots_; }
+    /// Per level, the most slots held at once for any T: {slots()} (remat::online_schedule).
+    [[nodiscard]] std::vector<slot_t> slot_bounds() const { return {slots_}; }
 
     /// One run of the online schedule: answers in, actions out. During the forward sweep the cursor waits
     /// for an answer at each x_k (awaiting_answer()), then yields what to do with x_k (`free`, `store`)

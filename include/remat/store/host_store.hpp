@@ -20,7 +20,7 @@ namespace remat {
 ///
 ///     remat::host_store store(10);                                   // 10 slots
 ///     remat::host_store budget({.bytes = 1 << 30});                   // as many as fit in 1 GiB
-///     remat::run(remat::revolve(T, 10), store, x, forward, adjoint);
+///     remat::run(remat::revolve(T, 10), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 class host_store {
 public:
     struct options {

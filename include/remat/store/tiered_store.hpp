@@ -33,7 +33,7 @@ struct tier_options {
 ///
 ///     remat::tiered_store store({remat::tier_options{}, remat::tier_options{.asynchronous = true}},
 ///                               remat::host_store(8), remat::hdf5_store("/scratch/run.h5", remat::level_capacity{}));
-///     remat::run(remat::multilevel(T, levels), store, x, forward, adjoint);
+///     remat::run(remat::multilevel(T, levels), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 template <storage_level... Levels>
 class tiered_store {
     static constexpr std::size_t count = sizeof...(Levels);

@@ -28,6 +28,8 @@ const char* phase_name(step_phase p)
         return "load";
     case step_phase::predicate:
         return "predicate";
+    case step_phase::final_state:
+        return "final_state";
     }
     return "unknown";
 }

@@ -14,9 +14,11 @@ int main()
     int reversed = 0;
     {
         remat::hdf5_store disk(file, remat::level_capacity{4});
-        remat::run(
-            remat::revolve(50, 4), disk, x, [](remat::step_t, std::vector<double>& s) { s[0] += 1; },
-            [&](remat::step_t k, std::vector<double>& s) { reversed += s[0] == 1.0 + static_cast<double>(k) ? 1 : 0; });
+        remat::run(remat::revolve(50, 4), disk, x,
+                   remat::forward_step([](remat::step_t, std::vector<double>& s) { s[0] += 1; }),
+                   remat::adjoint_step([&](remat::step_t k, std::vector<double>& s) {
+                       reversed += s[0] == 1.0 + static_cast<double>(k) ? 1 : 0;
+                   }));
     }
     const std::size_t listed = remat::hdf5_inspect(file, true).snapshots.size();
     std::filesystem::remove(file);

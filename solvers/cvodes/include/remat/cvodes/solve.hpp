@@ -55,14 +55,18 @@ solution solve(adjoint_solver& solver, const windows& w, const Schedule& plan, S
     solution result;
     std::vector<double> x = solver.initial_state();
     const step_t last = w.count() - 1;
-    result.report = remat::run(
-        plan, store, x, [&](step_t k, std::vector<double>& s) { solver.forward(k, s, {.t_end = w.end(k)}); },
-        [&](step_t k, std::vector<double>& s) {
-            solver.reverse(k, s, {.t_end = w.end(k)});
-            if (k == last)
-                result.final_state = s;
-        },
-        options);
+    result.report = remat::run(plan, store, x, remat::forward_step([&](step_t k, std::vector<double>& s) {
+                                   solver.forward(k, s, {.t_end = w.end(k)});
+                               }),
+                               remat::adjoint_step([&](step_t k, std::vector<double>& s) {
+                                   solver.reverse(k, s, {.t_end = w.end(k)});
+                                   // reverse() re-integrates window k forward before its adjoint, leaving x_{k+1} in s:
+                                   // x_T comes free here, where a terminal callable (remat::final_state) would cost one
+                                   // more window.
+                                   if (k == last)
+                                       result.final_state = s;
+                               }),
+                               options);
     result.backward = solver.backward();
     result.windows = w.count();
     return result;
@@ -85,12 +89,10 @@ solution solve_online(adjoint_solver& solver, double tf, std::int64_t steps_per_
     std::vector<double> x = solver.initial_state();
     const window_end end{.t_end = tf, .steps = steps_per_window};
     result.report = remat::run_online_converged(
-        plan, store, x, [&](step_t k, std::vector<double>& s) { solver.forward(k, s, end); },
-        [&](step_t k, std::vector<double>& s) {
-            solver.reverse(k, s, end);
-            if (s[0] == tf && result.final_state.empty())
-                result.final_state = s;
-        },
+        plan, store, x, remat::forward_step([&](step_t k, std::vector<double>& s) { solver.forward(k, s, end); }),
+        remat::adjoint_step([&](step_t k, std::vector<double>& s) { solver.reverse(k, s, end); }),
+        // The loop stops at x_T itself (t = tf): the driver hands it over without another window.
+        remat::final_state([&](const std::vector<double>& xT) { result.final_state = xT; }),
         [&](step_t, const std::vector<double>& s) { return s[0] == tf; }, options);
     result.backward = solver.backward();
     result.windows = result.report.steps;

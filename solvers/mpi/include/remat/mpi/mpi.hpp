@@ -4,7 +4,8 @@
 //     #include <remat/mpi/mpi.hpp>
 //     auto budget = remat::mpi::plan_for_budget(MPI_COMM_WORLD, T, {.bytes = 1ull << 30}, my_bytes);
 //     remat::host_store store(budget.plan.slots);
-//     remat::mpi::run(MPI_COMM_WORLD, remat::revolve(T, budget.plan.slots), store, x, forward, adjoint);
+//     remat::mpi::run(MPI_COMM_WORLD, remat::revolve(T, budget.plan.slots), store, x, remat::forward_step(f),
+//                     remat::adjoint_step(g));
 #pragma once
 
 #include "remat/mpi/budget.hpp"

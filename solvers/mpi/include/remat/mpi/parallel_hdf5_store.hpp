@@ -36,7 +36,7 @@ struct part_extent {
 /// A storage level ("parallel disk") in one HDF5 file shared by all ranks of `comm`.
 ///
 ///     remat::mpi::parallel_hdf5_store disk(MPI_COMM_WORLD, "/scratch/run.h5", 64, u.size() * sizeof(double));
-///     remat::mpi::run(MPI_COMM_WORLD, remat::revolve(T, 64), disk, u, forward, adjoint);
+///     remat::mpi::run(MPI_COMM_WORLD, remat::revolve(T, 64), disk, u, remat::forward_step(f), remat::adjoint_step(g));
 class parallel_hdf5_store {
 public:
     enum class open_mode {

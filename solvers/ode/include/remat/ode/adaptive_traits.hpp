@@ -5,7 +5,8 @@
 // Layout of a snapshot: y's elements, then the controller_state's bytes.
 //
 //     remat::host_store store(16);
-//     remat::run_online_converged(remat::online_revolve(16), store, x, forward, adjoint, done);   // x: adaptive_state
+//     remat::run_online_converged(remat::online_revolve(16), store, x, remat::forward_step(forward),
+//     remat::adjoint_step(adjoint), done);   // x: adaptive_state
 #pragma once
 
 #include "remat/error.hpp"

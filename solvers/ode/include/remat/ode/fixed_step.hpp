@@ -27,8 +27,9 @@ inline namespace REMAT_DENSE_BACKEND_NS {
 ///     remat::ode::fixed_step<double, remat::ode::mlp<double>> solver(remat::ode::rk4(), f, b, 0.0, 0.025);
 ///     thrust::device_vector<double> y = y0, a(y.size()), p_bar(f.parameter_count());
 ///     remat::run(remat::revolve(T, 20), store, y,
-///         [&](remat::step_t k, thrust::device_vector<double>& s) { solver.step(k, s); },
-///         [&](remat::step_t k, thrust::device_vector<double>& s) { solver.adjoint_step(k, s, a, p_bar); });
+///         remat::forward_step([&](remat::step_t k, thrust::device_vector<double>& s) { solver.step(k, s); }),
+///         remat::adjoint_step([&](remat::step_t k, thrust::device_vector<double>& s) {
+///             solver.adjoint_step(k, s, a, p_bar); }));
 template <class T, class Field>
     requires vector_field<Field, T>
 class fixed_step {

@@ -67,13 +67,14 @@ public:
         dense::fill(b, dense::view(grad), T(0));
         double loss = 0;
         bptt_result r;
-        r.report = remat::run(
-            plan, store, state_, [&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); },
-            [&](step_t k, thrust::device_vector<T>& s) {
-                loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)), dense::view(adjoint_),
-                                             dense::view(grad));
-            },
-            options);
+        r.report = remat::run(plan, store, state_, remat::forward_step([&](step_t k, thrust::device_vector<T>& s) {
+                                  model_->step(k, data, dense::view(s));
+                              }),
+                              remat::adjoint_step([&](step_t k, thrust::device_vector<T>& s) {
+                                  loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)),
+                                                               dense::view(adjoint_), dense::view(grad));
+                              }),
+                              options);
         b.synchronize();
         r.loss = loss;
         return r;

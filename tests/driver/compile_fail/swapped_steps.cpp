@@ -1,0 +1,50 @@
+// Compile-fail test (tests/CMakeLists.txt): a forward and an adjoint step given bare, with their wrappers
+// swapped, or with the terminal callable first must not compile, and the compiler's message must say what
+// to write ("wrap each callable"). Compiled once per REMAT_CASE; case 0 is the control that must compile
+// (it is also part of the normal build, as an object library).
+#include "remat/driver/profile.hpp"
+#include "remat/driver/run.hpp"
+#include "remat/driver/run_online.hpp"
+#include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <vector>
+
+#ifndef REMAT_CASE
+#error "compile with -DREMAT_CASE=0..5"
+#endif
+
+int compile_fail_case();
+
+int compile_fail_case()
+{
+    using State = std::vector<double>;
+    remat::host_store store(4);
+    State x(3, 1.0);
+    auto f = [](remat::step_t, State& s) { s[0] += 1; };
+    auto g = [](remat::step_t, State& s) { s[0] -= 1; };
+    auto h = [](const State& s) { (void)s; };
+    auto last = [](remat::step_t k, const State&) { return k == 9; };
+    (void)h;
+    (void)last;
+#if REMAT_CASE == 0 // the control: every driver with the wrappers in order
+    (void)remat::run(remat::revolve(10, 4), store, x, remat::forward_step(f), remat::adjoint_step(g));
+    (void)remat::run(remat::revolve(10, 4), store, x, remat::forward_step(f), remat::adjoint_step(g),
+                     remat::final_state(h));
+    (void)remat::run_online(remat::online_revolve(4), store, x, remat::forward_step(f), remat::adjoint_step(g), last);
+    (void)remat::profile(10, x, remat::forward_step(f), remat::adjoint_step(g));
+#elif REMAT_CASE == 1 // bare callables
+    (void)remat::run(remat::revolve(10, 4), store, x, f, g);
+#elif REMAT_CASE == 2 // swapped in remat::run
+    (void)remat::run(remat::revolve(10, 4), store, x, remat::adjoint_step(g), remat::forward_step(f));
+#elif REMAT_CASE == 3 // swapped in remat::run_online
+    (void)remat::run_online(remat::online_revolve(4), store, x, remat::adjoint_step(g), remat::forward_step(f), last);
+#elif REMAT_CASE == 4 // the terminal callable where the forward step belongs
+    (void)remat::run(remat::revolve(10, 4), store, x, remat::final_state(h), remat::forward_step(f),
+                     remat::adjoint_step(g));
+#elif REMAT_CASE == 5 // swapped in remat::profile
+    (void)remat::profile(10, x, remat::adjoint_step(g), remat::forward_step(f));
+#endif
+    return static_cast<int>(x[0]);
+}
