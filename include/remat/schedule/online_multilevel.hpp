@@ -18,8 +18,14 @@
 // sweep that a later spill discards, the read of the start and revolve's recomputation, stores and reads).
 // docs/online.md compares the cost with remat::multilevel's offline optimum for the T the run found.
 //
-// Driving it by hand, as online_revolve (an executor over a tiered_store of host_store(8) and an
-// hdf5_store applies the actions; remat::run_online takes online_revolve only, for now):
+// remat::run_online drives it like online_revolve (it models remat::online_schedule):
+//
+//     remat::tiered_store<remat::host_store, remat::hdf5_store> store(remat::host_store(8),
+//         remat::hdf5_store("run.h5", remat::level_capacity{}));
+//     remat::run_online(remat::online_multilevel(m), store, x, remat::forward_step(f),
+//                       remat::adjoint_step(g), [&](remat::step_t k, const State& s) { return done(s); });
+//
+// Driving it by hand, as online_revolve (an executor over such a store applies the actions):
 //
 //     remat::cost_model m{{{"host", 8, 0, 0}, {"disk", remat::level_spec::unlimited, 20, 20}}};
 //     remat::online_multilevel plan(m);                    // period chosen for m
