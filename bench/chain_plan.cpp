@@ -2,9 +2,10 @@
 // budgets, all priced by remat::evaluate under the model of remat/schedule/chain_model.hpp:
 //   (a) every k-th state checkpointed (remat::uniform, PyTorch's checkpoint_sequential), at the best k
 //       that fits the budget;
-//   (b) a greedy memory/compute ranking: every state a checkpoint, then the states with the most bytes
-//       per forward cost of the step that produced them dropped first, at the count that fits the budget
-//       most cheaply; the segments between checkpoints are re-run storing every state;
+//   (b) a greedy memory/compute ranking (remat::greedy_ranking): every state a checkpoint, then the states with
+//       the most bytes per forward cost of the step that produced them dropped first, at the count that fits the
+//       budget most cheaply; the segments between checkpoints are re-run storing every state (remat::chain falls
+//       back to it where its own near-optimal plan costs more: `method` says which);
 //   (c) revolve treating the chain as uniform: the most slots of the largest state that fit.
 // Chains: T = 100, 1000, 10000 steps drawn from the distribution below (seed 2026), and one measured
 // chain (examples/layer_net.hpp's transformer-like blocks profiled on this machine). Budgets: 10, 20, 30,
@@ -69,71 +70,6 @@ chain_model measured_chain(int blocks)
                    remat::adjoint_step(adjoint), {.repeats = 5});
 }
 
-/// A fixed list of actions as a schedule (the greedy baseline's plans).
-struct listed_schedule : action_range<listed_schedule> {
-    step_t length = 0;
-    std::shared_ptr<const std::vector<action>> actions;
-    [[nodiscard]] step_t steps() const noexcept { return length; }
-    [[nodiscard]] schedule_cost cost() const { return {}; }
-    struct cursor_type {
-        std::shared_ptr<const std::vector<action>> actions;
-        std::size_t next_index = 0;
-        bool next(action& out)
-        {
-            if (next_index >= actions->size())
-                return false;
-            out = (*actions)[next_index++];
-            return true;
-        }
-    };
-    [[nodiscard]] cursor_type cursor() const { return {actions, 0}; }
-};
-
-/// Checkpoints at the marked states (and x_0); each segment is re-run storing every state, then reversed.
-listed_schedule segments(step_t t, const std::vector<bool>& checkpoint)
-{
-    auto list = std::make_shared<std::vector<action>>();
-    std::vector<step_t> starts;
-    for (step_t k = 0; k < t; ++k)
-        if (k == 0 || checkpoint[static_cast<std::size_t>(k)])
-            starts.push_back(k);
-    const auto n = static_cast<slot_t>(starts.size());
-    // x_a current, held in `slot` (or not held: -1); reverse [a, b) storing x_{a+1}..x_{b-2} in slots n, n+1, ...
-    const auto reverse_segment = [&](step_t a, step_t b, slot_t slot) {
-        for (step_t k = a; k + 1 < b; ++k) {
-            if (k > a)
-                list->push_back(store{0, n + (k - a - 1), k});
-            list->push_back(advance{k, k + 1});
-        }
-        if (b - 1 > a)
-            list->push_back(reverse{b - 1});
-        for (step_t k = b - 2; k > a; --k) {
-            list->push_back(restore{0, n + (k - a - 1), k});
-            list->push_back(free_slot{0, n + (k - a - 1)});
-            list->push_back(reverse{k});
-        }
-        if (b - 1 > a && slot >= 0)
-            list->push_back(restore{0, slot, a});
-        if (slot >= 0)
-            list->push_back(free_slot{0, slot});
-        list->push_back(reverse{a});
-    };
-    for (slot_t i = 0; i + 1 < n; ++i) { // the forward sweep keeps every segment start but the last
-        list->push_back(store{0, i, starts[static_cast<std::size_t>(i)]});
-        list->push_back(advance{starts[static_cast<std::size_t>(i)], starts[static_cast<std::size_t>(i) + 1]});
-    }
-    const step_t last = starts.back();
-    if (t - last > 1)
-        list->push_back(store{0, n - 1, last});
-    reverse_segment(last, t, t - last > 1 ? n - 1 : -1);
-    for (slot_t i = n - 2; i >= 0; --i) {
-        const auto a = starts[static_cast<std::size_t>(i)];
-        list->push_back(restore{0, i, a});
-        reverse_segment(a, starts[static_cast<std::size_t>(i) + 1], i);
-    }
-    return {{}, t, list};
-}
-
 struct priced {
     double cost = std::numeric_limits<double>::infinity();
     std::string what = "nothing fits";
@@ -150,35 +86,12 @@ priced best_every_k(const chain_model& m, std::uint64_t budget)
     return best;
 }
 
-priced greedy_ranking(const chain_model& m, std::uint64_t budget)
+priced greedy_baseline(const chain_model& m, std::uint64_t budget)
 {
-    const step_t t = m.size();
-    std::vector<step_t> order; // states 1..T-1, most bytes per forward cost of the step producing them first
-    for (step_t k = 1; k < t; ++k)
-        order.push_back(k);
-    std::stable_sort(order.begin(), order.end(), [&](step_t a, step_t b) {
-        const auto ratio = [&](step_t k) {
-            return static_cast<double>(m.state_bytes(k)) /
-                   std::max(m.steps[static_cast<std::size_t>(k - 1)].forward, 1e-300);
-        };
-        return ratio(a) > ratio(b);
-    });
-    const auto plan_dropping = [&](std::size_t dropped) {
-        std::vector<bool> keep(static_cast<std::size_t>(t), true);
-        for (std::size_t i = 0; i < dropped; ++i)
-            keep[static_cast<std::size_t>(order[i])] = false;
-        return evaluate(m, segments(t, keep));
-    };
-    // Dropping checkpoints shrinks the forward sweep's memory but grows the segments re-run at once, so the
-    // peak is not monotone: try every count (in steps of T/200 on long chains) and keep the cheapest that fits.
-    priced best;
-    const std::size_t stride = std::max<std::size_t>(1, order.size() / 200);
-    for (std::size_t dropped = 0; dropped <= order.size(); dropped += stride) {
-        const chain_evaluation e = plan_dropping(dropped);
-        if (e.peak_bytes <= budget && e.cost < best.cost)
-            best = {e.cost, std::to_string(order.size() - dropped + 1) + " checkpoints"};
-    }
-    return best;
+    const listed_plan g = greedy_ranking(m, budget); // the library's, which remat::chain may fall back to
+    if (g.empty())
+        return {};
+    return {g.cost().predicted_cost, std::to_string(g.cost().stores) + " stores"};
 }
 
 priced revolve_as_uniform(const chain_model& m, std::uint64_t budget)
@@ -202,6 +115,8 @@ struct row {
     std::uint64_t table_bytes = 0;
     std::uint64_t granularity = 0;
     step_t horizon = 0;
+    step_t block_steps = 1;
+    std::string method;
     double cost = 0;
     priced every_k, greedy, uniform_revolve;
 };
@@ -257,9 +172,11 @@ int main(int argc, char** argv)
             r.table_bytes = plan->table_bytes();
             r.granularity = plan->granularity();
             r.horizon = plan->horizon();
+            r.block_steps = plan->block_steps();
+            r.method = plan->method();
             r.cost = plan->cost().predicted_cost;
             r.every_k = best_every_k(m, budget);
-            r.greedy = greedy_ranking(m, budget);
+            r.greedy = greedy_baseline(m, budget);
             r.uniform_revolve = revolve_as_uniform(m, budget);
             rows.push_back(r);
             if (format == "text")
@@ -279,6 +196,8 @@ int main(int argc, char** argv)
                          {"table_bytes", r.table_bytes},
                          {"granularity_bytes", r.granularity},
                          {"horizon", r.horizon},
+                         {"block_steps", r.block_steps},
+                         {"method", r.method},
                          {"predicted_cost", r.cost},
                          {"every_k_cost", r.every_k.cost},
                          {"every_k", r.every_k.what},

@@ -14,6 +14,7 @@
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_greedy.hpp"
 #include "remat/schedule/chain_model.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel.hpp"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <ostream>
+#include <string_view>
 
 namespace remat::cli {
 namespace {
@@ -43,6 +44,7 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["horizon"] = plan.horizon();
     j["block_steps"] = plan.block_steps();
     j["exact"] = plan.exact();
+    j["method"] = plan.method();
     j["forward_steps"] = c.forward_steps;
     j["reverse_steps"] = c.reverse_steps;
     j["stores"] = c.stores;
@@ -75,12 +77,14 @@ void write_chain_text(std::ostream& out, const plan_choice& choice)
         out << fmt::format("               planned for {} units: the rounding's slack, the peak still fits\n",
                            plan.planned_units());
     if (plan.block_steps() > 1)
-        out << fmt::format("blocks         of {} steps (a chain this long is planned in blocks; each block's adjoint "
-                           "stores its states)\n",
+        out << fmt::format("blocks         of {} steps (a chain this long is planned in blocks; each block kept or "
+                           "re-run inside its adjoint)\n",
                            plan.block_steps());
     if (!plan.exact() && plan.block_steps() == 1)
         out << fmt::format("horizon        {} steps (near-optimal: the table for T = {} does not fit)\n",
                            plan.horizon(), c.steps);
+    if (std::string_view(plan.method()) != "dynamic program")
+        out << fmt::format("method         {} (it costs less than the near-optimal plan)\n", plan.method());
     out << fmt::format("forward steps  {} (repetition {})\n", c.forward_steps, c.repetition);
     out << fmt::format("stores         {}\n", c.stores);
     out << fmt::format("restores       {}\n", c.restores);

@@ -6,6 +6,7 @@
 
 #include "remat/error.hpp"
 #include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/chain_greedy.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -46,15 +47,17 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
     } else {
         if (opts.units_target == 0)
             throw argument_error("units_target must be at least 1, got 0");
-        const bool fits = p.budget / divisor <= opts.max_units;
         // Units enough for a table of horizon min(T, 8), at least units_target, at most max_units: on long
         // chains finer units matter more than longer left parts (bench/chain_plan, T = 1000: 4096 units at a
-        // horizon of 8 cost 9% less than 256 units at a horizon of 131). An eighth of them is kept above the
-        // budget for the rounding's slack (below).
+        // horizon of 8 cost 9% less than 256 units at a horizon of 131). A chain of blocks has few of them, and
+        // its blocks' states are counted in units too: it takes all the units the table allows (bench/chain_plan,
+        // T = 10000 in blocks of 80 at 50%: 29795 units cost 2.8% less than 4096). An eighth of them is kept above
+        // the budget for the rounding's slack (below).
         const auto t = static_cast<std::uint64_t>(p.model.size());
-        const std::uint64_t table =
-            std::clamp<std::uint64_t>(opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1),
-                                      opts.units_target, std::max(opts.units_target, opts.max_units));
+        const std::uint64_t allowed = opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1);
+        const std::uint64_t most = p.block > 1 ? std::max(opts.max_units, allowed) : opts.max_units;
+        const bool fits = p.budget / divisor <= most;
+        const std::uint64_t table = std::clamp<std::uint64_t>(allowed, opts.units_target, std::max(opts.units_target, most));
         automatic = !fits;
         p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, table - table / 9));
     }
@@ -128,66 +131,155 @@ void choose_horizon(chain_plan& p, const chain::options& opts)
         opts.horizon > 0 ? std::min<std::uint64_t>(static_cast<std::uint64_t>(opts.horizon), fitting) : fitting);
 }
 
-/// What keeping each block holds and needs, in the tables' units (chain_plan.hpp), counted as remat::evaluate
-/// counts the actions the cursor gives: x_a held, then store x_k and advance for each step; after the right part,
-/// restore, free and reverse each state from the last.
-void keeping(chain_plan& p)
+/// Prices keeping block [a, b) with the inner states `flags` marks, in the tables' units, counted as
+/// remat::evaluate counts the actions the cursor gives (keep_actions, kept_actions): x_a held; store each marked
+/// state on the way; after the right part, from the last stored state: restore it, re-run to the next one storing
+/// each state, reverse those steps, restore, free and reverse it.
+chain_plan::keep_option price_keep(const chain_plan& p, step_t a, step_t b, const std::uint8_t* flags)
 {
     const chain_model& fine = p.fine;
     const auto units = [&](step_t k) { return units_of(fine.state_bytes(k), p.granularity); };
+    const auto running = [&](step_t k) { return std::max(units(k), units(k + 1)); };
+    const auto reversing = [&](step_t k) {
+        return running(k) + units_of(fine.steps[static_cast<std::size_t>(k)].adjoint_bytes, p.granularity);
+    };
+    const auto stored = [&](step_t k) { return k == a || flags[k - a - 1] != 0; };
+    chain_plan::keep_option o;
+    std::uint64_t held = units(a);
+    std::uint64_t need = 0;
+    for (step_t k = a; k < b; ++k) {
+        if (k > a && stored(k)) {
+            held += units(k);
+            need = std::max(need, held + units(k));
+        }
+        need = std::max(need, held + running(k));
+    }
+    o.held = held;
+    step_t q = b;
+    for (step_t pos = b - 1; pos >= a; --pos) {
+        if (!stored(pos))
+            continue;
+        need = std::max(need, held + units(pos)); // restore x_pos
+        std::uint64_t extra = 0;                  // the states of the re-run, stored above
+        for (step_t k = pos; k + 1 < q; ++k) {
+            if (k > pos) {
+                extra += units(k);
+                need = std::max(need, held + extra + units(k));
+            }
+            need = std::max(need, held + extra + running(k));
+            o.adjoint += fine.steps[static_cast<std::size_t>(k)].forward;
+        }
+        if (q - 1 > pos) {
+            need = std::max(need, held + extra + reversing(q - 1));
+            o.adjoint += fine.steps[static_cast<std::size_t>(q - 1)].adjoint;
+            for (step_t k = q - 2; k > pos; --k) {
+                need = std::max(need, held + extra + units(k));
+                extra -= units(k);
+                need = std::max(need, held + extra + reversing(k));
+                o.adjoint += fine.steps[static_cast<std::size_t>(k)].adjoint;
+            }
+            need = std::max(need, held + units(pos)); // restore x_pos again
+        }
+        held -= units(pos);
+        need = std::max(need, held + reversing(pos));
+        o.adjoint += fine.steps[static_cast<std::size_t>(pos)].adjoint;
+        q = pos;
+    }
+    o.need = need;
+    return o;
+}
+
+/// Each block's keep options: every set of its inner states (up to 10 of them; else the nested sets that drop the
+/// most units per forward cost first), of which those no other beats in both held units and cost, thinned to
+/// max_keep_options.
+void keeping(chain_plan& p)
+{
+    const chain_model& fine = p.fine;
     const auto t = static_cast<std::size_t>(p.steps);
-    p.kept.assign(t, 0);
-    p.keep_need.assign(t, 0);
-    p.keep_adjoint.assign(t, 0);
+    p.keep_first.assign(t + 1, 0);
+    p.keep_options.clear();
+    p.keep_flags.clear();
+    std::vector<std::pair<chain_plan::keep_option, std::vector<std::uint8_t>>> found;
     for (std::size_t s = 0; s < t; ++s) {
         const step_t a = static_cast<step_t>(s) * p.block;
         const step_t b = std::min(fine.size(), a + p.block);
-        std::uint64_t held = units(a);
-        std::uint64_t need = 0;
-        for (step_t k = a; k < b; ++k) {
-            if (k > a) {
-                held += units(k);
-                need = std::max(need, held + units(k));
+        const auto inner = static_cast<std::size_t>(b - a - 1);
+        found.clear();
+        std::vector<std::uint8_t> flags(inner, 0);
+        if (inner <= 10) {
+            for (std::uint32_t mask = 0; mask < (1U << inner); ++mask) {
+                for (std::size_t i = 0; i < inner; ++i)
+                    flags[i] = static_cast<std::uint8_t>((mask >> i) & 1U);
+                found.emplace_back(price_keep(p, a, b, flags.data()), flags);
             }
-            need = std::max(need, held + std::max(units(k), units(k + 1)));
+        } else {
+            std::vector<step_t> order;
+            for (step_t k = a + 1; k < b; ++k)
+                order.push_back(k);
+            std::stable_sort(order.begin(), order.end(), [&](step_t x, step_t y) {
+                const auto ratio = [&](step_t k) {
+                    return static_cast<double>(fine.state_bytes(k)) /
+                           std::max(fine.steps[static_cast<std::size_t>(k - 1)].forward, 1e-300);
+                };
+                return ratio(x) > ratio(y);
+            });
+            std::fill(flags.begin(), flags.end(), std::uint8_t{1});
+            found.emplace_back(price_keep(p, a, b, flags.data()), flags);
+            for (const step_t k : order) {
+                flags[static_cast<std::size_t>(k - a - 1)] = 0;
+                found.emplace_back(price_keep(p, a, b, flags.data()), flags);
+            }
         }
-        p.kept[s] = held;
-        for (step_t k = b - 1; k >= a; --k) {
-            need = std::max(need, held + units(k));
-            held -= units(k);
-            const chain_step& step = fine.steps[static_cast<std::size_t>(k)];
-            need =
-                std::max(need, held + std::max(units(k), units(k + 1)) + units_of(step.adjoint_bytes, p.granularity));
-            p.keep_adjoint[s] += step.adjoint;
+        std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
+            return x.first.held != y.first.held       ? x.first.held < y.first.held
+                   : x.first.adjoint != y.first.adjoint ? x.first.adjoint < y.first.adjoint
+                                                        : x.first.need < y.first.need;
+        });
+        std::vector<std::size_t> front; // cheaper than every option that holds no more
+        double cheapest = std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < found.size(); ++i)
+            if (found[i].first.adjoint < cheapest) {
+                cheapest = found[i].first.adjoint;
+                front.push_back(i);
+            }
+        const std::size_t n = std::min(front.size(), chain_plan::max_keep_options);
+        for (std::size_t i = 0; i < n; ++i) { // evenly along the front, both ends included
+            const std::size_t pick = n == 1 ? front.back() : front[i * (front.size() - 1) / (n - 1)];
+            chain_plan::keep_option o = found[pick].first;
+            o.flags = static_cast<std::uint32_t>(p.keep_flags.size());
+            p.keep_flags.insert(p.keep_flags.end(), found[pick].second.begin(), found[pick].second.end());
+            p.keep_options.push_back(o);
         }
-        p.keep_need[s] = need;
+        p.keep_first[s + 1] = static_cast<std::uint32_t>(p.keep_options.size());
     }
 }
 
-/// The keeping alternative of E(s, l, .) for l >= 2 (chain_plan.hpp): block s advanced storing its states, the
-/// right part reversed with them held, then the block reversed from them.
+/// The keeping alternatives of E(s, l, .) for l >= 2 (chain_plan.hpp): block s advanced storing some of its states,
+/// the right part reversed with them held, then the block reversed from them.
 void keep_block(const chain_plan& p, step_t s, step_t l, float* best, std::uint16_t* chosen)
 {
     const auto si = static_cast<std::size_t>(s);
     const std::uint64_t top = p.units;
-    const std::uint64_t held = p.kept[si];
-    const auto own = static_cast<float>(p.model.steps[si].forward + p.keep_adjoint[si]);
-    if (l == 2) { // the right part is one block, reversed where it stands
-        const std::uint64_t lo = std::max(p.keep_need[si], held + p.r[si + 1]);
-        const float c = own + static_cast<float>(p.model.steps[si + 1].adjoint);
-        for (std::uint64_t m = lo; m <= top; ++m)
+    for (std::uint32_t i = p.keep_first[si]; i < p.keep_first[si + 1]; ++i) {
+        const chain_plan::keep_option& o = p.keep_options[i];
+        const auto tag = static_cast<std::uint16_t>(chain_plan::keep + (i - p.keep_first[si]));
+        const auto own = static_cast<float>(p.model.steps[si].forward + o.adjoint);
+        if (l == 2) { // the right part is one block, reversed where it stands
+            const float c = own + static_cast<float>(p.model.steps[si + 1].adjoint);
+            for (std::uint64_t m = std::max(o.need, o.held + p.r[si + 1]); m <= top; ++m)
+                if (c < best[m]) {
+                    best[m] = c;
+                    chosen[m] = tag;
+                }
+            continue;
+        }
+        const float* right = &p.cost[p.at(s + 1, l - 1)];
+        for (std::uint64_t m = std::max(o.need, o.held); m <= top; ++m) {
+            const float c = own + right[m - o.held];
             if (c < best[m]) {
                 best[m] = c;
-                chosen[m] = chain_plan::keep;
+                chosen[m] = tag;
             }
-        return;
-    }
-    const float* right = &p.cost[p.at(s + 1, l - 1)];
-    for (std::uint64_t m = std::max(p.keep_need[si], held); m <= top; ++m) {
-        const float c = own + right[m - held];
-        if (c < best[m]) {
-            best[m] = c;
-            chosen[m] = chain_plan::keep;
         }
     }
 }
@@ -311,13 +403,15 @@ void build_outer(chain_plan& p)
             }
         }
         if (p.keeps()) { // keep block s (chain_plan.hpp)
-            const std::uint64_t held = p.kept[si];
-            const double own = p.model.steps[si].forward + p.keep_adjoint[si];
-            for (std::uint64_t m = std::max(p.keep_need[si], held); m <= top; ++m) {
-                const double c = own + g(s + 1, m - held);
-                if (c < best[m]) {
-                    best[m] = c;
-                    chosen[m] = chain_plan::keep;
+            for (std::uint32_t i = p.keep_first[si]; i < p.keep_first[si + 1]; ++i) {
+                const chain_plan::keep_option& o = p.keep_options[i];
+                const double own = p.model.steps[si].forward + o.adjoint;
+                for (std::uint64_t m = std::max(o.need, o.held); m <= top; ++m) {
+                    const double c = own + g(s + 1, m - o.held);
+                    if (c < best[m]) {
+                        best[m] = c;
+                        chosen[m] = static_cast<std::uint16_t>(chain_plan::keep + (i - p.keep_first[si]));
+                    }
                 }
             }
         }
@@ -491,6 +585,15 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
     plan_ = p;
     p->counts = e.counts;
     p->peak_bytes = e.peak_bytes;
+    // Not optimal (blocks, or a short horizon): where the greedy ranking's plan costs less, it is the plan.
+    if (p->block > 1 || p->horizon < p->steps) {
+        const listed_plan greedy = greedy_ranking(p->fine, budget_bytes);
+        if (!greedy.empty() && greedy.peak_bytes() <= budget_bytes && greedy.cost().predicted_cost < e.cost) {
+            p->listed = greedy.actions();
+            p->counts = greedy.cost();
+            p->peak_bytes = greedy.peak_bytes();
+        }
+    }
 }
 
 step_t chain::steps() const noexcept
@@ -541,6 +644,10 @@ std::uint64_t chain::discretisation_gap_bytes() const noexcept
     std::uint64_t gap = 0;
     return __builtin_mul_overflow(items, plan_->granularity, &gap) ? std::numeric_limits<std::uint64_t>::max() : gap;
 }
+const char* chain::method() const noexcept
+{
+    return plan_->listed != nullptr ? "greedy ranking" : "dynamic program";
+}
 std::uint64_t chain::peak_bytes() const noexcept
 {
     return plan_->peak_bytes;
@@ -550,8 +657,8 @@ std::uint64_t chain::table_bytes() const noexcept
     const chain_plan& p = *plan_;
     return p.cost.size() * sizeof(float) + p.split.size() * sizeof(std::uint16_t) +
            p.outer_cost.size() * sizeof(double) + p.outer_split.size() * sizeof(std::uint16_t) +
-           p.offset.size() * sizeof(std::uint64_t) + (p.kept.size() + p.keep_need.size()) * sizeof(std::uint64_t) +
-           p.keep_adjoint.size() * sizeof(double);
+           p.offset.size() * sizeof(std::uint64_t) + p.keep_first.size() * sizeof(std::uint32_t) +
+           p.keep_options.size() * sizeof(chain_plan::keep_option) + p.keep_flags.size();
 }
 std::uint64_t chain::least_budget_bytes() const noexcept
 {
@@ -629,8 +736,48 @@ chain::cursor_type chain::cursor() const
     c.block_ = plan_->block;
     c.fine_steps_ = plan_->fine.size();
     c.done_ = false;
+    c.listed_ = plan_->listed.get();
     return c;
 }
+
+namespace {
+
+/// Appends advance{k, k + 1}, joined to an advance that ends at k.
+void append_advance(std::vector<action>& out, step_t k)
+{
+    if (!out.empty())
+        if (auto* v = std::get_if<advance>(&out.back()); v != nullptr && v->to == k) {
+            v->to = k + 1;
+            return;
+        }
+    out.emplace_back(advance{k, k + 1});
+}
+
+/// Reverses [from, to) from x_from current and held in `slot` (or not held: slot < 0): store x_k (but x_from when
+/// held) and advance for k < to - 1 into the slots from `above` on, reverse the last step, then restore, free and
+/// reverse each stored state (one step held: free and reverse).
+void append_rerun(std::vector<action>& out, step_t from, step_t to, slot_t slot, slot_t above)
+{
+    const auto slot_of = [&](step_t k) { return k == from && slot >= 0 ? slot : static_cast<slot_t>(above + (k - from)); };
+    for (step_t k = from; k + 1 < to; ++k) {
+        if (k > from || slot < 0)
+            out.emplace_back(store{0, slot_of(k), k});
+        append_advance(out, k);
+    }
+    if (to - 1 > from || slot < 0)
+        out.emplace_back(reverse{to - 1});
+    for (step_t k = to - 2; k >= from; --k) {
+        out.emplace_back(restore{0, slot_of(k), k});
+        out.emplace_back(free_slot{0, slot_of(k)});
+        out.emplace_back(reverse{k});
+    }
+    if (to - 1 == from && slot >= 0) { // one step, x_from current and held: its last use
+        out.emplace_back(free_slot{0, slot});
+        out.emplace_back(reverse{from});
+    }
+}
+
+} // namespace
 
 void chain::cursor_type::widen(action& a)
 {
@@ -640,69 +787,12 @@ void chain::cursor_type::widen(action& a)
                           [&](reverse& v) {
                               // x_a is current, slots 0 .. depth_ - 1 are in use: the block's own go above them
                               const step_t from = v.step * c;
-                              expansion_ = {from, std::min(from + c, fine_steps_), from, depth_, 0, mode::rerun, 1};
-                              const bool any = expansion_next(a);
-                              assert(any);
-                              static_cast<void>(any);
+                              expanded_.clear();
+                              append_rerun(expanded_, from, std::min(from + c, fine_steps_), -1, depth_);
+                              a = expanded_.front();
+                              expanded_at_ = 1;
                           }},
                a);
-}
-
-bool chain::cursor_type::expansion_next(action& out)
-{
-    expansion& r = expansion_;
-    // rerun: x_k in base + (k - from) for k < to - 1; keep and kept: the inner x_k in base + (k - from - 1)
-    const auto slot = [&](step_t k) {
-        return static_cast<slot_t>(r.base + (k - r.from) - (r.how == mode::rerun ? 0 : 1));
-    };
-    switch (r.phase) {
-    case 1: // rerun: store x_k, then advance it, for k < to - 1; keep: store x_k for from < k, advance it
-        if (r.how == mode::keep) {
-            if (r.k == r.to) {
-                r.phase = 0;
-                return false;
-            }
-            r.phase = 2;
-            if (r.k > r.from) {
-                out = store{0, slot(r.k), r.k};
-                return true;
-            }
-            return expansion_next(out);
-        }
-        if (r.k + 1 < r.to) {
-            out = store{0, slot(r.k), r.k};
-            r.phase = 2;
-            return true;
-        }
-        out = reverse{r.to - 1};
-        r.k = r.to - 2;
-        r.phase = 3;
-        return true;
-    case 2:
-        out = advance{r.k, r.k + 1};
-        ++r.k;
-        r.phase = 1;
-        return true;
-    case 3: // restore, free and reverse each stored state, the last first
-        if (r.k < r.from) {
-            r.phase = 0;
-            return false;
-        }
-        out = restore{0, r.how == mode::kept && r.k == r.from ? r.slot : slot(r.k), r.k};
-        r.phase = 4;
-        return true;
-    case 4:
-        out = free_slot{0, r.how == mode::kept && r.k == r.from ? r.slot : slot(r.k)};
-        r.phase = 5;
-        return true;
-    case 5:
-        out = reverse{r.k};
-        --r.k;
-        r.phase = 3;
-        return true;
-    default:
-        return false;
-    }
 }
 
 void chain::cursor_type::pop()
@@ -713,7 +803,7 @@ void chain::cursor_type::pop()
     }
     current_ = pending_.back();
     pending_.pop_back();
-    if (current_.inner >= 0) { // a kept block: its states are restored in the next decision
+    if (current_.option >= 0) { // a kept block: its states are restored in the next decision
         phase_ = phase::kept;
         return;
     }
@@ -726,6 +816,9 @@ void chain::cursor_type::step()
     const chain_plan& p = *plan_;
     const step_t s = current_.start;
     const auto fine = [&](step_t block) { return std::min(block * block_, fine_steps_); };
+    const auto option = [&](int o) -> const chain_plan::keep_option& {
+        return p.keep_options[p.keep_first[static_cast<std::size_t>(s)] + static_cast<std::uint32_t>(o)];
+    };
     switch (phase_) {
     case phase::outer: {
         if (!p.outer(s)) {
@@ -736,8 +829,8 @@ void chain::cursor_type::step()
         const step_t j = p.outer_split[static_cast<std::size_t>(s) * p.row() + current_.units];
         assert(j > 0);
         queue_.push(store{0, depth_, s});
-        if (j == chain_plan::keep) {
-            pending_.push_back({s, 1, current_.units, depth_, depth_ + 1});
+        if (j >= chain_plan::keep) {
+            pending_.push_back({s, 1, current_.units, depth_, static_cast<int>(j - chain_plan::keep)});
             ++depth_;
             after_keep_ = phase::outer;
             phase_ = phase::keep;
@@ -769,9 +862,9 @@ void chain::cursor_type::step()
             return;
         }
         const step_t j = p.split[p.at(s, current_.length) + current_.units];
-        if (j == chain_plan::keep) {
+        if (j >= chain_plan::keep) {
             assert(current_.slot == depth_ - 1);
-            pending_.push_back({s, 1, current_.units, current_.slot, depth_});
+            pending_.push_back({s, 1, current_.units, current_.slot, static_cast<int>(j - chain_plan::keep)});
             after_keep_ = phase::unheld;
             phase_ = phase::keep;
             return;
@@ -783,16 +876,40 @@ void chain::cursor_type::step()
         phase_ = phase::unheld;
         return;
     }
-    case phase::keep: { // the queue is empty: the block's forward, storing its inner states above x_s's slot
+    case phase::keep: { // the queue is empty: the block's forward, storing the option's states above x_s's slot
         const task& kept = pending_.back();
-        expansion_ = {fine(s), fine(s + 1), fine(s), kept.inner, kept.slot, mode::keep, 1};
-        depth_ = kept.inner + static_cast<slot_t>(expansion_.to - expansion_.from - 1);
-        current_ = {s + 1, current_.length - 1, current_.units - p.kept[static_cast<std::size_t>(s)], 0};
+        const chain_plan::keep_option& o = option(kept.option);
+        const step_t a = fine(s);
+        const step_t b = fine(s + 1);
+        expanded_.clear();
+        expanded_at_ = 0;
+        depth_ = kept.slot + 1;
+        for (step_t k = a; k < b; ++k) {
+            if (k > a && p.keep_flags[o.flags + static_cast<std::size_t>(k - a - 1)] != 0)
+                expanded_.emplace_back(store{0, depth_++, k});
+            append_advance(expanded_, k);
+        }
+        current_ = {s + 1, current_.length - 1, current_.units - o.held, 0};
         phase_ = after_keep_;
         return;
     }
-    case phase::kept: { // the queue is empty: restore, free and reverse the kept block's states
-        expansion_ = {fine(s), fine(s + 1), fine(s + 1) - 1, current_.inner, current_.slot, mode::kept, 3};
+    case phase::kept: { // the queue is empty: from the last stored state, restore it and reverse up to the next
+        const chain_plan::keep_option& o = option(current_.option);
+        const step_t a = fine(s);
+        const step_t b = fine(s + 1);
+        std::vector<step_t> held{a}; // the block's stored states, in their slots' order
+        for (step_t k = a + 1; k < b; ++k)
+            if (p.keep_flags[o.flags + static_cast<std::size_t>(k - a - 1)] != 0)
+                held.push_back(k);
+        expanded_.clear();
+        expanded_at_ = 0;
+        step_t q = b;
+        for (std::size_t i = held.size(); i-- > 0;) {
+            const auto slot = static_cast<slot_t>(current_.slot + static_cast<slot_t>(i));
+            expanded_.emplace_back(restore{0, slot, held[i]});
+            append_rerun(expanded_, held[i], q, slot, slot + 1);
+            q = held[i];
+        }
         depth_ = current_.slot;
         pop();
         return;

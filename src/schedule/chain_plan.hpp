@@ -19,16 +19,19 @@
 // and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, M) (G(0, M)) for the largest M <= U
 // whose plan fits the true budget (sizes are rounded up, so M = budget_units always does; see chain.cpp).
 //
-// Keeping a block (blocks only; one step is nothing to keep): x_s current and held, advance the block storing each
-// inner state, reverse the right part with those held, then restore, free and reverse each state of the block:
-//     E(s, l, M) = min(..., F(s, s+1) + H(s+1, l-1, M - kept_s) + B_s)     if M >= keep_need_s
-//     G(s, M)    = min(..., F(s, s+1) + G(s+1, M - kept_s) + B_s)          likewise
-// (rotor's "forward with all activations"), with B_s the adjoints of its steps alone: no re-run.
+// Keeping a block (blocks only; one step is nothing to keep): x_s current and held, advance the block storing a
+// chosen set of its inner states (option o), reverse the right part with those held, then for each stored state
+// from the last: restore it, re-run the steps up to the next stored one storing each state, and reverse them:
+//     E(s, l, M) = min(..., F(s, s+1) + H(s+1, l-1, M - held_o) + B_o)     if M >= need_o
+//     G(s, M)    = min(..., F(s, s+1) + G(s+1, M - held_o) + B_o)          likewise
+// with B_o the block's adjoints plus the forward of the steps re-run. Every state stored is rotor's "forward with
+// all activations" (no re-run); the options are the cheapest for their memory (chain.cpp).
 #pragma once
 
 #include "remat/schedule/chain.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace remat::detail {
@@ -53,12 +56,20 @@ struct chain_plan {
     std::vector<std::uint16_t> split;  ///< its j
     std::vector<double> outer_cost;    ///< G(s, M) at s*(U+1) + M, for T - s > K
     std::vector<std::uint16_t> outer_split;
-    // Chains planned in blocks: keeping block s (split `keep`) advances it storing its inner states, so that its
-    // adjoint restores them instead of re-running the block.
-    std::vector<std::uint64_t> kept;              ///< units held while the right part runs: x_a .. x_{b-1}
-    std::vector<std::uint64_t> keep_need;         ///< the least M (x_s's snapshot included) for keeping block s
-    std::vector<double> keep_adjoint;             ///< the kept block's adjoint: the b_k of its steps
-    static constexpr std::uint16_t keep = 0xFFFF; ///< the split that keeps a block (never a step count: K < 2^16 - 1)
+    // Chains planned in blocks: keeping block s (split keep + o: its option o) advances it storing some of its
+    // inner states, so that its adjoint restores them and re-runs only the steps between them.
+    struct keep_option {
+        std::uint64_t held = 0;  ///< units held while the right part runs: x_a and the stored inner states
+        std::uint64_t need = 0;  ///< the least M (x_s's snapshot included)
+        double adjoint = 0;      ///< the block's adjoints + the forward of the steps re-run between stored states
+        std::uint32_t flags = 0; ///< keep_flags[flags + i] != 0: x_{a+1+i} stored on the way
+    };
+    std::vector<std::uint32_t> keep_first; ///< block s's options: keep_options[keep_first[s] .. keep_first[s+1])
+    std::vector<keep_option> keep_options;
+    std::vector<std::uint8_t> keep_flags;
+    static constexpr std::uint16_t keep = 0xFF00; ///< splits from here name a keep option (step counts stay below)
+    static constexpr std::size_t max_keep_options = 64;
+    std::shared_ptr<const std::vector<action>> listed; ///< the greedy ranking's actions where they cost less
     std::uint64_t least_units = 0;
     std::uint64_t peak_bytes = 0;
     schedule_cost counts;
@@ -71,7 +82,7 @@ struct chain_plan {
     /// Whether G(s, .) is the outer table's (T - s > K) rather than H(s, T - s, .).
     [[nodiscard]] bool outer(step_t s) const noexcept { return steps - s > horizon; }
     /// Whether blocks may be kept (a chain planned in blocks).
-    [[nodiscard]] bool keeps() const noexcept { return !kept.empty(); }
+    [[nodiscard]] bool keeps() const noexcept { return !keep_first.empty(); }
 };
 
 } // namespace remat::detail

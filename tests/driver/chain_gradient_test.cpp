@@ -13,6 +13,7 @@
 #include "remat/cuda/host_runtime.hpp"
 #include "remat/driver/profile.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_greedy.hpp"
 #include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
@@ -157,6 +158,30 @@ BOOST_AUTO_TEST_CASE(a_chain_planned_in_blocks_gives_the_same_bits)
         }
     }
     BOOST_TEST(plans == 3);
+}
+
+// The greedy ranking's plan (what a chain plan falls back to where it costs less) through remat::run.
+BOOST_AUTO_TEST_CASE(the_greedy_rankings_plan_gives_the_same_bits)
+{
+    const chain_model m = test::layer_chain_model(net());
+    const test::layer_gradient reference = test::layer_reference(net(), input());
+    for (const double fraction : {0.5, 0.7, 1.0}) { // (at 30% no count of checkpoints fits)
+        const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(m.store_all_bytes()));
+        BOOST_TEST_CONTEXT("budget " << budget)
+        {
+            const listed_plan plan = greedy_ranking(m, budget);
+            BOOST_TEST_REQUIRE(!plan.empty());
+            const test::chain_replay replay = test::replay_chain_plan(m, plan);
+            BOOST_TEST_REQUIRE(!replay.error.has_value(), *replay.error);
+            BOOST_TEST(replay.peak_bytes <= budget);
+            BOOST_TEST(replay.peak_bytes == plan.peak_bytes());
+            BOOST_TEST(replay.cost == plan.cost().predicted_cost);
+            host_store store(static_cast<slot_t>(std::max<std::uint64_t>(plan.cost().peak_slots, 1)));
+            const test::layer_gradient a = test::layer_run(plan, store, net(), input());
+            BOOST_TEST(a.same_bits_as(reference));
+            BOOST_TEST(a.report.forward_steps == plan.cost().forward_steps);
+        }
+    }
 }
 
 BOOST_AUTO_TEST_CASE(profile_measures_sizes_exactly_and_costs_plausibly)

@@ -89,6 +89,10 @@ public:
     [[nodiscard]] step_t block_steps() const noexcept;
     /// Whether the plan is optimal for the model at this granularity (horizon == T, no blocks).
     [[nodiscard]] bool exact() const noexcept;
+    /// Where the plan comes from: "dynamic program", or "greedy ranking" where the plan is not exact() and
+    /// remat::greedy_ranking's plan costs less than the dynamic program's (a safety net, not an optimum: the
+    /// plan then is that plan, priced and checked the same way).
+    [[nodiscard]] const char* method() const noexcept;
     /// Whether the granularity divides every size: the discretisation then costs nothing.
     [[nodiscard]] bool lossless() const noexcept;
     /// The budget the discretisation may cost: the plan is at most as expensive as the true optimum for
@@ -112,9 +116,15 @@ public:
         bool next(action& out)
         {
             for (;;) {
-                if (expansion_.phase != 0) [[unlikely]] {
-                    if (expansion_next(out))
-                        return true;
+                if (listed_ != nullptr) [[unlikely]] {
+                    if (listed_at_ >= listed_->size())
+                        return false;
+                    out = (*listed_)[listed_at_++];
+                    return true;
+                }
+                if (expanded_at_ < expanded_.size()) [[unlikely]] {
+                    out = expanded_[expanded_at_++];
+                    return true;
                 }
                 if (queue_.pop(out)) [[likely]] {
                     if (block_ != 1) [[unlikely]]
@@ -130,35 +140,19 @@ public:
     private:
         friend class chain;
         // A left part waiting for its right part: restore x_start from `slot`, then reverse `length` steps
-        // with `units` free (x_start's own snapshot included). A kept block (chains planned in blocks) holds
-        // x_start in `slot` and its inner states from slot `inner` on: restore, free and reverse each.
+        // with `units` free (x_start's own snapshot included). A kept block (chains planned in blocks, keep
+        // option `option` >= 0) holds x_start in `slot` and its stored inner states in the slots above.
         struct task {
             step_t start = 0;
             step_t length = 0;
             std::uint64_t units = 0;
             slot_t slot = 0;
-            slot_t inner = -1; // >= 0: a kept block
-        };
-        // A block's actions as the steps' own (chains planned in blocks), fine steps [from, to):
-        // rerun: x_from current; store and advance each state but the last into slots from `base` on,
-        //        reverse the last step, then restore, free and reverse (the block's adjoint);
-        // keep:  x_from current and held; advance each step, storing each inner state into slots from `base` on;
-        // kept:  restore, free and reverse each inner state (slots from `base`), then x_from (from `slot`).
-        enum class mode : std::uint8_t { rerun, keep, kept };
-        struct expansion {
-            step_t from = 0;
-            step_t to = 0;
-            step_t k = 0;
-            slot_t base = 0;
-            slot_t slot = 0;
-            mode how = mode::rerun;
-            int phase = 0; // 0: none under way
+            int option = -1;
         };
         enum class phase { outer, unheld, held, keep, kept };
-        void widen(action& a);            // a planned block's action as the steps' own
-        bool expansion_next(action& out); // the next action of the block's expansion under way
-        void step();                      // one decision of the plan: at most three actions, or an expansion
-        void pop();                       // the next pending task (done when none)
+        void widen(action& a); // a planned block's action as the steps' own
+        void step();           // one decision of the plan: at most three actions, or a block's expansion
+        void pop();            // the next pending task (done when none)
         std::shared_ptr<const detail::chain_plan> plan_;
         phase phase_ = phase::outer;
         phase after_keep_ = phase::outer; // where a keep's right part goes on
@@ -166,7 +160,10 @@ public:
         slot_t depth_ = 0; // slots in use; the held snapshots form a stack
         std::vector<task> pending_;
         detail::action_queue<4> queue_;
-        expansion expansion_{};
+        std::vector<action> expanded_; // a block's actions as the steps' own, given before the queue's
+        std::size_t expanded_at_ = 0;
+        const std::vector<action>* listed_ = nullptr; // the greedy ranking's plan (method())
+        std::size_t listed_at_ = 0;
         step_t block_ = 1;
         step_t fine_steps_ = 0;
         bool done_ = true;
