@@ -586,7 +586,7 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
     p->counts = e.counts;
     p->peak_bytes = e.peak_bytes;
     // Not optimal (blocks, or a short horizon): where the greedy ranking's plan costs less, it is the plan.
-    if (p->block > 1 || p->horizon < p->steps) {
+    if (opts.greedy_fallback && (p->block > 1 || p->horizon < p->steps)) {
         const listed_plan greedy = greedy_ranking(p->fine, budget_bytes);
         if (!greedy.empty() && greedy.peak_bytes() <= budget_bytes && greedy.cost().predicted_cost < e.cost) {
             p->listed = greedy.actions();

@@ -64,6 +64,8 @@ public:
         /// to T + 3 units, at most an eighth) and walk the plan from the most units whose plan still fits
         /// the budget in true bytes. Sizes are rounded up, so such plans exist and cost no more.
         bool use_rounding_slack = true;
+        /// Where the plan is not exact(): take remat::greedy_ranking's plan when it costs less (method()).
+        bool greedy_fallback = true;
     };
 
     /// Throws remat::argument_error for an invalid chain (remat::validate) or a budget below the largest
