@@ -176,13 +176,14 @@ int main(int argc, char** argv)
             r.horizon = plan->horizon();
             r.block_steps = plan->block_steps();
             r.method = plan->method();
+
+            r.cost = plan->cost().predicted_cost;
             r.tables_cost = r.cost;
             if (r.method != "dynamic program") {
                 chain::options own;
                 own.greedy_fallback = false;
                 r.tables_cost = chain(m, budget, own).cost().predicted_cost;
             }
-            r.cost = plan->cost().predicted_cost;
             r.every_k = best_every_k(m, budget);
             r.greedy = greedy_baseline(m, budget);
             r.uniform_revolve = revolve_as_uniform(m, budget);

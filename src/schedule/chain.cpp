@@ -57,7 +57,8 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
         const std::uint64_t allowed = opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1);
         const std::uint64_t most = p.block > 1 ? std::max(opts.max_units, allowed) : opts.max_units;
         const bool fits = p.budget / divisor <= most;
-        const std::uint64_t table = std::clamp<std::uint64_t>(allowed, opts.units_target, std::max(opts.units_target, most));
+        const std::uint64_t table =
+            std::clamp<std::uint64_t>(allowed, opts.units_target, std::max(opts.units_target, most));
         automatic = !fits;
         p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, table - table / 9));
     }
@@ -231,7 +232,7 @@ void keeping(chain_plan& p)
             }
         }
         std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) {
-            return x.first.held != y.first.held       ? x.first.held < y.first.held
+            return x.first.held != y.first.held         ? x.first.held < y.first.held
                    : x.first.adjoint != y.first.adjoint ? x.first.adjoint < y.first.adjoint
                                                         : x.first.need < y.first.need;
         });
@@ -758,7 +759,9 @@ void append_advance(std::vector<action>& out, step_t k)
 /// reverse each stored state (one step held: free and reverse).
 void append_rerun(std::vector<action>& out, step_t from, step_t to, slot_t slot, slot_t above)
 {
-    const auto slot_of = [&](step_t k) { return k == from && slot >= 0 ? slot : static_cast<slot_t>(above + (k - from)); };
+    const auto slot_of = [&](step_t k) {
+        return k == from && slot >= 0 ? slot : static_cast<slot_t>(above + (k - from));
+    };
     for (step_t k = from; k + 1 < to; ++k) {
         if (k > from || slot < 0)
             out.emplace_back(store{0, slot_of(k), k});
