@@ -1,12 +1,17 @@
-// remat_report's JSON reports: the layout every `--format json` shares, text that is not UTF-8, and
-// report files written with the safe writer.
+// remat_report's JSON reports: the layout every `--format json` shares, text that is not UTF-8, report
+// files written with the safe writer, and a run's report (run_report_json) field by field.
 #define BOOST_TEST_MODULE report_json
 #include <boost/test/unit_test.hpp>
 
 #include "scratch_dir.hpp"
 
+#include "remat/driver/run.hpp"
 #include "remat/report/json.hpp"
+#include "remat/report/run_report_json.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/store/host_store.hpp"
 
+#include <cstdint>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -39,4 +44,31 @@ BOOST_AUTO_TEST_CASE(report_files_are_written_whole)
     std::ifstream in(file);
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     BOOST_TEST(nlohmann::json::parse(text)["loss"].get<double>() == 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_report_as_json_has_every_count_of_the_run)
+{
+    // A real run with a terminal callable: x_{k+1} = x_k / 2 over 20 steps with 3 slots.
+    double x = 1.0;
+    double xT = 0;
+    host_store store(3);
+    const run_report r = run(revolve(20, 3), store, x, forward_step([](step_t, double& s) { s *= 0.5; }),
+                             adjoint_step([](step_t, double&) {}), final_state([&](const double& s) { xT = s; }));
+    BOOST_TEST(xT == 0x1p-20);
+    const nlohmann::json j = nlohmann::json::parse(nlohmann::ordered_json(report::run_report_json(r)).dump());
+    BOOST_TEST(j["steps"].get<long long>() == 20);
+    BOOST_TEST(j["forward_steps"].get<std::uint64_t>() == r.forward_steps);
+    BOOST_TEST(j["forward_steps"].get<std::uint64_t>() == revolve(20, 3).cost().forward_steps);
+    BOOST_TEST(j["reverse_steps"].get<std::uint64_t>() == 20u);
+    BOOST_TEST(j["final_forward_steps"].get<std::uint64_t>() == 1u);
+    BOOST_TEST(j["final_calls"].get<std::uint64_t>() == 1u);
+    BOOST_TEST(j["stores"].get<std::uint64_t>() == r.stores);
+    BOOST_TEST(j["restores"].get<std::uint64_t>() == r.restores);
+    BOOST_TEST(j["peak_slots"].get<std::uint64_t>() == r.peak_slots);
+    BOOST_TEST(j["peak_snapshot_bytes"].get<std::uint64_t>() == r.peak_snapshot_bytes);
+    BOOST_TEST_REQUIRE(j["levels"].size() == 1u);
+    BOOST_TEST(j["levels"][0]["stores"].get<std::uint64_t>() == r.levels[0].stores);
+    BOOST_TEST(j["levels"][0]["name"].get<std::string>() == r.levels[0].name);
+    BOOST_TEST(j["final_seconds"].get<double>() == r.final_seconds);
+    BOOST_TEST(j["user_seconds"].get<double>() == r.user_seconds());
 }
