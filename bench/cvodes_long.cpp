@@ -8,13 +8,11 @@
 //
 //     ./build/bench/cvodes_long [--oscillators M] [--tf T] [--windows W] [--slots S] [--nd "50 100 200 400"]
 //                               [--format text|json]
+#include "run_in_child.hpp"
+
 #include <remat/cvodes/cvodes.hpp>
 #include <remat/remat.hpp>
 #include <remat/report/json.hpp>
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -130,39 +128,14 @@ struct outcome {
     long long extra = 0; // checkpoints (CVODES) or peak snapshot bytes (remat)
 };
 
-// Runs `body` in a child; returns what it wrote and its peak RSS.
+// Runs `body` in a child; returns what it gave with the child's peak RSS and CPU time.
 template <class Body>
 outcome in_child(Body&& body)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        throw std::runtime_error("pipe failed");
-    const pid_t child = fork();
-    if (child == 0) {
-        close(fds[0]);
-        outcome o;
-        try {
-            o = body();
-        } catch (const std::exception& ex) {
-            std::fprintf(stderr, "cvodes_long: %s\n", ex.what());
-            _exit(1);
-        }
-        if (write(fds[1], &o, sizeof o) != static_cast<ssize_t>(sizeof o))
-            _exit(1);
-        _exit(0);
-    }
-    close(fds[1]);
-    outcome o;
-    const ssize_t got = read(fds[0], &o, sizeof o);
-    close(fds[0]);
-    int status = 0;
-    rusage usage{};
-    wait4(child, &status, 0, &usage);
-    if (got != static_cast<ssize_t>(sizeof o) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw std::runtime_error("a benchmark child failed");
-    o.rss = static_cast<long long>(usage.ru_maxrss) * 1024;
-    auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-    o.cpu = sec(usage.ru_utime) + sec(usage.ru_stime);
+    const auto run = remat::bench::run_in_child("cvodes_long", std::forward<Body>(body));
+    outcome o = run.value;
+    o.rss = run.peak_rss_bytes;
+    o.cpu = run.cpu_seconds;
     return o;
 }
 

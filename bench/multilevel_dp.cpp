@@ -14,13 +14,10 @@
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
 // T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
 #include "bench_util.hpp"
+#include "run_in_child.hpp"
 
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -224,14 +221,10 @@ struct planning {
     multilevel::structure structure = multilevel::structure::binomial;
 };
 
+// Plans in a child process so that each plan's peak memory is its own.
 planning plan_in_child(step_t steps, const cost_model& m)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        std::exit(1);
-    const pid_t child = fork();
-    if (child == 0) {
-        close(fds[0]);
+    const auto run = remat::bench::run_in_child("multilevel_dp: planning T = " + std::to_string(steps), [&] {
         planning p;
         const auto start = std::chrono::steady_clock::now();
         const multilevel plan(steps, m);
@@ -240,23 +233,11 @@ planning plan_in_child(step_t steps, const cost_model& m)
         p.method = plan.method_used();
         p.work = plan.work();
         p.structure = plan.structure_used();
-        const ssize_t written = write(fds[1], &p, sizeof p);
-        _exit(written == static_cast<ssize_t>(sizeof p) ? 0 : 1);
-    }
-    close(fds[1]);
-    planning p;
-    const ssize_t got = read(fds[0], &p, sizeof p);
-    close(fds[0]);
-    int status = 0;
-    rusage usage{};
-    wait4(child, &status, 0, &usage);
-    if (got != static_cast<ssize_t>(sizeof p) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "multilevel_dp: planning T = %lld failed in the child\n", static_cast<long long>(steps));
-        std::exit(1);
-    }
-    p.cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-            1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-    p.peak_mb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+        return p;
+    });
+    planning p = run.value;
+    p.cpu = run.cpu_seconds;
+    p.peak_mb = static_cast<double>(run.peak_rss_bytes) / (1024.0 * 1024.0);
     return p;
 }
 

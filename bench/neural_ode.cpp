@@ -11,6 +11,7 @@
 //     build/bench/neural_ode                                    # T = 1000, batch 1024, dims 2 and 64, width 128
 //     build/bench/neural_ode --batch 64 --repeats 3 --format json
 #include "bench_util.hpp"
+#include "run_in_child.hpp"
 
 #include "remat/cuda/thrust_traits.hpp"
 #include "remat/dense/blas.hpp"
@@ -25,10 +26,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <thrust/device_vector.h>
-
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -125,17 +122,14 @@ struct measurement {
     long long peak_rss = 0;
 };
 
-// Runs one variant `repeats` times in a child process: median seconds and the gradient's checksum come
-// back through a pipe, the child's peak RSS from wait4.
+// Runs one variant `repeats` times in a child process (its peak RSS is then its own): the median seconds
+// and the gradient's checksum come back from the child.
 measurement measure(const problem_size& s, const std::string& name, slot_t slots, int repeats)
 {
-    int fds[2];
-    if (::pipe(fds) != 0)
-        throw std::runtime_error("pipe failed");
-    std::fflush(nullptr);
-    const pid_t child = ::fork();
-    if (child == 0) {
-        ::close(fds[0]);
+    struct timing {
+        double seconds, checksum;
+    };
+    const auto run = bench::run_in_child("the " + name + " run", [&] {
         double checksum = 0;
         neural_ode p(s);
         const auto runs = bench::time_runs(repeats, [&] {
@@ -149,20 +143,9 @@ measurement measure(const problem_size& s, const std::string& name, slot_t slots
                 checksum = p.remat_gradient(revolve(s.steps, slots), store);
             }
         });
-        const double out[2] = {bench::median(runs), checksum};
-        const bool ok = ::write(fds[1], out, sizeof out) == static_cast<ssize_t>(sizeof out);
-        ::_exit(ok ? 0 : 1);
-    }
-    ::close(fds[1]);
-    double in[2] = {0, 0};
-    const bool got = ::read(fds[0], in, sizeof in) == static_cast<ssize_t>(sizeof in);
-    ::close(fds[0]);
-    int status = 0;
-    rusage usage{};
-    ::wait4(child, &status, 0, &usage);
-    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw std::runtime_error("the " + name + " run failed (out of memory?)");
-    return {name, slots, in[0], in[1], static_cast<long long>(usage.ru_maxrss) * 1024};
+        return timing{bench::median(runs), checksum};
+    });
+    return {name, slots, run.value.seconds, run.value.checksum, run.peak_rss_bytes};
 }
 
 // diffrax's RecursiveCheckpointAdjoint on the same problem size: median seconds per gradient, or -1.
