@@ -1,20 +1,67 @@
 // Example (a): the gradient of J = z(T) for Lorenz-63 over 10^5 RK4 steps, with respect to the initial
 // condition and the parameters (sigma, rho, beta), with 20 snapshot slots instead of 10^5.
 //
-//     ./build/examples/lorenz63_gradient [steps] [slots]
+//     ./build/examples/lorenz63_gradient [steps] [slots] [--format text|json]
 #include "lorenz63.hpp"
 
 #include <remat/remat.hpp>
+#include <remat/report/json.hpp>
+#include <remat/report/run_report_json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
+#include <string_view>
+
+namespace {
+
+[[noreturn]] void usage(const std::string& why)
+{
+    std::fprintf(stderr, "lorenz63_gradient: %s\nusage: lorenz63_gradient [steps] [slots] [--format text|json]\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+long long at_least(std::string_view name, const char* text, long long least)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || v < least)
+        usage(std::string(name) + " wants a whole number >= " + std::to_string(least) + ", got '" + text + "'");
+    return v;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     using remat::examples::vec3;
-    const remat::step_t steps = argc > 1 ? std::stoll(argv[1]) : 100'000;
-    const remat::slot_t slots = argc > 2 ? std::stoll(argv[2]) : 20;
+    remat::step_t steps = 100'000;
+    remat::slot_t slots = 20;
+    bool json = false;
+    int positional = 0;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--format") {
+            if (i + 1 == argc)
+                usage("--format wants text or json");
+            const std::string_view f = argv[++i];
+            if (f != "text" && f != "json")
+                usage("--format wants text or json, got '" + std::string(f) + "'");
+            json = f == "json";
+        } else if (positional == 0 && !a.starts_with("--")) {
+            steps = at_least("steps", argv[i], 2);
+            ++positional;
+        } else if (positional == 1 && !a.starts_with("--")) {
+            slots = at_least("slots", argv[i], 1);
+            ++positional;
+        } else {
+            usage("unexpected argument '" + std::string(a) + "'");
+        }
+    }
     const remat::examples::lorenz63 model{.sigma = 10.0, .rho = 28.0, .beta = 8.0 / 3.0, .h = 1e-4};
 
     vec3 x{1.0, 1.0, 1.0}; // x_0; the driver leaves it undefined
@@ -33,6 +80,15 @@ int main(int argc, char** argv)
                        lambda = {0.0, 0.0, 1.0};            // dJ/dx_T
                    }));
 
+    if (json) {
+        nlohmann::ordered_json j{{"steps", steps},         {"slots", slots},
+                                 {"h", model.h},           {"x0", x0},
+                                 {"J", objective},         {"dJ_dx0", lambda},
+                                 {"dJ_dsigma", grad_p[0]}, {"dJ_drho", grad_p[1]},
+                                 {"dJ_dbeta", grad_p[2]},  {"run", remat::report::run_report_json(report)}};
+        remat::report::write_json(std::cout, j);
+        return 0;
+    }
     std::printf("Lorenz-63, RK4, %lld steps of h = %g from (%g, %g, %g), %lld slots\n", static_cast<long long>(steps),
                 model.h, x0[0], x0[1], x0[2], static_cast<long long>(slots));
     std::printf("J = z(T)   = %.10e\n", objective);
