@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <ranges>
 #include <string>
 #include <utility>
 
@@ -106,9 +108,14 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
             return;
         }
         b.state = buffer_state::writing;
-        failure = unlocked_on_level(lock, level_mutex_, [&] {
-            level_->write(j.slot, j.step, const_bytes{b.data, b.size, memory_space::host});
-        });
+        // The parts one after the other in the buffer, as the caller gave them.
+        const std::span<const std::size_t> sizes = b.parts.sizes();
+        if (worker_out_.size() < sizes.size())
+            worker_out_.resize(sizes.size());
+        for (std::size_t i = 0, at = 0; i < sizes.size(); at += sizes[i++])
+            worker_out_[i] = const_bytes{b.data + at, sizes[i], memory_space::host};
+        const const_parts out(worker_out_.data(), sizes.size());
+        failure = unlocked_on_level(lock, level_mutex_, [&] { level_->write(j.slot, j.step, out); });
         if (failure && !failure_)
             failure_ = failure;
         bool cached = false;
@@ -128,10 +135,15 @@ void async_level::run_job(const job& j, std::unique_lock<std::mutex>& lock)
         if (!cached)
             free_buffer(j.buffer);
     } else if (j.kind == job_kind::read) {
-        mutable_bytes target = j.direct;
+        mutable_parts target = j.direct;
         if (j.buffer >= 0) {
             const buffer& b = buffers_[static_cast<std::size_t>(j.buffer)];
-            target = mutable_bytes{b.data, b.size, memory_space::host};
+            const std::span<const std::size_t> sizes = b.parts.sizes();
+            if (worker_in_.size() < sizes.size())
+                worker_in_.resize(sizes.size());
+            for (std::size_t i = 0, at = 0; i < sizes.size(); at += sizes[i++])
+                worker_in_[i] = mutable_bytes{b.data + at, sizes[i], memory_space::host};
+            target = mutable_parts(worker_in_.data(), sizes.size());
         }
         failure = unlocked_on_level(lock, level_mutex_, [&] { level_->read(j.slot, j.step, target); });
         if (j.buffer < 0) {
@@ -257,8 +269,18 @@ const async_level::slot_info* async_level::find(slot_t slot) const noexcept
 
 // --- the calling thread ------------------------------------------------------------------------------
 
-void async_level::write(slot_t slot, step_t step, const_bytes src)
+void async_level::scatter(mutable_parts dst, const std::byte* from) const
 {
+    std::size_t at = 0;
+    for (const mutable_bytes& p : dst) {
+        options_.copy(p.data, p.space, from + at, memory_space::host, p.size);
+        at += p.size;
+    }
+}
+
+void async_level::write(slot_t slot, step_t step, const_parts parts)
+{
+    const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot, for its size
     std::unique_lock lock(mutex_);
     raise_failure(lock);
     slot_info& s = info(slot);
@@ -273,7 +295,11 @@ void async_level::write(slot_t slot, step_t step, const_bytes src)
     std::byte* data = buffers_[static_cast<std::size_t>(b)].data;
     lock.unlock();
     try {
-        options_.copy(data, memory_space::host, src.data, src.space, src.size);
+        std::size_t at = 0;
+        for (const const_bytes& p : parts) {
+            options_.copy(data + at, memory_space::host, p.data, p.space, p.size);
+            at += p.size;
+        }
     } catch (...) {
         lock.lock();
         free_buffer(b);
@@ -284,14 +310,16 @@ void async_level::write(slot_t slot, step_t step, const_bytes src)
     buffer& buf = buffers_[static_cast<std::size_t>(b)];
     buf.slot = slot;
     buf.step = step;
+    buf.parts.assign(parts);
     s.step = step; // slots_ is resized only by this thread, so `s` still stands
     s.size = src.size;
+    s.parts.assign(parts);
     s.staged = b;
     bytes_in_use_ += src.size;
     push(job{job_kind::write, slot, step, b});
 }
 
-void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
+void async_level::read(slot_t slot, step_t step, mutable_parts dst)
 {
     std::unique_lock lock(mutex_);
     raise_failure(lock);
@@ -303,17 +331,16 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
     slot_info& s = *found;
     if (s.failed)
         std::rethrow_exception(s.failed);
-    if (s.size != dst.size)
-        throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
-                              std::to_string(s.size) + " bytes of x_" + std::to_string(step) + ", but the state has " +
-                              std::to_string(dst.size));
+    if (const std::optional<std::string> why = detail::part_mismatch(s.parts.sizes(), dst, step))
+        throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " + *why);
+    const std::size_t size = s.size;
     if (s.staged >= 0) {
         // Still in staging (queued or being written): read it from there. The buffer's bytes stay put
         // until this thread hands the buffer out again, so the copy may run unlocked.
         const std::byte* data = buffers_[static_cast<std::size_t>(s.staged)].data;
         ++staging_hits_;
         lock.unlock();
-        options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        scatter(dst, data);
         return;
     }
     if (s.prefetched >= 0) {
@@ -333,11 +360,12 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
         b.last_use = ++uses_;
         const std::byte* data = b.data;
         lock.unlock();
-        options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        scatter(dst, data);
         return;
     }
     ++demand_reads_;
-    if (dst.space == memory_space::host) { // straight into the caller's memory
+    if (std::ranges::all_of(dst, [](const mutable_bytes& p) { return p.space == memory_space::host; })) {
+        // straight into the caller's memory
         demand_done_ = false;
         demand_failure_ = nullptr;
         push(job{job_kind::read, slot, step, -1, dst});
@@ -346,11 +374,12 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
             std::rethrow_exception(std::exchange(demand_failure_, nullptr));
         return;
     }
-    const int p = acquire_buffer(lock, dst.size);
+    const int p = acquire_buffer(lock, size);
     buffer& b = buffers_[static_cast<std::size_t>(p)];
     b.state = buffer_state::reading;
     b.slot = slot;
     b.step = step;
+    b.parts.assign(s.parts.sizes());
     push(job{job_kind::read, slot, step, p});
     wait(lock, [&] { return buffers_[static_cast<std::size_t>(p)].state == buffer_state::ready; });
     if (buffers_[static_cast<std::size_t>(p)].failure) {
@@ -360,7 +389,7 @@ void async_level::read(slot_t slot, step_t step, mutable_bytes dst)
     }
     const std::byte* data = buffers_[static_cast<std::size_t>(p)].data;
     lock.unlock();
-    options_.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+    scatter(dst, data);
     lock.lock();
     free_buffer(p);
     changed_.notify_all();
@@ -382,6 +411,7 @@ void async_level::prefetch(slot_t slot, step_t step)
     b.state = buffer_state::reading;
     b.slot = slot;
     b.step = step;
+    b.parts.assign(s.parts.sizes());
     s.prefetched = p;
     ++prefetches_;
     push(job{job_kind::read, slot, step, p});
@@ -462,7 +492,26 @@ void async_level::adopt(slot_t slot, step_t step, std::size_t size)
                              " of level " + name_ + ", which holds x_" + std::to_string(s.step));
     s.step = step;
     s.size = size;
+    {
+        // The level knows how its snapshot was split (a resumed file records its parts).
+        std::scoped_lock level_lock(level_mutex_);
+        const std::span<const std::size_t> held = level_->part_sizes(slot);
+        std::size_t total = 0;
+        for (const std::size_t n : held)
+            total += n;
+        if (!held.empty() && total == size)
+            s.parts.assign(held);
+        else
+            s.parts.assign_single(size);
+    }
     bytes_in_use_ += size;
+}
+
+std::span<const std::size_t> async_level::part_sizes(slot_t slot) const
+{
+    std::scoped_lock lock(mutex_);
+    const slot_info* s = find(slot);
+    return s != nullptr && s->step >= 0 ? s->parts.sizes() : std::span<const std::size_t>{};
 }
 
 std::size_t async_level::snapshot_bytes(slot_t slot) const

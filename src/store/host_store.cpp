@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -72,8 +73,9 @@ host_store::slot_entry& host_store::entry_outside(slot_t slot, bool grow)
     return slots_[static_cast<std::size_t>(slot)];
 }
 
-void host_store::write(slot_t slot, step_t step, const_bytes src)
+void host_store::write(slot_t slot, step_t step, const_parts parts)
 {
+    const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot, for its size
     slot_entry& e = entry(slot, true);
     if (e.step >= 0)
         throw schedule_error("store into host slot " + std::to_string(slot) + ", which still holds x_" +
@@ -97,7 +99,12 @@ void host_store::write(slot_t slot, step_t step, const_bytes src)
         e.allocated = src.size;
         allocated_bytes_ += src.size;
     }
-    options_.copy(e.data, memory_space::host, src.data, src.space, src.size);
+    std::size_t at = 0;
+    for (const const_bytes& p : parts) {
+        options_.copy(e.data + at, memory_space::host, p.data, p.space, p.size);
+        at += p.size;
+    }
+    e.parts.assign(parts);
     e.size = src.size;
     e.step = step;
     ++stats_.stores;
@@ -108,17 +115,19 @@ void host_store::write(slot_t slot, step_t step, const_bytes src)
     stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
 }
 
-void host_store::read(slot_t slot, step_t step, mutable_bytes dst)
+void host_store::read(slot_t slot, step_t step, mutable_parts dst)
 {
     const slot_entry& e = entry(slot, false);
     if (e.step != step)
         throw integrity_error("host slot " + std::to_string(slot) + " holds " + detail::describe_snapshot(e.step) +
                               ", not x_" + std::to_string(step));
-    if (e.size != dst.size)
-        throw integrity_error("host slot " + std::to_string(slot) + " holds " + std::to_string(e.size) +
-                              " bytes of x_" + std::to_string(step) + ", but the state has " +
-                              std::to_string(dst.size));
-    options_.copy(dst.data, dst.space, e.data, memory_space::host, e.size);
+    if (const std::optional<std::string> why = detail::part_mismatch(e.parts.sizes(), dst, step))
+        throw integrity_error("host slot " + std::to_string(slot) + " holds " + *why);
+    std::size_t at = 0;
+    for (const mutable_bytes& p : dst) {
+        options_.copy(p.data, p.space, e.data + at, memory_space::host, p.size);
+        at += p.size;
+    }
     ++stats_.restores;
     stats_.bytes_read += e.size;
 }
@@ -142,6 +151,14 @@ void host_store::release_all() noexcept
     }
     stats_.slots_in_use = 0;
     stats_.bytes_in_use = 0;
+}
+
+std::span<const std::size_t> host_store::part_sizes(slot_t slot) const
+{
+    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
+        return {};
+    const slot_entry& e = slots_[static_cast<std::size_t>(slot)];
+    return e.step >= 0 ? e.parts.sizes() : std::span<const std::size_t>{};
 }
 
 std::size_t host_store::snapshot_bytes(slot_t slot) const

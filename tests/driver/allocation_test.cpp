@@ -5,11 +5,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include "burgers.hpp"
+#include "multipart_problems.hpp"
+#include "vector_schedule.hpp"
 
 #include "remat/driver/run.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -113,6 +116,56 @@ BOOST_AUTO_TEST_CASE(a_terminal_callable_allocates_once_per_run_not_per_step)
         const std::uint64_t without = allocations_of_run(revolve(8000, slots), store, false);
         BOOST_TEST(reused == tiny, "slots " << slots << ": " << reused << " vs " << tiny);
         BOOST_TEST(reused <= without + 1, "slots " << slots << ": " << reused << " vs " << without);
+    }
+}
+
+namespace {
+
+// The same for a state of several parts (a history array plus scalars, an LSTM-like (h, c) pair), on the
+// host level and on a tiered store whose second level is asynchronous: the parts are gathered into the
+// slots and the staging buffers and scattered back without allocating.
+template <class Problem, class Plan, class Store>
+std::uint64_t allocations_of_multipart_run(const Problem& problem, const Plan& plan, Store& store)
+{
+    auto x = problem.initial();
+    using state = decltype(x);
+    double sum = 0;
+    auto forward = [&](step_t k, state& s) { problem.step(k, s); };
+    auto adjoint = [&](step_t, state& s) { sum += static_cast<double>(test::all_parts_size(s)); };
+    const std::uint64_t before = allocations.load();
+    (void)run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint),
+              remat::final_state([&](const state& xT) { sum += static_cast<double>(test::all_parts_size(xT)); }));
+    return allocations.load() - before;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(multipart_states_allocate_nothing_per_step)
+{
+    test::history_problem history;
+    history.fixed_length = true;
+    const test::lstm_problem lstm;
+    for (const slot_t slots : {2, 10}) {
+        host_store store(slots);
+        (void)allocations_of_multipart_run(history, revolve(20, slots), store);
+        const std::uint64_t tiny = allocations_of_multipart_run(history, revolve(20, slots), store);
+        const std::uint64_t reused = allocations_of_multipart_run(history, revolve(8000, slots), store);
+        BOOST_TEST(reused == tiny, "history, slots " << slots << ": " << reused << " vs " << tiny);
+        BOOST_TEST(reused <= 16u);
+        (void)allocations_of_multipart_run(lstm, revolve(20, slots), store);
+        BOOST_TEST(allocations_of_multipart_run(lstm, revolve(8000, slots), store) ==
+                   allocations_of_multipart_run(lstm, revolve(20, slots), store));
+    }
+    for (const bool asynchronous : {false, true}) {
+        tiered_store<host_store, host_store> store(
+            {tier_options{}, tier_options{.asynchronous = asynchronous, .async = {.staging_buffers = 3}}},
+            host_store(3), host_store(9));
+        const test::vector_schedule long_plan = test::split_levels(revolve(4000, 12), 3);
+        const test::vector_schedule short_plan = test::split_levels(revolve(40, 12), 3);
+        (void)allocations_of_multipart_run(lstm, long_plan, store);
+        const std::uint64_t tiny = allocations_of_multipart_run(lstm, short_plan, store);
+        const std::uint64_t reused = allocations_of_multipart_run(lstm, long_plan, store);
+        BOOST_TEST(reused == tiny, "asynchronous " << asynchronous << ": " << reused << " vs " << tiny);
     }
 }
 

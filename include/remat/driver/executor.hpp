@@ -12,6 +12,7 @@
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
+#include "remat/store/detail/part_layout.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_traits.hpp"
 
@@ -22,6 +23,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -64,6 +66,10 @@ inline std::string current_exception_message()
 template <snapshot_state State, store_for_run Store, class Forward, class Adjoint, class Final = no_final_state>
     requires forward_function<Forward, State> && adjoint_function<Adjoint, State> && final_function<Final, State>
 class executor {
+    static_assert(!multipart_state<State> || contiguous_state<State> || store_for_parts<Store>,
+                  "a state made of several parts (snapshot_traits<State>::parts) needs a store that gathers them "
+                  "into one slot: host_store, hdf5_store, cuda::device_store, or a tiered_store of such levels");
+
 public:
     executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
              step_t steps)
@@ -243,6 +249,11 @@ private:
             const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
             size = bytes.size;
             store_.write(s.level, s.slot, s.step, bytes);
+        } else if constexpr (multipart_state<State>) {
+            const auto parts = snapshot_traits<State>::parts(std::as_const(state_));
+            const const_parts view(std::ranges::data(parts), std::ranges::size(parts));
+            size = total_bytes(view);
+            store_.write(s.level, s.slot, s.step, view);
         } else {
             try {
                 size = snapshot_traits<State>::size_bytes(std::as_const(state_));
@@ -286,6 +297,22 @@ private:
             }
             size = bytes.size;
             store_.read(r.level, r.slot, r.step, bytes);
+        } else if constexpr (multipart_state<State>) {
+            const auto read_into = [&](const auto& parts) {
+                const mutable_parts view(std::ranges::data(parts), std::ranges::size(parts));
+                size = total_bytes(view);
+                store_.read(r.level, r.slot, r.step, view);
+            };
+            if constexpr (requires { snapshot_traits<State>::parts_for(state_, std::span<const std::size_t>{}); }) {
+                const std::span<const std::size_t> held = store_.part_sizes(r.level, r.slot);
+                const auto parts = snapshot_traits<State>::parts(state_);
+                if (!held.empty() && !same_sizes(held, parts))
+                    read_into(snapshot_traits<State>::parts_for(state_, held));
+                else
+                    read_into(parts);
+            } else {
+                read_into(snapshot_traits<State>::parts(state_));
+            }
         } else {
             size = store_.snapshot_bytes(r.level, r.slot);
             if (staging_.size() < size)
@@ -375,16 +402,82 @@ private:
         current_ = last;
     }
 
-    void keep_aside(step_t last)
+    // The state's views: one for a contiguous state, its parts for a multi-part one.
+    static auto views(const State& x)
+    {
+        if constexpr (contiguous_state<State>)
+            return std::array<const_bytes, 1>{snapshot_traits<State>::bytes(x)};
+        else
+            return snapshot_traits<State>::parts(x);
+    }
+
+    template <class Parts>
+    static bool same_sizes(std::span<const std::size_t> sizes, const Parts& parts)
+    {
+        if (sizes.size() != std::ranges::size(parts))
+            return false;
+        std::size_t i = 0;
+        for (const auto& p : parts)
+            if (p.size != sizes[i++])
+                return false;
+        return true;
+    }
+
+    // Calls f with the state's mutable views, resized to `sizes` where the state's traits can resize them.
+    template <class F>
+    void with_views_for(std::span<const std::size_t> sizes, F&& f)
     {
         if constexpr (contiguous_state<State>) {
-            const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
-            if (bytes.space == memory_space::host) {
-                if (staging_.size() < bytes.size)
-                    staging_.resize(bytes.size);
-                if (bytes.size != 0)
-                    std::memcpy(staging_.data(), bytes.data, bytes.size);
-                kept_size_ = bytes.size;
+            mutable_bytes bytes = snapshot_traits<State>::bytes(state_);
+            if constexpr (requires { snapshot_traits<State>::bytes_for(state_, std::size_t{}); })
+                if (sizes.size() == 1 && bytes.size != sizes[0])
+                    bytes = snapshot_traits<State>::bytes_for(state_, sizes[0]);
+            f(std::array<mutable_bytes, 1>{bytes});
+        } else if constexpr (requires { snapshot_traits<State>::parts_for(state_, sizes); }) {
+            const auto parts = snapshot_traits<State>::parts(state_);
+            if (same_sizes(sizes, parts))
+                f(parts);
+            else
+                f(snapshot_traits<State>::parts_for(state_, sizes));
+        } else {
+            f(snapshot_traits<State>::parts(state_));
+        }
+    }
+
+    static bool on_device(const State& x)
+    {
+        const auto parts = views(x);
+        return std::ranges::any_of(parts, [](const const_bytes& p) { return p.space != memory_space::host; });
+    }
+
+    // Whether a copy of the state shares its device elements (a view such as cuda::device_span).
+    static bool shares_device_elements(const State& copy, const State& x)
+    {
+        const auto a = views(copy);
+        const auto b = views(x);
+        for (std::size_t i = 0; i < std::ranges::size(a) && i < std::ranges::size(b); ++i)
+            if (b[i].space != memory_space::host && (a[i].data == b[i].data) && (b[i].size != 0 || a[i].size != 0))
+                return true;
+        return false;
+    }
+
+    void keep_aside(step_t last)
+    {
+        if constexpr (contiguous_state<State> || multipart_state<State>) {
+            if (!on_device(state_)) {
+                const auto parts = views(std::as_const(state_));
+                const const_parts view(std::ranges::data(parts), std::ranges::size(parts));
+                const std::size_t total = total_bytes(view);
+                kept_sizes_.assign(view); // no allocation for up to four parts
+                if (staging_.size() < total)
+                    staging_.resize(total);
+                std::size_t at = 0;
+                for (const const_bytes& p : parts) {
+                    if (p.size != 0)
+                        std::memcpy(staging_.data() + at, p.data, p.size);
+                    at += p.size;
+                }
+                kept_size_ = total;
                 return;
             }
             if constexpr (std::is_copy_constructible_v<State>) {
@@ -411,13 +504,12 @@ private:
     // refused before any work is done.
     void prepare_device_copy()
     {
-        if constexpr (contiguous_state<State>) {
-            const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
-            if (bytes.space == memory_space::host)
+        if constexpr (contiguous_state<State> || multipart_state<State>) {
+            if (!on_device(state_))
                 return;
             if constexpr (std::is_copy_constructible_v<State>) {
                 kept_state_.emplace(state_);
-                if (snapshot_traits<State>::bytes(std::as_const(*kept_state_)).data != bytes.data)
+                if (!shares_device_elements(*kept_state_, state_))
                     return; // a copy of the elements, not of a view
                 kept_state_.reset();
             }
@@ -429,22 +521,29 @@ private:
 
     void put_back(step_t last)
     {
-        if constexpr (contiguous_state<State>) {
+        if constexpr (contiguous_state<State> || multipart_state<State>) {
             if constexpr (std::is_copy_constructible_v<State>) {
                 if (kept_state_) {
                     state_ = *kept_state_;
                     return;
                 }
             }
-            mutable_bytes bytes = snapshot_traits<State>::bytes(state_);
-            if constexpr (requires { snapshot_traits<State>::bytes_for(state_, std::size_t{}); })
-                if (bytes.size != kept_size_)
-                    bytes = snapshot_traits<State>::bytes_for(state_, kept_size_);
-            if (bytes.size != kept_size_)
-                throw integrity_error("the forward step " + std::to_string(last) + " changed the state's size from " +
-                                      std::to_string(kept_size_) + " to " + std::to_string(bytes.size) + " bytes");
-            if (kept_size_ != 0)
-                std::memcpy(bytes.data, staging_.data(), kept_size_);
+            const std::span<const std::size_t> kept = kept_sizes_.sizes();
+            with_views_for(kept, [&](const auto& parts) {
+                if (!same_sizes(kept, parts)) {
+                    std::vector<std::size_t> now;
+                    for (const mutable_bytes& p : parts)
+                        now.push_back(p.size);
+                    throw integrity_error("the forward step " + std::to_string(last) + " changed the state from " +
+                                          detail::describe_parts(kept) + " to " + detail::describe_parts(now));
+                }
+                std::size_t at = 0;
+                for (const mutable_bytes& p : parts) {
+                    if (p.size != 0)
+                        std::memcpy(p.data, staging_.data() + at, p.size);
+                    at += p.size;
+                }
+            });
         } else {
             try {
                 snapshot_traits<State>::load(state_, std::span<const std::byte>(staging_.data(), kept_size_));
@@ -457,8 +556,12 @@ private:
     /// Bytes of one snapshot of the current state.
     std::uint64_t snapshot_size()
     {
-        if constexpr (contiguous_state<State>) {
-            return snapshot_traits<State>::bytes(std::as_const(state_)).size;
+        if constexpr (contiguous_state<State> || multipart_state<State>) {
+            const auto parts = views(std::as_const(state_));
+            std::uint64_t total = 0;
+            for (const const_bytes& p : parts)
+                total += p.size;
+            return total;
         } else {
             try {
                 return snapshot_traits<State>::size_bytes(std::as_const(state_));
@@ -502,7 +605,8 @@ private:
     adjoint_step_fn<Adjoint> adjoint_;
     final_state_fn<Final> final_;
     bool final_called_ = false;
-    std::size_t kept_size_ = 0;       // bytes of x_{T-1} kept in staging_ around the final-state call
+    std::size_t kept_size_ = 0;          // bytes of x_{T-1} kept in staging_ around the final-state call
+    detail::part_layout kept_sizes_;     // and the sizes of its parts (one for a contiguous state)
     std::optional<State> kept_state_; // x_{T-1} of a device state that owns its elements
     step_t current_ = 0;
     step_t next_reverse_ = 0;

@@ -17,6 +17,7 @@
 
 #include "remat/schedule/action.hpp"
 #include "remat/store/detail/level_interface.hpp"
+#include "remat/store/detail/part_layout.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
@@ -28,6 +29,7 @@
 #include <memory>
 #include <memory_resource>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -67,8 +69,15 @@ public:
     async_level(const async_level&) = delete;
     async_level& operator=(const async_level&) = delete;
 
-    void write(slot_t slot, step_t step, const_bytes src) override;
-    void read(slot_t slot, step_t step, mutable_bytes dst) override;
+    void write(slot_t slot, step_t step, const_bytes src) override { write(slot, step, const_parts(&src, 1)); }
+    void read(slot_t slot, step_t step, mutable_bytes dst) override { read(slot, step, mutable_parts(&dst, 1)); }
+    /// Gathers the parts into a staging buffer (device parts through async_options::copy) and returns; the
+    /// worker writes them to the level as the same parts.
+    void write(slot_t slot, step_t step, const_parts src) override;
+    /// Scatters x_step into the parts, from staging or from the level; integrity_error naming the part
+    /// and both sizes when they do not match those written.
+    void read(slot_t slot, step_t step, mutable_parts dst) override;
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const override;
     void release(slot_t slot) override;
     void release_all() noexcept override;
     void prefetch(slot_t slot, step_t step) override;
@@ -97,6 +106,7 @@ private:
         bool discard = false;       // a read nobody wants any more: free it when done
         std::exception_ptr failure; // a failed read, raised when consumed
         std::uint64_t last_use = 0; // for evicting the least recently used ready buffer
+        detail::part_layout parts;  // the sizes of the snapshot's parts, one after the other in data
     };
     struct slot_info {
         step_t step = -1; // the snapshot the slot holds once every queued job has run; -1 empty
@@ -104,13 +114,14 @@ private:
         int staged = -1;           // buffer holding the slot's write (queued or in progress)
         int prefetched = -1;       // buffer holding (or receiving) a read of the slot
         std::exception_ptr failed; // its write failed: reading it raises that failure
+        detail::part_layout parts; // the sizes of its parts
     };
     struct job {
         job_kind kind = job_kind::stop;
         slot_t slot = -1;
         step_t step = -1;
         int buffer = -1;
-        mutable_bytes direct{}; // a demand read straight into the caller's host memory
+        mutable_parts direct{}; // a demand read straight into the caller's host memory (it waits)
     };
 
     void worker_loop();
@@ -125,6 +136,7 @@ private:
     [[nodiscard]] slot_info* find(slot_t slot) noexcept;
     [[nodiscard]] const slot_info* find(slot_t slot) const noexcept;
     void wait(std::unique_lock<std::mutex>& lock, auto&& ready);
+    void scatter(mutable_parts dst, const std::byte* from) const;
 
     std::unique_ptr<detail::level_interface> level_;
     async_options options_;
@@ -152,6 +164,8 @@ private:
     std::uint64_t prefetches_ = 0;
     std::uint64_t demand_reads_ = 0;
     std::uint64_t skipped_writes_ = 0;
+    std::vector<const_bytes> worker_out_;  // the worker's views of a buffer's parts (grow, never shrink)
+    std::vector<mutable_bytes> worker_in_; //   so that no transfer allocates
     std::thread worker_;
 };
 

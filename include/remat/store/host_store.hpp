@@ -1,6 +1,7 @@
 // remat/store/host_store.hpp — snapshots in host RAM: one level, capacity in slots and/or bytes.
 #pragma once
 
+#include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
+#include <span>
 #include <vector>
 
 namespace remat {
@@ -55,8 +57,20 @@ public:
     [[nodiscard]] level_capacity capacity() const noexcept { return capacity_; }
     /// Throws capacity_error when the slot is outside the capacity, the bytes would exceed it, or the memory
     /// resource cannot allocate the slot (out of memory; the slot is left as it was).
-    void write(slot_t slot, step_t step, const_bytes src);
-    void read(slot_t slot, step_t step, mutable_bytes dst);
+    void write(slot_t slot, step_t step, const_bytes src) { write(slot, step, const_parts(&src, 1)); }
+    void read(slot_t slot, step_t step, mutable_bytes dst) { read(slot, step, mutable_parts(&dst, 1)); }
+    /// Gathers the parts, one after the other, into the slot (host parts with a plain copy, device parts
+    /// through options::copy); throws as the single-view write does.
+    ///
+    ///     std::array<remat::const_bytes, 2> hc{remat::host_bytes(std::as_bytes(std::span(h))),
+    ///                                          remat::host_bytes(std::as_bytes(std::span(c)))};
+    ///     store.write(0, 17, remat::const_parts(hc));
+    void write(slot_t slot, step_t step, const_parts src);
+    /// Scatters x_step back into the parts; integrity_error naming the part and both sizes when the parts
+    /// do not match those written.
+    void read(slot_t slot, step_t step, mutable_parts dst);
+    /// Sizes of the parts the slot holds (one for a single view; empty when it holds none).
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const;
     void release(slot_t slot);
     void release_all() noexcept;
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
@@ -71,6 +85,7 @@ private:
         std::size_t allocated = 0;
         std::size_t size = 0;
         step_t step = -1; // -1: empty
+        detail::part_layout parts;
     };
     slot_entry& entry(slot_t slot, bool grow);
     slot_entry& entry_outside(slot_t slot, bool grow);
@@ -83,6 +98,6 @@ private:
     level_stats stats_;
 };
 
-static_assert(storage_level<host_store>);
+static_assert(gathering_level<host_store>);
 
 } // namespace remat

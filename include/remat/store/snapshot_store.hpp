@@ -19,6 +19,10 @@
 //     | s.prefetch(L, N, K)      | void           | a hint: x_K in slot N of level L will be read soon |
 //     | S::prefetches            | bool constant  | false: prefetch does nothing, skip the lookahead   |
 //
+// A store that gathers multi-part snapshots (remat::gathering_store; tiered_store is one when each of its
+// levels is a gathering_level) also has s.write(L, N, K, parts), s.read(L, N, K, parts) and
+// s.part_sizes(L, N), as a gathering_level has them.
+//
 // Each operation means what it means for one storage_level, on level L. The driver checks L against
 // level_count() before it calls the store (a schedule over more levels is refused before step 0).
 //
@@ -34,6 +38,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace remat {
 
@@ -50,9 +55,23 @@ concept snapshot_store =
         { cs.stats() } -> std::convertible_to<store_stats>;
     };
 
+/// A multi-level store that gathers a snapshot's parts into one slot (see remat::gathering_level).
+template <class S>
+concept gathering_store =
+    snapshot_store<S> &&
+    requires(S& s, const S& cs, level_t level, slot_t slot, step_t step, const_parts src, mutable_parts dst) {
+        s.write(level, slot, step, src);
+        s.read(level, slot, step, dst);
+        { cs.part_sizes(level, slot) } -> std::convertible_to<std::span<const std::size_t>>;
+    };
+
 /// What remat::run, run_online and executor accept as a store: one storage level or a multi-level store.
 template <class S>
 concept store_for_run = storage_level<S> || snapshot_store<S>;
+
+/// A store that takes multi-part states (remat::multipart_state).
+template <class S>
+concept store_for_parts = (gathering_level<S> && !snapshot_store<S>) || gathering_store<S>;
 
 namespace detail {
 
@@ -75,6 +94,21 @@ public:
     }
     [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t n) const { return s_.snapshot_bytes(l, n); }
     [[nodiscard]] store_stats stats() const { return s_.stats(); }
+    void write(level_t l, slot_t n, step_t k, const_parts src)
+        requires gathering_store<S>
+    {
+        s_.write(l, n, k, src);
+    }
+    void read(level_t l, slot_t n, step_t k, mutable_parts dst)
+        requires gathering_store<S>
+    {
+        s_.read(l, n, k, dst);
+    }
+    [[nodiscard]] std::span<const std::size_t> part_sizes(level_t l, slot_t n) const
+        requires gathering_store<S>
+    {
+        return s_.part_sizes(l, n);
+    }
 
 private:
     S& s_;
@@ -98,6 +132,21 @@ public:
     }
     [[nodiscard]] std::size_t snapshot_bytes(level_t, slot_t n) const { return s_.snapshot_bytes(n); }
     [[nodiscard]] store_stats stats() const { return {{level_stats(s_.stats())}}; }
+    void write(level_t, slot_t n, step_t k, const_parts src)
+        requires gathering_level<S>
+    {
+        s_.write(n, k, src);
+    }
+    void read(level_t, slot_t n, step_t k, mutable_parts dst)
+        requires gathering_level<S>
+    {
+        s_.read(n, k, dst);
+    }
+    [[nodiscard]] std::span<const std::size_t> part_sizes(level_t, slot_t n) const
+        requires gathering_level<S>
+    {
+        return s_.part_sizes(n);
+    }
 
 private:
     S& s_;

@@ -21,6 +21,16 @@
 //     | l.flush()               | void           | wait for transfers in flight; raise their failures  |
 //     | L::prefetches           | bool constant  | false: prefetch does nothing, skip the lookahead    |
 //
+// A level that also takes snapshots made of several parts (remat::gathering_level; every level remat
+// provides is one) has, for parts src (const_parts) and dst (mutable_parts):
+//
+//     | l.write(N, K, src)      | void           | gather: the parts one after the other into slot N   |
+//     | l.read(N, K, dst)       | void           | scatter: back into their places; integrity_error    |
+//     |                         |                | naming the part and both sizes unless they match    |
+//     | l.part_sizes(N)         | span<const size_t> | sizes of the parts held (empty when empty)      |
+//
+// A single view is a snapshot of one part: both forms read each other's snapshots.
+//
 // A write that fails (capacity, I/O) leaves the slot as it was before; a level is never left holding
 // half a snapshot that reads as valid.
 //
@@ -40,6 +50,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 
 namespace remat {
@@ -67,6 +78,16 @@ concept storage_level = requires(L& l, const L& cl, slot_t slot, step_t step, co
     { cl.snapshot_bytes(slot) } -> std::convertible_to<std::size_t>;
     { cl.stats() } -> std::convertible_to<level_stats>;
 };
+
+/// A storage level that gathers a snapshot's parts into one slot and scatters them back (see the table
+/// above); what a multi-part state (remat::multipart_state) needs.
+template <class L>
+concept gathering_level =
+    storage_level<L> && requires(L& l, const L& cl, slot_t slot, step_t step, const_parts src, mutable_parts dst) {
+        l.write(slot, step, src);
+        l.read(slot, step, dst);
+        { cl.part_sizes(slot) } -> std::convertible_to<std::span<const std::size_t>>;
+    };
 
 /// Whether a level (or a multi-level store) wants to be told about coming reads (see `prefetches`).
 template <class S>

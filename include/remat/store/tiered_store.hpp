@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -59,6 +60,23 @@ public:
     [[nodiscard]] level_capacity capacity(level_t level) const { return tier(level).capacity(); }
     void write(level_t level, slot_t slot, step_t step, const_bytes src) { tier(level).write(slot, step, src); }
     void read(level_t level, slot_t slot, step_t step, mutable_bytes dst) { tier(level).read(slot, step, dst); }
+    /// A snapshot of several parts (remat::gathering_store), when every level gathers: each level, and an
+    /// asynchronous level's staging buffer, takes the parts one after the other into one slot.
+    void write(level_t level, slot_t slot, step_t step, const_parts src)
+        requires(gathering_level<Levels> && ...)
+    {
+        tier(level).write(slot, step, src);
+    }
+    void read(level_t level, slot_t slot, step_t step, mutable_parts dst)
+        requires(gathering_level<Levels> && ...)
+    {
+        tier(level).read(slot, step, dst);
+    }
+    [[nodiscard]] std::span<const std::size_t> part_sizes(level_t level, slot_t slot) const
+        requires(gathering_level<Levels> && ...)
+    {
+        return tier(level).part_sizes(slot);
+    }
     void release(level_t level, slot_t slot) { tier(level).release(slot); }
     void release_all() noexcept
     {

@@ -2,12 +2,15 @@
 // asynchronous engine is compiled once instead of once per level type.
 #pragma once
 
+#include "remat/error.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
 #include "remat/types.hpp"
 
 #include <cstddef>
+#include <span>
+#include <string>
 
 namespace remat::detail {
 
@@ -16,6 +19,10 @@ public:
     virtual ~level_interface() = default;
     virtual void write(slot_t slot, step_t step, const_bytes src) = 0;
     virtual void read(slot_t slot, step_t step, mutable_bytes dst) = 0;
+    /// A snapshot of several parts, gathered into the slot and scattered back (see remat::gathering_level).
+    virtual void write(slot_t slot, step_t step, const_parts src) = 0;
+    virtual void read(slot_t slot, step_t step, mutable_parts dst) = 0;
+    [[nodiscard]] virtual std::span<const std::size_t> part_sizes(slot_t slot) const = 0;
     virtual void release(slot_t slot) = 0;
     virtual void release_all() noexcept = 0;
     [[nodiscard]] virtual std::size_t snapshot_bytes(slot_t slot) const = 0;
@@ -37,6 +44,35 @@ public:
     explicit level_adapter(Level& level) : level_(level) {}
     void write(slot_t slot, step_t step, const_bytes src) override { level_.write(slot, step, src); }
     void read(slot_t slot, step_t step, mutable_bytes dst) override { level_.read(slot, step, dst); }
+    // A level that does not gather takes single-part snapshots only (tiered_store offers parts only when
+    // every level gathers, so the driver never gets here with more).
+    void write(slot_t slot, step_t step, const_parts src) override
+    {
+        if constexpr (gathering_level<Level>)
+            level_.write(slot, step, src);
+        else if (src.size() == 1)
+            level_.write(slot, step, src[0]);
+        else
+            throw argument_error("level " + std::string(level_stats(level_.stats()).name) +
+                                 " takes snapshots of one part, not " + std::to_string(src.size()));
+    }
+    void read(slot_t slot, step_t step, mutable_parts dst) override
+    {
+        if constexpr (gathering_level<Level>)
+            level_.read(slot, step, dst);
+        else if (dst.size() == 1)
+            level_.read(slot, step, dst[0]);
+        else
+            throw argument_error("level " + std::string(level_stats(level_.stats()).name) +
+                                 " takes snapshots of one part, not " + std::to_string(dst.size()));
+    }
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const override
+    {
+        if constexpr (gathering_level<Level>)
+            return level_.part_sizes(slot);
+        else
+            return {};
+    }
     void release(slot_t slot) override { level_.release(slot); }
     void release_all() noexcept override { level_.release_all(); }
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override { return level_.snapshot_bytes(slot); }
