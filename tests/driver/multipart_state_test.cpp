@@ -131,7 +131,8 @@ BOOST_AUTO_TEST_CASE(wrong_part_sizes_are_refused_naming_the_part)
     host_store store(1);
     std::vector<double> a(3, 1.0);
     std::array<double, 1> b{2.0};
-    const std::array<const_bytes, 2> out{host_bytes(std::as_bytes(std::span(a))), host_bytes(std::as_bytes(std::span(b)))};
+    const std::array<const_bytes, 2> out{host_bytes(std::as_bytes(std::span(a))),
+                                         host_bytes(std::as_bytes(std::span(b)))};
     store.write(0, 5, const_parts(out));
 
     std::vector<double> c(2), d(2); // 32 bytes in all, as written, but split 16 + 16 instead of 24 + 8
@@ -207,9 +208,9 @@ BOOST_AUTO_TEST_CASE(tiered_store_of_host_levels_synchronous_and_asynchronous)
         for (const std::size_t staging : {std::size_t{1}, std::size_t{4}}) {
             auto make = [&] {
                 return std::make_unique<tiered_store<host_store, host_store>>(
-                    std::array<tier_options, 2>{tier_options{},
-                                                tier_options{.asynchronous = asynchronous,
-                                                             .async = async_options{.staging_buffers = staging}}},
+                    std::array<tier_options, 2>{
+                        tier_options{},
+                        tier_options{.asynchronous = asynchronous, .async = async_options{.staging_buffers = staging}}},
                     host_store(3), host_store(level_capacity{.slots = 9}, host_store::options{.name = "slow"}));
             };
             auto a = make();

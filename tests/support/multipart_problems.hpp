@@ -233,14 +233,13 @@ multipart_result run_multipart(const Problem& problem, Adjoint adjoint, const Pl
     }
     multipart_result r;
     state x = problem.initial();
-    r.report = remat::run(
-        plan, store, x, remat::forward_step([&](step_t k, state& s) { problem.step(k, s); }),
-        remat::adjoint_step([&](step_t k, state& s) {
-            if (all_parts(s) != sweep[static_cast<std::size_t>(k)])
-                ++r.wrong_states;
-            adjoint.step(k, s);
-        }),
-        remat::final_state([&](const state& xT) { adjoint.seed(xT); }));
+    r.report = remat::run(plan, store, x, remat::forward_step([&](step_t k, state& s) { problem.step(k, s); }),
+                          remat::adjoint_step([&](step_t k, state& s) {
+                              if (all_parts(s) != sweep[static_cast<std::size_t>(k)])
+                                  ++r.wrong_states;
+                              adjoint.step(k, s);
+                          }),
+                          remat::final_state([&](const state& xT) { adjoint.seed(xT); }));
     r.gradient = adjoint.gradient();
     return r;
 }

@@ -605,8 +605,8 @@ private:
     adjoint_step_fn<Adjoint> adjoint_;
     final_state_fn<Final> final_;
     bool final_called_ = false;
-    std::size_t kept_size_ = 0;          // bytes of x_{T-1} kept in staging_ around the final-state call
-    detail::part_layout kept_sizes_;     // and the sizes of its parts (one for a contiguous state)
+    std::size_t kept_size_ = 0;       // bytes of x_{T-1} kept in staging_ around the final-state call
+    detail::part_layout kept_sizes_;  // and the sizes of its parts (one for a contiguous state)
     std::optional<State> kept_state_; // x_{T-1} of a device state that owns its elements
     step_t current_ = 0;
     step_t next_reverse_ = 0;

@@ -57,13 +57,12 @@ concept snapshot_store =
 
 /// A multi-level store that gathers a snapshot's parts into one slot (see remat::gathering_level).
 template <class S>
-concept gathering_store =
-    snapshot_store<S> &&
-    requires(S& s, const S& cs, level_t level, slot_t slot, step_t step, const_parts src, mutable_parts dst) {
-        s.write(level, slot, step, src);
-        s.read(level, slot, step, dst);
-        { cs.part_sizes(level, slot) } -> std::convertible_to<std::span<const std::size_t>>;
-    };
+concept gathering_store = snapshot_store<S> && requires(S& s, const S& cs, level_t level, slot_t slot, step_t step,
+                                                        const_parts src, mutable_parts dst) {
+    s.write(level, slot, step, src);
+    s.read(level, slot, step, dst);
+    { cs.part_sizes(level, slot) } -> std::convertible_to<std::span<const std::size_t>>;
+};
 
 /// What remat::run, run_online and executor accept as a store: one storage level or a multi-level store.
 template <class S>
