@@ -129,7 +129,7 @@ struct hdf5_store::impl {
         const std::size_t before = slots.size();
         if (size <= before)
             return;
-        slots.resize(size);
+        detail::grow_slot_table(slots, static_cast<slot_t>(size - 1), "disk");
         for (std::size_t s = before; s < size; ++s)
             if (s < groups_in_advance) {
                 slots[s].group = detail::slot_group_name(static_cast<slot_t>(s));
@@ -140,8 +140,8 @@ struct hdf5_store::impl {
     slot_entry& entry(slot_t slot, bool may_grow)
     {
         if (slot < 0 || slot >= capacity.slots)
-            throw capacity_error("slot " + std::to_string(slot) + " is outside the disk store's " +
-                                 std::to_string(capacity.slots) + " slots");
+            throw schedule_error("slot " + std::to_string(slot) + " is outside the disk store's " +
+                                 detail::describe_slots(capacity.slots) + " slots");
         if (static_cast<std::size_t>(slot) >= slots.size()) {
             if (!may_grow)
                 throw schedule_error("slot " + std::to_string(slot) + " of the disk store was never written");
@@ -553,6 +553,9 @@ void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, false);
+    if (e.step < 0 && e.problem.empty()) // a slot the file found damaged is an integrity_error below
+        throw schedule_error("restore of x_" + std::to_string(step) + " from disk slot " + std::to_string(slot) +
+                             " of " + s.where + ", which holds no snapshot");
     if (e.step != step)
         throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
                               detail::describe_snapshot(e.step) + ", not x_" + std::to_string(step) +

@@ -10,6 +10,7 @@
 
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -249,10 +250,10 @@ void async_level::raise_failure(std::unique_lock<std::mutex>&)
 async_level::slot_info& async_level::info(slot_t slot)
 {
     if (slot < 0 || slot >= capacity_.slots)
-        throw capacity_error("slot " + std::to_string(slot) + " is outside level " + name_ + "'s " +
-                             std::to_string(capacity_.slots) + " slots");
+        throw schedule_error("slot " + std::to_string(slot) + " is outside level " + name_ + "'s " +
+                             detail::describe_slots(capacity_.slots) + " slots");
     if (static_cast<std::size_t>(slot) >= slots_.size())
-        slots_.resize(static_cast<std::size_t>(slot) + 1);
+        detail::grow_slot_table(slots_, slot, name_.c_str());
     return slots_[static_cast<std::size_t>(slot)];
 }
 
@@ -324,10 +325,15 @@ void async_level::read(slot_t slot, step_t step, mutable_parts dst)
     std::unique_lock lock(mutex_);
     raise_failure(lock);
     slot_info* found = find(slot);
-    if (found == nullptr || found->step != step)
+    if (slot < 0 || slot >= capacity_.slots)
+        throw schedule_error("slot " + std::to_string(slot) + " is outside level " + name_ + "'s " +
+                             detail::describe_slots(capacity_.slots) + " slots");
+    if (found == nullptr || found->step < 0)
+        throw schedule_error("restore of x_" + std::to_string(step) + " from slot " + std::to_string(slot) +
+                             " of level " + name_ + ", which holds no snapshot");
+    if (found->step != step)
         throw integrity_error("slot " + std::to_string(slot) + " of level " + name_ + " holds " +
-                              detail::describe_snapshot(found != nullptr ? found->step : -1) + ", not x_" +
-                              std::to_string(step));
+                              detail::describe_snapshot(found->step) + ", not x_" + std::to_string(step));
     slot_info& s = *found;
     if (s.failed)
         std::rethrow_exception(s.failed);

@@ -65,11 +65,11 @@ host_store::slot_entry& host_store::entry(slot_t slot, bool grow)
 host_store::slot_entry& host_store::entry_outside(slot_t slot, bool grow)
 {
     if (slot < 0 || slot >= capacity_.slots)
-        throw capacity_error("slot " + std::to_string(slot) + " is outside the host store's " +
-                             std::to_string(capacity_.slots) + " slots");
+        throw schedule_error("slot " + std::to_string(slot) + " is outside the host store's " +
+                             detail::describe_slots(capacity_.slots) + " slots");
     if (!grow)
         throw schedule_error("slot " + std::to_string(slot) + " of the host store was never written");
-    slots_.resize(static_cast<std::size_t>(slot) + 1);
+    detail::grow_slot_table(slots_, slot, "host");
     return slots_[static_cast<std::size_t>(slot)];
 }
 
@@ -118,6 +118,9 @@ void host_store::write(slot_t slot, step_t step, const_parts parts)
 void host_store::read(slot_t slot, step_t step, mutable_parts dst)
 {
     const slot_entry& e = entry(slot, false);
+    if (e.step < 0)
+        throw schedule_error("restore of x_" + std::to_string(step) + " from host slot " + std::to_string(slot) +
+                             ", which holds no snapshot");
     if (e.step != step)
         throw integrity_error("host slot " + std::to_string(slot) + " holds " + detail::describe_snapshot(e.step) +
                               ", not x_" + std::to_string(step));

@@ -76,15 +76,17 @@ BOOST_AUTO_TEST_CASE(integrity_checks_on_read)
                                   "holds 24 bytes of x_5, but the state has 32");
     store.write(0, 0, view_of(a));
     store.release(0);
-    expect_error<integrity_error>([&] { store.read(0, 0, view_of(out)); }, "holds no snapshot");
+    // An empty slot is the schedule's error (nothing was stored there), not the bytes'.
+    expect_error<schedule_error>([&] { store.read(0, 0, view_of(out)); }, "host slot 0, which holds no snapshot");
 }
 
 BOOST_AUTO_TEST_CASE(capacity_in_slots_and_bytes)
 {
     host_store slots_only(2);
     std::vector<double> a(10, 1.0);
-    expect_error<capacity_error>([&] { slots_only.write(2, 0, view_of(a)); }, "outside the host store's 2 slots");
-    expect_error<capacity_error>([&] { slots_only.write(-1, 0, view_of(a)); }, "slot -1");
+    // A slot the store lacks is the schedule's error; running out of bytes is a capacity_error.
+    expect_error<schedule_error>([&] { slots_only.write(2, 0, view_of(a)); }, "outside the host store's 2 slots");
+    expect_error<schedule_error>([&] { slots_only.write(-1, 0, view_of(a)); }, "slot -1");
 
     host_store bytes_only(level_capacity{.bytes = 200});
     bytes_only.write(0, 0, view_of(a)); // 80 bytes

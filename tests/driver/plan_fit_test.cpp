@@ -147,8 +147,8 @@ BOOST_AUTO_TEST_CASE(capacity_for_states_the_slots_once)
     BOOST_TEST(capacity_for(plan).bytes == level_capacity::unlimited_bytes);
     BOOST_TEST(capacity_for(revolve(3, 12)).slots == 2); // x_0 and x_1: the most a 3-step loop holds
     BOOST_TEST(capacity_for(uniform(100, 10)).slots == static_cast<slot_t>(uniform(100, 10).cost().peak_slots));
-    BOOST_CHECK_THROW((void)capacity_for(plan, 1), argument_error);
-    BOOST_CHECK_THROW((void)capacity_for(plan, -1), argument_error);
+    BOOST_CHECK_THROW((void)capacity_for(plan, 1), schedule_error);
+    BOOST_CHECK_THROW((void)capacity_for(plan, -1), schedule_error);
 
     const memory_plan budget = plan_for_budget(1000, 10 * 800 + 5, 800);
     const level_capacity c = capacity_for(budget);

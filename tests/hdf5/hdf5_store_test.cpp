@@ -204,8 +204,8 @@ BOOST_AUTO_TEST_CASE(capacity_and_misuse_are_reported)
     hdf5_store store(dir / "s.h5", level_capacity{.slots = 3, .bytes = 10000});
     const auto a = pattern_bytes(1, 4000);
     store.write(0, 0, view(a));
-    BOOST_CHECK_THROW(store.write(3, 1, view(a)), capacity_error);  // slot outside
-    BOOST_CHECK_THROW(store.write(-1, 1, view(a)), capacity_error); // slot outside
+    BOOST_CHECK_THROW(store.write(3, 1, view(a)), schedule_error);  // slot outside
+    BOOST_CHECK_THROW(store.write(-1, 1, view(a)), schedule_error); // slot outside
     BOOST_CHECK_THROW(store.write(0, 1, view(a)), schedule_error);  // still held
     store.write(1, 1, view(a));
     BOOST_CHECK_THROW(store.write(2, 2, view(a)), capacity_error); // 12000 > 10000 bytes

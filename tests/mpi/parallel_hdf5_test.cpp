@@ -299,7 +299,7 @@ BOOST_AUTO_TEST_CASE(misuse_on_one_rank_is_refused_on_every_rank)
     }
     BOOST_TEST(store.snapshot_bytes(0) == 0u);
     // A slot outside the capacity.
-    BOOST_CHECK_THROW(store.write(2, 1, view(pattern(mine, 1))), remat::capacity_error);
+    BOOST_CHECK_THROW(store.write(2, 1, view(pattern(mine, 1))), remat::schedule_error);
     // Ranks that disagree on the slots.
     try {
         remat::mpi::parallel_hdf5_store other(MPI_COMM_WORLD, scratch("other.h5"), me() == 1 ? 3 : 2, mine);

@@ -141,9 +141,9 @@ public:
     [[nodiscard]] level_capacity capacity() const noexcept { return {slot_limit(), capacity_.bytes}; }
 
     /// Copies the state into `slot` as x_step (see the ordering contract at the top of this header). The
-    /// first write sizes the slots when options::slot_bytes was 0. Throws capacity_error for a slot
-    /// outside the capacity or a snapshot larger than a slot, schedule_error when the slot is occupied;
-    /// the slot is then unchanged.
+    /// first write sizes the slots when options::slot_bytes was 0. Throws schedule_error for a slot outside
+    /// the slots asked for or one that is occupied, capacity_error for a snapshot larger than a slot or a
+    /// slot beyond what the byte budget holds (docs/driver.md, Errors); the slot is then unchanged.
     void write(slot_t slot, step_t step, const_bytes src)
     {
         if (base_ == nullptr)
@@ -167,7 +167,8 @@ public:
     }
 
     /// Copies x_step from `slot` into the state (see the ordering contract at the top of this header).
-    /// Throws integrity_error unless the slot holds x_step of dst.size bytes.
+    /// Throws schedule_error for a slot that holds no snapshot, integrity_error when it holds another
+    /// step or another size.
     void read(slot_t slot, step_t step, mutable_bytes dst)
     {
         slot_entry& e = held(slot, step, "read");
@@ -224,8 +225,7 @@ public:
     /// Write-behind: enqueues a copy of x_step, held in `slot`, into `dst` (pinned host memory for an
     /// asynchronous copy) on the store's transfer stream, after the copy that filled the slot, and returns
     /// at once. The user's kernels do not wait for it. `dst` holds the snapshot once slot_ready(slot)
-    /// (until another copy touches the slot). Throws integrity_error unless the slot holds x_step and
-    /// dst has its size.
+    /// (until another copy touches the slot). Throws like read().
     ///
     ///     store.write(3, k, state_bytes);                 // fast device copy; the kernels go on
     ///     store.copy_out(3, k, host_slot);                // device -> host behind the kernels
@@ -321,9 +321,13 @@ private:
 
     std::size_t index_checked(slot_t slot) const
     {
-        if (slot < 0 || slot >= slot_limit())
-            throw capacity_error("slot " + std::to_string(slot) + " is outside the device store's " +
-                                 std::to_string(slot_limit()) + " slots");
+        if (slot < 0 || slot >= capacity_.slots)
+            throw schedule_error("slot " + std::to_string(slot) + " is outside the device store's " +
+                                 remat::detail::describe_slots(capacity_.slots) + " slots");
+        if (slot >= slot_limit()) // within the slots asked for, beyond what the byte budget holds
+            throw capacity_error("slot " + std::to_string(slot) + " does not fit the device store's " +
+                                 std::to_string(capacity_.bytes) + "-byte budget, which holds " +
+                                 std::to_string(slot_limit()) + " slots of " + std::to_string(stride_) + " bytes");
         if (static_cast<std::uint64_t>(slot) >= slots_.size())
             throw schedule_error("slot " + std::to_string(slot) + " of the device store was never written");
         return index(slot);
@@ -334,6 +338,9 @@ private:
     slot_entry& held(slot_t slot, step_t step, const char* what)
     {
         slot_entry& e = entry(slot);
+        if (e.step < 0)
+            throw schedule_error(std::string(what) + " of x_" + std::to_string(step) + " from device slot " +
+                                 std::to_string(slot) + ", which holds no snapshot");
         if (e.step != step)
             throw integrity_error(std::string(what) + " of x_" + std::to_string(step) + " from device slot " +
                                   std::to_string(slot) + ", which holds " + remat::detail::describe_snapshot(e.step));

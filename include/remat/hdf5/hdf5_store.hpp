@@ -126,15 +126,17 @@ public:
 
     /// The capacity given at construction.
     [[nodiscard]] level_capacity capacity() const noexcept;
-    /// Writes x_step into `slot`. Throws capacity_error (slot outside the capacity, bytes over budget),
-    /// schedule_error (the slot still holds a snapshot), argument_error (bytes not a whole number of
-    /// elements), io_error (disk full, I/O error; the slot is then empty and the file still consistent).
+    /// Writes x_step into `slot`. Throws schedule_error (slot outside the capacity, or still holding a
+    /// snapshot), capacity_error (bytes over budget), argument_error (bytes not a whole number of elements),
+    /// io_error (disk full, I/O error; the slot is then empty and the file still consistent).
     ///
     ///     std::vector<double> x(1 << 20);
     ///     disk.write(3, 1200, remat::host_bytes(std::as_bytes(std::span(x)))); // x_1200 into slot 3
     void write(slot_t slot, step_t step, const_bytes src);
     /// Reads x_step from `slot` into dst, checking the file's record against (slot, step, dst.size) and the
-    /// data against its checksum: integrity_error names the file, the dataset and the difference.
+    /// data against its checksum: integrity_error names the file, the dataset and the difference;
+    /// schedule_error for a slot outside the capacity or one that holds no snapshot (one the file found
+    /// damaged on a resume is integrity_error, naming why).
     ///
     ///     disk.read(3, 1200, remat::host_bytes(std::as_writable_bytes(std::span(x))));
     void read(slot_t slot, step_t step, mutable_bytes dst);

@@ -28,13 +28,13 @@
 namespace remat {
 
 /// The slots level `level` of a plan with these counts holds at once (at least 1, so that a level the
-/// plan leaves empty can still be made). Throws remat::argument_error for a level the plan lacks.
+/// plan leaves empty can still be made). Throws remat::schedule_error for a level the plan lacks.
 ///
 ///     remat::capacity_for(remat::revolve(10, 3).cost(), 0).slots; // 3
 [[nodiscard]] inline level_capacity capacity_for(const schedule_cost& cost, level_t level = 0)
 {
     if (level < 0 || static_cast<std::size_t>(level) >= cost.levels.size())
-        throw argument_error("level " + std::to_string(level) + " is not a level of the plan, which has " +
+        throw schedule_error("level " + std::to_string(level) + " is not a level of the plan, which has " +
                              std::to_string(cost.levels.size()));
     const std::uint64_t peak = cost.levels[static_cast<std::size_t>(level)].peak_slots;
     return {.slots = std::max<slot_t>(static_cast<slot_t>(peak), 1)};

@@ -55,8 +55,10 @@ public:
     static constexpr bool prefetches = false;
 
     [[nodiscard]] level_capacity capacity() const noexcept { return capacity_; }
-    /// Throws capacity_error when the slot is outside the capacity, the bytes would exceed it, or the memory
-    /// resource cannot allocate the slot (out of memory; the slot is left as it was).
+    /// Throws schedule_error for a slot outside the capacity or one still occupied, capacity_error when the
+    /// bytes would exceed the budget or the memory resource cannot allocate the slot (out of memory; the
+    /// slot is left as it was). read() throws schedule_error for a slot that holds no snapshot,
+    /// integrity_error when it holds another step or size (docs/driver.md, Errors).
     void write(slot_t slot, step_t step, const_bytes src) { write(slot, step, const_parts(&src, 1)); }
     void read(slot_t slot, step_t step, mutable_bytes dst) { read(slot, step, mutable_parts(&dst, 1)); }
     /// Gathers the parts, one after the other, into the slot (host parts with a plain copy, device parts

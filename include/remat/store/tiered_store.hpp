@@ -140,7 +140,7 @@ private:
     [[nodiscard]] std::size_t index(level_t level) const
     {
         if (level < 0 || static_cast<std::size_t>(level) >= count)
-            throw argument_error("level " + std::to_string(level) + " does not exist; the store has " +
+            throw schedule_error("level " + std::to_string(level) + " does not exist; the store has " +
                                  std::to_string(count) + " levels");
         return static_cast<std::size_t>(level);
     }

@@ -549,11 +549,8 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_bytes src)
     const std::vector<std::string> asked = agree(m.comm, local);
     const std::string what = "writing x_" + std::to_string(step) + " into parallel disk slot " + std::to_string(slot) +
                              " of " + m.path.string() + " failed";
-    for (const std::string& v : asked)
-        if (v.find("outside the capacity") != std::string::npos)
-            throw_if_any<capacity_error>(asked, what);
-    for (const std::string& v : asked)
-        if (v.find("still holds") != std::string::npos)
+    for (const std::string& v : asked) // a slot the level lacks or one still held: the schedule's error
+        if (v.find("outside the capacity") != std::string::npos || v.find("still holds") != std::string::npos)
             throw_if_any<schedule_error>(asked, what);
     throw_if_any<argument_error>(asked, what);
 
@@ -614,8 +611,11 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
     std::string local;
     if (slot < 0 || slot >= m.slots)
         local = "slot " + std::to_string(slot) + " is outside the capacity of " + std::to_string(m.slots) + " slots";
+    else if (m.complete[static_cast<std::size_t>(slot)] < 0)
+        local = "slot " + std::to_string(slot) + " holds no snapshot";
     else if (m.complete[static_cast<std::size_t>(slot)] != step)
-        local = "slot " + std::to_string(slot) + " does not hold x_" + std::to_string(step);
+        local = "slot " + std::to_string(slot) + " holds x_" +
+                std::to_string(m.complete[static_cast<std::size_t>(slot)]) + ", not x_" + std::to_string(step);
     else if (dst.size != m.mine().bytes)
         local =
             "the state has " + std::to_string(dst.size) + " bytes, this rank's part " + std::to_string(m.mine().bytes);
@@ -623,7 +623,14 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
         local = "the state is in device memory; the parallel HDF5 level reads into host memory";
     const std::string what = "reading x_" + std::to_string(step) + " from parallel disk slot " + std::to_string(slot) +
                              " of " + m.path.string();
-    throw_if_any<integrity_error>(agree(m.comm, local), what);
+    const std::vector<std::string> asked = agree(m.comm, local);
+    for (const std::string& v : asked) // a slot the level lacks or an empty one: the schedule's error
+        if (v.find("outside the capacity") != std::string::npos || v.find("holds no snapshot") != std::string::npos)
+            throw_if_any<schedule_error>(asked, what);
+    for (const std::string& v : asked)
+        if (v.find("device memory") != std::string::npos)
+            throw_if_any<argument_error>(asked, what);
+    throw_if_any<integrity_error>(asked, what);
 
     hdf5_scope scope;
     const std::string ctx = m.where(slot);

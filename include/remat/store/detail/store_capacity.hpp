@@ -6,8 +6,12 @@
 #include "remat/store/storage_level.hpp"
 #include "remat/types.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace remat::detail {
 
@@ -38,6 +42,23 @@ inline void require_room(const level_capacity& c, const char* store)
     if (c.slots < 1 || c.bytes == 0)
         throw argument_error(std::string(store) + " needs room for at least one snapshot, got " +
                              describe_slots(c.slots) + " slots and " + describe_bytes(c.bytes) + " bytes");
+}
+
+/// Grows a level's table of slots so that `slot` (>= 0, within the capacity) exists. A level of
+/// unlimited slots may be handed any index; one whose table does not fit in memory is a capacity_error
+/// naming the slot, not a bare std::length_error or std::bad_alloc (the table is then unchanged).
+template <class Entry>
+void grow_slot_table(std::vector<Entry>& table, slot_t slot, const char* level)
+{
+    try {
+        table.resize(static_cast<std::size_t>(slot) + 1);
+    } catch (const std::length_error&) {
+        throw capacity_error("slot " + std::to_string(slot) + " of the " + level +
+                             " level needs a table of that many slots, more than memory holds");
+    } catch (const std::bad_alloc&) {
+        throw capacity_error("slot " + std::to_string(slot) + " of the " + level +
+                             " level needs a table of that many slots, more than memory holds");
+    }
 }
 
 } // namespace remat::detail

@@ -71,13 +71,14 @@ public:
     /// The slots given at construction (bytes: this rank's part per slot).
     [[nodiscard]] level_capacity capacity() const noexcept;
     /// Collective: writes this rank's part of x_step into `slot` (its hyperslab of the slot's dataset),
-    /// then records the step, every rank's XXH64 and the state "complete". Throws capacity_error (slot
-    /// outside the capacity), schedule_error (slot in use), argument_error (src not this rank's part size or
-    /// not in host memory), io_error (a failed write: the slot is then empty and the file consistent).
+    /// then records the step, every rank's XXH64 and the state "complete". Throws schedule_error (slot
+    /// outside the capacity or in use), argument_error (src not this rank's part size or not in host
+    /// memory), io_error (a failed write: the slot is then empty and the file consistent).
     void write(slot_t slot, step_t step, const_bytes src);
     /// Collective: reads this rank's part of x_step from `slot`, checking the record (complete, slot, step,
     /// sizes, its own checksum) and the bytes against this rank's checksum. integrity_error on every rank,
-    /// naming the ranks whose part failed and why.
+    /// naming the ranks whose part failed and why; schedule_error for a slot outside the capacity or
+    /// holding no snapshot, argument_error for a state in device memory.
     void read(slot_t slot, step_t step, mutable_bytes dst);
     /// The slot may be written again (local; every rank releases the same slots).
     void release(slot_t slot);
