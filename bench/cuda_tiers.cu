@@ -19,6 +19,7 @@
 #include "remat/driver/run.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
+#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 
@@ -84,9 +85,8 @@ outcome run_mode(const setup& s, const multilevel& plan, const mode& m, device_b
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
         {tier_options{}, tier_options{.asynchronous = m.host_async, .async = staging},
          tier_options{.asynchronous = m.disk_async, .async = staging}},
-        cuda::device_store(level_capacity{.slots = static_cast<slot_t>(levels[0].slots)}, {.slot_bytes = s.bytes}),
-        host_store(level_capacity{.slots = static_cast<slot_t>(levels[1].slots)},
-                   {.memory = &pinned, .copy = cuda::copy_bytes}),
+        cuda::device_store(capacity_for(levels[0]), {.slot_bytes = s.bytes}),
+        host_store(capacity_for(levels[1]), {.memory = &pinned, .copy = cuda::copy_bytes}),
         hdf5_store(s.dir / "cuda_tiers.h5", level_capacity{}, disk));
     auto* x = reinterpret_cast<double*>(state.data());
     auto* a = reinterpret_cast<double*>(adjoint_state.data());

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ using remat::level_spec;
 using remat::multilevel;
 using remat::step_t;
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr remat::slot_t inf = level_spec::unlimited;
 
 multilevel build(step_t steps, const cost_model& m, multilevel::method how,
                  multilevel::structure only = multilevel::structure::binomial, step_t size = 0)
@@ -63,7 +64,7 @@ timed exact(step_t steps, const cost_model& m, int repeats)
 // The baseline: the binomial schedule on level 0 alone, priced by the same model.
 double revolve_on_level_0(step_t steps, const cost_model& m)
 {
-    const auto slots = static_cast<remat::slot_t>(std::min<std::uint64_t>(m.levels[0].slots, 1u << 30));
+    const remat::slot_t slots = std::min<remat::slot_t>(m.levels[0].slots, remat::slot_t{1} << 30);
     return remat::predicted_cost(remat::revolve(steps, slots).cost(), m);
 }
 
@@ -302,17 +303,17 @@ int main(int argc, char** argv)
             "two levels, T = 10000: host s slots (free), disk unlimited (write 5, read 5); median of %d builds\n",
             repeats);
         std::printf("  %3s %10s %14s %14s %8s\n", "s", "table s", "predicted", "revolve(s)", "ratio");
-        for (std::uint64_t s = 1; s <= 16; ++s) {
+        for (remat::slot_t s = 1; s <= 16; ++s) {
             const cost_model m{{{"host", s, 0, 0}, {"disk", inf, 5, 5}}};
             const timed t = exact(10000, m, s <= 8 ? repeats : 1);
             const double baseline = revolve_on_level_0(10000, m);
-            std::printf("  %3llu %10.3f %14.1f %14.1f %8.4f\n", static_cast<unsigned long long>(s), t.seconds, t.cost,
-                        baseline, t.cost / baseline);
+            std::printf("  %3lld %10.3f %14.1f %14.1f %8.4f\n", static_cast<long long>(s), t.seconds, t.cost, baseline,
+                        t.cost / baseline);
         }
 
         std::printf("two levels, T = 10000, finite disk (write 2, read 2); one build each\n");
         for (const auto& [s, d] :
-             std::vector<std::pair<std::uint64_t, std::uint64_t>>{{4, 4}, {16, 4}, {4, 16}, {8, 5000}}) {
+             std::vector<std::pair<remat::slot_t, remat::slot_t>>{{4, 4}, {16, 4}, {4, 16}, {8, 5000}}) {
             const cost_model m{{{"host", s, 0, 0}, {"disk", d, 2, 2}}};
             const timed t = exact(10000, m, 1);
             std::printf("  %-44s table %8.3f s  predicted %12.1f  revolve(s) ratio %.4f\n", describe(m).c_str(),
@@ -335,12 +336,11 @@ int main(int argc, char** argv)
         // with costs of its own in the last rows.
         const std::vector<std::pair<double, double>> prices{{0.5, 2}, {2, 0.5}, {5, 50}, {50, 5}};
         std::vector<cost_model> two;
-        for (const std::uint64_t h : {1, 2, 4, 8, 16})
-            for (const std::uint64_t d :
-                 {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{4}, std::uint64_t{8}, std::uint64_t{16}, inf})
+        for (const remat::slot_t h : {1, 2, 4, 8, 16})
+            for (const remat::slot_t d : std::initializer_list<remat::slot_t>{1, 2, 4, 8, 16, inf})
                 for (const auto& [w, r] : prices)
                     two.push_back(cost_model{{{"host", h, 0, 0}, {"disk", d, w, r}}});
-        for (const std::uint64_t d : {1, 4, 16})
+        for (const remat::slot_t d : {1, 4, 16})
             for (const auto& [w, r] : prices)
                 two.push_back(cost_model{{{"host", 4, 1, 0.5}, {"disk", d, w, r}}});
         std::printf("gaps to the exact optimum, two levels, T = 10000 (gap = near / exact - 1)\n");
@@ -354,10 +354,9 @@ int main(int argc, char** argv)
                          cost_model{{{"host", 16, 0, 0}, {"disk", 4, 2, 2}}}});
 
         std::vector<cost_model> three;
-        for (const std::uint64_t device : {2, 4})
-            for (const std::uint64_t host : {4, 16})
-                for (const std::uint64_t d :
-                     {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{4}, std::uint64_t{8}, std::uint64_t{16}, inf})
+        for (const remat::slot_t device : {2, 4})
+            for (const remat::slot_t host : {4, 16})
+                for (const remat::slot_t d : std::initializer_list<remat::slot_t>{1, 2, 4, 8, 16, inf})
                     for (const auto& [w, r] : prices)
                         three.push_back(
                             cost_model{{{"device", device, 0, 0}, {"host", host, 1, 0.5}, {"disk", d, w, r}}});

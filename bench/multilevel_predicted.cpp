@@ -85,7 +85,7 @@ int main(int argc, char** argv)
     const std::filesystem::path& dir = scratch_dir.path();
     const std::size_t mib = std::stoul(arg(1, "8"));
     const remat::step_t steps = std::stoll(arg(2, "120"));
-    const std::uint64_t host_slots = std::stoull(arg(3, "3"));
+    const remat::slot_t host_slots = std::stoll(arg(3, "3"));
     const int repeats = std::atoi(arg(4, "3").c_str());
     // Text goes to stderr in JSON mode, so stdout is the JSON alone.
     std::FILE* text = json ? stderr : stdout;
@@ -114,7 +114,7 @@ int main(int argc, char** argv)
     const double predicted = c.predicted_cost * step_s;
 
     std::fprintf(text, "host + HDF5 in %s, %zu MiB states, T = %lld, %llu host slots; calibrated in this run:\n",
-                 dir.c_str(), mib, static_cast<long long>(steps), static_cast<unsigned long long>(host_slots));
+                 dir.c_str(), mib, static_cast<long long>(steps), static_cast<long long>(host_slots));
     std::fprintf(text,
                  "  forward step %.4f s, adjoint step %.4f s; per snapshot: host copy %.4f s, disk write %.4f s "
                  "(durable), disk read %.4f s\n",

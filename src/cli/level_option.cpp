@@ -73,7 +73,7 @@ std::vector<parsed_level> parse_levels(const std::vector<std::string>& texts, st
             level.spec.slots = level_spec::unlimited;
         } else if (looks_like_count(slots)) {
             try {
-                level.spec.slots = static_cast<std::uint64_t>(parse_count("--level", slots, 1));
+                level.spec.slots = parse_count("--level", slots, 1);
             } catch (const usage_error&) {
                 throw usage_error(where + ": SLOTS must be an integer >= 1, inf, or a byte size such as 16GiB, got \"" +
                                   slots + "\"");
@@ -89,7 +89,8 @@ std::vector<parsed_level> parse_levels(const std::vector<std::string>& texts, st
             if (!state_bytes)
                 throw usage_error(where + ": a capacity in bytes needs --state-bytes (the size of one snapshot)");
             level.bytes = bytes;
-            level.spec.slots = *bytes / *state_bytes;
+            level.spec.slots = static_cast<slot_t>( // level_spec::unlimited beyond 2^63 - 1 snapshots
+                std::min<std::uint64_t>(*bytes / *state_bytes, level_spec::unlimited));
             if (level.spec.slots == 0)
                 throw usage_error(fmt::format("{}: {} holds no snapshot of --state-bytes {}", where,
                                               format_bytes(*bytes), format_bytes(*state_bytes)));

@@ -79,7 +79,7 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
     std::uint64_t slots = 0;
     for (const parsed_level& l : choice.levels) {
         choice.model.levels.push_back(l.spec);
-        slots = saturated_add(slots, std::min<std::uint64_t>(l.spec.slots, static_cast<std::uint64_t>(steps)));
+        slots = saturated_add(slots, static_cast<std::uint64_t>(std::min(l.spec.slots, steps))); // >= 1
     }
     choice.slots = static_cast<slot_t>(std::min<std::uint64_t>(slots, static_cast<std::uint64_t>(steps)));
     multilevel::options options;
@@ -319,7 +319,7 @@ plan_choice choose_plan(const plan_request& request)
     } else {
         throw usage_error("--schedule: expected revolve, uniform, store-all or multilevel, got \"" + name + "\"");
     }
-    choice.model.levels[0].slots = static_cast<std::uint64_t>(std::max<slot_t>(choice.slots, 1));
+    choice.model.levels[0].slots = std::max<slot_t>(choice.slots, 1);
     return choice;
 }
 

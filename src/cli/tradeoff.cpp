@@ -22,7 +22,7 @@ namespace {
 // Single-level schedules are priced as `remat plan` prices them: one level of free slots.
 cost_model single_level_model(slot_t slots, double reverse_cost)
 {
-    cost_model m = cost_model::single_level(static_cast<std::uint64_t>(std::max<slot_t>(slots, 1)));
+    cost_model m = cost_model::single_level(std::max<slot_t>(slots, 1));
     m.reverse_cost = reverse_cost;
     return m;
 }
@@ -163,7 +163,7 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
         model.reverse_cost = setup_.reverse_cost;
         for (const parsed_level& l : setup_.levels)
             model.levels.push_back(l.spec);
-        model.levels.front().slots = static_cast<std::uint64_t>(slots);
+        model.levels.front().slots = slots;
         const schedule_cost c = multilevel(t, model).cost(); // as `remat plan` plans it;
         return make_row(schedule, slots, c, predicted_cost(c, model));
     }

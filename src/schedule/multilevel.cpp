@@ -48,8 +48,8 @@ constexpr std::uint64_t stacked_task_work = 300;
 
 bool slow_level_unlimited(const cost_model& model, step_t steps)
 {
-    const std::uint64_t slots = model.levels.back().slots;
-    return slots == level_spec::unlimited || slots >= static_cast<std::uint64_t>(steps - 1);
+    const slot_t slots = model.levels.back().slots;
+    return slots == level_spec::unlimited || slots >= steps - 1;
 }
 
 // Free-slot limits of a table over segments of up to `horizon` steps: a level that holds horizon-1
@@ -58,15 +58,14 @@ std::vector<std::uint64_t> table_limits(const cost_model& model, step_t horizon)
 {
     std::vector<std::uint64_t> limits;
     for (const level_spec& level : model.levels)
-        limits.push_back(level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(horizon - 1)
-                             ? level_spec::unlimited
-                             : level.slots);
+        limits.push_back(level.slots >= horizon - 1 ? detail::unlimited_free                    // unlimited too
+                                                    : static_cast<std::uint64_t>(level.slots)); // >= 1
     return limits;
 }
 
 std::vector<std::uint64_t> relaxed(std::vector<std::uint64_t> limits)
 {
-    limits.back() = level_spec::unlimited;
+    limits.back() = detail::unlimited_free;
     return limits;
 }
 
@@ -75,7 +74,7 @@ std::vector<std::uint64_t> periodic_limits(const cost_model& model, step_t horiz
     std::vector<std::uint64_t> limits = table_limits(model, horizon);
     // The slowest level: unlimited (spine), or only the segment start's own slot (nested: the outer
     // revolve owns the rest).
-    limits.back() = spine ? level_spec::unlimited : 1;
+    limits.back() = spine ? detail::unlimited_free : 1;
     return limits;
 }
 
@@ -202,7 +201,7 @@ std::uint64_t slow_slots_needed(const multilevel_plan& plan)
 
 bool fits_slow_level(const multilevel_plan& plan)
 {
-    return slow_slots_needed(plan) <= plan.model.levels.back().slots;
+    return slow_slots_needed(plan) <= static_cast<std::uint64_t>(plan.model.levels.back().slots); // >= 1
 }
 
 // The counts of any plan: a plan over some of the levels has its counts moved to this model's levels.
@@ -317,9 +316,7 @@ plan_ptr plan_outer(const multilevel_plan& base, step_t horizon, std::uint64_t m
                     u * nf * static_cast<double>(k) + (outer.write_cost + outer.read_cost) * nf + nf * held + tail_cost;
             } else {
                 try {
-                    counts = revolve(full + 1, static_cast<slot_t>(std::min<std::uint64_t>(
-                                                   outer.slots, static_cast<std::uint64_t>(full))))
-                                 .cost();
+                    counts = revolve(full + 1, std::min(outer.slots, full)).cost();
                 } catch (const overflow_error&) {
                     continue; // this many segments cannot even be counted
                 }
@@ -345,8 +342,7 @@ plan_ptr plan_outer(const multilevel_plan& base, step_t horizon, std::uint64_t m
                              " steps has counts within 64 bits; give the slowest level more slots");
     plan.shape = spine ? multilevel_shape::spine : multilevel_shape::nested;
     if (!spine)
-        plan.outer_slots =
-            static_cast<slot_t>(std::min<std::uint64_t>(outer.slots, static_cast<std::uint64_t>(plan.segments - 1)));
+        plan.outer_slots = std::min(outer.slots, plan.segments - 1);
     detail::multilevel_counts_cache cache;
     plan.stored_run = table.counts(plan.period, plan.run_row, slow, cache);
     plan.placed_run = table.placed_counts(plan.period, plan.top_row, cache);
@@ -368,9 +364,9 @@ std::vector<std::uint64_t> inner_limits(const cost_model& model, step_t horizon,
 std::vector<std::uint64_t> outer_limits(const cost_model& model, step_t units, level_t outer)
 {
     std::vector<std::uint64_t> limits(model.levels.size(), 0);
-    const std::uint64_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
+    const slot_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
     limits[static_cast<std::size_t>(outer)] =
-        slots >= static_cast<std::uint64_t>(units) ? level_spec::unlimited : slots;
+        slots >= units ? detail::unlimited_free : static_cast<std::uint64_t>(slots);
     return limits;
 }
 
@@ -555,8 +551,9 @@ plan_ptr plan_stacked(const multilevel_plan& base, std::size_t least_tasks = 0)
     });
     std::vector<std::uint64_t> bounds{0}; // cumulative slots along `order`
     for (const std::size_t i : order) {
-        const std::uint64_t slots =
-            model.levels[i].slots == level_spec::unlimited ? unlimited_slots : std::min(model.levels[i].slots, most);
+        const std::uint64_t slots = model.levels[i].slots == level_spec::unlimited
+                                        ? unlimited_slots
+                                        : std::min(static_cast<std::uint64_t>(model.levels[i].slots), most);
         bounds.push_back(std::min(most, bounds.back() + slots));
     }
     auto use_of = [&](std::uint64_t k) {
@@ -642,7 +639,8 @@ plan_ptr plan_stacked(const multilevel_plan& base, std::size_t least_tasks = 0)
     // Revolve on one level alone with all its slots (an unlimited level: 2^20), counted in closed form: a plan
     // for the whole store that needs no work, so no plan made within any work limit is dearer.
     for (std::size_t level = 0; level < n; ++level) {
-        const std::uint64_t k = std::min({model.levels[level].slots, most, std::uint64_t{1} << 20});
+        const std::uint64_t k =
+            std::min({static_cast<std::uint64_t>(model.levels[level].slots), most, std::uint64_t{1} << 20});
         schedule_cost c;
         try {
             c = revolve(steps, static_cast<slot_t>(k)).cost();
@@ -771,8 +769,7 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts, st
     if (consider(structure::layered))
         for (level_t outer = static_cast<level_t>(n) - 1; outer >= 0; --outer) {
             const level_spec& level = model.levels[static_cast<std::size_t>(outer)];
-            const bool unlimited =
-                level.slots == level_spec::unlimited || level.slots >= static_cast<std::uint64_t>(steps - 1);
+            const bool unlimited = level.slots >= steps - 1; // level_spec::unlimited too
             if (outer + 1 == static_cast<level_t>(n) || (!unlimited && level.write_cost + level.read_cost > 0))
                 outers.push_back(outer);
         }
@@ -875,7 +872,8 @@ plan_ptr choose(const multilevel_plan& base, const multilevel::options& opts, st
             // every plan's do.
             std::uint64_t slots = 0;
             for (const level_spec& level : model.levels)
-                slots = std::min(slots + std::min(level.slots, std::uint64_t{1} << 40), std::uint64_t{1} << 40);
+                slots = std::min(slots + std::min(static_cast<std::uint64_t>(level.slots), std::uint64_t{1} << 40),
+                                 std::uint64_t{1} << 40);
             try {
                 (void)revolve(steps, static_cast<slot_t>(std::min<std::uint64_t>(
                                          slots, static_cast<std::uint64_t>(std::max<step_t>(steps - 1, 1)))))

@@ -34,7 +34,7 @@ double multilevel_lower_bound(step_t steps, const cost_model& model)
     std::vector<priced_slots> slots;
     double cheapest_read = std::numeric_limits<double>::infinity();
     for (const level_spec& level : model.levels) {
-        slots.push_back({level.write_cost + level.read_cost, std::min(level.slots, most)});
+        slots.push_back({level.write_cost + level.read_cost, std::min(static_cast<std::uint64_t>(level.slots), most)});
         cheapest_read = std::min(cheapest_read, level.read_cost);
     }
     std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) { return a.price < b.price; });

@@ -22,7 +22,7 @@ void require_cost(double value, const char* what, const std::string& where)
 
 } // namespace
 
-cost_model cost_model::single_level(std::uint64_t slots)
+cost_model cost_model::single_level(slot_t slots)
 {
     return cost_model{{level_spec{"memory", slots, 0.0, 0.0}}, 1.0, 0.0};
 }
@@ -36,8 +36,8 @@ void validate(const cost_model& model)
                              std::to_string(model.levels.size()));
     for (std::size_t i = 0; i < model.levels.size(); ++i) {
         const level_spec& level = model.levels[i];
-        if (level.slots == 0)
-            throw argument_error(describe(level, i) + " must hold at least 1 slot, got 0");
+        if (level.slots < 1)
+            throw argument_error(describe(level, i) + " must hold at least 1 slot, got " + std::to_string(level.slots));
         require_cost(level.write_cost, "write cost", describe(level, i));
         require_cost(level.read_cost, "read cost", describe(level, i));
     }

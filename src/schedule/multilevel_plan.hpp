@@ -52,8 +52,7 @@ inline revolve binomial_schedule(const multilevel_plan& plan)
 {
     if (plan.shape == multilevel::structure::stacked)
         return revolve(plan.steps, plan.layout.slots());
-    return revolve(plan.steps, static_cast<slot_t>(std::min<std::uint64_t>(plan.model.levels[0].slots,
-                                                                           static_cast<std::uint64_t>(plan.steps))));
+    return revolve(plan.steps, std::min(plan.model.levels[0].slots, plan.steps));
 }
 
 } // namespace remat::detail

@@ -33,7 +33,7 @@ std::uint64_t row_count(const std::vector<std::uint64_t>& free_limit) noexcept
 {
     std::uint64_t rows = 1;
     for (const std::uint64_t limit : free_limit)
-        if (limit != level_spec::unlimited)
+        if (limit != unlimited_free)
             rows = mul_saturated(rows, limit + 1);
     return rows;
 }
@@ -148,7 +148,7 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
     for (std::size_t i = 0; i < levels_; ++i) {
         write_.push_back(model.levels[i].write_cost);
         read_.push_back(model.levels[i].read_cost);
-        const bool unlimited = free_limit[i] == level_spec::unlimited;
+        const bool unlimited = free_limit[i] == unlimited_free;
         unlimited_.push_back(unlimited);
         dims_.push_back(unlimited ? 1 : free_limit[i] + 1);
         stride_.push_back(rows_);

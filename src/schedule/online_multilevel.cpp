@@ -63,13 +63,6 @@ step_t choose_period(const cost_model& m, slot_t fast, step_t max_period)
     return best;
 }
 
-slot_t level_slots(const level_spec& l)
-{
-    return l.slots == level_spec::unlimited
-               ? level_capacity::unlimited_slots
-               : static_cast<slot_t>(std::min<std::uint64_t>(l.slots, level_capacity::unlimited_slots));
-}
-
 } // namespace
 
 online_multilevel::online_multilevel(const cost_model& model, const options& opts) : model_(model)
@@ -81,7 +74,7 @@ online_multilevel::online_multilevel(const cost_model& model, const options& opt
     if (model.levels[0].slots == level_spec::unlimited)
         throw argument_error("online_multilevel's fast level (" + model.levels[0].name +
                              ") needs a finite number of slots, got unlimited");
-    if (model.levels[0].slots > (std::uint64_t{1} << 31))
+    if (model.levels[0].slots > (slot_t{1} << 31))
         throw argument_error("online_multilevel's fast level (" + model.levels[0].name +
                              ") may have at most 2^31 slots, got " + std::to_string(model.levels[0].slots));
     if (opts.period < 0)
@@ -89,19 +82,19 @@ online_multilevel::online_multilevel(const cost_model& model, const options& opt
                              std::to_string(opts.period));
     if (opts.max_period < 1)
         throw argument_error("online_multilevel max_period must be at least 1, got " + std::to_string(opts.max_period));
-    period_ = opts.period > 0 ? opts.period : choose_period(model_, level_slots(model_.levels[0]), opts.max_period);
+    period_ = opts.period > 0 ? opts.period : choose_period(model_, model_.levels[0].slots, opts.max_period);
 }
 
 std::vector<slot_t> online_multilevel::slot_bounds() const
 {
-    return {level_slots(model_.levels[0]), level_slots(model_.levels[1])};
+    return {model_.levels[0].slots, model_.levels[1].slots}; // level_spec::unlimited is unlimited_slots too
 }
 
 online_multilevel::cursor_type online_multilevel::cursor() const
 {
     cursor_type c;
-    c.fast_slots_ = level_slots(model_.levels[0]);
-    c.slow_slots_ = level_slots(model_.levels[1]);
+    c.fast_slots_ = model_.levels[0].slots;
+    c.slow_slots_ = model_.levels[1].slots;
     c.period_ = period_;
     c.phase_ = cursor_type::phase::forward;
     c.online_ = online_revolve(c.fast_slots_ + 1).cursor();

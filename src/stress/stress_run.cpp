@@ -56,7 +56,7 @@ struct loop {
 
 multilevel plan_for(const round_setup& setup)
 {
-    const cost_model costs{{{"host", static_cast<std::uint64_t>(setup.host_slots), 0, 0},
+    const cost_model costs{{{"host", setup.host_slots, 0, 0},
                             {"disk", level_spec::unlimited, setup.disk_write_cost, setup.disk_read_cost}}};
     return multilevel(setup.steps, costs);
 }

@@ -24,7 +24,7 @@ using result = test::tool_result;
 using test::plan_json;
 using test::run_tool;
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 } // namespace
 

@@ -224,7 +224,7 @@ BOOST_AUTO_TEST_CASE(multilevel_rows_put_the_slots_on_the_first_level)
             rows.push_back(row);
     BOOST_TEST_REQUIRE(rows.size() >= 6u);
     auto model_with = [](slot_t s) {
-        cost_model m{{{"host", static_cast<std::uint64_t>(s), 0, 0}, {"disk", level_spec::unlimited, 3, 2}}};
+        cost_model m{{{"host", s, 0, 0}, {"disk", level_spec::unlimited, 3, 2}}};
         m.reverse_cost = 1;
         return m;
     };

@@ -18,9 +18,8 @@ rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t s
                                      run_report& report, schedule_cost& planned)
 {
     const std::size_t bytes = problem.points * sizeof(double);
-    const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},
-                            {"host", static_cast<std::uint64_t>(host_slots), 1, 1},
-                            {"disk", level_spec::unlimited, 4, 4}}};
+    const cost_model model{
+        {{"device", device_slots, 0, 0}, {"host", host_slots, 1, 1}, {"disk", level_spec::unlimited, 4, 4}}};
     cuda::pinned_memory_resource pinned;
     // Device states reach the slower levels by DMA into pinned memory: staging buffers when a level is
     // asynchronous, the host store's own slots and the disk store's copies otherwise.

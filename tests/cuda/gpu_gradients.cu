@@ -110,8 +110,7 @@ rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps,
                                 double host_cost, bool asynchronous, run_report* report)
 {
     const std::size_t bytes = problem.points * sizeof(double);
-    const cost_model model{{{"device", static_cast<std::uint64_t>(device_slots), 0, 0},
-                            {"host", static_cast<std::uint64_t>(host_slots), host_cost, host_cost}}};
+    const cost_model model{{{"device", device_slots, 0, 0}, {"host", host_slots, host_cost, host_cost}}};
     cuda::pinned_memory_resource pinned;
     tiered_store<cuda::device_store, host_store> store(
         {tier_options{},

@@ -64,7 +64,7 @@ private:
 };
 static_assert(snapshot_store<layered_store>);
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 struct lorenz_result {
     vec3 dx0{};

@@ -157,6 +157,10 @@ BOOST_AUTO_TEST_CASE(capacity_for_states_the_slots_once)
 
     BOOST_TEST((capacity_for(level_spec{"disk", level_spec::unlimited, 1, 1}) == level_capacity{}));
     BOOST_TEST(capacity_for(level_spec{"host", 7, 0, 0}).slots == 7);
+    const slot_t negative = -2; // a slot_t count goes in without a cast, and is refused naming it
+    BOOST_CHECK_EXCEPTION(
+        (void)capacity_for(level_spec{"host", negative, 0, 0}), argument_error,
+        [](const argument_error& e) { return std::string(e.what()).find("got -2") != std::string::npos; });
 
     counted_loop loop;
     host_store store(capacity_for(plan));

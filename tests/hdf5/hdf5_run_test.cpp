@@ -19,6 +19,7 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
+#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 
 #include <array>
@@ -190,9 +191,7 @@ BOOST_AUTO_TEST_CASE(burgers_gradients_are_bit_identical_to_host_runs)
     host_store ram(8);
     const std::vector<double> reference = gradient(ram, revolve(steps, 8));
     for (const any_schedule& plan : {any_schedule(revolve(steps, 8)), any_schedule(uniform(steps, 25))}) {
-        hdf5_store disk(dir / "b.h5",
-                        level_capacity{.slots = std::max<slot_t>(static_cast<slot_t>(plan.cost().peak_slots), 1)},
-                        {.durable_writes = false, .element = hdf5_element::float64});
+        hdf5_store disk(dir / "b.h5", capacity_for(plan), {.durable_writes = false, .element = hdf5_element::float64});
         const std::vector<double> g = gradient(disk, plan);
         BOOST_TEST_REQUIRE(g.size() == reference.size());
         BOOST_TEST(std::memcmp(g.data(), reference.data(), g.size() * sizeof(double)) == 0);

@@ -27,7 +27,7 @@ using namespace remat;
 
 namespace {
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 #if defined(REMAT_GAP_STRESS)
 constexpr step_t two_level_steps = 2000;
@@ -134,8 +134,8 @@ BOOST_AUTO_TEST_CASE(two_levels_within_one_percent)
     const std::vector<price> host_prices{{0, 0}, {1, 0.5}, {2, 2}};
     tally t;
     std::size_t index = 0;
-    for (const std::uint64_t host : {1, 2, 3, 4, 8, 16})
-        for (const std::uint64_t disk : {1, 2, 3, 4, 8, 16})
+    for (const slot_t host : {1, 2, 3, 4, 8, 16})
+        for (const slot_t disk : {1, 2, 3, 4, 8, 16})
             for (const price h : host_prices)
                 for (const price d : slow_prices)
                     if (index++ % thinning == 0) {
@@ -149,9 +149,9 @@ BOOST_AUTO_TEST_CASE(three_levels_within_one_percent)
 {
     tally t;
     std::size_t index = 0;
-    for (const std::uint64_t device : {1, 2, 4})
-        for (const std::uint64_t host : {2, 4, 8})
-            for (const std::uint64_t disk : {1, 2, 4, 8})
+    for (const slot_t device : {1, 2, 4})
+        for (const slot_t host : {2, 4, 8})
+            for (const slot_t disk : {1, 2, 4, 8})
                 for (const price d : slow_prices)
                     if (index++ % thinning == 0)
                         check(three_level_steps,
@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(unlimited_slowest_level_within_one_percent)
 {
     // The outer recurrence over an unlimited level (one free-slot row): the spine's case, without its period.
     tally t;
-    for (const std::uint64_t host : {1, 3, 8})
+    for (const slot_t host : {1, 3, 8})
         for (const price d : slow_prices)
             check(two_level_steps, cost_model{{{"host", host, 0, 0}, {"disk", inf, d.write, d.read}}}, t);
     BOOST_TEST_MESSAGE("unlimited disk: " << t.plans << " plans, worst gap " << 100 * t.worst << "% at " << t.where);

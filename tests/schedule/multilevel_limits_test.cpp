@@ -19,7 +19,7 @@ using namespace remat;
 
 namespace {
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 double cpu_seconds_of(auto&& body)
 {
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(eight_levels_are_planned_near_optimally_in_bounded_time)
 #endif
     cost_model m;
     for (int i = 0; i < levels; ++i)
-        m.levels.push_back({"level" + std::to_string(i), i < levels - 1 ? std::uint64_t{3} : inf, 0.5 * i, 0.5 * i});
+        m.levels.push_back({"level" + std::to_string(i), i < levels - 1 ? slot_t{3} : inf, 0.5 * i, 0.5 * i});
     double cost = 0;
     const double seconds = cpu_seconds_of([&] {
         const multilevel plan(1000, m);

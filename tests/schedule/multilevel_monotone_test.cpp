@@ -30,7 +30,7 @@ using namespace remat;
 
 namespace {
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 #if defined(REMAT_MONOTONE_FULL)
 const multilevel::options limits{};
@@ -111,7 +111,7 @@ void check_at(step_t steps, const cost_model& m)
     for (std::size_t i = 0; i < m.levels.size(); ++i) {
         cost_model alone = m;
         alone.levels = {m.levels[i]};
-        const auto slots = static_cast<slot_t>(std::min<std::uint64_t>(m.levels[i].slots, 1u << 20));
+        const slot_t slots = std::min(m.levels[i].slots, slot_t{1} << 20);
         try {
             const double r = predicted_cost(revolve(steps, slots).cost(), alone);
             BOOST_TEST_REQUIRE(cost <= r + margin,

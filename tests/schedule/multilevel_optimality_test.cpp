@@ -20,7 +20,7 @@ using namespace remat;
 
 namespace {
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 struct prices {
     double step, reverse;
@@ -36,7 +36,7 @@ const std::vector<prices> price_sets{
     {1, 0, {{3, 0}, {0, 3}, {1, 1}}},
 };
 
-cost_model model_of(const std::vector<std::uint64_t>& slots, const prices& p)
+cost_model model_of(const std::vector<slot_t>& slots, const prices& p)
 {
     cost_model m;
     m.step_cost = p.step;
@@ -89,7 +89,7 @@ bool in_sample(std::size_t combination, std::size_t price_set, std::size_t every
 BOOST_AUTO_TEST_CASE(one_level_equals_exhaustive_search)
 {
     for (const prices& p : price_sets)
-        for (const std::uint64_t c : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{4}, inf})
+        for (const slot_t c : {slot_t{1}, slot_t{2}, slot_t{3}, slot_t{4}, inf})
             for (step_t t = 1; t <= 8; ++t) {
                 const cost_model m = model_of({c}, p);
                 BOOST_TEST_REQUIRE(same_cost(exact_cost(t, m), test::exhaustive_multilevel_optimum(t, m)),
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(one_level_equals_exhaustive_search)
 
 BOOST_AUTO_TEST_CASE(two_levels_equal_exhaustive_search)
 {
-    const std::vector<std::uint64_t> sizes{1, 2, 3, inf};
+    const std::vector<slot_t> sizes{1, 2, 3, inf};
     for (std::size_t a = 0; a < sizes.size(); ++a)
         for (std::size_t b = 0; b < sizes.size(); ++b)
             for (std::size_t p = 0; p < price_sets.size(); ++p)
@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(two_levels_equal_exhaustive_search)
 
 BOOST_AUTO_TEST_CASE(three_levels_equal_exhaustive_search)
 {
-    const std::vector<std::uint64_t> sizes{1, 2, inf};
+    const std::vector<slot_t> sizes{1, 2, inf};
     for (std::size_t a = 0; a < sizes.size(); ++a)
         for (std::size_t b = 0; b < sizes.size(); ++b)
             for (std::size_t c = 0; c < sizes.size(); ++c)
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(three_levels_equal_exhaustive_search)
 BOOST_AUTO_TEST_CASE(longer_loops_equal_an_independent_dynamic_program)
 {
     struct instance {
-        std::vector<std::uint64_t> slots;
+        std::vector<slot_t> slots;
         std::size_t prices;
     };
     const std::vector<instance> instances{
@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(one_free_level_reduces_to_revolve)
     for (const double read : {0.0, 2.5})
         for (const slot_t s : {1, 2, 3, 7})
             for (step_t t = 1; t <= 120; t += (t < 20 ? 1 : 17)) {
-                cost_model m{{{"memory", static_cast<std::uint64_t>(s), 0.0, read}}};
+                cost_model m{{{"memory", s, 0.0, read}}};
                 m.step_cost = 1.5;
                 const multilevel plan(t, m);
                 BOOST_TEST_REQUIRE((plan.method_used() == multilevel::method::binomial));

@@ -19,6 +19,7 @@
 #include <ranges>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace remat;
@@ -28,7 +29,7 @@ static_assert(schedule<multilevel>);
 
 namespace {
 
-constexpr std::uint64_t inf = level_spec::unlimited;
+constexpr slot_t inf = level_spec::unlimited;
 
 // Replays the plan and checks every count against cost(); `exact_repetition` false accepts an upper bound.
 void check_replay(const multilevel& plan, bool track_steps = true)
@@ -115,9 +116,8 @@ BOOST_AUTO_TEST_CASE(near_optimal_schedules_are_legal_counted_and_never_below_th
                     // A slowest level with room for T-1 snapshots is unlimited: no nested plan then. A grid
                     // needs a slot besides its start's (segments of several super-steps), so one single
                     // slot gets another structure.
-                    const bool applies =
-                        (s != structure::nested || m.levels.back().slots < static_cast<std::uint64_t>(t - 1)) &&
-                        (s != structure::grid || m.levels.size() > 1 || m.levels[0].slots > 1);
+                    const bool applies = (s != structure::nested || m.levels.back().slots < t - 1) &&
+                                         (s != structure::grid || m.levels.size() > 1 || m.levels[0].slots > 1);
                     BOOST_TEST_REQUIRE((p.structure_used() == s || !applies), test::describe(t, m));
                     BOOST_TEST_REQUIRE((p.method_used() == multilevel::method::near_optimal || !applies));
                     check_replay(p);
@@ -324,6 +324,14 @@ BOOST_AUTO_TEST_CASE(bad_models_are_refused_naming_the_level)
     };
     BOOST_TEST(message({{}, 1, 0}).find("at least one level") != std::string::npos);
     BOOST_TEST(message({{{"host", 0, 0, 0}}, 1, 0}).find("level 0 (host)") != std::string::npos);
+    // Slot counts are slot_t, the type of a slot index: a count computed as one goes in without a cast, and
+    // a negative one is refused naming it (as std::uint64_t, -3 became 2^64 - 3: an unlimited level).
+    static_assert(std::is_same_v<decltype(level_spec::slots), slot_t>);
+    const slot_t computed = -3;
+    BOOST_TEST(message({{{"host", computed, 0, 0}}, 1, 0}).find("level 0 (host) must hold at least 1 slot, got -3") !=
+               std::string::npos);
+    BOOST_TEST(message({{{"host", 2, 0, 0}, {"disk", -1, 1, 1}}, 1, 0}).find("level 1 (disk)") != std::string::npos);
+    BOOST_TEST(message(cost_model::single_level(-7)).find("got -7") != std::string::npos);
     BOOST_TEST(message({{{"host", 2, 0, 0}, {"disk", inf, -1, 0}}, 1, 0}).find("level 1 (disk)") != std::string::npos);
     BOOST_TEST(message({{{"host", 2, 0, std::nan("")}}, 1, 0}).find("read cost") != std::string::npos);
     BOOST_TEST(message({{{"host", 2, 0, 0}}, 0, 0}).find("step cost") != std::string::npos);

@@ -24,7 +24,7 @@ static_assert(schedule<online_multilevel_replay>);
 
 namespace {
 
-cost_model two_levels(std::uint64_t fast, std::uint64_t slow, double write, double read)
+cost_model two_levels(slot_t fast, slot_t slow, double write, double read)
 {
     return cost_model{{{"host", fast, 0, 0}, {"disk", slow, write, read}}};
 }
@@ -34,8 +34,8 @@ cost_model two_levels(std::uint64_t fast, std::uint64_t slow, double write, doub
 BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
 {
     int runs = 0;
-    for (std::uint64_t fast = 1; fast <= 4; ++fast)
-        for (const std::uint64_t slow : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{5}, level_spec::unlimited})
+    for (slot_t fast = 1; fast <= 4; ++fast)
+        for (const slot_t slow : {slot_t{1}, slot_t{2}, slot_t{5}, level_spec::unlimited})
             for (const step_t period : {0, 1, 2, 3, 7})
                 for (const online_end end : {online_end::at_last_step, online_end::after_last_step})
                     for (step_t T = 1; T <= 70; ++T) {
@@ -45,8 +45,11 @@ BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
                                                    << T << " end " << static_cast<int>(end))
                         {
                             test::replay_counts c;
-                            const auto error = test::check_online_replay(plan.replay(T, end),
-                                                                         {m.levels[0].slots, m.levels[1].slots}, c);
+                            const auto error =
+                                test::check_online_replay(plan.replay(T, end),
+                                                          {static_cast<std::uint64_t>(m.levels[0].slots),
+                                                           static_cast<std::uint64_t>(m.levels[1].slots)},
+                                                          c);
                             BOOST_TEST_REQUIRE(!error.has_value(), error.value_or(""));
                             const schedule_cost k = plan.cost(T, end);
                             BOOST_TEST(k.forward_steps == c.forward_steps);
@@ -85,11 +88,10 @@ BOOST_AUTO_TEST_CASE(one_segment_is_online_revolve_with_one_more_slot)
 {
     // Before the first spill the schedule is online_revolve over fast + 1 slots, the extra one being x_0's
     // copy on the slow level: the same forward steps.
-    for (std::uint64_t fast = 1; fast <= 5; ++fast) {
+    for (slot_t fast = 1; fast <= 5; ++fast) {
         const online_multilevel plan(two_levels(fast, level_spec::unlimited, 1, 1), {.period = 1000});
         for (step_t T = 1; T <= 300; T += 7)
-            BOOST_TEST(plan.cost(T).forward_steps ==
-                       online_revolve(static_cast<slot_t>(fast) + 1).cost(T).forward_steps);
+            BOOST_TEST(plan.cost(T).forward_steps == online_revolve(fast + 1).cost(T).forward_steps);
     }
 }
 
@@ -98,7 +100,7 @@ BOOST_AUTO_TEST_CASE(cost_against_the_offline_multilevel_optimum)
     // The online schedule cannot know T; remat::multilevel plans for the T the loop found. The ratio of
     // their predicted costs (docs/online.md quotes this table).
     struct row {
-        std::uint64_t fast;
+        slot_t fast;
         double disk;
         step_t steps;
         double bound;
@@ -131,6 +133,9 @@ BOOST_AUTO_TEST_CASE(protocol_and_bad_input)
     BOOST_CHECK_THROW(online_multilevel(two_levels(2, 2, 1, 1), {.period = -1}), argument_error);
     BOOST_CHECK_THROW(online_multilevel(two_levels(2, 2, 1, 1), {.max_period = 0}), argument_error);
     BOOST_CHECK_THROW(online_multilevel(two_levels(2, 2, -1, 1)), argument_error);
+    BOOST_CHECK_EXCEPTION(online_multilevel(two_levels(-4, 2, 1, 1)), argument_error, [](const argument_error& e) {
+        return std::string(e.what()).find("got -4") != std::string::npos;
+    });
     const online_multilevel plan(two_levels(2, 2, 1, 1), {.period = 3});
     BOOST_CHECK_THROW((void)plan.replay(0), argument_error);
     auto c = plan.cursor();

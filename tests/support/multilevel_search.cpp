@@ -99,9 +99,7 @@ double reference_multilevel_optimum(step_t steps, const cost_model& model)
     constexpr unsigned uncounted = 255;
     std::vector<unsigned> initial(n);
     for (std::size_t i = 0; i < n; ++i)
-        initial[i] = model.levels[i].slots < static_cast<std::uint64_t>(steps)
-                         ? static_cast<unsigned>(model.levels[i].slots)
-                         : uncounted;
+        initial[i] = model.levels[i].slots < steps ? static_cast<unsigned>(model.levels[i].slots) : uncounted;
     auto key = [&](step_t l, const std::vector<unsigned>& free, std::size_t L, bool may_move) {
         std::uint64_t k = static_cast<std::uint64_t>(l) | static_cast<std::uint64_t>(L) << 8 |
                           static_cast<std::uint64_t>(may_move) << 10;

@@ -118,13 +118,16 @@ private:
 using multilevel_counts_cache =
     std::unordered_map<const multilevel_table*, std::unordered_map<std::uint64_t, multilevel_counts>>;
 
+/// A free-slot limit that stands for an unlimited level (level_spec::unlimited as the tables' unsigned
+/// limits hold it).
+inline constexpr std::uint64_t unlimited_free = static_cast<std::uint64_t>(level_spec::unlimited);
+
 /// The table of F, Q and their decisions for all lengths 1..horizon and all free-slot vectors up to the
 /// given limits. Immutable once built; shared by a schedule and its cursors.
 class multilevel_table {
 public:
-    /// `free_limit[i]` is the most free slots level i can have (level_spec::unlimited for an unlimited
-    /// level). `grid` makes a grid table. Throws remat::capacity_error when the table would exceed
-    /// `max_entries` entries.
+    /// `free_limit[i]` is the most free slots level i can have (unlimited_free for an unlimited level). `grid` makes a
+    /// grid table. Throws remat::capacity_error when the table would exceed `max_entries` entries.
     multilevel_table(const cost_model& model, const std::vector<std::uint64_t>& free_limit, step_t horizon,
                      std::uint64_t max_entries, const multilevel_grid& grid = {});
 

@@ -26,13 +26,13 @@ namespace remat {
 ///     remat::level_spec host{"host", 4, 0.0, 0.0};                       // 4 slots, free
 ///     remat::level_spec disk{"disk", remat::level_spec::unlimited, 5, 5}; // any number, 5 steps each way
 struct level_spec {
-    /// `slots` value for a level that holds any number of snapshots.
-    static constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
+    /// `slots` value for a level that holds any number of snapshots (level_capacity::unlimited_slots too).
+    static constexpr slot_t unlimited = std::numeric_limits<slot_t>::max();
 
-    std::string name;                ///< "device", "host", "disk", ... (reports only)
-    std::uint64_t slots = unlimited; ///< capacity in snapshots; at least 1
-    double write_cost = 0;           ///< W_L: one store into this level, in forward steps
-    double read_cost = 0;            ///< R_L: one restore from this level, in forward steps
+    std::string name;         ///< "device", "host", "disk", ... (reports only)
+    slot_t slots = unlimited; ///< capacity in snapshots, the type of a slot index; at least 1 (validate())
+    double write_cost = 0;    ///< W_L: one store into this level, in forward steps
+    double read_cost = 0;     ///< R_L: one restore from this level, in forward steps
     friend bool operator==(const level_spec&, const level_spec&) = default;
 };
 
@@ -50,7 +50,7 @@ struct cost_model {
     /// One level of `slots` slots with zero write and read costs: plain binomial checkpointing.
     ///
     ///     remat::cost_model m = remat::cost_model::single_level(10);
-    [[nodiscard]] static cost_model single_level(std::uint64_t slots);
+    [[nodiscard]] static cost_model single_level(slot_t slots);
 };
 
 /// Checks a model: at least one level and at most `max_levels`, every level at least one slot, costs

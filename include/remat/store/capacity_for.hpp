@@ -57,15 +57,17 @@ template <schedule Schedule>
     return {.slots = p.slots, .bytes = p.budget_bytes};
 }
 
-/// The capacity a level of a cost model declares (level_spec::unlimited becomes unlimited slots).
+/// The capacity a level of a cost model declares (level_spec::unlimited is level_capacity::unlimited_slots).
+/// Throws remat::argument_error, naming the count, for fewer than one slot.
 ///
 ///     remat::capacity_for(remat::level_spec{"disk", remat::level_spec::unlimited, 5, 5}).slots
 ///         == remat::level_capacity::unlimited_slots
 [[nodiscard]] inline level_capacity capacity_for(const level_spec& level)
 {
-    if (level.slots == level_spec::unlimited)
-        return {};
-    return {.slots = static_cast<slot_t>(std::min<std::uint64_t>(level.slots, level_capacity::unlimited_slots))};
+    static_assert(level_spec::unlimited == level_capacity::unlimited_slots);
+    if (level.slots < 1)
+        throw argument_error("level " + level.name + " must hold at least 1 slot, got " + std::to_string(level.slots));
+    return {.slots = level.slots};
 }
 
 } // namespace remat

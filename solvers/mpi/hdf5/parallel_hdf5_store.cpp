@@ -525,7 +525,7 @@ parallel_hdf5_store::~parallel_hdf5_store()
 level_capacity parallel_hdf5_store::capacity() const noexcept
 {
     level_capacity c;
-    c.slots = static_cast<decltype(c.slots)>(impl_->slots);
+    c.slots = impl_->slots;
     c.bytes = static_cast<std::uint64_t>(impl_->slots) * impl_->mine().bytes;
     return c;
 }
