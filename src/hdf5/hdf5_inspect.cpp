@@ -77,6 +77,7 @@ hdf5_snapshot_info inspect_dataset(hid_t snapshots, slot_t slot, const std::stri
     info.element_type = std::string(to_string(r.element));
     info.schema = r.schema;
     info.checksum = r.checksum;
+    info.part_bytes = r.parts;
     if (!rr.problem.empty()) {
         info.problem = rr.problem;
         return info;

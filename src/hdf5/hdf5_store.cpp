@@ -9,12 +9,15 @@
 #include "remat/detail/xxh64.hpp"
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -57,6 +60,7 @@ struct hdf5_store::impl {
         step_t step = -1; // the snapshot held, -1 for none
         std::uint64_t bytes = 0;
         std::string problem; // why a resumed file's slot holds no snapshot, for error messages
+        detail::part_layout parts; // the sizes of the parts of the snapshot held
     };
 
     std::filesystem::path path;
@@ -226,8 +230,10 @@ struct hdf5_store::impl {
         e.dataset_bytes = 0;
     }
 
-    // The record of x_step while it is being written into a slot.
-    static snapshot_record writing_record(slot_t slot, step_t step, std::uint64_t bytes, hdf5_element element)
+    // The record of x_step while it is being written into a slot (with the sizes of its parts when there
+    // are two or more).
+    static snapshot_record writing_record(slot_t slot, step_t step, std::uint64_t bytes, hdf5_element element,
+                                          const_parts parts = {})
     {
         snapshot_record r;
         r.slot = slot;
@@ -235,29 +241,34 @@ struct hdf5_store::impl {
         r.bytes = bytes;
         r.element = element;
         r.state = slot_state::writing;
+        if (parts.size() >= 2)
+            for (const const_bytes& p : parts)
+                r.parts.push_back(p.size);
         return r;
     }
 
-    void write_in_place(slot_t slot, step_t step, const_bytes src)
+    void write_in_place(slot_t slot, step_t step, const_parts parts)
     {
+        const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot
         const std::string ctx = context(slot);
         hdf5_dataset d = open_dataset(slot, false);
         const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get());
         if (!offset && src.size > 0)
             throw io_error(ctx + ": the dataset has no contiguous storage to write into");
-        snapshot_record r = writing_record(slot, step, src.size, opts.element);
+        snapshot_record r = writing_record(slot, step, src.size, opts.element, parts);
         // First the file says the slot is being written, so that a write cut short reads as interrupted.
         detail::write_record(d.get(), r, ctx);
         flush_metadata();
         injected_fault(true, slot, step, offset.value_or(0), src.size);
-        r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
+        r.checksum = unlocked([&] { return raw->write(offset.value_or(0), parts, opts.copy); });
         commit(d, r);
         if (faults != nullptr && offset)
             faults->committed(slot, step, *offset, src.size);
     }
 
-    void write_new(slot_t slot, step_t step, const_bytes src)
+    void write_new(slot_t slot, step_t step, const_parts parts)
     {
+        const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot
         ensure_group(slot);
         slot_entry& e = slots[static_cast<std::size_t>(slot)];
         // The new dataset may take the old one's space. So that the file never calls complete a snapshot
@@ -272,7 +283,7 @@ struct hdf5_store::impl {
         if (name.empty() || !discard_dataset(e))
             name = detail::state_dataset_name(e.next_dataset++);
         const std::string ctx = context(slot, name);
-        snapshot_record r = writing_record(slot, step, src.size, opts.element);
+        snapshot_record r = writing_record(slot, step, src.size, opts.element, parts);
         // Nothing reaches the file's metadata before commit(): until then a crash leaves no trace of this
         // dataset, only unreferenced bytes.
         const std::string relative = e.group + "/" + name;
@@ -289,12 +300,12 @@ struct hdf5_store::impl {
                 if (offset)
                     raw->reserve(*offset, src.size);
                 injected_fault(true, slot, step, offset.value_or(0), src.size);
-                r.checksum = unlocked([&] { return raw->write(offset.value_or(0), src, opts.copy); });
+                r.checksum = unlocked([&] { return raw->write(offset.value_or(0), parts, opts.copy); });
             } else {
                 // HDF5 writes the chunks and their index with the metadata; a first flush puts them in the
                 // file while the record still says "writing", so the record never declares complete a
                 // snapshot whose chunk index a crash kept out of the file.
-                r.checksum = write_through_hdf5(d.get(), src, ctx);
+                r.checksum = write_through_hdf5(d.get(), parts, ctx);
                 flush_metadata();
             }
             commit(d, r);
@@ -312,19 +323,26 @@ struct hdf5_store::impl {
         }
     }
 
-    std::uint64_t write_through_hdf5(hid_t d, const_bytes src, const std::string& ctx)
+    // Compressed snapshots go through HDF5's filters from one host buffer: device parts, or several parts,
+    // are gathered into one first (compression copies anyway).
+    std::uint64_t write_through_hdf5(hid_t d, const_parts parts, const std::string& ctx)
     {
+        const std::size_t size = total_bytes(parts);
         std::vector<std::byte> staging;
-        const std::byte* data = src.data;
-        if (src.space != memory_space::host) {
-            staging.resize(src.size);
-            opts.copy(staging.data(), memory_space::host, src.data, src.space, src.size);
+        const std::byte* data = parts.empty() ? nullptr : parts.front().data;
+        if (parts.size() != 1 || parts.front().space != memory_space::host) {
+            staging.resize(size);
+            std::size_t at = 0;
+            for (const const_bytes& p : parts) {
+                opts.copy(staging.data() + at, memory_space::host, p.data, p.space, p.size);
+                at += p.size;
+            }
             data = staging.data();
         }
-        if (src.size > 0)
+        if (size > 0)
             check_status(H5Dwrite(d, detail::element_memory_type(opts.element), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
                          ctx + ": cannot write the compressed snapshot");
-        return detail::xxh64(data, src.size);
+        return detail::xxh64(data, size);
     }
 
     // The data is in the file: declare the snapshot complete, then make both durable with one fdatasync.
@@ -340,20 +358,26 @@ struct hdf5_store::impl {
             unlocked([&] { raw->sync(); });
     }
 
-    std::uint64_t read_through_hdf5(hid_t d, mutable_bytes dst, const std::string& ctx)
+    std::uint64_t read_through_hdf5(hid_t d, mutable_parts parts, const std::string& ctx)
     {
+        const std::size_t size = total_bytes(parts);
         std::vector<std::byte> staging;
-        std::byte* data = dst.data;
-        if (dst.space != memory_space::host) {
-            staging.resize(dst.size);
+        std::byte* data = parts.empty() ? nullptr : parts.front().data;
+        const bool direct = parts.size() == 1 && parts.front().space == memory_space::host;
+        if (!direct) {
+            staging.resize(size);
             data = staging.data();
         }
-        if (dst.size > 0 &&
-            H5Dread(d, detail::element_memory_type(opts.element), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        if (size > 0 && H5Dread(d, detail::element_memory_type(opts.element), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
             detail::throw_hdf5<integrity_error>(ctx + ": cannot read the compressed snapshot");
-        const std::uint64_t sum = detail::xxh64(data, dst.size);
-        if (data != dst.data)
-            opts.copy(dst.data, dst.space, data, memory_space::host, dst.size);
+        const std::uint64_t sum = detail::xxh64(data, size);
+        if (!direct) {
+            std::size_t at = 0;
+            for (const mutable_bytes& p : parts) {
+                opts.copy(p.data, p.space, data + at, memory_space::host, p.size);
+                at += p.size;
+            }
+        }
         return sum;
     }
 
@@ -397,12 +421,24 @@ struct hdf5_store::impl {
             if (rr.record.state == slot_state::complete) {
                 e.step = rr.record.step;
                 e.bytes = rr.record.bytes;
+                assign_parts(e, rr.record);
                 ++stats.slots_in_use;
                 stats.bytes_in_use += e.bytes;
             }
         }
         stats.peak_slots = stats.slots_in_use;
         stats.peak_bytes = stats.bytes_in_use;
+    }
+
+    // The part sizes a record declares (one part: the whole snapshot).
+    static void assign_parts(slot_entry& e, const snapshot_record& r)
+    {
+        if (r.parts.empty()) {
+            e.parts.assign_single(static_cast<std::size_t>(r.bytes));
+            return;
+        }
+        std::vector<std::size_t> sizes(r.parts.begin(), r.parts.end());
+        e.parts.assign(std::span<const std::size_t>(sizes));
     }
 
     void close_file()
@@ -503,6 +539,17 @@ level_capacity hdf5_store::capacity() const noexcept
 
 void hdf5_store::write(slot_t slot, step_t step, const_bytes src)
 {
+    write(slot, step, const_parts(&src, 1));
+}
+
+void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
+{
+    read(slot, step, mutable_parts(&dst, 1));
+}
+
+void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
+{
+    const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot, for its size
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, true); // (write_new may grow the table: not used after it)
@@ -528,9 +575,9 @@ void hdf5_store::write(slot_t slot, step_t step, const_bytes src)
     const impl::bind_scope bound(s, scope);
     try {
         if (in_place)
-            s.write_in_place(slot, step, src);
+            s.write_in_place(slot, step, parts);
         else
-            s.write_new(slot, step, src);
+            s.write_new(slot, step, parts);
     } catch (const io_error& failed) { // disk full, file size limit, I/O error: the slot is left empty
         throw io_error("writing x_" + std::to_string(step) + " (" + std::to_string(src.size) +
                        " bytes) into disk slot " + std::to_string(slot) + " of " + s.where +
@@ -540,6 +587,7 @@ void hdf5_store::write(slot_t slot, step_t step, const_bytes src)
     written.problem.clear();
     written.step = step;
     written.bytes = src.size;
+    written.parts.assign(parts);
     ++s.stats.stores;
     s.stats.bytes_written += src.size;
     ++s.stats.slots_in_use;
@@ -548,8 +596,9 @@ void hdf5_store::write(slot_t slot, step_t step, const_bytes src)
     s.stats.peak_bytes = std::max(s.stats.peak_bytes, s.stats.bytes_in_use);
 }
 
-void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
+void hdf5_store::read(slot_t slot, step_t step, mutable_parts parts)
 {
+    const mutable_bytes dst{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot, for its size
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, false);
@@ -560,10 +609,8 @@ void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
         throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
                               detail::describe_snapshot(e.step) + ", not x_" + std::to_string(step) +
                               (e.problem.empty() ? "" : " (" + e.problem + ")"));
-    if (e.bytes != dst.size)
-        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " +
-                              std::to_string(e.bytes) + " bytes of x_" + std::to_string(step) + ", but the state has " +
-                              std::to_string(dst.size));
+    if (const std::optional<std::string> why = detail::part_mismatch(e.parts.sizes(), parts, step))
+        throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " + *why);
     call_timer timer(s.stats.wait_seconds);
     hdf5_scope scope;
     const impl::bind_scope bound(s, scope);
@@ -584,18 +631,26 @@ void hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
     if (r.bytes != dst.size)
         throw integrity_error(ctx + ": the file's snapshot has " + std::to_string(r.bytes) + " bytes, the state " +
                               std::to_string(dst.size));
+    {
+        // The file's own record of the parts, against the state's (one part when it records none).
+        std::vector<std::size_t> recorded(r.parts.begin(), r.parts.end());
+        if (recorded.empty())
+            recorded.push_back(static_cast<std::size_t>(r.bytes));
+        if (const std::optional<std::string> why = detail::part_mismatch(recorded, parts, step))
+            throw integrity_error(ctx + ": the file holds " + *why);
+    }
     std::uint64_t sum = 0;
     if (const std::optional<std::uint64_t> offset = detail::dataset_offset(d.get())) {
         try {
             s.injected_fault(false, slot, step, *offset, dst.size);
-            sum = s.unlocked([&] { return s.raw->read(*offset, dst, s.opts.copy); });
+            sum = s.unlocked([&] { return s.raw->read(*offset, parts, s.opts.copy); });
         } catch (const integrity_error& truncated) {
             throw integrity_error(ctx + ": " + truncated.what());
         } catch (const io_error& failed) {
             throw io_error(ctx + ": " + failed.what());
         }
     } else if (r.bytes > 0) {
-        sum = s.read_through_hdf5(d.get(), dst, ctx);
+        sum = s.read_through_hdf5(d.get(), parts, ctx);
     } else {
         sum = detail::xxh64("", 0);
     }
@@ -629,6 +684,14 @@ void hdf5_store::release_all() noexcept
     }
     impl_->stats.slots_in_use = 0;
     impl_->stats.bytes_in_use = 0;
+}
+
+std::span<const std::size_t> hdf5_store::part_sizes(slot_t slot) const
+{
+    if (slot < 0 || static_cast<std::size_t>(slot) >= impl_->slots.size())
+        return {};
+    const impl::slot_entry& e = impl_->slots[static_cast<std::size_t>(slot)];
+    return e.step >= 0 ? e.parts.sizes() : std::span<const std::size_t>{};
 }
 
 std::size_t hdf5_store::snapshot_bytes(slot_t slot) const

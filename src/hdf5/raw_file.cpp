@@ -218,6 +218,63 @@ void hash_and_copy_out(std::byte* dst, memory_space space, const std::byte* piec
     }
 }
 
+// The same for the bytes [pos, pos + n) of parts laid one after the other (a multi-part snapshot): each
+// part's share with its own memory space, the hash running on across them.
+void gather_and_hash(std::byte* piece, const_parts parts, std::size_t pos, std::size_t n, byte_copier copy,
+                     xxh64_state& h)
+{
+    std::size_t at = 0; // where the current part starts
+    for (const const_bytes& p : parts) {
+        if (n == 0)
+            return;
+        if (pos < at + p.size) {
+            const std::size_t off = pos - at;
+            const std::size_t m = std::min(p.size - off, n);
+            copy_in_and_hash(piece, p.data + off, p.space, m, copy, h);
+            piece += m;
+            pos += m;
+            n -= m;
+        }
+        at += p.size;
+    }
+}
+
+void hash_and_scatter(mutable_parts parts, std::size_t pos, const std::byte* piece, std::size_t n, byte_copier copy,
+                      xxh64_state& h)
+{
+    std::size_t at = 0;
+    for (const mutable_bytes& p : parts) {
+        if (n == 0)
+            return;
+        if (pos < at + p.size) {
+            const std::size_t off = pos - at;
+            const std::size_t m = std::min(p.size - off, n);
+            hash_and_copy_out(p.data + off, p.space, piece, m, copy, h);
+            piece += m;
+            pos += m;
+            n -= m;
+        }
+        at += p.size;
+    }
+}
+
+// Calls f(segment, position) for the share of each part that lies in [from, end of the parts).
+template <class Parts, class F>
+void for_each_segment_from(Parts parts, std::size_t from, F&& f)
+{
+    std::size_t at = 0;
+    for (const auto& p : parts) {
+        if (from < at + p.size) {
+            const std::size_t off = from > at ? from - at : 0;
+            auto segment = p;
+            segment.data += off;
+            segment.size -= off;
+            f(segment, at + off);
+        }
+        at += p.size;
+    }
+}
+
 // STATX_DIOALIGN (Linux 6.1): the buffer alignment O_DIRECT needs for this file, or `block` when unknown.
 std::size_t direct_memory_alignment(int fd)
 {
@@ -330,18 +387,20 @@ struct raw_file::state {
     }
 
     // The aligned part through O_DIRECT, up to `ring` pieces queued. 0 or the errno of the failed write.
-    int write_direct(std::uint64_t offset, const_bytes src, std::size_t aligned, byte_copier copy, xxh64_state& h,
+    int write_direct(std::uint64_t offset, const_parts parts, std::size_t aligned, byte_copier copy, xxh64_state& h,
                      std::uint64_t& failed_at)
     {
         const std::size_t piece_size = std::min(piece, aligned);
         if (piece_at(0, aligned, piece_size) == aligned) { // one piece: no hand-over
             buffers[0].ensure(aligned);
-            copy_in_and_hash(buffers[0].data, src.data, src.space, aligned, copy, h);
+            gather_and_hash(buffers[0].data, parts, 0, aligned, copy, h);
             failed_at = offset;
             return write_all(direct_fd, buffers[0].data, aligned, offset);
         }
         drain_on_exit drain{thread};
-        if (src.space == memory_space::host && reinterpret_cast<std::uintptr_t>(src.data) % memory_alignment == 0) {
+        const const_bytes src = parts.front();
+        if (parts.size() == 1 && src.space == memory_space::host &&
+            reinterpret_cast<std::uintptr_t>(src.data) % memory_alignment == 0) {
             // The caller's buffer is aligned as O_DIRECT needs: the disk takes the bytes straight from it,
             // and the hash reads them meanwhile. No copy.
             for (std::size_t pos = 0; pos < aligned;) {
@@ -366,7 +425,7 @@ struct raw_file::state {
             }
             const std::size_t n = piece_at(pos, aligned, piece_size);
             std::byte* b = buffers[i % ring].data;
-            copy_in_and_hash(b, src.data + pos, src.space, n, copy, h);
+            gather_and_hash(b, parts, pos, n, copy, h);
             thread.submit({direct_fd, true, b, n, offset + pos});
             pos += n;
         }
@@ -375,25 +434,35 @@ struct raw_file::state {
         return r.error;
     }
 
-    std::uint64_t write(std::uint64_t offset, const_bytes src, byte_copier copy)
+    // The parts' bytes from `from` on through the page cache, part by part.
+    void write_parts_buffered(std::uint64_t offset, const_parts parts, std::size_t from, byte_copier copy,
+                              xxh64_state& h)
+    {
+        for_each_segment_from(parts, from, [&](const const_bytes& segment, std::size_t pos) {
+            write_buffered(offset + pos, segment, copy, h);
+        });
+    }
+
+    std::uint64_t write(std::uint64_t offset, const_parts parts, byte_copier copy)
     {
         xxh64_state h;
-        if (!direct_for(offset, src.size)) {
-            write_buffered(offset, src, copy, h);
+        const std::size_t size = total_bytes(parts);
+        if (!direct_for(offset, size)) {
+            write_parts_buffered(offset, parts, 0, copy, h);
             return h.digest();
         }
-        const std::size_t aligned = src.size / block * block;
+        const std::size_t aligned = size / block * block;
         std::uint64_t failed_at = 0;
-        if (const int err = write_direct(offset, src, aligned, copy, h, failed_at)) {
+        if (const int err = write_direct(offset, parts, aligned, copy, h, failed_at)) {
             if (err == EINVAL && mode == hdf5_store::io_path::automatic) {
                 // The file system took O_DIRECT at open but not for this transfer: page-cache I/O from now on.
                 drop_direct();
-                return write(offset, src, copy);
+                return write(offset, parts, copy);
             }
             throw io_error("writing at offset " + std::to_string(failed_at) + " failed: " + os_error(err));
         }
-        if (aligned < src.size)
-            write_buffered(offset + aligned, const_bytes{src.data + aligned, src.size - aligned, src.space}, copy, h);
+        if (aligned < size)
+            write_parts_buffered(offset, parts, aligned, copy, h);
         return h.digest();
     }
 
@@ -422,7 +491,7 @@ struct raw_file::state {
     }
 
     // The aligned part through O_DIRECT, up to `ring` pieces queued ahead of the one being hashed and copied.
-    int read_direct(std::uint64_t offset, mutable_bytes dst, std::size_t aligned, byte_copier copy, xxh64_state& h,
+    int read_direct(std::uint64_t offset, mutable_parts parts, std::size_t aligned, byte_copier copy, xxh64_state& h,
                     std::uint64_t& failed_at)
     {
         const std::size_t piece_size = std::min(piece, aligned);
@@ -435,11 +504,13 @@ struct raw_file::state {
             }
             if (done < aligned)
                 throw short_read{offset + done};
-            hash_and_copy_out(dst.data, dst.space, buffers[0].data, aligned, copy, h);
+            hash_and_scatter(parts, 0, buffers[0].data, aligned, copy, h);
             return 0;
         }
         drain_on_exit drain{thread};
-        if (dst.space == memory_space::host && reinterpret_cast<std::uintptr_t>(dst.data) % memory_alignment == 0) {
+        const mutable_bytes dst = parts.front();
+        if (parts.size() == 1 && dst.space == memory_space::host &&
+            reinterpret_cast<std::uintptr_t>(dst.data) % memory_alignment == 0) {
             // An aligned destination takes the bytes straight from the disk; each piece is hashed while the
             // next ones are read. No copy.
             std::size_t queued_pos = 0;
@@ -487,7 +558,7 @@ struct raw_file::state {
             }
             if (r.done < n)
                 throw short_read{offset + pos + r.done};
-            hash_and_copy_out(dst.data + pos, dst.space, buffers[i % ring].data, n, copy, h);
+            hash_and_scatter(parts, pos, buffers[i % ring].data, n, copy, h);
             pos += n;
             if (queued_pos < aligned) // the buffer just emptied takes the next piece
                 queue_next();
@@ -495,30 +566,38 @@ struct raw_file::state {
         return 0;
     }
 
-    std::uint64_t read(std::uint64_t offset, mutable_bytes dst, byte_copier copy)
+    void read_parts_buffered(std::uint64_t offset, mutable_parts parts, std::size_t from, byte_copier copy,
+                             xxh64_state& h)
     {
+        for_each_segment_from(parts, from, [&](const mutable_bytes& segment, std::size_t pos) {
+            read_buffered(offset + pos, segment, copy, h);
+        });
+    }
+
+    std::uint64_t read(std::uint64_t offset, mutable_parts parts, byte_copier copy)
+    {
+        const std::size_t size = total_bytes(parts);
         try {
             xxh64_state h;
-            if (!direct_for(offset, dst.size)) {
-                read_buffered(offset, dst, copy, h);
+            if (!direct_for(offset, size)) {
+                read_parts_buffered(offset, parts, 0, copy, h);
                 return h.digest();
             }
-            const std::size_t aligned = dst.size / block * block;
+            const std::size_t aligned = size / block * block;
             std::uint64_t failed_at = 0;
-            if (const int err = read_direct(offset, dst, aligned, copy, h, failed_at)) {
+            if (const int err = read_direct(offset, parts, aligned, copy, h, failed_at)) {
                 if (err == EINVAL && mode == hdf5_store::io_path::automatic) {
                     drop_direct();
-                    return read(offset, dst, copy);
+                    return read(offset, parts, copy);
                 }
                 throw io_error("reading at offset " + std::to_string(failed_at) + " failed: " + os_error(err));
             }
-            if (aligned < dst.size)
-                read_buffered(offset + aligned, mutable_bytes{dst.data + aligned, dst.size - aligned, dst.space}, copy,
-                              h);
+            if (aligned < size)
+                read_parts_buffered(offset, parts, aligned, copy, h);
             return h.digest();
         } catch (const short_read& s) {
             throw integrity_error("the file ends at byte " + std::to_string(s.end) +
-                                  ", before the snapshot's last byte " + std::to_string(offset + dst.size) +
+                                  ", before the snapshot's last byte " + std::to_string(offset + size) +
                                   " (truncated)");
         }
     }
@@ -543,12 +622,12 @@ raw_file::raw_file(const std::filesystem::path& path, hdf5_store::io_path mode, 
 
 raw_file::~raw_file() = default;
 
-std::uint64_t raw_file::write(std::uint64_t offset, const_bytes src, byte_copier copy)
+std::uint64_t raw_file::write(std::uint64_t offset, const_parts src, byte_copier copy)
 {
     return s_->write(offset, src, copy);
 }
 
-std::uint64_t raw_file::read(std::uint64_t offset, mutable_bytes dst, byte_copier copy)
+std::uint64_t raw_file::read(std::uint64_t offset, mutable_parts dst, byte_copier copy)
 {
     return s_->read(offset, dst, copy);
 }

@@ -34,11 +34,12 @@ public:
     raw_file(const raw_file&) = delete;
     raw_file& operator=(const raw_file&) = delete;
 
-    /// Writes `src` at byte `offset` and returns the XXH64 of its bytes. Throws io_error naming the OS error.
-    std::uint64_t write(std::uint64_t offset, const_bytes src, byte_copier copy);
-    /// Reads `dst.size` bytes at `offset` into dst and returns their XXH64. Throws io_error for an OS error,
-    /// integrity_error when the file ends before the bytes do.
-    std::uint64_t read(std::uint64_t offset, mutable_bytes dst, byte_copier copy);
+    /// Writes the parts one after the other from byte `offset` (gathered into the pieces, or straight from a
+    /// lone aligned host part) and returns the XXH64 of all their bytes. Throws io_error naming the OS error.
+    std::uint64_t write(std::uint64_t offset, const_parts src, byte_copier copy);
+    /// Reads the parts' bytes from `offset` on back into the parts and returns the XXH64 of all of them.
+    /// Throws io_error for an OS error, integrity_error when the file ends before the bytes do.
+    std::uint64_t read(std::uint64_t offset, mutable_parts dst, byte_copier copy);
     /// fdatasync: everything written to the file so far (by HDF5 too) is on stable storage.
     void sync();
     /// Gives the file blocks for [offset, offset + size) now, so that a full disk or a file size limit

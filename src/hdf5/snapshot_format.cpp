@@ -159,6 +159,24 @@ private:
     std::string problem_;
 };
 
+// The `part_bytes` attribute: made anew on each record (its length may change), removed for one part.
+void put_parts(hid_t dataset, const std::vector<std::uint64_t>& parts, bool create, const std::string& context)
+{
+    if (!create) {
+        const htri_t exists = H5Aexists(dataset, "part_bytes");
+        check_status(exists < 0 ? -1 : 0, context + ": cannot look up attribute part_bytes");
+        if (exists > 0)
+            check_status(H5Adelete(dataset, "part_bytes"), context + ": cannot remove attribute part_bytes");
+    }
+    if (parts.empty())
+        return;
+    const hsize_t dims[1] = {parts.size()};
+    hdf5_dataspace space(check_id(H5Screate_simple(1, dims, nullptr), "cannot make a dataspace"));
+    hdf5_attribute a(H5Acreate2(dataset, "part_bytes", H5T_STD_U64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT));
+    check_id(a.get(), context + ": cannot create attribute part_bytes");
+    check_status(H5Awrite(a.get(), H5T_NATIVE_UINT64, parts.data()), context + ": cannot write attribute part_bytes");
+}
+
 void put_record(hid_t dataset, const snapshot_record& r, bool create, const std::string& context)
 {
     const std::int64_t slot = r.slot;
@@ -171,6 +189,7 @@ void put_record(hid_t dataset, const snapshot_record& r, bool create, const std:
     put_text(dataset, "element_type", to_string(r.element), create, context);
     put_attribute(dataset, "checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &r.checksum, create, context);
     put_text(dataset, "state", state_name(r.state), create, context);
+    put_parts(dataset, r.parts, create, context);
     put_attribute(dataset, "record_checksum", H5T_STD_U64LE, H5T_NATIVE_UINT64, &record_sum, create, context);
 }
 
@@ -205,6 +224,44 @@ std::optional<std::string> not_a_snapshot_file(hid_t file)
 
 } // namespace
 
+namespace {
+
+// The optional `part_bytes` attribute into r.parts; why it cannot be trusted, if it cannot.
+std::optional<std::string> read_parts(hid_t dataset, snapshot_record& r)
+{
+    r.parts.clear();
+    const htri_t exists = H5Aexists(dataset, "part_bytes");
+    if (exists < 0)
+        return "attribute part_bytes cannot be looked up (" + hdf5_error_text() + ")";
+    if (exists == 0)
+        return std::nullopt;
+    hdf5_attribute a(H5Aopen(dataset, "part_bytes", H5P_DEFAULT));
+    if (!a)
+        return "attribute part_bytes cannot be opened (" + hdf5_error_text() + ")";
+    hdf5_type t(H5Aget_type(a.get()));
+    hdf5_dataspace space(H5Aget_space(a.get()));
+    hsize_t dims[1] = {0};
+    if (!t || !space || H5Tget_class(t.get()) != H5T_INTEGER || H5Tget_size(t.get()) != sizeof(std::uint64_t) ||
+        H5Sget_simple_extent_ndims(space.get()) != 1 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1 ||
+        dims[0] < 2 || dims[0] > (std::uint64_t{1} << 20))
+        return std::string("attribute part_bytes is not a list of two or more 64-bit sizes");
+    r.parts.resize(static_cast<std::size_t>(dims[0]));
+    if (H5Aread(a.get(), H5T_NATIVE_UINT64, r.parts.data()) < 0)
+        return "attribute part_bytes cannot be read (" + hdf5_error_text() + ")";
+    std::uint64_t total = 0;
+    for (const std::uint64_t n : r.parts) {
+        if (n > r.bytes - total || total > r.bytes)
+            return "attribute part_bytes adds up to more than the snapshot's " + std::to_string(r.bytes) + " bytes";
+        total += n;
+    }
+    if (total != r.bytes)
+        return "attribute part_bytes adds up to " + std::to_string(total) + " bytes, but the snapshot has " +
+               std::to_string(r.bytes);
+    return std::nullopt;
+}
+
+} // namespace
+
 std::uint64_t snapshot_record::record_checksum() const noexcept
 {
     // A fixed encoding: a tag, the little-endian integers, then the two names with their terminators.
@@ -218,6 +275,12 @@ std::uint64_t snapshot_record::record_checksum() const noexcept
     h.update("", 1); // the terminator
     const char* s = state_name(state);
     h.update(s, std::strlen(s) + 1);
+    if (!parts.empty()) {
+        const std::uint64_t count = parts.size();
+        h.update("parts", 5);
+        h.update(&count, sizeof count);
+        h.update(parts.data(), parts.size() * sizeof(std::uint64_t));
+    }
     return h.digest();
 }
 
@@ -614,6 +677,10 @@ record_reading read_record(hid_t dataset)
     r.step = step;
     if (!attributes.problem().empty()) {
         out.problem = attributes.problem();
+        return out;
+    }
+    if (const std::optional<std::string> why = read_parts(dataset, r)) {
+        out.problem = *why;
         return out;
     }
     const std::optional<hdf5_element> e = parse_element(element);

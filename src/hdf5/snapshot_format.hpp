@@ -5,7 +5,9 @@
 //   /snapshots/slot_NNNNNN        one group per slot, made in advance when the file is created
 //   /snapshots/slot_NNNNNN/state  the slot's snapshot: rank 1, element type as chosen, contiguous (or
 //                                 chunked + shuffle + deflate when compressed); attributes schema, slot,
-//                                 step, bytes, element_type, checksum, state, record_checksum
+//                                 step, bytes, element_type, checksum, state, record_checksum; and
+//                                 part_bytes (uint64[n]) when the snapshot is n >= 2 parts laid one after
+//                                 the other (a multi-part state), absent for one part
 //
 // Why a group per slot, made in advance: writing a snapshot then changes only metadata of that slot (its
 // group's link, its dataset's header) and the superblock, never the index of /snapshots or another slot's
@@ -56,8 +58,11 @@ struct snapshot_record {
     hdf5_element element = hdf5_element::uint8;
     std::uint64_t checksum = 0; ///< XXH64 of the snapshot's bytes
     slot_state state = slot_state::writing;
+    /// The sizes of its parts when there are two or more (they add up to `bytes`); empty for one part.
+    std::vector<std::uint64_t> parts;
 
-    /// XXH64 over a fixed little-endian encoding of every field above.
+    /// XXH64 over a fixed little-endian encoding of every field above (`parts` only when not empty, so
+    /// that a one-part record hashes as it always has).
     [[nodiscard]] std::uint64_t record_checksum() const noexcept;
 };
 

@@ -15,8 +15,10 @@
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 
+#include <array>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 using namespace remat;
@@ -255,6 +257,90 @@ rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, 
 
 } // namespace
 
+namespace {
+
+/// A state of two parts in the simulator's "device" memory: the field and the field of the step before
+/// (written by the same kernel); with HostPart, a third part in host memory: a step counter.
+template <bool HostPart>
+struct sim_parts_state {
+    std::vector<double> values;
+    std::vector<double> previous;
+    std::array<std::int64_t, 1> counter{};
+};
+
+} // namespace
+
+template <bool HostPart>
+struct remat::snapshot_traits<sim_parts_state<HostPart>> {
+    static constexpr std::size_t count = HostPart ? 3 : 2;
+    static std::array<const_bytes, count> parts(const sim_parts_state<HostPart>& s) noexcept
+    {
+        if constexpr (HostPart)
+            return {view(s.values, memory_space::device), view(s.previous, memory_space::device),
+                    const_bytes{reinterpret_cast<const std::byte*>(s.counter.data()), sizeof s.counter,
+                                memory_space::host}};
+        else
+            return {view(s.values, memory_space::device), view(s.previous, memory_space::device)};
+    }
+    static std::array<mutable_bytes, count> parts(sim_parts_state<HostPart>& s) noexcept
+    {
+        if constexpr (HostPart)
+            return {view(s.values, memory_space::device), view(s.previous, memory_space::device),
+                    mutable_bytes{reinterpret_cast<std::byte*>(s.counter.data()), sizeof s.counter,
+                                  memory_space::host}};
+        else
+            return {view(s.values, memory_space::device), view(s.previous, memory_space::device)};
+    }
+};
+
+namespace {
+
+/// simulated_gradient with a multi-part state: the device parts are copied on the store's streams in
+/// whatever order the simulator picks, a host part at once (and the host then waits for the copy). Also
+/// counts the x_k whose second or third part the adjoint found wrong.
+template <bool HostPart>
+rd_gradient simulated_parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots,
+                                     std::uint64_t seed, runtime_fault fault, int& wrong_parts)
+{
+    std::vector<std::vector<double>> fields{problem.initial_field()}; // x_k's field, k = 0..T
+    {
+        std::vector<double> u = problem.initial_field(), scratch;
+        for (step_t k = 0; k < steps; ++k) {
+            problem.step(u.data(), scratch);
+            fields.push_back(u);
+        }
+    }
+    stream_simulator sim(seed);
+    simulated_runtime runtime{&sim, fault, 0};
+    sim_store store(level_capacity{.slots = slots}, {.user_stream = 0}, runtime);
+    rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
+    sim_parts_state<HostPart> x{problem.initial_field(), problem.initial_field(), {0}};
+    std::vector<double> scratch;
+    using state = sim_parts_state<HostPart>;
+    (void)run(revolve(steps, slots), store, x, remat::forward_step([&](step_t, state& s) {
+                  sim.enqueue(0, [&] {
+                      s.previous = s.values;
+                      problem.step(s.values.data(), scratch);
+                  });
+                  ++s.counter[0]; // the host's own part: no kernel
+                  sim.progress();
+              }),
+              remat::adjoint_step([&](step_t k, state& s) {
+                  if (HostPart && s.counter[0] != k)
+                      ++wrong_parts;
+                  sim.enqueue(0, [&, k] {
+                      if (s.previous != fields[static_cast<std::size_t>(k == 0 ? 0 : k - 1)])
+                          ++wrong_parts;
+                      problem.adjoint_step(s.values.data(), g.initial, g.nu_points, scratch);
+                  });
+                  sim.progress();
+              }));
+    sim.drain();
+    return g;
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_SUITE(ordering)
 
 BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_under_every_interleaving)
@@ -281,6 +367,63 @@ BOOST_AUTO_TEST_CASE(a_missing_wait_is_caught)
         BOOST_TEST_MESSAGE("fault " << static_cast<int>(fault) << ": " << wrong << " of 40 interleavings wrong");
         BOOST_TEST(wrong > 0, "fault " << static_cast<int>(fault) << " went unnoticed");
     }
+}
+
+BOOST_AUTO_TEST_CASE(parts_are_gathered_and_scattered_under_every_interleaving)
+{
+    // A state of two device parts and a host part: each part copied straight into its place in the slot
+    // on the store's streams, ordered against the user's kernels like a single view.
+    const reaction_diffusion problem{.points = 40};
+    const rd_gradient expected = test::store_all_gradient(problem, 50);
+    for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+        int wrong_parts = 0;
+        const rd_gradient g = simulated_parts_gradient<true>(problem, 50, 4, seed, runtime_fault::none, wrong_parts);
+        BOOST_TEST(same_bits(g, expected), "seed " << seed);
+        const rd_gradient d = simulated_parts_gradient<false>(problem, 50, 4, seed, runtime_fault::none, wrong_parts);
+        BOOST_TEST(same_bits(d, expected), "seed " << seed << ", device parts only");
+        BOOST_TEST(wrong_parts == 0, "seed " << seed);
+    }
+    // And the check can fail: without the waits some interleaving breaks a part or the gradient (with
+    // device parts only: a host part makes the host wait for each copy, which hides a missing wait).
+    for (const runtime_fault fault :
+         {runtime_fault::user_stream_never_waits, runtime_fault::store_streams_never_wait}) {
+        int broken = 0;
+        for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+            int wrong_parts = 0;
+            const rd_gradient g = simulated_parts_gradient<false>(problem, 50, 4, seed, fault, wrong_parts);
+            broken += (!same_bits(g, expected) || wrong_parts != 0) ? 1 : 0;
+        }
+        BOOST_TEST_MESSAGE("fault " << static_cast<int>(fault) << ": " << broken << " of 30 interleavings wrong");
+        BOOST_TEST(broken > 0, "fault " << static_cast<int>(fault) << " went unnoticed");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(device_parts_round_trip_and_wrong_sizes_are_refused)
+{
+    host_device_store store(2);
+    std::vector<double> a = pattern(5, 1.0), b = pattern(3, 100.0);
+    const std::array<const_bytes, 2> out{view(a, memory_space::device), view(b)};
+    store.write(1, 8, const_parts(out));
+    BOOST_TEST(store.snapshot_bytes(1) == 8 * sizeof(double));
+    BOOST_TEST_REQUIRE(store.part_sizes(1).size() == 2u);
+    BOOST_TEST(store.part_sizes(1)[1] == 3 * sizeof(double));
+    std::vector<double> c(5), d(3);
+    const std::array<mutable_bytes, 2> in{view(c, memory_space::device), view(d)};
+    store.read(1, 8, mutable_parts(in));
+    BOOST_TEST(c == a);
+    BOOST_TEST(d == b);
+    std::vector<double> e(4), f(4);
+    const std::array<mutable_bytes, 2> wrong{view(e), view(f)};
+    try {
+        store.read(1, 8, mutable_parts(wrong));
+        BOOST_FAIL("parts of the wrong sizes were accepted");
+    } catch (const integrity_error& err) {
+        BOOST_TEST(std::string(err.what()) == "device slot 1 holds x_8 in 2 parts (40, 24 bytes), but part 0 of the "
+                                              "state has 32 bytes where the snapshot's has 40");
+    }
+    // A single view written later into the other slot is one part.
+    store.write(0, 9, view(a));
+    BOOST_TEST(store.part_sizes(0).size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_slot_reused_during_a_copy_out_keeps_both_snapshots)

@@ -28,6 +28,7 @@
 #include "remat/detail/checked_math.hpp"
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
@@ -38,6 +39,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,48 +147,81 @@ public:
     /// first write sizes the slots when options::slot_bytes was 0. Throws schedule_error for a slot outside
     /// the slots asked for or one that is occupied, capacity_error for a snapshot larger than a slot or a
     /// slot beyond what the byte budget holds (docs/driver.md, Errors); the slot is then unchanged.
-    void write(slot_t slot, step_t step, const_bytes src)
-    {
-        if (base_ == nullptr)
-            allocate_slots(src.size);
-        slot_entry& e = entry(slot);
-        if (e.step >= 0)
-            throw schedule_error("store into device slot " + std::to_string(slot) + ", which still holds x_" +
-                                 std::to_string(e.step) + " (free it first)");
-        require_fits(src.size);
-        runtime_.record(user_ready_, options_.user_stream);
-        runtime_.wait(copy_stream_, user_ready_);
-        runtime_.wait(copy_stream_, e.done);
-        runtime_.copy(slot_data(slot), Runtime::device_memory, src.data, src.space, src.size, copy_stream_);
-        runtime_.record(e.done, copy_stream_);
-        runtime_.wait(options_.user_stream, e.done);
-        if (is_foreign_host(src.space))
-            timed_synchronize(e.done);
-        e.size = src.size;
-        e.step = step;
-        count_store(src.size);
-    }
+    void write(slot_t slot, step_t step, const_bytes src) { write(slot, step, const_parts(&src, 1)); }
 
     /// Copies x_step from `slot` into the state (see the ordering contract at the top of this header).
     /// Throws schedule_error for a slot that holds no snapshot, integrity_error when it holds another
     /// step or another size.
-    void read(slot_t slot, step_t step, mutable_bytes dst)
+    void read(slot_t slot, step_t step, mutable_bytes dst) { read(slot, step, mutable_parts(&dst, 1)); }
+
+    /// A state of several parts (an LSTM's h and c, say): each part is copied on the store's copy stream
+    /// straight into its place in the slot, one after the other (device to device for device parts, no
+    /// host round trip; host parts before write() returns), ordered as a single view is. Throws as write().
+    ///
+    ///     std::array<remat::const_bytes, 2> hc{snapshot_traits<V>::bytes(h), snapshot_traits<V>::bytes(c)};
+    ///     store.write(3, 17, remat::const_parts(hc));
+    void write(slot_t slot, step_t step, const_parts parts)
     {
-        slot_entry& e = held(slot, step, "read");
-        if (e.size != dst.size)
-            throw integrity_error("device slot " + std::to_string(slot) + " holds " + std::to_string(e.size) +
-                                  " bytes of x_" + std::to_string(step) + ", but the state has " +
-                                  std::to_string(dst.size));
+        const std::size_t size = total_bytes(parts);
+        if (base_ == nullptr)
+            allocate_slots(size);
+        slot_entry& e = entry(slot);
+        if (e.step >= 0)
+            throw schedule_error("store into device slot " + std::to_string(slot) + ", which still holds x_" +
+                                 std::to_string(e.step) + " (free it first)");
+        require_fits(size);
         runtime_.record(user_ready_, options_.user_stream);
         runtime_.wait(copy_stream_, user_ready_);
         runtime_.wait(copy_stream_, e.done);
-        runtime_.copy(dst.data, dst.space, slot_data(slot), Runtime::device_memory, e.size, copy_stream_);
+        bool foreign = false;
+        std::size_t at = 0;
+        for (const const_bytes& p : parts) {
+            runtime_.copy(slot_data(slot) + at, Runtime::device_memory, p.data, p.space, p.size, copy_stream_);
+            foreign = foreign || is_foreign_host(p.space);
+            at += p.size;
+        }
         runtime_.record(e.done, copy_stream_);
         runtime_.wait(options_.user_stream, e.done);
-        if (is_foreign_host(dst.space))
+        if (foreign)
+            timed_synchronize(e.done);
+        e.size = size;
+        e.step = step;
+        e.parts.assign(parts);
+        count_store(size);
+    }
+
+    /// Copies x_step from `slot` back into the parts, each from its place in the slot, on the copy stream.
+    /// Throws as read() does; integrity_error naming the part and both sizes unless the parts match those
+    /// written.
+    void read(slot_t slot, step_t step, mutable_parts parts)
+    {
+        slot_entry& e = held(slot, step, "read");
+        if (const std::optional<std::string> why = remat::detail::part_mismatch(e.parts.sizes(), parts, step))
+            throw integrity_error("device slot " + std::to_string(slot) + " holds " + *why);
+        runtime_.record(user_ready_, options_.user_stream);
+        runtime_.wait(copy_stream_, user_ready_);
+        runtime_.wait(copy_stream_, e.done);
+        bool foreign = false;
+        std::size_t at = 0;
+        for (const mutable_bytes& p : parts) {
+            runtime_.copy(p.data, p.space, slot_data(slot) + at, Runtime::device_memory, p.size, copy_stream_);
+            foreign = foreign || is_foreign_host(p.space);
+            at += p.size;
+        }
+        runtime_.record(e.done, copy_stream_);
+        runtime_.wait(options_.user_stream, e.done);
+        if (foreign)
             timed_synchronize(e.done);
         ++stats_.restores;
         stats_.bytes_read += e.size;
+    }
+
+    /// Sizes of the parts the slot holds (one for a single view; empty when it holds none).
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const
+    {
+        if (slot < 0 || static_cast<std::uint64_t>(slot) >= slots_.size() || slots_[index(slot)].step < 0)
+            return {};
+        return slots_[index(slot)].parts.sizes();
     }
 
     /// The slot is free for another snapshot at once; a copy still reading it finishes first on the GPU.
@@ -258,6 +294,7 @@ public:
         runtime_.record(e.done, transfer_stream_);
         e.size = src.size;
         e.step = step;
+        e.parts.assign_single(src.size);
         count_store(src.size);
     }
 
@@ -302,6 +339,7 @@ private:
         std::size_t size = 0;
         step_t step = -1; // -1: empty
         event_handle done{};
+        remat::detail::part_layout parts;
     };
 
     static std::size_t index(slot_t slot) noexcept { return static_cast<std::size_t>(slot); }

@@ -27,4 +27,6 @@ extern template class basic_device_store<gpu_runtime>; // compiled once, in rema
 using device_store = basic_device_store<gpu_runtime>;
 #endif
 
+static_assert(gathering_level<device_store>); // takes multi-part states (an LSTM's h and c) part by part
+
 } // namespace remat::cuda

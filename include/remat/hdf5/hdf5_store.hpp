@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -140,6 +141,20 @@ public:
     ///
     ///     disk.read(3, 1200, remat::host_bytes(std::as_writable_bytes(std::span(x))));
     void read(slot_t slot, step_t step, mutable_bytes dst);
+    /// Gathers the parts of a multi-part state, one after the other, into the slot's one dataset (host
+    /// parts straight to the disk, device parts through options::copy into the transfer pieces; no
+    /// serialisation buffer), recording their sizes (attribute part_bytes) under the record's checksum;
+    /// the data checksum covers all parts. Throws as the single-view write does.
+    ///
+    ///     std::array<remat::const_bytes, 2> hc{remat::host_bytes(std::as_bytes(std::span(h))),
+    ///                                          remat::host_bytes(std::as_bytes(std::span(c)))};
+    ///     disk.write(3, 1200, remat::const_parts(hc));
+    void write(slot_t slot, step_t step, const_parts src);
+    /// Scatters x_step back into the parts, checking the record, the part sizes (integrity_error naming the
+    /// part and both sizes) and the checksum of all of them.
+    void read(slot_t slot, step_t step, mutable_parts dst);
+    /// Sizes of the parts the slot holds (one for a single view; empty when it holds none).
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const;
     /// The slot may be written again (schedule_error when it holds nothing). Its bytes stay in the file,
     /// still a valid snapshot, until the slot is written again.
     void release(slot_t slot);
@@ -171,6 +186,6 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-static_assert(storage_level<hdf5_store>);
+static_assert(gathering_level<hdf5_store>);
 
 } // namespace remat

@@ -34,7 +34,9 @@ struct hdf5_snapshot_info {
     std::uint64_t bytes = 0;    ///< its size
     std::string element_type;   ///< "float64", ...
     std::uint32_t schema = 0;   ///< the layout version it was written with
-    std::uint64_t checksum = 0; ///< stored XXH64 of its bytes
+    std::uint64_t checksum = 0; ///< stored XXH64 of its bytes (all parts, one after the other)
+    /// The sizes of its parts, for a snapshot of a multi-part state (empty for one part).
+    std::vector<std::uint64_t> part_bytes;
     hdf5_snapshot_status status = hdf5_snapshot_status::damaged;
     /// A parallel snapshot file's checksums, one per rank's hyperslab (checksum is then rank 0's).
     std::vector<std::uint64_t> rank_checksums;
