@@ -1,6 +1,7 @@
 #include "gpu_gradients.hpp"
 
 #include "reaction_diffusion_thrust.hpp"
+#include "vector_schedule.hpp"
 
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/detail/check.hpp"
@@ -119,6 +120,42 @@ rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps,
         cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
         host_store(level_capacity{.slots = host_slots}, {.memory = &pinned, .copy = cuda::copy_bytes}));
     return run_thrust_gradient(problem, multilevel(steps, model), store, report);
+}
+
+namespace {
+
+template <class State>
+rd_gradient parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, gpu_parts_store kind,
+                           std::uint64_t& wrong_parts)
+{
+    const std::size_t bytes = problem.points * sizeof(double);
+    cuda::pinned_memory_resource pinned;
+    if (kind == gpu_parts_store::device_store) {
+        cuda::device_store device(level_capacity{.slots = slots}, {.slot_bytes = 2 * bytes + 64});
+        return run_thrust_parts_gradient<State>(problem, revolve(steps, slots), device, wrong_parts);
+    }
+    if (kind == gpu_parts_store::pinned_host_store) {
+        host_store host(level_capacity{.slots = slots}, {.memory = &pinned, .copy = cuda::copy_bytes});
+        return run_thrust_parts_gradient<State>(problem, revolve(steps, slots), host, wrong_parts);
+    }
+    tiered_store<cuda::device_store, host_store> tiered(
+        {tier_options{},
+         tier_options{.asynchronous = true,
+                      .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
+        cuda::device_store(level_capacity{.slots = slots}), host_store(level_capacity{.slots = 2 * slots},
+                                                                       {.memory = &pinned, .copy = cuda::copy_bytes}));
+    return run_thrust_parts_gradient<State>(problem, split_levels(revolve(steps, 3 * slots), slots), tiered,
+                                            wrong_parts);
+}
+
+} // namespace
+
+rd_gradient gpu_parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, gpu_parts_store store,
+                               bool host_part, std::uint64_t& wrong_parts)
+{
+    if (host_part)
+        return parts_gradient<rd_mixed_parts>(problem, steps, slots, store, wrong_parts);
+    return parts_gradient<rd_device_parts>(problem, steps, slots, store, wrong_parts);
 }
 
 } // namespace remat::test

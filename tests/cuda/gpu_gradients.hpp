@@ -8,6 +8,8 @@
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/action.hpp"
 
+#include <cstdint>
+
 namespace remat::test {
 
 enum class gpu_store_kind {
@@ -31,5 +33,13 @@ rd_gradient gpu_span_gradient(const reaction_diffusion& problem, step_t steps, s
 /// schedule that prices host transfers at `host_cost` forward steps each.
 rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps, slot_t device_slots, slot_t host_slots,
                                 double host_cost, bool asynchronous, run_report* report = nullptr);
+
+/// A state of several parts, (x_k, x_{k-1}) as two thrust::device_vector<double>, and with `host_part` a
+/// step counter in host memory too (tests/thrust/reaction_diffusion_thrust.hpp): gathered into one slot
+/// of `store` (the tiered kind: `slots` GPU slots, then pinned host slots behind a worker thread) and
+/// scattered back. Adds to `wrong_parts` the x_k whose second (or third) part came back wrong.
+enum class gpu_parts_store { device_store, pinned_host_store, tiered_async };
+rd_gradient gpu_parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, gpu_parts_store store,
+                               bool host_part, std::uint64_t& wrong_parts);
 
 } // namespace remat::test

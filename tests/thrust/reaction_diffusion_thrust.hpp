@@ -10,7 +10,11 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/transform.h>
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace remat::test {
@@ -96,6 +100,59 @@ rd_gradient run_thrust_gradient(const reaction_diffusion& problem, const Schedul
     const run_report r =
         run(plan, store, x, remat::forward_step([&](step_t, thrust::device_vector<double>& u) { solver.step(u); }),
             remat::adjoint_step([&](step_t, thrust::device_vector<double>& u) { solver.adjoint_step(u); }));
+    if (report != nullptr)
+        *report = r;
+    return solver.gradient();
+}
+
+/// The state of run_thrust_parts_gradient: the field and the field of the step before, both device
+/// vectors, and with a host part a step counter (std::tuple of contiguous states: several parts, no code).
+using rd_device_parts = std::pair<thrust::device_vector<double>, thrust::device_vector<double>>;
+using rd_mixed_parts =
+    std::tuple<thrust::device_vector<double>, thrust::device_vector<double>, std::array<std::int64_t, 1>>;
+
+/// run_thrust_gradient with a multi-part state (State: rd_device_parts or rd_mixed_parts): each part is
+/// gathered into the store's slot and scattered back. Also counts in `wrong_parts` the x_k whose second
+/// (or third) part the adjoint found different from the forward sweep's.
+template <class State, class Schedule, class Store>
+rd_gradient run_thrust_parts_gradient(const reaction_diffusion& problem, const Schedule& plan, Store& store,
+                                      std::uint64_t& wrong_parts, run_report* report = nullptr)
+{
+    constexpr bool host_part = std::tuple_size_v<State> == 3;
+    const step_t steps = plan.steps();
+    std::vector<std::vector<double>> fields{problem.initial_field()}; // x_k's field, k = 0..T-1
+    {
+        std::vector<double> u = problem.initial_field(), scratch;
+        for (step_t k = 1; k < steps; ++k) {
+            problem.step(u.data(), scratch);
+            fields.push_back(u);
+        }
+    }
+    thrust_reaction_diffusion solver(problem);
+    const std::vector<double> xT = problem.final_field(steps);
+    const std::vector<double> aT = problem.objective_gradient(xT);
+    solver.set_adjoint(aT);
+    const std::vector<double> x0 = problem.initial_field();
+    State x;
+    std::get<0>(x).assign(x0.begin(), x0.end());
+    std::get<1>(x).assign(x0.begin(), x0.end());
+    std::vector<double> seen(x0.size());
+    const run_report r = run(
+        plan, store, x, remat::forward_step([&](step_t, State& s) {
+            thrust::copy(std::get<0>(s).begin(), std::get<0>(s).end(), std::get<1>(s).begin());
+            solver.step(std::get<0>(s));
+            if constexpr (host_part)
+                ++std::get<2>(s)[0];
+        }),
+        remat::adjoint_step([&](step_t k, State& s) {
+            thrust::copy(std::get<1>(s).begin(), std::get<1>(s).end(), seen.begin());
+            if (seen != fields[static_cast<std::size_t>(k == 0 ? 0 : k - 1)])
+                ++wrong_parts;
+            if constexpr (host_part)
+                if (std::get<2>(s)[0] != k)
+                    ++wrong_parts;
+            solver.adjoint_step(std::get<0>(s));
+        }));
     if (report != nullptr)
         *report = r;
     return solver.gradient();

@@ -172,3 +172,39 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
         BOOST_TEST(report.levels.at(1).stores > 0u);
     }
 }
+
+BOOST_AUTO_TEST_CASE(states_of_several_device_parts_through_every_level)
+{
+    // An (x_k, x_{k-1}) pair of device vectors, and the same with a step counter on the host: each part
+    // gathered into one slot and scattered back, on the device level, a host store with copy_bytes and a
+    // tiered device + asynchronous host store; gradients bit-identical to the host store-all run.
+    const reaction_diffusion problem{.points = 96};
+    const step_t steps = 120;
+    const rd_gradient expected = test::store_all_gradient(problem, steps);
+    remat::cuda::pinned_memory_resource pinned;
+    const test::vector_schedule plan = test::split_levels(revolve(steps, 9), 3);
+    auto check = [&]<class State>(const char* what) {
+        std::uint64_t wrong = 0;
+        remat::cuda::device_store device(5);
+        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), device, wrong),
+                             expected),
+                   what << ", device level");
+        host_store host(level_capacity{.slots = 5}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), host, wrong),
+                             expected),
+                   what << ", host level");
+        tiered_store<remat::cuda::device_store, host_store> tiered(
+            {tier_options{},
+             tier_options{.asynchronous = true,
+                          .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = remat::cuda::copy_bytes}}},
+            remat::cuda::device_store(3),
+            host_store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
+        run_report report;
+        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, plan, tiered, wrong, &report), expected),
+                   what << ", tiered");
+        BOOST_TEST(report.levels.at(1).stores > 0u);
+        BOOST_TEST(wrong == 0u, what);
+    };
+    check.template operator()<test::rd_device_parts>("device parts");
+    check.template operator()<test::rd_mixed_parts>("device and host parts");
+}
