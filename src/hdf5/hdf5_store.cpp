@@ -59,7 +59,7 @@ struct hdf5_store::impl {
         std::uint64_t dataset_bytes = 0;
         step_t step = -1; // the snapshot held, -1 for none
         std::uint64_t bytes = 0;
-        std::string problem; // why a resumed file's slot holds no snapshot, for error messages
+        std::string problem;       // why a resumed file's slot holds no snapshot, for error messages
         detail::part_layout parts; // the sizes of the parts of the snapshot held
     };
 

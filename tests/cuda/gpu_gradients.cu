@@ -142,8 +142,8 @@ rd_gradient parts_gradient(const reaction_diffusion& problem, step_t steps, slot
         {tier_options{},
          tier_options{.asynchronous = true,
                       .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
-        cuda::device_store(level_capacity{.slots = slots}), host_store(level_capacity{.slots = 2 * slots},
-                                                                       {.memory = &pinned, .copy = cuda::copy_bytes}));
+        cuda::device_store(level_capacity{.slots = slots}),
+        host_store(level_capacity{.slots = 2 * slots}, {.memory = &pinned, .copy = cuda::copy_bytes}));
     return run_thrust_parts_gradient<State>(problem, split_levels(revolve(steps, 3 * slots), slots), tiered,
                                             wrong_parts);
 }

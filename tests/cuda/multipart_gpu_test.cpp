@@ -29,7 +29,8 @@ BOOST_AUTO_TEST_CASE(device_parts_through_every_gpu_level_match_the_host_only_ru
         for (const bool host_part : {false, true}) {
             std::uint64_t wrong = 0;
             const rd_gradient g = test::gpu_parts_gradient(problem, steps, 6, store, host_part, wrong);
-            BOOST_TEST(test::same_bits(g, expected), "store " << static_cast<int>(store) << ", host part " << host_part);
+            BOOST_TEST(test::same_bits(g, expected),
+                       "store " << static_cast<int>(store) << ", host part " << host_part);
             BOOST_TEST(wrong == 0u, "store " << static_cast<int>(store) << ", host part " << host_part);
         }
     }

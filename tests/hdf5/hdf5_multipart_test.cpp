@@ -61,8 +61,8 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_on_the_hdf5_level)
     int n = 0;
     for (const int compression : {0, 1}) {
         for (const auto io : {hdf5_store::io_path::automatic, hdf5_store::io_path::buffered}) {
-            const std::string what = "compression " + std::to_string(compression) + ", io " +
-                                     std::to_string(static_cast<int>(io));
+            const std::string what =
+                "compression " + std::to_string(compression) + ", io " + std::to_string(static_cast<int>(io));
             hdf5_store disk(dir / ("run" + std::to_string(n++) + ".h5"), level_capacity{.slots = 6},
                             {.durable_writes = false, .io = io, .compression = compression});
             check_against_store_all(history, history_adjoint(&history), disk, revolve(steps, 6), what);
@@ -82,15 +82,15 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_on_ram_and_an_asynchronous_hdf5_lev
         for (const std::size_t staging : {std::size_t{1}, std::size_t{4}}) {
             auto make = [&] {
                 return std::make_unique<tiered_store<host_store, hdf5_store>>(
-                    std::array<tier_options, 2>{tier_options{},
-                                                tier_options{.asynchronous = asynchronous,
-                                                             .async = async_options{.staging_buffers = staging}}},
+                    std::array<tier_options, 2>{
+                        tier_options{},
+                        tier_options{.asynchronous = asynchronous, .async = async_options{.staging_buffers = staging}}},
                     host_store(3),
                     hdf5_store(dir / ("tiered" + std::to_string(n++) + ".h5"), level_capacity{.slots = 9},
                                {.durable_writes = false}));
             };
-            const std::string what = "asynchronous " + std::to_string(asynchronous) + ", staging " +
-                                     std::to_string(staging);
+            const std::string what =
+                "asynchronous " + std::to_string(asynchronous) + ", staging " + std::to_string(staging);
             auto a = make();
             check_against_store_all(history, history_adjoint(&history), *a, plan, what);
             auto b = make();
@@ -194,7 +194,8 @@ BOOST_AUTO_TEST_CASE(wrong_part_sizes_are_refused_naming_the_part)
     const scratch_dir dir;
     hdf5_store disk(dir / "wrong.h5", 1);
     std::vector<double> h(6, 1.0), c(2, 2.0);
-    const std::array<const_bytes, 2> out{host_bytes(std::as_bytes(std::span(h))), host_bytes(std::as_bytes(std::span(c)))};
+    const std::array<const_bytes, 2> out{host_bytes(std::as_bytes(std::span(h))),
+                                         host_bytes(std::as_bytes(std::span(c)))};
     disk.write(0, 3, const_parts(out));
     std::vector<double> a(4), b(4);
     const std::array<mutable_bytes, 2> in{host_bytes(std::as_writable_bytes(std::span(a))),

@@ -285,9 +285,9 @@ struct remat::snapshot_traits<sim_parts_state<HostPart>> {
     static std::array<mutable_bytes, count> parts(sim_parts_state<HostPart>& s) noexcept
     {
         if constexpr (HostPart)
-            return {view(s.values, memory_space::device), view(s.previous, memory_space::device),
-                    mutable_bytes{reinterpret_cast<std::byte*>(s.counter.data()), sizeof s.counter,
-                                  memory_space::host}};
+            return {
+                view(s.values, memory_space::device), view(s.previous, memory_space::device),
+                mutable_bytes{reinterpret_cast<std::byte*>(s.counter.data()), sizeof s.counter, memory_space::host}};
         else
             return {view(s.values, memory_space::device), view(s.previous, memory_space::device)};
     }
@@ -299,8 +299,8 @@ namespace {
 /// whatever order the simulator picks, a host part at once (and the host then waits for the copy). Also
 /// counts the x_k whose second or third part the adjoint found wrong.
 template <bool HostPart>
-rd_gradient simulated_parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots,
-                                     std::uint64_t seed, runtime_fault fault, int& wrong_parts)
+rd_gradient simulated_parts_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, std::uint64_t seed,
+                                     runtime_fault fault, int& wrong_parts)
 {
     std::vector<std::vector<double>> fields{problem.initial_field()}; // x_k's field, k = 0..T
     {

@@ -137,22 +137,21 @@ rd_gradient run_thrust_parts_gradient(const reaction_diffusion& problem, const S
     std::get<0>(x).assign(x0.begin(), x0.end());
     std::get<1>(x).assign(x0.begin(), x0.end());
     std::vector<double> seen(x0.size());
-    const run_report r = run(
-        plan, store, x, remat::forward_step([&](step_t, State& s) {
-            thrust::copy(std::get<0>(s).begin(), std::get<0>(s).end(), std::get<1>(s).begin());
-            solver.step(std::get<0>(s));
-            if constexpr (host_part)
-                ++std::get<2>(s)[0];
-        }),
-        remat::adjoint_step([&](step_t k, State& s) {
-            thrust::copy(std::get<1>(s).begin(), std::get<1>(s).end(), seen.begin());
-            if (seen != fields[static_cast<std::size_t>(k == 0 ? 0 : k - 1)])
-                ++wrong_parts;
-            if constexpr (host_part)
-                if (std::get<2>(s)[0] != k)
-                    ++wrong_parts;
-            solver.adjoint_step(std::get<0>(s));
-        }));
+    const run_report r = run(plan, store, x, remat::forward_step([&](step_t, State& s) {
+                                 thrust::copy(std::get<0>(s).begin(), std::get<0>(s).end(), std::get<1>(s).begin());
+                                 solver.step(std::get<0>(s));
+                                 if constexpr (host_part)
+                                     ++std::get<2>(s)[0];
+                             }),
+                             remat::adjoint_step([&](step_t k, State& s) {
+                                 thrust::copy(std::get<1>(s).begin(), std::get<1>(s).end(), seen.begin());
+                                 if (seen != fields[static_cast<std::size_t>(k == 0 ? 0 : k - 1)])
+                                     ++wrong_parts;
+                                 if constexpr (host_part)
+                                     if (std::get<2>(s)[0] != k)
+                                         ++wrong_parts;
+                                 solver.adjoint_step(std::get<0>(s));
+                             }));
     if (report != nullptr)
         *report = r;
     return solver.gradient();

@@ -186,12 +186,11 @@ BOOST_AUTO_TEST_CASE(states_of_several_device_parts_through_every_level)
     auto check = [&]<class State>(const char* what) {
         std::uint64_t wrong = 0;
         remat::cuda::device_store device(5);
-        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), device, wrong),
-                             expected),
-                   what << ", device level");
+        BOOST_TEST(
+            same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), device, wrong), expected),
+            what << ", device level");
         host_store host(level_capacity{.slots = 5}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
-        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), host, wrong),
-                             expected),
+        BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), host, wrong), expected),
                    what << ", host level");
         tiered_store<remat::cuda::device_store, host_store> tiered(
             {tier_options{},
