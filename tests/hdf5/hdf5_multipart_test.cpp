@@ -137,7 +137,8 @@ BOOST_AUTO_TEST_CASE(large_parts_through_the_transfer_pieces_and_back)
                 }
                 disk.read(1, 77, mutable_parts(in));
                 for (std::size_t i = 0; i < sizes.size(); ++i)
-                    BOOST_TEST(std::memcmp(back[i].data() + 1, parts[i].data(), sizes[i]) == 0, "part " << i);
+                    BOOST_TEST((sizes[i] == 0 || std::memcmp(back[i].data() + 1, parts[i].data(), sizes[i]) == 0),
+                               "part " << i);
             }
             const hdf5_file_contents contents = hdf5_inspect(file, true);
             BOOST_TEST_REQUIRE(contents.snapshots.size() == 1u);
