@@ -76,12 +76,13 @@ private:
 [[nodiscard]] inline std::optional<std::string> part_mismatch(std::span<const std::size_t> held, mutable_parts dst,
                                                               step_t step)
 {
-    const std::string x = "x_" + std::to_string(step);
-    if (held.size() == 1 && dst.size() == 1) {
-        if (held[0] == dst[0].size)
+    if (held.size() == 1 && dst.size() == 1) [[likely]] {
+        if (held[0] == dst[0].size) [[likely]]
             return std::nullopt;
-        return std::to_string(held[0]) + " bytes of " + x + ", but the state has " + std::to_string(dst[0].size);
+        return std::to_string(held[0]) + " bytes of x_" + std::to_string(step) + ", but the state has " +
+               std::to_string(dst[0].size);
     }
+    const std::string x = "x_" + std::to_string(step); // (only for messages: the loop below may match)
     if (held.size() != dst.size()) {
         std::vector<std::size_t> want(dst.size());
         for (std::size_t i = 0; i < dst.size(); ++i)
