@@ -11,13 +11,17 @@
 // chain (examples/layer_net.hpp's transformer-like blocks profiled on this machine). Budgets: 10, 20, 30,
 // 50% of store-all. Planning time is the median of several plans (1 for the largest). Where the plan is the
 // greedy ranking's (method), tables_cost is what the dynamic program's own plan costs.
+// Side by side, on chains of at most --rotor-steps steps (default 100; its table grows with T^2 * units):
+// rockmate's rotor solver (bench/rotor_plan.py, from the build's Python environment) at the same
+// granularity as remat's plan: its planning time, and its plan priced under remat's model.
 //
-//     ./build/bench/chain_plan [--quick] [--format text|json] [--svg FILE]
+//     ./build/bench/chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N]
 //
 // Distribution: f_k uniform in [0.5, 2]; b_k = f_k * uniform [1.5, 3]; m_k = 4 KiB * uniform integer
 // [16, 1024]; a_k = m_k for one step in four, else 0.
 #include "bench_util.hpp"
 #include "layer_net.hpp"
+#include "rotor_sequence.hpp"
 
 #include "remat/report/json.hpp"
 #include "remat/report/line_chart.hpp"
@@ -25,13 +29,18 @@
 
 #include <remat/remat.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -108,6 +117,73 @@ priced revolve_as_uniform(const chain_model& m, std::uint64_t budget)
     return {};
 }
 
+// rockmate's rotor solver on the same chain, budget and granularity (bench/rotor_plan.py in a child process).
+struct rotor_result {
+    bool ran = false;
+    double seconds = 0;                                    // its planning time (table and sequence)
+    double cost = std::numeric_limits<double>::infinity(); // its plan under remat's model
+    std::uint64_t peak_bytes = 0;                          // ... and that plan's peak
+    std::string note;                                      // why it did not run, or "over budget"
+};
+
+std::string rotor_python()
+{
+    const std::string python = REMAT_PYTHON_VENV "/bin/python";
+    return std::filesystem::exists(python) ? python : std::string();
+}
+
+// rotor counts more than remat's model (the adjoint's own vectors, a step's input next to its output), so it
+// also gets 1.25, 1.5 and 2 times the budget: its plan is the cheapest of the four that fits the budget under
+// remat's model; its planning time is that of the solve at the budget itself.
+rotor_result run_rotor(const chain_model& m, std::uint64_t budget, std::uint64_t granularity)
+{
+    rotor_result r;
+    const std::string python = rotor_python();
+    if (python.empty()) {
+        r.note = "no Python environment (scripts/install-python.sh build)";
+        return r;
+    }
+    const std::filesystem::path file =
+        std::filesystem::temp_directory_path() / ("remat_chain_plan_" + std::to_string(::getpid()) + ".json");
+    nlohmann::json cases = nlohmann::json::array();
+    for (const double scale : {1.0, 1.25, 1.5, 2.0})
+        cases.push_back({{"chain", nlohmann::json::parse(to_json(m))},
+                         {"budget", static_cast<std::uint64_t>(static_cast<double>(budget) * scale)},
+                         {"unit_bytes", granularity}});
+    std::ofstream(file) << cases.dump();
+    const std::string command = python + " " + REMAT_ROTOR_PLAN + " --cases " + file.string();
+    std::string text;
+    if (FILE* pipe = ::popen(command.c_str(), "r")) {
+        char buffer[65536];
+        for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+            text.append(buffer, n);
+        if (::pclose(pipe) != 0)
+            text.clear();
+    }
+    std::filesystem::remove(file);
+    const auto plans = nlohmann::json::parse(text, nullptr, false);
+    if (plans.is_discarded() || !plans.is_array() || plans.empty()) {
+        r.note = "rotor_plan.py failed (is rockmate installed? scripts/install-python.sh build)";
+        return r;
+    }
+    r.ran = true;
+    r.seconds = plans[0].value("seconds", 0.0);
+    r.note = "no plan fits";
+    for (const auto& plan : plans) {
+        const auto sequence = plan.at("sequence").get<std::vector<std::string>>();
+        if (sequence.empty())
+            continue;
+        const auto actions = std::make_shared<const std::vector<action>>(bench::rotor_actions(m.size(), sequence));
+        const chain_evaluation e = evaluate(m, listed_plan(m.size(), actions, {}));
+        if (e.peak_bytes <= budget && e.cost < r.cost) {
+            r.cost = e.cost;
+            r.peak_bytes = e.peak_bytes;
+            r.note = "given " + plan.at("units").dump() + " units";
+        }
+    }
+    return r;
+}
+
 struct row {
     std::string chain_name;
     step_t steps = 0;
@@ -121,6 +197,7 @@ struct row {
     double cost = 0;
     double tables_cost = 0; // the dynamic program's own plan, without the greedy fallback
     priced every_k, greedy, uniform_revolve;
+    std::optional<rotor_result> rotor;
 };
 
 } // namespace
@@ -128,6 +205,7 @@ struct row {
 int main(int argc, char** argv)
 {
     bool quick = false;
+    step_t rotor_steps = 100;
     std::string format = "text";
     std::string svg;
     for (int i = 1; i < argc; ++i) {
@@ -137,8 +215,12 @@ int main(int argc, char** argv)
             format = argv[++i];
         else if (std::strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
             svg = argv[++i];
+        else if (std::strcmp(argv[i], "--rotor-steps") == 0 && i + 1 < argc)
+            rotor_steps = std::atoll(argv[++i]);
         else
-            return std::fprintf(stderr, "usage: chain_plan [--quick] [--format text|json] [--svg FILE]\n"), 2;
+            return std::fprintf(stderr,
+                                "usage: chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N]\n"),
+                   2;
     }
     if (format != "text" && format != "json")
         return std::fprintf(stderr, "chain_plan: --format: expected text or json, got \"%s\"\n", format.c_str()), 2;
@@ -187,6 +269,8 @@ int main(int argc, char** argv)
             r.every_k = best_every_k(m, budget);
             r.greedy = greedy_baseline(m, budget);
             r.uniform_revolve = revolve_as_uniform(m, budget);
+            if (m.size() <= rotor_steps)
+                r.rotor = run_rotor(m, budget, r.granularity);
             rows.push_back(r);
             if (format == "text")
                 std::fprintf(stderr, "  %s T=%lld %d%% planned in %.3f s\n", name.c_str(),
@@ -198,35 +282,47 @@ int main(int argc, char** argv)
     if (format == "json") {
         nlohmann::ordered_json j = nlohmann::ordered_json::array();
         for (const row& r : rows)
-            j.push_back({{"chain", r.chain_name},
-                         {"steps", r.steps},
-                         {"budget_percent", r.percent},
-                         {"plan_seconds", r.plan_seconds},
-                         {"table_bytes", r.table_bytes},
-                         {"granularity_bytes", r.granularity},
-                         {"horizon", r.horizon},
-                         {"block_steps", r.block_steps},
-                         {"method", r.method},
-                         {"tables_cost", r.tables_cost},
-                         {"predicted_cost", r.cost},
-                         {"every_k_cost", r.every_k.cost},
-                         {"every_k", r.every_k.what},
-                         {"greedy_cost", r.greedy.cost},
-                         {"greedy", r.greedy.what},
-                         {"revolve_uniform_cost", r.uniform_revolve.cost},
-                         {"revolve_uniform", r.uniform_revolve.what}});
+            j.push_back(
+                {{"chain", r.chain_name},
+                 {"steps", r.steps},
+                 {"budget_percent", r.percent},
+                 {"plan_seconds", r.plan_seconds},
+                 {"table_bytes", r.table_bytes},
+                 {"granularity_bytes", r.granularity},
+                 {"horizon", r.horizon},
+                 {"block_steps", r.block_steps},
+                 {"method", r.method},
+                 {"tables_cost", r.tables_cost},
+                 {"predicted_cost", r.cost},
+                 {"every_k_cost", r.every_k.cost},
+                 {"every_k", r.every_k.what},
+                 {"greedy_cost", r.greedy.cost},
+                 {"greedy", r.greedy.what},
+                 {"revolve_uniform_cost", r.uniform_revolve.cost},
+                 {"revolve_uniform", r.uniform_revolve.what},
+                 {"rotor_seconds", r.rotor && r.rotor->ran ? nlohmann::ordered_json(r.rotor->seconds) : nullptr},
+                 {"rotor_cost",
+                  r.rotor && std::isfinite(r.rotor->cost) ? nlohmann::ordered_json(r.rotor->cost) : nullptr},
+                 {"rotor_peak_bytes", r.rotor && r.rotor->ran ? nlohmann::ordered_json(r.rotor->peak_bytes) : nullptr},
+                 {"rotor_note", r.rotor ? r.rotor->note : std::string("not run (--rotor-steps)")}});
         report::write_json(std::cout, j);
     } else {
-        std::printf("%-9s %6s %4s %10s %10s %8s %7s | %12s %12s %12s  (baseline cost / chain cost)\n", "chain", "T",
-                    "bud", "plan s", "table MiB", "gran KiB", "K", "every-k", "greedy", "revolve");
-        for (const row& r : rows)
-            std::printf("%-9s %6lld %3d%% %10.4f %10.1f %8.1f %7lld | %12.3f %12.3f %12.3f\n", r.chain_name.c_str(),
+        std::printf("%-9s %6s %4s %10s %10s %8s %7s | %12s %12s %12s %12s | %10s %10s\n", "chain", "T", "bud", "plan s",
+                    "table MiB", "gran KiB", "K", "every-k", "greedy", "revolve", "rotor", "rotor s", "rotor/ours");
+        for (const row& r : rows) {
+            std::printf("%-9s %6lld %3d%% %10.4f %10.1f %8.1f %7lld | %12.3f %12.3f %12.3f", r.chain_name.c_str(),
                         static_cast<long long>(r.steps), r.percent, r.plan_seconds,
                         static_cast<double>(r.table_bytes) / (1 << 20), static_cast<double>(r.granularity) / 1024,
                         static_cast<long long>(r.horizon), ratio(r.every_k, r.cost), ratio(r.greedy, r.cost),
                         ratio(r.uniform_revolve, r.cost));
-        std::puts("(inf: no plan of that kind fits the budget; rockmate's rotor solver was not run: see "
-                  "docs/heterogeneous.md)");
+            if (r.rotor && r.rotor->ran)
+                std::printf(" %12.3f | %10.3f %9.1fx %s\n", r.rotor->cost / r.cost, r.rotor->seconds,
+                            r.rotor->seconds / r.plan_seconds, r.rotor->note.c_str());
+            else
+                std::printf(" %12s | %s\n", "-", r.rotor ? r.rotor->note.c_str() : "(not run: T > --rotor-steps)");
+        }
+        std::puts("(baseline cost / chain cost; inf: no plan of that kind fits the budget; rotor: rockmate's rotor "
+                  "solver at the same granularity, its plan priced under remat's model; rotor/ours: planning time)");
     }
     if (!svg.empty()) { // predicted cost against budget, T = 1000, relative to store-all's
         report::line_chart chart;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Python references of the test suite and the benchmarks (JAX and diffrax; pinned in
-# scripts/python-requirements.txt) from PyPI into a virtual environment in the build tree:
+# scripts/python-requirements.txt; rockmate's rotor solver, pinned in scripts/python-nodeps-requirements.txt
+# and installed without its dependencies — bench/rotor_plan.py uses its solver alone, not its PyTorch
+# front end) from PyPI into a virtual environment in the build tree:
 #
 #     scripts/install-python.sh [BUILD_DIR]        # default: build; makes BUILD_DIR/python-venv
 #
@@ -14,8 +16,9 @@ build=${1:-build}
 venv=$build/python-venv
 log=$build/python-venv.log
 requirements=scripts/python-requirements.txt
+nodeps=scripts/python-nodeps-requirements.txt
 mkdir -p "$build"
-if [ -f "$venv/.requirements" ] && cmp -s "$venv/.requirements" "$requirements"; then
+if [ -f "$venv/.requirements" ] && cat "$requirements" "$nodeps" | cmp -s "$venv/.requirements" -; then
   exit 0
 fi
 if ! /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null; then
@@ -25,10 +28,10 @@ fi
 rm -rf "$venv"
 /usr/bin/python3 -m venv --system-site-packages "$venv"
 echo "install-python: installing the pinned JAX and diffrax into $venv (log: $log)"
-if ! "$venv/bin/pip" install --disable-pip-version-check --no-input --timeout 30 --retries 2 \
-  -r "$requirements" > "$log" 2>&1; then
+pip=("$venv/bin/pip" install --disable-pip-version-check --no-input --timeout 30 --retries 2)
+if ! "${pip[@]}" -r "$requirements" > "$log" 2>&1 || ! "${pip[@]}" --no-deps -r "$nodeps" >> "$log" 2>&1; then
   tail -3 "$log" >&2
   echo "install-python: could not install the references from PyPI (is it reachable?); see $log" >&2
   exit 1
 fi
-cp "$requirements" "$venv/.requirements"
+cat "$requirements" "$nodeps" > "$venv/.requirements"
