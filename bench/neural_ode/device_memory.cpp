@@ -1,0 +1,95 @@
+// The cudaMalloc/cudaFree wrappers behind device_memory.hpp (the linker's --wrap sends every call here;
+// __real_* are the CUDA runtime's own).
+#include "device_memory.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <mutex>
+#include <unordered_map>
+
+extern "C" {
+cudaError_t __real_cudaMalloc(void** p, std::size_t bytes);
+cudaError_t __real_cudaFree(void* p);
+cudaError_t __wrap_cudaMalloc(void** p, std::size_t bytes);
+cudaError_t __wrap_cudaFree(void* p);
+}
+
+namespace {
+
+struct ledger {
+    std::mutex lock; // the device store's worker threads may allocate too
+    std::unordered_map<void*, std::size_t> sizes;
+    long long live = 0;
+    long long peak = 0;
+    long long allocations = 0;
+};
+
+ledger& the_ledger()
+{
+    // Never destroyed: static destructors (Thrust's, the runtime's) may still call cudaFree at exit.
+    static ledger* l = new ledger;
+    return *l;
+}
+
+} // namespace
+
+extern "C" cudaError_t __wrap_cudaMalloc(void** p, std::size_t bytes)
+{
+    const cudaError_t status = __real_cudaMalloc(p, bytes);
+    if (status == cudaSuccess && p != nullptr && *p != nullptr) {
+        ledger& l = the_ledger();
+        const std::lock_guard guard(l.lock);
+        l.sizes[*p] = bytes;
+        l.live += static_cast<long long>(bytes);
+        l.peak = std::max(l.peak, l.live);
+        ++l.allocations;
+    }
+    return status;
+}
+
+extern "C" cudaError_t __wrap_cudaFree(void* p)
+{
+    if (p != nullptr) {
+        ledger& l = the_ledger();
+        const std::lock_guard guard(l.lock);
+        if (const auto it = l.sizes.find(p); it != l.sizes.end()) {
+            l.live -= static_cast<long long>(it->second);
+            l.sizes.erase(it);
+        }
+    }
+    return __real_cudaFree(p);
+}
+
+namespace remat::bench::device_memory {
+
+long long live_bytes() noexcept
+{
+    ledger& l = the_ledger();
+    const std::lock_guard guard(l.lock);
+    return l.live;
+}
+
+long long peak_bytes() noexcept
+{
+    ledger& l = the_ledger();
+    const std::lock_guard guard(l.lock);
+    return l.peak;
+}
+
+void reset_peak() noexcept
+{
+    ledger& l = the_ledger();
+    const std::lock_guard guard(l.lock);
+    l.peak = l.live;
+}
+
+long long allocations() noexcept
+{
+    ledger& l = the_ledger();
+    const std::lock_guard guard(l.lock);
+    return l.allocations;
+}
+
+} // namespace remat::bench::device_memory
