@@ -1,0 +1,187 @@
+// bench/rnn_bptt's measurement, compiled once per back end (see rnn_bptt_rows.hpp): for each T, plain BPTT
+// (the reference gradient and the baseline), then uniform sqrt(T) segments, binomial at their memory and
+// binomial at a fraction of plain BPTT's memory, each gradient compared bit for bit with plain BPTT's.
+// On the CPU the snapshots go to a host store; on the GPU to remat::cuda::device_store (GPU memory), the
+// clock is read after cudaDeviceSynchronize, and device memory is counted exactly.
+#pragma once
+
+#include "bench_util.hpp"
+#include "rnn_bptt_rows.hpp"
+
+#include "remat/cuda/device_store.hpp"
+#include "remat/cuda/thrust_traits.hpp"
+#include "remat/dense/blas.hpp"
+#include "remat/rnn/bptt.hpp"
+#include "remat/rnn/layout.hpp"
+#include "remat/rnn/sequence_model.hpp"
+#include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+#include "remat/store/host_store.hpp"
+
+#if !REMAT_DEVICE_SYSTEM_HOST
+#include "device_allocations.hpp"
+#include "remat/cuda/error.hpp"
+
+#include <cuda_runtime_api.h>
+#endif
+
+#include <thrust/device_vector.h>
+#include <thrust/host_vector.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace remat::bench {
+
+inline namespace REMAT_DENSE_BACKEND_NS {
+
+namespace rnn_bptt_detail {
+
+#if REMAT_DEVICE_SYSTEM_HOST
+using snapshot_store = host_store;
+inline void finish() {}
+#else
+using snapshot_store = cuda::device_store; // slots in GPU memory, copies on the store's streams
+
+// Every kernel and copy of the run is done (the store's streams included) before the clock is read.
+inline void finish()
+{
+    const cudaError_t status = cudaDeviceSynchronize();
+    if (status != cudaSuccess)
+        throw cuda::cuda_error(static_cast<int>(status), std::string("cudaDeviceSynchronize: ") +
+                                                             cudaGetErrorString(status));
+}
+#endif
+
+inline rnn::sequence<float> random_sequence(std::int64_t input, std::int64_t batch, step_t steps, std::uint64_t seed)
+{
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> x(static_cast<std::size_t>(input * batch * steps));
+    for (double& v : x)
+        v = u(gen);
+    std::vector<double> t(static_cast<std::size_t>(batch));
+    for (double& v : t)
+        v = u(gen);
+    return rnn::sequence<float>({.input = input, .output = 1, .batch = batch, .steps = steps}, x, t);
+}
+
+inline std::vector<float> host(const thrust::device_vector<float>& v)
+{
+    thrust::host_vector<float> h = v;
+    return {h.begin(), h.end()};
+}
+
+// Runs `body` `repeats` times, each followed by finish(); the medians of the wall and the process's CPU
+// seconds.
+template <class Body>
+std::pair<double, double> time_both(int repeats, Body&& body)
+{
+    std::vector<double> wall;
+    std::vector<double> cpu;
+    for (int i = 0; i < repeats; ++i) {
+        timespec c0{};
+        timespec c1{};
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+        wall.push_back(time_runs(1, [&] {
+                           body();
+                           finish();
+                       }).front());
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+        cpu.push_back(static_cast<double>(c1.tv_sec - c0.tv_sec) + 1e-9 * static_cast<double>(c1.tv_nsec - c0.tv_nsec));
+    }
+    return {median(wall), median(cpu)};
+}
+
+// The device bytes of a row: in use before it, and the high-water mark while it ran (GPU only).
+struct device_memory_probe {
+    void start([[maybe_unused]] rnn_bptt_row& r)
+    {
+#if !REMAT_DEVICE_SYSTEM_HOST
+        finish(); // frees enqueued earlier are counted already; nothing of the last row is in flight
+        device_allocations::reset_peak();
+        r.device_bytes_before = device_allocations::in_use();
+#endif
+    }
+    void stop([[maybe_unused]] rnn_bptt_row& r)
+    {
+#if !REMAT_DEVICE_SYSTEM_HOST
+        r.device_peak_bytes = device_allocations::peak();
+#endif
+    }
+};
+
+} // namespace rnn_bptt_detail
+
+inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string device)
+{
+    using namespace rnn_bptt_detail;
+    const rnn::rnn_layout layout(
+        {.cell = rnn::parse_cell(o.cell), .input = o.input, .hidden = o.hidden, .layers = 1, .output = 1});
+    dense::blas b;
+    rnn::sequence_model<float> model(b, layout, o.batch);
+    model.set_parameters(layout.initial_parameters(1));
+    rnn::bptt<float> bp(model);
+    thrust::device_vector<float> grad(static_cast<std::size_t>(model.parameter_count()));
+    const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);
+    const std::uint64_t state_bytes = bp.state_bytes();
+    rnn_bptt_result result{.blas = dense::blas::library(), .device = std::move(device), .rows = {}};
+    device_memory_probe probe;
+    for (const std::int64_t steps : o.steps) {
+        const rnn::sequence<float> data = random_sequence(o.input, o.batch, steps, 7);
+        // Plain BPTT: the reference gradient and the baseline.
+        rnn_bptt_row plain{.method = "plain BPTT", .steps = steps, .slots = steps};
+        probe.start(plain);
+        std::tie(plain.seconds, plain.cpu_seconds) = time_both(o.repeats, [&] {
+            const rnn::bptt_result r = bp.plain_gradient(data, grad);
+            plain.forward_steps = r.report.forward_steps;
+            plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
+        });
+        probe.stop(plain);
+        const std::vector<float> reference = host(grad);
+        std::fprintf(stderr, "rnn_bptt: T = %lld, plain BPTT: %.3f s\n", static_cast<long long>(steps), plain.seconds);
+        result.rows.push_back(plain);
+        auto measure = [&](const std::string& method, const any_schedule& plan, slot_t slots) {
+            rnn_bptt_row r{.method = method, .steps = steps, .slots = slots};
+            probe.start(r);
+            {
+                snapshot_store store(slots);
+                std::tie(r.seconds, r.cpu_seconds) = time_both(o.repeats, [&] {
+                    const rnn::bptt_result res = bp.gradient(plan, store, data, grad);
+                    r.forward_steps = res.report.forward_steps + static_cast<std::uint64_t>(steps);
+                    r.memory_bytes = res.report.peak_snapshot_bytes + workspace;
+                });
+            }
+            probe.stop(r);
+            const std::vector<float> g = host(grad);
+            r.identical = std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
+            std::fprintf(stderr, "rnn_bptt: T = %lld, %s: %.3f s\n", static_cast<long long>(steps), method.c_str(),
+                         r.seconds);
+            result.rows.push_back(r);
+        };
+        const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
+        const uniform segments(steps, every);
+        const auto uniform_slots = static_cast<slot_t>(segments.cost().peak_slots);
+        measure("uniform sqrt(T)", segments, uniform_slots);
+        measure("binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots);
+        const auto budget = static_cast<std::uint64_t>(o.fraction * static_cast<double>(plain.memory_bytes));
+        // (at least one slot: at tiny sizes the workspace alone can exceed the fraction)
+        const auto slots =
+            std::max<slot_t>(1, static_cast<slot_t>((budget - std::min(budget, workspace)) / state_bytes));
+        measure("binomial " + std::to_string(static_cast<int>(o.fraction * 100 + 0.5)) + "% memory",
+                revolve(steps, slots), slots);
+    }
+    return result;
+}
+
+} // namespace REMAT_DENSE_BACKEND_NS
+
+} // namespace remat::bench

@@ -1,0 +1,58 @@
+// bench/rnn_bptt: what a run is asked to measure and what each row reports, as plain types, so that the
+// command line (rnn_bptt.cpp) is compiled once and the measurement (rnn_bptt_measure.hpp) once per back
+// end: rnn_bptt_cpu.cpp (Thrust CPP, OpenBLAS) and rnn_bptt_cuda.cu (CUDA, cuBLAS, the device store).
+#pragma once
+
+#include "remat/error.hpp"
+#include "remat/types.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace remat::bench {
+
+struct rnn_bptt_options {
+    std::vector<std::int64_t> steps{1000, 10000}; ///< sequence lengths T
+    std::int64_t batch = 64;
+    std::int64_t hidden = 256;
+    std::int64_t input = 32;
+    std::string cell = "gru";
+    int repeats = 3;
+    double fraction = 0.05; ///< snapshot memory of the last row, of plain BPTT's
+};
+
+struct rnn_bptt_row {
+    std::string method;
+    step_t steps = 0;
+    std::int64_t slots = 0;
+    std::uint64_t forward_steps = 0; ///< step evaluations: advances plus the re-run in each adjoint (plain: T)
+    std::uint64_t memory_bytes = 0;  ///< snapshots (plain: every state and tape), plus one step's workspace
+    double seconds = 0;              ///< median wall time (on the GPU: after cudaDeviceSynchronize)
+    double cpu_seconds = 0;          ///< median CPU time of the process (steadier on a shared machine)
+    bool identical = true;           ///< gradient bits equal plain BPTT's
+    /// GPU only: the most device bytes the program held at once during the row (every cudaMalloc and
+    /// cudaMallocAsync of its own, counted; bench/device_allocations.hpp), and what it held before the row
+    /// began (parameters, gradient, the model's workspace, the input sequence).
+    std::optional<std::uint64_t> device_peak_bytes{};
+    std::optional<std::uint64_t> device_bytes_before{};
+};
+
+struct rnn_bptt_result {
+    std::string blas;
+    std::string device; ///< "CPU" or the GPU's name
+    std::vector<rnn_bptt_row> rows;
+};
+
+/// --device cuda where there is none to run on: this build has no CUDA, or this machine no usable device.
+struct no_device_error : error {
+    using error::error;
+};
+
+rnn_bptt_result measure_rnn_bptt_on_cpu(const rnn_bptt_options& o);
+/// Throws no_device_error (before anything else) where this build has no CUDA or the machine no usable
+/// CUDA device; remat::cuda::cuda_error for a CUDA failure during the run.
+rnn_bptt_result measure_rnn_bptt_on_cuda(const rnn_bptt_options& o);
+
+} // namespace remat::bench
