@@ -56,8 +56,8 @@ inline void finish()
 {
     const cudaError_t status = cudaDeviceSynchronize();
     if (status != cudaSuccess)
-        throw cuda::cuda_error(static_cast<int>(status), std::string("cudaDeviceSynchronize: ") +
-                                                             cudaGetErrorString(status));
+        throw cuda::cuda_error(static_cast<int>(status),
+                               std::string("cudaDeviceSynchronize: ") + cudaGetErrorString(status));
 }
 #endif
 
