@@ -24,11 +24,11 @@
 #include "remat/ode/tableau.hpp"
 #include <remat/remat.hpp>
 
+#include "remat/cuda/host_level.hpp"
 #include "remat/cuda/thrust_traits.hpp"
 #if !REMAT_DEVICE_SYSTEM_HOST
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/device_store.hpp"
-#include "remat/cuda/pinned_memory_resource.hpp"
 #endif
 #if REMAT_EXAMPLE_HDF5
 #include "remat/hdf5/hdf5_store.hpp"
@@ -309,12 +309,7 @@ void with_store(const spiral_config& config, slot_t slots, std::uint64_t state_b
         return;
     }
     case spiral_store::host: {
-#if REMAT_DEVICE_SYSTEM_HOST
-        host_store store(capacity);
-#else
-        cuda::pinned_memory_resource pinned;
-        host_store store(capacity, {.memory = &pinned, .copy = cuda::copy_bytes});
-#endif
+        host_store store(capacity, cuda::host_level_options());
         body(store);
         return;
     }

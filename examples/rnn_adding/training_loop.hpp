@@ -8,6 +8,7 @@
 #include "training.hpp"
 
 #include "remat/cuda/device_store.hpp"
+#include "remat/cuda/host_level.hpp"
 #include "remat/cuda/thrust_traits.hpp"
 #include "remat/dense/adam.hpp"
 #include "remat/dense/blas.hpp"
@@ -87,7 +88,8 @@ training_result train(const training_options& o, const training_progress& progre
     const any_schedule plan = training_detail::make_schedule(o.schedule, o.steps, slots);
     if (o.store != "host" && o.store != "device")
         throw argument_error("store '" + o.store + "' (expected host or device)");
-    auto store = o.store == "host" ? std::variant<host_store, cuda::device_store>(std::in_place_index<0>, slots)
+    auto store = o.store == "host" ? std::variant<host_store, cuda::device_store>(std::in_place_index<0>, slots,
+                                                                                  cuda::host_level_options())
                                    : std::variant<host_store, cuda::device_store>(std::in_place_index<1>, slots);
 
     dense::adam<T> adam(model.parameter_count(), {.learning_rate = o.learning_rate});
@@ -148,7 +150,7 @@ training_result train(const training_options& o, const training_progress& progre
             thrust::host_vector<T> h = grad;
             return std::vector<T>(h.begin(), h.end());
         }();
-        host_store all(o.steps);
+        host_store all(o.steps, cuda::host_level_options());
         const rnn::bptt_result ra = bp.gradient(store_all(o.steps, o.steps), all, data, grad);
         thrust::host_vector<T> reference = grad;
         result.bit_identical =

@@ -3,6 +3,7 @@
 // back end of the including translation unit.
 #pragma once
 
+#include "remat/cuda/host_level.hpp"
 #include "remat/cuda/thrust_traits.hpp"
 #include "remat/dense/blas.hpp"
 #include "remat/rnn/bptt.hpp"
@@ -77,7 +78,7 @@ rnn_gradient store_all_gradient(rnn::sequence_model<T>& model, const rnn::sequen
 {
     rnn::bptt<T> bp(model);
     thrust::device_vector<T> grad(static_cast<std::size_t>(model.parameter_count()));
-    host_store store(static_cast<slot_t>(data.steps()));
+    host_store store(static_cast<slot_t>(data.steps()), cuda::host_level_options());
     const rnn::bptt_result r =
         bp.gradient(store_all(data.steps(), static_cast<slot_t>(data.steps())), store, data, grad);
     return {r.loss, to_host(grad), to_host(bp.initial_adjoint())};
