@@ -167,7 +167,9 @@ rotor_result run_rotor(const chain_model& m, std::uint64_t budget, std::uint64_t
         return r;
     }
     r.ran = true;
-    r.seconds = plans[0].value("seconds", 0.0);
+    // null where rotor planned nothing (a budget below x_0 + x_T in its units): no time to report.
+    const auto seconds = plans[0].find("seconds");
+    r.seconds = seconds != plans[0].end() && seconds->is_number() ? seconds->get<double>() : 0.0;
     r.note = "no plan fits";
     for (const auto& plan : plans) {
         const auto sequence = plan.at("sequence").get<std::vector<std::string>>();

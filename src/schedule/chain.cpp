@@ -3,6 +3,7 @@
 #include "remat/schedule/chain.hpp"
 
 #include "chain_plan.hpp"
+#include "chain_ranking.hpp"
 
 #include "remat/error.hpp"
 #include "remat/schedule/any_schedule.hpp"
@@ -214,16 +215,7 @@ void keeping(chain_plan& p)
                 found.emplace_back(price_keep(p, a, b, flags.data()), flags);
             }
         } else {
-            std::vector<step_t> order;
-            for (step_t k = a + 1; k < b; ++k)
-                order.push_back(k);
-            std::stable_sort(order.begin(), order.end(), [&](step_t x, step_t y) {
-                const auto ratio = [&](step_t k) {
-                    return static_cast<double>(fine.state_bytes(k)) /
-                           std::max(fine.steps[static_cast<std::size_t>(k - 1)].forward, 1e-300);
-                };
-                return ratio(x) > ratio(y);
-            });
+            const std::vector<step_t> order = detail::states_by_bytes_per_forward_cost(fine, a, b);
             std::fill(flags.begin(), flags.end(), std::uint8_t{1});
             found.emplace_back(price_keep(p, a, b, flags.data()), flags);
             for (const step_t k : order) {

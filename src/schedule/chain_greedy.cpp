@@ -4,6 +4,8 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/chain.hpp"
 
+#include "chain_ranking.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -57,16 +59,7 @@ std::vector<action> segment_actions(step_t t, const std::vector<bool>& checkpoin
 listed_plan greedy_ranking(const chain_model& m, std::uint64_t budget)
 {
     const step_t t = m.size();
-    std::vector<step_t> order; // states 1..T-1, most bytes per forward cost of the step producing them first
-    for (step_t k = 1; k < t; ++k)
-        order.push_back(k);
-    std::stable_sort(order.begin(), order.end(), [&](step_t a, step_t b) {
-        const auto ratio = [&](step_t k) {
-            return static_cast<double>(m.state_bytes(k)) /
-                   std::max(m.steps[static_cast<std::size_t>(k - 1)].forward, 1e-300);
-        };
-        return ratio(a) > ratio(b);
-    });
+    const std::vector<step_t> order = detail::states_by_bytes_per_forward_cost(m, 0, t); // states 1..T-1
     // Dropping checkpoints shrinks the forward sweep's memory but grows the segments re-run at once, so the
     // peak is not monotone: try every count (in steps of T/200 on long chains) and keep the cheapest that fits.
     listed_plan best;
