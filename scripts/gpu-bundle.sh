@@ -6,8 +6,9 @@
 #
 #     scripts/gpu-bundle.sh build build/gpu-bundle [extra programs under build/ ...]
 #
-# The bundle holds programs.tar.xz (paths relative to the build directory), libs.tar.xz and tests.tsv
-# (name, build-relative program, arguments), compressed because OpenBLAS alone is 36 MiB.
+# The bundle holds programs.tar.xz (paths relative to the build directory), libs.tar.xz, tests.tsv (name,
+# build-relative program, arguments) and build_dir (this build's absolute path, where gpu-run.sh unpacks
+# the programs, so that paths compiled into them still hold), compressed because OpenBLAS alone is 36 MiB.
 set -euo pipefail
 
 build=${1:?usage: gpu-bundle.sh BUILD_DIR OUT_DIR [programs...]}
@@ -39,6 +40,7 @@ ldd "${programs[@]/#/$build/}" 2>/dev/null | awk '/=> \// {print $3}' | sort -u 
     while read -r library; do cp -L "$library" "$out/lib/"; done
 
 tar -C "$build" -cJf "$out/programs.tar.xz" "${programs[@]}"
+echo "$build" >"$out/build_dir"
 XZ_OPT=-T2 tar -C "$out/lib" -cJf "$out/libs.tar.xz" .
 rm -rf "$out/lib"
 du -sh "$out"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a bundle made by scripts/gpu-bundle.sh on a machine with a GPU: every gpu-labelled test (a test
 # that skips counts as a failure here, since the point is to run it), then the commands of an optional
-# file, one per line, run from the unpacked build directory. Logs and JSON go to REPORT_DIR.
+# file, one per line, run from the unpacked build directory (the build's own path). Logs go to REPORT_DIR.
 #
 #     scripts/gpu-run.sh build/gpu-bundle REPORT_DIR [COMMANDS_FILE]
 #
@@ -13,9 +13,11 @@ report=${2:?usage: gpu-run.sh BUNDLE REPORT_DIR [COMMANDS_FILE]}
 commands=${3:-}
 mkdir -p "$report" && report=$(cd "$report" && pwd)
 [[ -n $commands ]] && commands=$(cd "$(dirname "$commands")" && pwd)/$(basename "$commands")
+# The programs go where they were built (tests name other programs by their absolute paths).
+build=$(cat "$bundle/build_dir")
 work=$(mktemp -d)
-mkdir -p "$work/build" "$work/lib"
-tar -C "$work/build" -xJf "$bundle/programs.tar.xz"
+mkdir -p "$build" "$work/lib"
+tar -C "$build" -xJf "$bundle/programs.tar.xz"
 tar -C "$work/lib" -xJf "$bundle/libs.tar.xz"
 
 export PATH=$PATH:/usr/local/cuda/bin
@@ -30,7 +32,7 @@ export LD_LIBRARY_PATH=$work/lib${cuda_dirs:+:$cuda_dirs}${LD_LIBRARY_PATH:+:$LD
 failed=0
 while IFS=$'\t' read -r name program arguments; do
     started=$EPOCHREALTIME
-    (cd "$work/build/$(dirname "$program")" && timeout 300 "./$(basename "$program")" $arguments) \
+    (cd "$build/$(dirname "$program")" && timeout 300 "./$(basename "$program")" $arguments) \
         >"$report/$name.log" 2>&1
     status=$?
     seconds=$(python3 -c "print($EPOCHREALTIME - $started)")
@@ -46,7 +48,7 @@ if [[ -n $commands ]]; then
     while read -r line; do
         [[ -z $line || $line == \#* ]] && continue
         echo "\$ $line" | tee -a "$report/commands.txt"
-        (cd "$work/build" && REPORT="$report" timeout 300 bash -c "$line") >>"$report/commands.txt" 2>&1 ||
+        (cd "$build" && REPORT="$report" timeout 300 bash -c "$line") >>"$report/commands.txt" 2>&1 ||
             { echo "exit $?" | tee -a "$report/commands.txt"; failed=$((failed + 1)); }
     done <"$commands"
 fi

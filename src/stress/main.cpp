@@ -1,6 +1,6 @@
-// remat-stress: millions of snapshot transfers through host RAM and an HDF5 file under a host-memory cap,
-// with the faults a long run meets injected along the way; every gradient checked bit for bit against
-// another schedule's. See docs/stress.md.
+// remat-stress: millions of snapshot transfers through host RAM and an HDF5 file (and GPU memory with
+// --device-slots) under a host-memory cap, with the faults a long run meets injected along the way; every
+// gradient checked bit for bit against another schedule's. See docs/stress.md.
 //
 //     remat-stress --small --format json          # the CI version: about a minute, every fault once
 //     remat-stress --dir /scratch                  # the full run: >= 10^6 transfers
@@ -58,7 +58,8 @@ struct settings {
     std::uint64_t transfers = 0;
     std::uint64_t rss_cap = 0;
     slot_t host_slots = 8;
-    double disk_cost = 4; // forward steps per disk transfer in the plan; 0: calibrate's figures
+    slot_t device_slots = 0; // GPU slots above RAM (0: none)
+    double disk_cost = 4;    // forward steps per disk transfer in the plan; 0: calibrate's figures
     std::filesystem::path dir;
     bool faults = true;
     std::uint64_t fault_every = 0;
@@ -83,6 +84,7 @@ struct size_plan {
     double write_cost = 1, read_cost = 1;
     disk_calibration calibration;
     double step_seconds = 0;
+    double device_seconds = 0; // one device-level transfer, when there is that level
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t)
@@ -151,6 +153,8 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
         p.read_cost = std::max(0.01, p.calibration.read_seconds / p.step_seconds);
         if (opt.disk_cost > 0)
             p.write_cost = p.read_cost = opt.disk_cost;
+        if (opt.device_slots > 0)
+            p.device_seconds = device_transfer_seconds(bytes);
         plans[bytes] = p;
     }
     reset_peak_rss();
@@ -179,7 +183,11 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
     std::vector<fault_result> faults;
     std::uint64_t transfers = 0, rounds = 0, wrong = 0, steps = 0, forward_steps = 0, reverse_steps = 0;
     std::vector<std::string> wrong_rounds;
-    level_total host{"host"}, disk{"disk"};
+    std::vector<level_total> levels; // as the tested store has them: [device,] host, disk
+    if (opt.device_slots > 0)
+        levels.push_back({"device"});
+    levels.push_back({"host"});
+    levels.push_back({"disk"});
     std::size_t next_fault = 0;
     report::progress bar(err, {.label = "remat-stress", .total = opt.transfers, .unit = "transfers"});
 
@@ -209,7 +217,9 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                           .disk_read_cost = p.read_cost,
                           .seed = (rounds / opt.state_bytes.size()) % 3,
                           .file = file,
-                          .staging_buffers = staging};
+                          .staging_buffers = staging,
+                          .device_slots = opt.device_slots,
+                          .device_cost = p.device_seconds / p.step_seconds};
         const auto key = std::make_pair(bytes, setup.seed);
         if (!references.contains(key))
             references[key] = gradient_hash(reference_gradient(setup, memory));
@@ -232,20 +242,23 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
             steps += static_cast<std::uint64_t>(r.steps);
             forward_steps += r.forward_steps;
             reverse_steps += r.reverse_steps;
-            const std::pair<level_total*, const transfer_time*> levels[] = {{&host, &t.host_time},
-                                                                            {&disk, &t.disk_time}};
-            for (std::size_t i = 0; i < 2; ++i) {
-                level_total& l = *levels[i].first;
+            for (std::size_t i = 0; i < levels.size(); ++i) {
+                level_total& l = levels[i];
                 const level_report& lr = r.levels.at(i);
                 l.stores += lr.stores;
                 l.restores += lr.restores;
                 l.bytes_written += lr.bytes_written;
                 l.bytes_read += lr.bytes_read;
-                l.write_seconds += levels[i].second->write_seconds;
-                l.read_seconds += levels[i].second->read_seconds;
+                l.write_seconds += t.times.at(i).write_seconds;
+                l.read_seconds += t.times.at(i).read_seconds;
                 const disk_calibration& c = p.calibration;
-                const double write_rate = i == 0 ? c.host_copy_bytes_per_s() : c.write_bytes_per_s();
-                const double read_rate = i == 0 ? c.host_copy_bytes_per_s() : c.read_bytes_per_s();
+                const double device_rate = p.device_seconds > 0 ? static_cast<double>(bytes) / p.device_seconds : 0;
+                const double write_rate = l.name == "device" ? device_rate
+                                          : l.name == "host" ? c.host_copy_bytes_per_s()
+                                                             : c.write_bytes_per_s();
+                const double read_rate = l.name == "device" ? device_rate
+                                         : l.name == "host" ? c.host_copy_bytes_per_s()
+                                                            : c.read_bytes_per_s();
                 l.calibrated_write_seconds += write_rate > 0 ? static_cast<double>(lr.bytes_written) / write_rate : 0;
                 l.calibrated_read_seconds += read_rate > 0 ? static_cast<double>(lr.bytes_read) / read_rate : 0;
             }
@@ -279,7 +292,16 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                          {"calibrated_disk_read_cost_steps", p.calibration.read_seconds / p.step_seconds},
                          {"calibrated_write_bytes_per_s", p.calibration.write_bytes_per_s()},
                          {"calibrated_read_bytes_per_s", p.calibration.read_bytes_per_s()},
-                         {"calibrated_host_copy_bytes_per_s", p.calibration.host_copy_bytes_per_s()}});
+                         {"calibrated_host_copy_bytes_per_s", p.calibration.host_copy_bytes_per_s()},
+                         {"device_transfer_seconds", p.device_seconds}});
+    nlohmann::ordered_json level_list = nlohmann::ordered_json::array();
+    for (const level_total& l : levels)
+        level_list.push_back(level_json(l));
+    const std::string device_level =
+        opt.device_slots > 0
+            ? std::to_string(opt.device_slots) + " GPU slots above RAM"
+            : "none (--device-slots 0" +
+                  (device_level_missing().empty() ? std::string(")") : "; " + device_level_missing() + ")");
     nlohmann::ordered_json fault_list = nlohmann::ordered_json::array();
     for (const fault_result& f : faults)
         fault_list.push_back({{"kind", to_string(f.kind)},
@@ -311,8 +333,8 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                              {"reverse_steps", reverse_steps},
                              {"resume_forward_steps_saved", saved},
                              {"wall_seconds", wall},
-                             {"levels", {level_json(host), level_json(disk)}},
-                             {"device_level", "none (remat-stress runs host RAM and HDF5 levels)"},
+                             {"levels", level_list},
+                             {"device_level", device_level},
                              {"state_sizes", sizes},
                              {"faults", fault_list},
                              {"wrong_rounds", wrong_rounds}};
@@ -324,9 +346,10 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                        forward_steps, reverse_steps, wall);
     out << fmt::format("transfers      {} (goal {}){}\n", transfers, opt.transfers,
                        stopped ? ", stopped by --max-seconds" : "");
-    for (const level_total* l : {&host, &disk}) {
+    for (const level_total& level : levels) {
+        const level_total* l = &level;
         const auto lj = level_json(*l);
-        out << fmt::format("  {:<5} {:>9} stores {:>9} restores  written {:>10}  read {:>10}  write {:.2f} GB/s "
+        out << fmt::format("  {:<6} {:>9} stores {:>9} restores  written {:>10}  read {:>10}  write {:.2f} GB/s "
                            "({:.0f}% of calibrate)  read {:.2f} GB/s ({:.0f}% of calibrate)\n",
                            l->name, l->stores, l->restores, cli::format_bytes(l->bytes_written),
                            cli::format_bytes(l->bytes_read), lj["write_bytes_per_s"].get<double>() / 1e9,
@@ -372,6 +395,9 @@ int main(int argc, char** argv)
     app.add_option("--rss-cap", cap_text, "host memory cap for the whole process (1GiB)");
     std::string host_slots_text = "8";
     app.add_option("--host-slots", host_slots_text, "RAM slots at most (fewer when the cap holds fewer) (8)");
+    std::string device_slots_text = "0";
+    app.add_option("--device-slots", device_slots_text,
+                   "GPU slots above RAM (a CUDA build on a machine with a GPU); 0: host RAM and the file only (0)");
     app.add_option("--dir", dir, "where the snapshot file goes (a directory of its own is made there)");
     std::string disk_cost_text = "4";
     app.add_option("--disk-cost", disk_cost_text,
@@ -410,6 +436,9 @@ int main(int argc, char** argv)
             throw cli::usage_error("--disk-cost: \"" + disk_cost_text + "\" is not a number of steps >= 0");
         }
         opt.host_slots = cli::parse_count("--host-slots", host_slots_text, 2);
+        opt.device_slots = cli::parse_count("--device-slots", device_slots_text, 0);
+        if (opt.device_slots > 0 && !device_level_missing().empty())
+            throw cli::usage_error("--device-slots " + device_slots_text + ": " + device_level_missing());
         opt.max_seconds = static_cast<double>(cli::parse_count("--max-seconds", max_seconds_text, 0));
         opt.dir = dir;
         opt.calibrate_repeats = small ? 2 : 3;

@@ -3,17 +3,27 @@
 #include "remat/detail/xxh64.hpp"
 #include "remat/driver/resume.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/error.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
+#if REMAT_STRESS_DEVICE
+#include "remat/cuda/device_store.hpp"
+
+#include <cuda_runtime_api.h>
+#endif
 
 #include "fault_hook.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace remat::stress {
 namespace {
@@ -56,16 +66,39 @@ struct loop {
 
 multilevel plan_for(const round_setup& setup)
 {
-    const cost_model costs{{{"host", setup.host_slots, 0, 0},
-                            {"disk", level_spec::unlimited, setup.disk_write_cost, setup.disk_read_cost}}};
-    return multilevel(setup.steps, costs);
+    std::vector<level_spec> levels;
+    if (setup.device_slots > 0)
+        levels.push_back({"device", setup.device_slots, setup.device_cost, setup.device_cost});
+    levels.push_back({"host", setup.host_slots, 0, 0});
+    levels.push_back({"disk", level_spec::unlimited, setup.disk_write_cost, setup.disk_read_cost});
+    return multilevel(setup.steps, cost_model{levels});
+}
+
+// The tested run over `levels` (the file last), from x_0 or resumed from `point`.
+template <class Store>
+void run_tested(const multilevel& plan, const std::optional<resume_point>& point, const round_setup& setup,
+                Store& levels, loop& l, field& x, tested_run& out)
+{
+    auto forward = [&](step_t k, field& s) { l.forward(k, s); };
+    auto adjoint = [&](step_t k, field& s) { l.adjoint(k, s); };
+    if (point) {
+        for (const remat::store& h : point->held)
+            levels.adopt(h.level, h.slot, h.step, setup.state_bytes);
+        out.report = run_resumed(plan, *point, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
+        out.resumed = true;
+        out.resumed_from = point->step;
+        out.forward_steps_saved = point->forward_steps_saved;
+    } else {
+        out.report = run(plan, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
+    }
+    levels.flush();
 }
 
 } // namespace
 
 std::uint64_t planned_disk_slots(const round_setup& setup)
 {
-    return plan_for(setup).cost().levels.at(1).peak_slots;
+    return plan_for(setup).cost().levels.back().peak_slots;
 }
 
 reaction_diffusion model_for(std::size_t state_bytes)
@@ -102,40 +135,77 @@ tested_run tested_gradient(const round_setup& setup, capped_memory& memory, cons
 
     tested_run out;
     std::optional<resume_point> point;
+    const auto file_level = static_cast<level_t>(plan.cost().levels.size() - 1);
     if (hooks.resume) {
-        // Level 1 is the file; RAM (level 0) lost everything with the killed process.
-        point = find_resume_point(
-            plan, [&](level_t level, slot_t slot) { return level == 1 ? disk.snapshot_step(slot) : step_t{-1}; });
+        // The last level is the file; RAM and GPU memory lost everything with the killed process.
+        point = find_resume_point(plan, [&](level_t level, slot_t slot) {
+            return level == file_level ? disk.snapshot_step(slot) : step_t{-1};
+        });
         // The slots the killed run used: a multi-level plan's disk slots are below its peak.
-        const auto disk_slots = static_cast<slot_t>(plan.cost().levels.at(1).peak_slots);
+        const auto disk_slots = static_cast<slot_t>(plan.cost().levels.back().peak_slots);
         if (point)
-            release_except(disk, disk_slots, *point, 1);
+            release_except(disk, disk_slots, *point, file_level);
         else
             disk.release_all();
     }
-    using store_type = tiered_store<timed_level<host_store>, timed_level<hdf5_store>>;
-    store_type levels(
-        {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = setup.staging_buffers}}},
-        timed_level<host_store>(host_store(setup.host_slots, {.memory = &memory})),
-        timed_level<hdf5_store>(std::move(disk)));
+    const tier_options disk_tier{.asynchronous = true, .async = {.staging_buffers = setup.staging_buffers}};
     loop l{model, setup.steps, &hooks};
-    auto forward = [&](step_t k, field& s) { l.forward(k, s); };
-    auto adjoint = [&](step_t k, field& s) { l.adjoint(k, s); };
-    if (point) {
-        for (const remat::store& h : point->held)
-            levels.adopt(h.level, h.slot, h.step, setup.state_bytes);
-        out.report = run_resumed(plan, *point, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
-        out.resumed = true;
-        out.resumed_from = point->step;
-        out.forward_steps_saved = point->forward_steps_saved;
+    if (setup.device_slots > 0) {
+#if REMAT_STRESS_DEVICE
+        tiered_store<timed_level<cuda::device_store>, timed_level<host_store>, timed_level<hdf5_store>> levels(
+            {tier_options{}, tier_options{}, disk_tier},
+            timed_level<cuda::device_store>(
+                cuda::device_store(level_capacity{.slots = setup.device_slots}, {.slot_bytes = setup.state_bytes})),
+            timed_level<host_store>(host_store(setup.host_slots, {.memory = &memory})),
+            timed_level<hdf5_store>(std::move(disk)));
+        run_tested(plan, point, setup, levels, l, x, out);
+        out.times = {levels.level<0>().time(), levels.level<1>().time(), levels.level<2>().time()};
+#else
+        throw argument_error("device slots: " + device_level_missing());
+#endif
     } else {
-        out.report = run(plan, levels, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
+        tiered_store<timed_level<host_store>, timed_level<hdf5_store>> levels(
+            {tier_options{}, disk_tier}, timed_level<host_store>(host_store(setup.host_slots, {.memory = &memory})),
+            timed_level<hdf5_store>(std::move(disk)));
+        run_tested(plan, point, setup, levels, l, x, out);
+        out.times = {levels.level<0>().time(), levels.level<1>().time()};
     }
-    levels.flush();
-    out.host_time = levels.level<0>().time();
-    out.disk_time = levels.level<1>().time();
     out.g = l.result();
     return out;
+}
+
+double device_transfer_seconds(std::size_t state_bytes)
+{
+#if REMAT_STRESS_DEVICE
+    cuda::device_store probe(level_capacity{.slots = 1}, {.slot_bytes = state_bytes});
+    field x(state_bytes / sizeof(double), 1.0);
+    std::vector<double> t;
+    for (int i = 0; i < 5; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        probe.write(0, 0, snapshot_traits<field>::bytes(std::as_const(x)));
+        probe.read(0, 0, snapshot_traits<field>::bytes(x));
+        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 2);
+        probe.release(0);
+    }
+    std::sort(t.begin(), t.end());
+    return t[2];
+#else
+    (void)state_bytes;
+    throw argument_error("device slots: " + device_level_missing());
+#endif
+}
+
+std::string device_level_missing()
+{
+#if REMAT_STRESS_DEVICE
+    int devices = 0;
+    const cudaError_t status = cudaGetDeviceCount(&devices);
+    if (status != cudaSuccess)
+        return std::string("no CUDA device (") + cudaGetErrorString(status) + ")";
+    return devices > 0 ? "" : "no CUDA device (cudaGetDeviceCount found none)";
+#else
+    return "this build has no device level (remat::cuda was not built: nvcc was not found)";
+#endif
 }
 
 bool same_bits(const gradient& a, const gradient& b)

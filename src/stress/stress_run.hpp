@@ -1,6 +1,7 @@
 // One round of the stress run: the gradient of the reaction-diffusion loop through host RAM and an HDF5
-// file (remat::multilevel over a tiered store, the disk level asynchronous), and the same gradient by
-// another schedule in RAM alone (the reference), compared bit for bit.
+// file (remat::multilevel over a tiered store, the disk level asynchronous), above them GPU memory when
+// device slots are asked for, and the same gradient by another schedule in RAM alone (the reference),
+// compared bit for bit.
 #pragma once
 
 #include "capped_memory.hpp"
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace remat::detail {
 class hdf5_fault_hook;
@@ -33,6 +35,8 @@ struct round_setup {
     std::uint64_t seed = 0;          ///< picks x_0
     std::filesystem::path file;      ///< the HDF5 snapshot file
     std::size_t staging_buffers = 4; ///< the disk level's asynchronous staging (RAM: this many states)
+    slot_t device_slots = 0;         ///< GPU slots above RAM (0: no device level; needs device_level_built())
+    double device_cost = 0;          ///< forward steps per device transfer, for the multi-level plan
 };
 
 /// Ways a fault scenario reaches into a tested run.
@@ -47,8 +51,7 @@ struct round_hooks {
 struct tested_run {
     gradient g;
     run_report report;
-    transfer_time host_time;
-    transfer_time disk_time;
+    std::vector<transfer_time> times;      ///< per level of the tested store: [device,] host, disk
     bool resumed = false;                  ///< it continued from a snapshot in the file
     step_t resumed_from = 0;               ///< ... x_k
     std::uint64_t forward_steps_saved = 0; ///< forward steps the resume did not run again
@@ -67,6 +70,14 @@ bool same_bits(const gradient& a, const gradient& b);
 
 /// XXH64 of a gradient's bits, for remembering references without keeping them.
 std::uint64_t gradient_hash(const gradient& g);
+
+/// Whether this build has the device level (remat::cuda was built), and a GPU to put it on: an empty
+/// string, or why not.
+std::string device_level_missing();
+
+/// Seconds of one device-level transfer of a host state of this size (the median of five writes and reads
+/// through a one-slot device store, half of each pair).
+double device_transfer_seconds(std::size_t state_bytes);
 
 /// Most disk slots the round's plan holds at once.
 std::uint64_t planned_disk_slots(const round_setup& setup);

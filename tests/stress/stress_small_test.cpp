@@ -10,6 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#if REMAT_STRESS_DEVICE_BUILT
+#include <cuda_runtime_api.h>
+#endif
+
 #include <filesystem>
 #include <set>
 #include <string>
@@ -79,4 +83,26 @@ BOOST_AUTO_TEST_CASE(bad_usage_names_the_value)
         remat::test::run_command(std::string(REMAT_STRESS_TOOL) + " --small --rss-cap 8MiB --dir /tmp");
     BOOST_TEST(cap.status == 2);
     BOOST_TEST(cap.err.find("8.00 MiB") != std::string::npos, cap.err);
+}
+
+// GPU slots where there is no GPU (or no remat::cuda): refused before anything runs, naming why. With a
+// device, stress_device_gpu_test runs them.
+BOOST_AUTO_TEST_CASE(device_slots_without_a_device_are_refused)
+{
+#if REMAT_STRESS_DEVICE_BUILT
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+        BOOST_TEST_MESSAGE("a CUDA device is present: stress_device_gpu_test covers --device-slots");
+        return;
+    }
+    const char* expected = "no CUDA device";
+#else
+    const char* expected = "this build has no device level";
+#endif
+    const remat::test::tool_result r =
+        remat::test::run_command(std::string(REMAT_STRESS_TOOL) + " --small --device-slots 2 --dir /tmp");
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(r.err.find("--device-slots 2") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find(expected) != std::string::npos, r.err);
+    BOOST_TEST(r.out.empty(), r.out);
 }
