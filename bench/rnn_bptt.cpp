@@ -6,7 +6,7 @@
 // steadier where other work shares the machine; run with OPENBLAS_NUM_THREADS=1 so that BLAS threads do
 // not spin on it), ratios against baselines measured in the same run; every gradient is checked bit for
 // bit against plain BPTT's. On the GPU the clock is read after cudaDeviceSynchronize and the device
-// memory is counted exactly (every allocation, bench/device_allocations.hpp).
+// memory is counted exactly (every allocation, bench/device_memory.hpp).
 //
 //     OPENBLAS_NUM_THREADS=1 build/bench/rnn_bptt       # T = 1000 and 10000 (many minutes on 2 cores)
 //     build/bench/rnn_bptt --steps 1000 --repeats 5 --format json

@@ -20,7 +20,7 @@
 #include "remat/store/host_store.hpp"
 
 #if !REMAT_DEVICE_SYSTEM_HOST
-#include "device_allocations.hpp"
+#include "device_memory.hpp"
 #include "remat/cuda/error.hpp"
 
 #include <cuda_runtime_api.h>
@@ -103,18 +103,24 @@ std::pair<double, double> time_both(int repeats, Body&& body)
 
 // The device bytes of a row: in use before it, and the high-water mark while it ran (GPU only).
 struct device_memory_probe {
+    long long allocations = 0;
     void start([[maybe_unused]] rnn_bptt_row& r)
     {
 #if !REMAT_DEVICE_SYSTEM_HOST
-        finish(); // frees enqueued earlier are counted already; nothing of the last row is in flight
-        device_allocations::reset_peak();
-        r.device_bytes_before = device_allocations::in_use();
+        finish(); // nothing of the last row is in flight
+        device_memory::reset_peak();
+        r.device_bytes_before = static_cast<std::uint64_t>(device_memory::live_bytes());
+        allocations = device_memory::allocations();
 #endif
     }
     void stop([[maybe_unused]] rnn_bptt_row& r)
     {
 #if !REMAT_DEVICE_SYSTEM_HOST
-        r.device_peak_bytes = device_allocations::peak();
+        // Every row allocates (plain BPTT its states and tapes, the others their store's slots).
+        if (device_memory::allocations() == allocations)
+            throw error("no device allocation was counted during '" + r.method +
+                        "' (the benchmark must be linked with --wrap=cudaMalloc: bench_device_memory)");
+        r.device_peak_bytes = static_cast<std::uint64_t>(device_memory::peak_bytes());
 #endif
     }
 };

@@ -33,7 +33,7 @@ struct rnn_bptt_row {
     double cpu_seconds = 0;          ///< median CPU time of the process (steadier on a shared machine)
     bool identical = true;           ///< gradient bits equal plain BPTT's
     /// GPU only: the most device bytes the program held at once during the row (every cudaMalloc and
-    /// cudaMallocAsync of its own, counted; bench/device_allocations.hpp), and what it held before the row
+    /// cudaMallocAsync of its own, counted; bench/device_memory.hpp), and what it held before the row
     /// began (parameters, gradient, the model's workspace, the input sequence).
     std::optional<std::uint64_t> device_peak_bytes{};
     std::optional<std::uint64_t> device_bytes_before{};
