@@ -260,9 +260,15 @@ const char* to_string(fault_kind k) noexcept
     return "unknown";
 }
 
-fault_result run_fault(fault_kind kind, const round_setup& setup, capped_memory& memory, std::uint64_t reference,
+fault_result run_fault(fault_kind kind, const round_setup& given, capped_memory& memory, std::uint64_t reference,
                        std::mt19937_64& random)
 {
+    // A child of fork() cannot use the CUDA context its parent made (CUDA does not support fork after it is
+    // initialised: every call fails with an initialization error), so the faults that run in a child, and
+    // the resumed run after them, which must plan as the child did, keep no snapshots in GPU memory.
+    round_setup setup = given;
+    if (kind == fault_kind::disk_full || kind == fault_kind::kill_forward || kind == fault_kind::kill_reverse)
+        setup.device_slots = 0;
     const auto start = std::chrono::steady_clock::now();
     fault_result r;
     r.kind = kind;
