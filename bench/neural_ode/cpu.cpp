@@ -22,7 +22,7 @@ std::uint64_t bits_hash(const std::vector<double>& v)
 
 } // namespace
 
-std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats)
+std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats, const on_variant& starting)
 {
     struct summary {
         double seconds;
@@ -32,6 +32,7 @@ std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats)
     std::vector<measurement> out;
     std::uint64_t store_all_hash = 0;
     for (const variant& v : variants_for(s)) {
+        starting(v);
         const auto run = run_in_child("the " + v.name + " run", [&] {
             const variant_run r = run_variant(
                 s, v, repeats,

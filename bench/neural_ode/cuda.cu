@@ -54,7 +54,8 @@ std::string cuda_device_name()
     return properties.name;
 }
 
-std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, snapshot_level level)
+std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, snapshot_level level,
+                                         const on_variant& starting)
 {
     require_device();
     auto with_store = [level](slot_t slots, std::uint64_t state_bytes, auto&& body) {
@@ -71,6 +72,7 @@ std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, sna
     std::vector<measurement> out;
     std::vector<double> store_all_gradient;
     for (const variant& v : variants_for(s)) {
+        starting(v);
         synchronize();
         device_memory::reset_peak();
         const long long before = device_memory::live_bytes();

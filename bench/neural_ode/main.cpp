@@ -14,7 +14,7 @@
 // exits with 77 ("skipped"); other failures exit with 1.
 //
 //     build/bench/neural_ode                                    # T = 1000, batch 1024, dims 2 and 64, width 128
-//     build/bench/neural_ode --device cuda --repeats 3 --format json
+//     build/bench/neural_ode --device cuda --repeats 3 --json neural_ode_cuda.json
 #include "measure.hpp"
 
 #include "remat/report/json.hpp"
@@ -66,6 +66,7 @@ int main(int argc, char** argv)
     std::string format = "text";
     std::string device = "cpu";
     std::string snapshots = "device";
+    std::string json_file;
     bool with_diffrax = true;
     CLI::App app{"neural_ode: gradient time and peak memory, backprop against remat's schedules", "neural_ode"};
     app.add_option("--steps", base.steps, "RK4 steps")->capture_default_str()->check(CLI::Range(10, 100000000));
@@ -86,6 +87,7 @@ int main(int argc, char** argv)
             ->check(CLI::IsMember({"device", "pinned"}));
     app.add_flag("!--no-diffrax", with_diffrax, "skip diffrax even where JAX is installed (it runs on the CPU only)");
     app.add_option("--format", format, "text or json")->check(CLI::IsMember({"text", "json"}));
+    app.add_option("--json", json_file, "also write the JSON report to this file (one run, both forms)");
     CLI11_PARSE(app, argc, argv);
     const bool on_gpu = device == "cuda";
     if (!on_gpu && snapshots_option->count() > 0) {
@@ -116,7 +118,11 @@ int main(int argc, char** argv)
         const std::uint64_t state = static_cast<std::uint64_t>(s.dim * s.batch) * sizeof(double);
         std::vector<measurement> m;
         try {
-            m = on_gpu ? measure_on_cuda(s, repeats, level) : measure_on_cpu(s, repeats);
+            // Progress on stderr (stdout keeps the table or the JSON alone).
+            const on_variant starting = [&](const variant& v) {
+                std::cerr << "neural_ode: dim " << s.dim << ": " << v.name << " (" << repeats << " gradients)\n";
+            };
+            m = on_gpu ? measure_on_cuda(s, repeats, level, starting) : measure_on_cpu(s, repeats, starting);
         } catch (const std::exception& e) {
             std::cerr << "neural_ode: " << (on_gpu ? "--device cuda: " : "") << e.what() << '\n';
             return 1;
@@ -174,5 +180,13 @@ int main(int argc, char** argv)
     }
     if (format == "json")
         report::write_json(std::cout, report);
+    if (!json_file.empty()) {
+        try {
+            report::write_json_file(json_file, report);
+        } catch (const std::exception& e) {
+            std::cerr << "neural_ode: --json " << json_file << ": " << e.what() << '\n';
+            return 1;
+        }
+    }
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,12 +52,16 @@ struct measurement {
 /// Where the CUDA back end keeps the snapshots.
 enum class snapshot_level { device, pinned_host };
 
+/// Called as each variant starts (progress on stderr).
+using on_variant = std::function<void(const variant&)>;
+
 /// Each variant in a child process of its own (its peak RSS), `repeats` gradients each.
-std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats);
+std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats, const on_variant& starting);
 
 /// Each variant on the GPU, its peak device memory counted allocation by allocation (device_memory.hpp);
 /// throws no_cuda_device where there is none (or the build has no CUDA back end).
-std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, snapshot_level level);
+std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, snapshot_level level,
+                                         const on_variant& starting);
 
 /// The GPU's name (throws no_cuda_device like measure_on_cuda).
 std::string cuda_device_name();

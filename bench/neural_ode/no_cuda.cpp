@@ -10,7 +10,7 @@ namespace {
 }
 } // namespace
 
-std::vector<measurement> measure_on_cuda(const problem_size&, int, snapshot_level)
+std::vector<measurement> measure_on_cuda(const problem_size&, int, snapshot_level, const on_variant&)
 {
     no_back_end();
 }
