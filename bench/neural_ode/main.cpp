@@ -10,7 +10,9 @@
 // allocated by each variant, counted allocation by allocation. Ratios are against store-all in the same
 // run; every variant's dL/dp is compared bit for bit with store-all's. With JAX/diffrax in
 // build/python-venv, diffrax's RecursiveCheckpointAdjoint with the same checkpoint counts runs on the same
-// problem (CPU, float64). --device cuda without a CUDA device (or in a build without nvcc) prints why and
+// problem (CPU, float64). The CUDA back end is in a sibling binary, neural_ode_cuda (from the same sources),
+// which --device cuda starts in this process's place: linked here, cuBLAS's pages would count in every CPU
+// variant's peak RSS. --device cuda without a CUDA device (or in a build without nvcc) prints why and
 // exits with 77 ("skipped"); other failures exit with 1.
 //
 //     build/bench/neural_ode                                    # T = 1000, batch 1024, dims 2 and 64, width 128
@@ -101,6 +103,7 @@ int main(int argc, char** argv)
     std::string gpu;
     if (on_gpu) {
         try {
+            hand_over_to_cuda_binary(argv);
             gpu = cuda_device_name();
         } catch (const no_cuda_device& e) {
             std::cerr << "neural_ode: --device cuda: skipped, nothing measured: " << e.what() << '\n';

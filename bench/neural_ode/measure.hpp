@@ -63,6 +63,10 @@ std::vector<measurement> measure_on_cpu(const problem_size& s, int repeats, cons
 std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, snapshot_level level,
                                          const on_variant& starting);
 
+/// In the CPU-only binary of a build with CUDA: replaces this process by the CUDA one (neural_ode_cuda,
+/// beside it) with the same arguments, throwing no_cuda_device where it cannot; elsewhere returns.
+void hand_over_to_cuda_binary(char** argv);
+
 /// The GPU's name (throws no_cuda_device like measure_on_cuda).
 std::string cuda_device_name();
 
