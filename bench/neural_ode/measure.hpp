@@ -64,7 +64,7 @@ std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, sna
                                          const on_variant& starting);
 
 /// In the CPU-only binary of a build with CUDA: replaces this process by the CUDA one (neural_ode_cuda,
-/// beside it) with the same arguments, throwing no_cuda_device where it cannot; elsewhere returns.
+/// beside it) with the same arguments, throwing std::runtime_error where it cannot; elsewhere returns.
 void hand_over_to_cuda_binary(char** argv);
 
 /// The GPU's name (throws no_cuda_device like measure_on_cuda).

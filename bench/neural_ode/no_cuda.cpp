@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 namespace remat::bench::neural_ode {
@@ -19,12 +20,12 @@ void hand_over_to_cuda_binary(char** argv)
     std::error_code error;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
     if (error)
-        throw no_cuda_device("cannot find this program's own path to start " REMAT_NEURAL_ODE_CUDA_BINARY " (" +
-                             error.message() + ")");
+        throw std::runtime_error("cannot find this program's own path to start " REMAT_NEURAL_ODE_CUDA_BINARY " (" +
+                                 error.message() + ")");
     const std::string sibling = (self.parent_path() / REMAT_NEURAL_ODE_CUDA_BINARY).string();
     argv[0] = const_cast<char*>(sibling.c_str());
     ::execv(sibling.c_str(), argv);
-    throw no_cuda_device("cannot start " + sibling + " (" + std::strerror(errno) + "); build its target");
+    throw std::runtime_error("cannot start " + sibling + " (" + std::strerror(errno) + "); build its target");
 }
 #else
 void hand_over_to_cuda_binary(char**) {}
