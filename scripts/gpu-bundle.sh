@@ -29,8 +29,9 @@ for test in json.load(sys.stdin)["tests"]:
 [[ -s $out/tests.tsv ]] || { echo "gpu-bundle: $build has no gpu-labelled tests (configured without nvcc?)" >&2; exit 1; }
 
 programs=($(cut -f2 "$out/tests.tsv"))
-for candidate in bench/cuda_offload bench/cuda_tiers bench/neural_ode bench/rnn_bptt examples/neural_ode_spiral \
-    examples/rnn_adding src/stress/remat-stress src/cli/remat "$@"; do
+# (bench/neural_ode execs bench/neural_ode_cuda for --device cuda.)
+for candidate in bench/cuda_offload bench/cuda_tiers bench/neural_ode bench/neural_ode_cuda bench/rnn_bptt \
+    examples/neural_ode_spiral examples/rnn_adding src/stress/remat-stress src/cli/remat "$@"; do
     [[ -x $build/$candidate ]] && programs+=("$candidate")
 done
 
