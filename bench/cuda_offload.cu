@@ -5,7 +5,7 @@
 //   bandwidth   raw:        cudaMemcpyAsync device -> pinned host on a stream of its own, then sync
 //               copy_out:   remat::cuda::device_store::copy_out of a snapshot slot into pinned memory
 //                           (the write-behind path of a tiered store), then wait_slot
-//               host_store: remat::host_store on pinned memory with remat::cuda::copy_bytes, write of
+//               host_store: remat::host_store on pinned memory with remat::cuda::copier(), write of
 //                           a device state (synchronous)
 //   overlap     a forward step (a compute-bound kernel that modifies the state, sized to take about as
 //               long as the transfer) runs on the user's stream right after the state is stored:
@@ -62,7 +62,7 @@ bandwidth measure_bandwidth(std::size_t bytes, int repeats)
     device.synchronize();
     remat::cuda::pinned_memory_resource pinned;
     remat::host_store pinned_store(remat::level_capacity{.slots = 1},
-                                   {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+                                   {.memory = &pinned, .copy = remat::cuda::copier()});
     pinned_store.write(0, 0, state.bytes()); // the slot's pinned memory is allocated once, here
     pinned_store.release(0);
     device_sync();
@@ -105,7 +105,7 @@ void measure_overlap(std::size_t bytes, int repeats)
     remat::cuda::device_store device(remat::level_capacity{.slots = 1}, {.slot_bytes = n * sizeof(double)});
     remat::cuda::pinned_memory_resource pinned;
     remat::host_store pinned_store(remat::level_capacity{.slots = 1},
-                                   {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+                                   {.memory = &pinned, .copy = remat::cuda::copier()});
     pinned_store.write(0, 0, state.bytes());
     pinned_store.release(0);
 
@@ -165,7 +165,7 @@ void measure_overlap(std::size_t bytes, int repeats)
     const double st = median(sync_transfer), sb = median(sync_both);
     std::printf("%-34s %12.3f %12.3f %12.3f %9.1f%%\n", "device_store write + copy_out", wt * 1e3, wb * 1e3, k * 1e3,
                 100 * hidden_share(k, wt, wb));
-    std::printf("%-34s %12.3f %12.3f %12.3f %9.1f%%\n", "host_store + copy_bytes (sync)", st * 1e3, sb * 1e3, k * 1e3,
+    std::printf("%-34s %12.3f %12.3f %12.3f %9.1f%%\n", "host_store + cuda::copier (sync)", st * 1e3, sb * 1e3, k * 1e3,
                 100 * hidden_share(k, st, sb));
 }
 

@@ -78,16 +78,16 @@ outcome run_mode(const setup& s, const multilevel& plan, const mode& m, device_b
 {
     const std::size_t n = s.bytes / sizeof(double);
     cuda::pinned_memory_resource pinned;
-    const async_options staging{.staging_buffers = 4, .staging_memory = &pinned, .copy = cuda::copy_bytes};
-    hdf5_store::options disk;
-    disk.copy = cuda::copy_bytes;
+    const async_options staging{.staging_buffers = 4, .staging_memory = &pinned};
     const auto& levels = plan.model().levels;
+    // One copier for every level: host and disk copies, and the device level's ordering, on the default stream.
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
+        cuda::copier(),
         {tier_options{}, tier_options{.asynchronous = m.host_async, .async = staging},
          tier_options{.asynchronous = m.disk_async, .async = staging}},
         cuda::device_store(capacity_for(levels[0]), {.slot_bytes = s.bytes}),
-        host_store(capacity_for(levels[1]), {.memory = &pinned, .copy = cuda::copy_bytes}),
-        hdf5_store(s.dir / "cuda_tiers.h5", level_capacity{}, disk));
+        host_store(capacity_for(levels[1]), {.memory = &pinned}),
+        hdf5_store(s.dir / "cuda_tiers.h5", level_capacity{}));
     auto* x = reinterpret_cast<double*>(state.data());
     auto* a = reinterpret_cast<double*>(adjoint_state.data());
     cuda::device_span<double> span(x, n);
@@ -153,9 +153,9 @@ int main(int argc, char* argv[])
 
         // Per-snapshot transfer times of the two slow levels, as calibration would measure them.
         cuda::pinned_memory_resource pinned;
-        host_store host_probe(level_capacity{.slots = 1}, {.memory = &pinned, .copy = cuda::copy_bytes});
+        host_store host_probe(level_capacity{.slots = 1}, {.memory = &pinned, .copy = cuda::copier()});
         hdf5_store::options disk;
-        disk.copy = cuda::copy_bytes;
+        disk.copy = cuda::copier();
         const auto [host_w, host_r] = transfer_seconds(host_probe, state);
         double disk_w = 0, disk_r = 0;
         {

@@ -67,7 +67,7 @@ std::vector<measurement> measure_on_cuda(const problem_size& s, int repeats, sna
             body(store);
         } else {
             cuda::pinned_memory_resource pinned;
-            host_store store(capacity, {.memory = &pinned, .copy = cuda::copy_bytes});
+            host_store store(capacity, {.memory = &pinned, .copy = cuda::copier()});
             body(store);
         }
     };

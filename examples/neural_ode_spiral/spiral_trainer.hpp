@@ -318,7 +318,7 @@ void with_store(const spiral_config& config, slot_t slots, std::uint64_t state_b
         hdf5_store::options o;
         o.durable_writes = false; // scratch snapshots: the OS holding them is enough
 #if !REMAT_DEVICE_SYSTEM_HOST
-        o.copy = cuda::copy_bytes;
+        o.copy = cuda::copier();
 #endif
         hdf5_store store(config.disk_file, capacity, o);
         body(store);

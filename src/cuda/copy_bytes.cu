@@ -1,4 +1,4 @@
-// remat::cuda::copy_bytes: the byte copier for host stores that hold device states.
+// remat::cuda::copier and copy_bytes: the byte copies for host and disk levels that hold device states.
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/detail/check.hpp"
 
@@ -7,7 +7,11 @@
 
 namespace remat::cuda {
 
-void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size)
+namespace {
+
+// The copier's function: context is the user's stream (null: the legacy default stream).
+void copy_on_stream(void* context, void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                    std::size_t size)
 {
     if (size == 0)
         return;
@@ -15,12 +19,32 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
         std::memcpy(dst, src, size);
         return;
     }
-    // The legacy stream explicitly, whatever default stream the caller's code was compiled for: its
-    // implicit synchronisation with blocking streams orders the copy after the user's kernels there.
-    const cudaError_t status = cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, cudaStreamLegacy);
+    // The legacy stream explicitly for null, whatever default stream the caller's code was compiled for:
+    // its implicit synchronisation with blocking streams orders the copy after the user's kernels there.
+    const cudaStream_t stream = context != nullptr ? static_cast<cudaStream_t>(context) : cudaStreamLegacy;
+    const cudaError_t status = cudaMemcpyAsync(dst, src, size, cudaMemcpyDefault, stream);
     if (status != cudaSuccess)
         detail::throw_cuda_error(status, "cudaMemcpyAsync", std::to_string(size) + " bytes");
-    detail::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+    detail::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
+} // namespace
+
+void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size)
+{
+    copy_on_stream(nullptr, dst, dst_space, src, src_space, size);
+}
+
+byte_copier copier(cudaStream_t user_stream) noexcept
+{
+    return {&copy_on_stream, static_cast<void*>(user_stream)};
+}
+
+std::optional<cudaStream_t> copier_stream(const byte_copier& copy) noexcept
+{
+    if (copy.target() != &copy_on_stream)
+        return std::nullopt;
+    return static_cast<cudaStream_t>(copy.context());
 }
 
 } // namespace remat::cuda

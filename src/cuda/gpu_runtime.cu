@@ -1,5 +1,6 @@
 // remat::cuda::gpu_runtime: the CUDA calls behind the device level.
 #include "remat/cuda/detail/check.hpp"
+#include "remat/cuda/copy.hpp"
 #include "remat/cuda/gpu_runtime.hpp"
 
 #include <string>
@@ -82,6 +83,11 @@ bool gpu_runtime::ready(event_handle e) const
         return false;
     detail::check(status, "cudaEventQuery");
     return true;
+}
+
+std::optional<cudaStream_t> gpu_runtime::stream_of(const byte_copier& copy) noexcept
+{
+    return copier_stream(copy);
 }
 
 } // namespace remat::cuda

@@ -11,6 +11,7 @@
 #include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
+#include "remat/store/detail/use_copier.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -467,7 +468,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
     if (opts.transfer_bytes < 4096)
         throw argument_error("hdf5_store transfer_bytes must be at least 4096, got " +
                              std::to_string(opts.transfer_bytes));
-    if (opts.copy == nullptr || opts.name == nullptr)
+    if (opts.copy.target() == nullptr || opts.name == nullptr)
         throw argument_error("hdf5_store options need a copy function and a name");
     if (s.where.empty())
         throw argument_error("hdf5_store needs a file path");
@@ -723,6 +724,11 @@ void hdf5_store::flush()
     const impl::bind_scope bound(s, scope);
     s.flush_metadata();
     s.unlocked([&] { s.raw->sync(); });
+}
+
+void hdf5_store::use_copier(byte_copier copy)
+{
+    detail::use_copier(impl_->opts.copy, copy, impl_->opts.name);
 }
 
 void hdf5_store::close()

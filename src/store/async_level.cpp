@@ -49,14 +49,14 @@ std::exception_ptr unlocked_on_level(std::unique_lock<std::mutex>& lock, std::mu
 
 } // namespace
 
-async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options)
-    : level_(std::move(level)), options_(options)
+async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy)
+    : level_(std::move(level)), options_(options), copy_(copy)
 {
     if (!level_)
         throw argument_error("async_level needs a level");
     if (options_.staging_buffers == 0)
         throw argument_error("async_level needs at least 1 staging buffer, got 0");
-    if (options_.staging_memory == nullptr || options_.copy == nullptr)
+    if (options_.staging_memory == nullptr || copy_.target() == nullptr)
         throw argument_error("async_level options need a staging memory resource and a copy function");
     capacity_ = level_->capacity();
     name_ = level_->stats().name;
@@ -274,7 +274,7 @@ void async_level::scatter(mutable_parts dst, const std::byte* from) const
 {
     std::size_t at = 0;
     for (const mutable_bytes& p : dst) {
-        options_.copy(p.data, p.space, from + at, memory_space::host, p.size);
+        copy_(p.data, p.space, from + at, memory_space::host, p.size);
         at += p.size;
     }
 }
@@ -298,7 +298,7 @@ void async_level::write(slot_t slot, step_t step, const_parts parts)
     try {
         std::size_t at = 0;
         for (const const_bytes& p : parts) {
-            options_.copy(data + at, memory_space::host, p.data, p.space, p.size);
+            copy_(data + at, memory_space::host, p.data, p.space, p.size);
             at += p.size;
         }
     } catch (...) {

@@ -20,7 +20,7 @@ constexpr std::size_t slot_alignment = 64; // a cache line; also what vectorised
 host_store::host_store(level_capacity capacity, options opts) : capacity_(capacity), options_(opts)
 {
     detail::require_room(capacity, "host_store");
-    if (options_.memory == nullptr || options_.copy == nullptr)
+    if (options_.memory == nullptr || options_.copy.target() == nullptr)
         throw argument_error("host_store options need a memory resource and a copy function");
     stats_.name = options_.name;
     if (capacity.slots != level_capacity::unlimited_slots)

@@ -19,12 +19,15 @@
 #include "remat/cuda/pinned_memory_resource.hpp"
 #include "remat/cuda/stream.hpp"
 #include "remat/store/host_store.hpp"
+#include "remat/store/tiered_store.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory_resource>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace remat;
@@ -210,7 +213,7 @@ BOOST_AUTO_TEST_CASE(every_slot_of_the_device_store)
 BOOST_AUTO_TEST_CASE(device_states_in_a_pinned_host_store)
 {
     checked_pinned memory;
-    host_store store(level_capacity{.slots = 4}, {.memory = &memory, .copy = remat::cuda::copy_bytes});
+    host_store store(level_capacity{.slots = 4}, {.memory = &memory, .copy = remat::cuda::copier()});
     device_buffer state(bytes), out(bytes);
     for (slot_t s = 0; s < 4; ++s) {
         test::fill(doubles(state), n, 10.0 * static_cast<double>(s), nullptr);
@@ -222,6 +225,39 @@ BOOST_AUTO_TEST_CASE(device_states_in_a_pinned_host_store)
     }
     BOOST_TEST(memory.allocations == 4);
     BOOST_TEST(memory.not_pinned == 0);
+}
+
+// remat::cuda::copier(stream) copies on the user's stream: after the user's kernel there, even on a
+// non-blocking stream that the legacy stream (copy_bytes, copier()) does not wait for. A tiered store
+// hands the stream to its device level; a device level given another user_stream is refused.
+BOOST_AUTO_TEST_CASE(the_copier_copies_on_the_users_stream_and_configures_the_device_level)
+{
+    remat::cuda::stream user; // non-blocking
+    checked_pinned memory;
+    host_store store(level_capacity{.slots = 1}, {.memory = &memory, .copy = remat::cuda::copier(user.get())});
+    device_buffer state(bytes);
+    test::fill(doubles(state), n, 1.0, user.get());
+    BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    gate g;
+    g.hold_then_fill(user.get(), doubles(state), n, 42.0); // the user's kernel produces x_3, when opened
+    std::thread opener([&g] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        g.open();
+    });
+    store.write(0, 3, device_view(state)); // its copy waits for the kernel on the user's stream
+    opener.join();
+    std::vector<double> back(n, 0.0);
+    store.read(0, 3, {reinterpret_cast<std::byte*>(back.data()), bytes, memory_space::host});
+    BOOST_TEST(same_bits(back, pattern(n, 42.0)));
+    BOOST_TEST(!g.timed_out());
+    BOOST_TEST((remat::cuda::copier_stream(remat::cuda::copier(user.get())) == user.get()));
+    BOOST_TEST(!remat::cuda::copier_stream(host_copy).has_value());
+
+    tiered_store tiered(remat::cuda::copier(user.get()), preallocated(1), host_store(2, {.memory = &memory}));
+    BOOST_TEST((tiered.level<0>().user_stream() == user.get()));
+    remat::cuda::stream other;
+    BOOST_CHECK_THROW((void)tiered_store(remat::cuda::copier(user.get()), preallocated(1, other.get()), host_store(2)),
+                      argument_error);
 }
 
 BOOST_AUTO_TEST_CASE(copy_out_and_copy_in_move_snapshots_between_levels)

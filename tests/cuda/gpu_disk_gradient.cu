@@ -22,15 +22,14 @@ rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t s
         {{"device", device_slots, 0, 0}, {"host", host_slots, 1, 1}, {"disk", level_spec::unlimited, 4, 4}}};
     cuda::pinned_memory_resource pinned;
     // Device states reach the slower levels by DMA into pinned memory: staging buffers when a level is
-    // asynchronous, the host store's own slots and the disk store's copies otherwise.
-    const tier_options slow{.asynchronous = asynchronous,
-                            .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}};
+    // asynchronous, the host store's own slots and the disk store's copies otherwise. The store's one
+    // copier does every copy, and the device level takes its (default) stream from it.
+    const tier_options slow{.asynchronous = asynchronous, .async = {.staging_buffers = 3, .staging_memory = &pinned}};
     hdf5_store::options disk;
-    disk.copy = cuda::copy_bytes;
     disk.durable_writes = false;
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
-        {tier_options{}, slow, slow}, cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
-        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned, .copy = cuda::copy_bytes}),
+        cuda::copier(), {tier_options{}, slow, slow}, cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
+        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned}),
         hdf5_store(file, level_capacity{}, disk));
     const multilevel plan(steps, model);
     planned = plan.cost();

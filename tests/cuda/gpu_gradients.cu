@@ -61,7 +61,7 @@ rd_gradient gpu_thrust_gradient(const reaction_diffusion& problem, step_t steps,
         return with_schedule(problem, steps, slots, schedule, device, report);
     }
     cuda::pinned_memory_resource pinned;
-    host_store host(level_capacity{.slots = used}, {.memory = &pinned, .copy = cuda::copy_bytes});
+    host_store host(level_capacity{.slots = used}, {.memory = &pinned, .copy = cuda::copier()});
     return with_schedule(problem, steps, slots, schedule, host, report);
 }
 
@@ -114,11 +114,11 @@ rd_gradient gpu_tiered_gradient(const reaction_diffusion& problem, step_t steps,
     const cost_model model{{{"device", device_slots, 0, 0}, {"host", host_slots, host_cost, host_cost}}};
     cuda::pinned_memory_resource pinned;
     tiered_store<cuda::device_store, host_store> store(
+        cuda::copier(),
         {tier_options{},
-         tier_options{.asynchronous = asynchronous,
-                      .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
+         tier_options{.asynchronous = asynchronous, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
         cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
-        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned, .copy = cuda::copy_bytes}));
+        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned}));
     return run_thrust_gradient(problem, multilevel(steps, model), store, report);
 }
 
@@ -135,15 +135,13 @@ rd_gradient parts_gradient(const reaction_diffusion& problem, step_t steps, slot
         return run_thrust_parts_gradient<State>(problem, revolve(steps, slots), device, wrong_parts);
     }
     if (kind == gpu_parts_store::pinned_host_store) {
-        host_store host(level_capacity{.slots = slots}, {.memory = &pinned, .copy = cuda::copy_bytes});
+        host_store host(level_capacity{.slots = slots}, {.memory = &pinned, .copy = cuda::copier()});
         return run_thrust_parts_gradient<State>(problem, revolve(steps, slots), host, wrong_parts);
     }
     tiered_store<cuda::device_store, host_store> tiered(
-        {tier_options{},
-         tier_options{.asynchronous = true,
-                      .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = cuda::copy_bytes}}},
-        cuda::device_store(level_capacity{.slots = slots}),
-        host_store(level_capacity{.slots = 2 * slots}, {.memory = &pinned, .copy = cuda::copy_bytes}));
+        cuda::copier(),
+        {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
+        cuda::device_store(level_capacity{.slots = slots}), host_store(level_capacity{.slots = 2 * slots}, {.memory = &pinned}));
     return run_thrust_parts_gradient<State>(problem, split_levels(revolve(steps, 3 * slots), slots), tiered,
                                             wrong_parts);
 }

@@ -14,7 +14,7 @@ namespace remat::test {
 
 enum class gpu_store_kind {
     device_store,      ///< remat::cuda::device_store (slots in GPU memory)
-    pinned_host_store, ///< remat::host_store on pinned memory with remat::cuda::copy_bytes
+    pinned_host_store, ///< remat::host_store on pinned memory with remat::cuda::copier()
 };
 
 enum class gpu_schedule_kind { revolve, store_all };

@@ -1,7 +1,7 @@
 // States of several parts on a GPU (label gpu; skipped without a device): (x_k, x_{k-1}) as two
 // thrust::device_vector<double>, and the same with a step counter in host memory, gathered part by part
 // into one slot of the device store (device-to-device copies on its copy stream, no host round trip), of a
-// pinned host store (cuda::copy_bytes) and of a tiered device + asynchronous pinned host store, and
+// pinned host store (cuda::copier()) and of a tiered device + asynchronous pinned host store, and
 // scattered back: gradients bit-identical to the host-only store-everything run, every part back exactly.
 #define BOOST_TEST_MODULE cuda_multipart
 #define BOOST_TEST_NO_MAIN

@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE hdf5_multipart
 #include <boost/test/unit_test.hpp>
 
+#include "device_tagged_state.hpp"
 #include "hdf5_test_support.hpp"
 #include "multipart_problems.hpp"
 #include "same_bits.hpp"
@@ -97,6 +98,49 @@ BOOST_AUTO_TEST_CASE(gradients_bit_identical_on_ram_and_an_asynchronous_hdf5_lev
             check_against_store_all(lstm, lstm_adjoint{}, *b, plan, what);
             BOOST_TEST(b->stats().levels[1].stores > 0u);
         }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_stores_one_copier_reaches_the_hdf5_level_and_its_staging)
+{
+    // Parts tagged as device memory (host_copy refuses them) through RAM + HDF5, the disk level synchronous
+    // or asynchronous, O_DIRECT or the page cache: the tiered store's copier, given once, does every copy
+    // (its context counts them) and the run matches store-all bit for bit. An hdf5_store given another
+    // copier of its own is refused naming the level.
+    const scratch_dir dir;
+    const device_tagged_problem problem;
+    copy_log reference_log;
+    host_store all(steps, {.copy = logging_copier(reference_log)});
+    const multipart_result expected =
+        run_multipart(problem, device_tagged_adjoint{}, store_all(steps, steps), all, steps);
+    const vector_schedule plan = split_levels(revolve(steps, 12), 3);
+    int n = 0;
+    for (const bool asynchronous : {false, true}) {
+        for (const auto io : {hdf5_store::io_path::automatic, hdf5_store::io_path::buffered}) {
+            const std::string what = "asynchronous " + std::to_string(asynchronous) + ", io " +
+                                     std::to_string(static_cast<int>(io));
+            copy_log log;
+            tiered_store store(logging_copier(log), {tier_options{}, tier_options{.asynchronous = asynchronous}},
+                               host_store(3),
+                               hdf5_store(dir / ("copier" + std::to_string(n++) + ".h5"), level_capacity{.slots = 9},
+                                          {.durable_writes = false, .io = io}));
+            const multipart_result r = run_multipart(problem, device_tagged_adjoint{}, plan, store, steps);
+            BOOST_TEST(r.wrong_states == 0u, what);
+            BOOST_TEST(same_bits(r.gradient, expected.gradient), what);
+            BOOST_TEST(r.report.levels.at(1).stores > 0u, what);
+            BOOST_TEST(log.copies > 0u, what);
+        }
+    }
+    copy_log other;
+    hdf5_store::options own;
+    own.copy = logging_copier(other);
+    own.name = "scratch";
+    try {
+        copy_log log;
+        tiered_store store(logging_copier(log), host_store(3), hdf5_store(dir / "own.h5", level_capacity{.slots = 2}, own));
+        BOOST_ERROR("a second copier was accepted");
+    } catch (const argument_error& e) {
+        BOOST_TEST(std::string(e.what()).find("level scratch") != std::string::npos, e.what());
     }
 }
 

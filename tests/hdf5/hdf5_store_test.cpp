@@ -78,7 +78,7 @@ std::uintmax_t size_of(const std::filesystem::path& p)
 
 // A "device" for tests: host memory behind memory_space::device, with a copier that counts its calls.
 int device_copies = 0;
-void fake_device_copy(void* dst, memory_space, const void* src, memory_space, std::size_t size)
+void fake_device_copy(void* /*context*/, void* dst, memory_space, const void* src, memory_space, std::size_t size)
 {
     ++device_copies;
     if (size != 0)
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(round_trips_from_device_memory)
     scratch_dir dir;
     for (const int compression : {0, 1}) {
         hdf5_store store(dir / ("d" + std::to_string(compression) + ".h5"), level_capacity{2},
-                         {.compression = compression, .transfer_bytes = 16384, .copy = fake_device_copy});
+                         {.compression = compression, .transfer_bytes = 16384, .copy = byte_copier{&fake_device_copy, nullptr}});
         const std::vector<std::byte> data = pattern_bytes(7, 100000);
         device_copies = 0;
         store.write(1, 3, const_bytes{data.data(), data.size(), memory_space::device});

@@ -118,11 +118,11 @@ BOOST_AUTO_TEST_CASE(device_vector_states_through_the_device_level_are_bit_ident
     }
 }
 
-BOOST_AUTO_TEST_CASE(device_vector_states_through_a_host_store_with_copy_bytes)
+BOOST_AUTO_TEST_CASE(device_vector_states_through_a_host_store_with_the_cuda_copier)
 {
     const reaction_diffusion problem{.points = 128};
     remat::cuda::pinned_memory_resource pinned;
-    host_store store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+    host_store store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copier()});
     const rd_gradient g = test::run_thrust_gradient(problem, revolve(120, 6), store);
     BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 120)));
 }
@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(device_span_states_over_the_users_buffer)
 BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchronous_host_level)
 {
     // The composition the GPU machine uses: device slots first, then host RAM behind a worker thread
-    // (pinned staging, copy_bytes), executing a two-level stream.
+    // (pinned staging, the store's one copier), executing a two-level stream.
     const reaction_diffusion problem{.points = 96};
     const step_t steps = 160;
     const test::vector_schedule plan = test::split_levels(revolve(steps, 9), 3);
@@ -160,11 +160,10 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
     const rd_gradient expected = test::store_all_gradient(problem, steps);
     for (const bool asynchronous : {false, true}) {
         tiered_store<remat::cuda::device_store, host_store> store(
+            remat::cuda::copier(),
             {tier_options{},
-             tier_options{.asynchronous = asynchronous,
-                          .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = remat::cuda::copy_bytes}}},
-            remat::cuda::device_store(3),
-            host_store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
+             tier_options{.asynchronous = asynchronous, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
+            remat::cuda::device_store(3), host_store(level_capacity{.slots = 6}, {.memory = &pinned}));
         run_report report;
         const rd_gradient g = test::run_thrust_gradient(problem, plan, store, &report);
         BOOST_TEST(same_bits(g, expected), "asynchronous " << asynchronous);
@@ -176,7 +175,7 @@ BOOST_AUTO_TEST_CASE(a_tiered_store_with_the_device_level_first_and_an_asynchron
 BOOST_AUTO_TEST_CASE(states_of_several_device_parts_through_every_level)
 {
     // An (x_k, x_{k-1}) pair of device vectors, and the same with a step counter on the host: each part
-    // gathered into one slot and scattered back, on the device level, a host store with copy_bytes and a
+    // gathered into one slot and scattered back, on the device level, a host store with cuda::copier() and a
     // tiered device + asynchronous host store; gradients bit-identical to the host store-all run.
     const reaction_diffusion problem{.points = 96};
     const step_t steps = 120;
@@ -189,15 +188,13 @@ BOOST_AUTO_TEST_CASE(states_of_several_device_parts_through_every_level)
         BOOST_TEST(
             same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), device, wrong), expected),
             what << ", device level");
-        host_store host(level_capacity{.slots = 5}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+        host_store host(level_capacity{.slots = 5}, {.memory = &pinned, .copy = remat::cuda::copier()});
         BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, revolve(steps, 5), host, wrong), expected),
                    what << ", host level");
         tiered_store<remat::cuda::device_store, host_store> tiered(
-            {tier_options{},
-             tier_options{.asynchronous = true,
-                          .async = {.staging_buffers = 3, .staging_memory = &pinned, .copy = remat::cuda::copy_bytes}}},
-            remat::cuda::device_store(3),
-            host_store(level_capacity{.slots = 6}, {.memory = &pinned, .copy = remat::cuda::copy_bytes}));
+            remat::cuda::copier(),
+            {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
+            remat::cuda::device_store(3), host_store(level_capacity{.slots = 6}, {.memory = &pinned}));
         run_report report;
         BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, plan, tiered, wrong, &report), expected),
                    what << ", tiered");

@@ -329,6 +329,23 @@ public:
     [[nodiscard]] stream_handle user_stream() const noexcept { return options_.user_stream; }
     /// Changes the stream the copies are ordered against (between runs, or when the kernels move).
     void set_user_stream(stream_handle s) noexcept { options_.user_stream = s; }
+    /// The copier of the store this level is part of (tiered_store calls it). One made by
+    /// remat::cuda::copier(stream) names the user's stream, and this level's copies are then ordered
+    /// against it: the stream is configured once, for every level. argument_error when options::user_stream
+    /// named another stream. Other copiers (and the CPU back end, which has no streams) change nothing.
+    void use_copier(byte_copier copy)
+    {
+        if constexpr (requires { Runtime::stream_of(copy); }) {
+            const auto stream = Runtime::stream_of(copy);
+            if (!stream || *stream == options_.user_stream)
+                return;
+            if (options_.user_stream != stream_handle{})
+                throw argument_error("device level " + std::string(options_.name) +
+                                     " was given a user_stream of its own and the store's copier another stream; give "
+                                     "the stream once, to the store (tiered_store(remat::cuda::copier(stream), ...))");
+            options_.user_stream = *stream;
+        }
+    }
     /// The streams of the copies to and from the state (write, read) and of copy_out / copy_in.
     [[nodiscard]] stream_handle copy_stream() const noexcept { return copy_stream_; }
     [[nodiscard]] stream_handle transfer_stream() const noexcept { return transfer_stream_; }

@@ -1,5 +1,6 @@
-// remat/cuda/copy.hpp — a remat::byte_copier for every combination of host and device memory, so that
-// remat::host_store can hold snapshots of device states.
+// remat/cuda/copy.hpp — copiers (remat::byte_copier) for every combination of host and device memory, so
+// that host and disk levels can hold snapshots of device states. One is given once to a store: a lone
+// level's options::copy, or tiered_store(copier, levels...), which hands it to every level.
 #pragma once
 
 #include "remat/cuda/config.hpp"
@@ -7,6 +8,12 @@
 
 #include <cstddef>
 #include <cstring>
+
+#if !REMAT_DEVICE_SYSTEM_HOST
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#endif
 
 namespace remat::cuda {
 
@@ -18,19 +25,38 @@ inline void copy_bytes(void* dst, memory_space, const void* src, memory_space, s
     if (size != 0)
         std::memcpy(dst, src, size);
 }
+namespace detail {
+inline void copy_any(void* /*context*/, void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                     std::size_t size) noexcept
+{
+    copy_bytes(dst, dst_space, src, src_space, size);
+}
+} // namespace detail
+/// On a CPU back end: a memcpy copier (there are no streams to order against).
+[[nodiscard]] inline byte_copier copier() noexcept { return {&detail::copy_any, nullptr}; }
 } // namespace host_backend
 #else
-/// Copies `size` bytes between any host and device memory (cudaMemcpyDefault), synchronously: the bytes
-/// are in place when it returns. Host-to-host copies are a plain memcpy. It runs on CUDA's legacy
-/// default stream, so it is ordered after kernels on that stream and on blocking streams; a state
-/// written by kernels on a non-blocking stream must be synchronised before a store copies it (or use
-/// remat::cuda::device_store, which orders its copies with events). Throws cuda_error.
+/// Copies `size` bytes between any host and device memory (cudaMemcpyDefault), synchronously, on CUDA's
+/// legacy default stream: the same as copier()'s copies. Throws cuda_error.
+void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size);
+
+/// A copier between any host and device memory that copies on `user_stream`, the stream of the user's
+/// kernels (nullptr: CUDA's legacy default stream, where Thrust and plain <<<...>>> launches go). Each copy
+/// is enqueued there, so it starts after the kernels enqueued before it (it sees the state they produce),
+/// and returns once the bytes are in place. Host-to-host copies are a plain memcpy. Copies throw
+/// cuda_error. Given to a tiered_store, it also tells a device_store level which stream to order its own
+/// copies against (see copier_stream).
 ///
 ///     remat::cuda::pinned_memory_resource pinned;
-///     remat::host_store store({.slots = 64}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
-///     remat::run(plan, store, device_state, remat::forward_step(forward), remat::adjoint_step(adjoint));      //
-///     device -> pinned host and back
-void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size);
+///     remat::tiered_store store(remat::cuda::copier(my_stream),
+///                               remat::cuda::device_store(16),                         // user_stream from the copier
+///                               remat::host_store(64, {.memory = &pinned}));           // copies on my_stream
+///     remat::run(plan, store, device_state, remat::forward_step(forward), remat::adjoint_step(adjoint));
+[[nodiscard]] byte_copier copier(cudaStream_t user_stream = nullptr) noexcept;
+
+/// The stream a copier made by copier() copies on (nullptr for the legacy default stream); nullopt for
+/// any other copier.
+[[nodiscard]] std::optional<cudaStream_t> copier_stream(const byte_copier& copy) noexcept;
 #endif
 
 } // namespace remat::cuda

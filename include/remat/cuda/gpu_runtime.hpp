@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 
 namespace remat::cuda {
 
@@ -34,6 +35,8 @@ struct gpu_runtime {
     void synchronize(event_handle e);
     void synchronize_stream(stream_handle s);
     [[nodiscard]] bool ready(event_handle e) const;
+    /// The user's stream that a copier made by remat::cuda::copier copies on; nullopt for other copiers.
+    [[nodiscard]] static std::optional<stream_handle> stream_of(const byte_copier& copy) noexcept;
 };
 
 static_assert(device_runtime<gpu_runtime>);

@@ -1,7 +1,7 @@
 // remat/cuda/host_level.hpp — remat::host_store options for states that live on the GPU: slots in pinned
 // memory, copies through the CUDA runtime. One line for every adapter and example that keeps device states
 // in host RAM, so none of them can forget the copier (a host_store made with the default options refuses
-// device memory, naming remat::cuda::copy_bytes).
+// device memory, naming remat::cuda::copier()).
 #pragma once
 
 #include "remat/cuda/copy.hpp"
@@ -17,7 +17,7 @@ inline pinned_memory_resource& pinned_memory() noexcept
     return resource;
 }
 
-/// Options for a host_store of device states: pinned slots and remat::cuda::copy_bytes. On a Thrust CPU
+/// Options for a host_store of device states: pinned slots and remat::cuda::copier(). On a Thrust CPU
 /// back end, where "device" memory is host memory, the same call gives plain memory and memcpy.
 ///
 ///     thrust::device_vector<float> h = ...;                          // the state, on the GPU
@@ -25,7 +25,7 @@ inline pinned_memory_resource& pinned_memory() noexcept
 ///     remat::run(plan, store, h, remat::forward_step(forward), remat::adjoint_step(adjoint));
 inline host_store::options host_level_options(const char* name = "host") noexcept
 {
-    return {.memory = &pinned_memory(), .copy = copy_bytes, .name = name};
+    return {.memory = &pinned_memory(), .copy = copier(), .name = name};
 }
 
 } // namespace remat::cuda

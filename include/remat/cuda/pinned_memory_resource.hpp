@@ -35,7 +35,7 @@ private:
 /// remat::capacity_error. Thread-safe (it holds no state).
 ///
 ///     remat::cuda::pinned_memory_resource pinned;
-///     remat::host_store store({.slots = 64}, {.memory = &pinned, .copy = remat::cuda::copy_bytes});
+///     remat::host_store store({.slots = 64}, {.memory = &pinned, .copy = remat::cuda::copier()});
 class pinned_memory_resource final : public std::pmr::memory_resource {
 private:
     void* do_allocate(std::size_t bytes, std::size_t alignment) override;

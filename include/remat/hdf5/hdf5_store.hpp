@@ -96,7 +96,8 @@ public:
         /// time: queued for the disk while the next is copied and checksummed. Memory: three pieces per
         /// store, unless the state's own buffer is 4096-byte aligned, which then moves without a copy.
         std::size_t transfer_bytes = std::size_t{4} << 20;
-        /// Copies into and out of host pieces; host_copy unless device states are snapshotted.
+        /// Copies into and out of host pieces; host_copy unless device states are snapshotted (a
+        /// tiered_store hands its own copier to the level instead, see use_copier).
         byte_copier copy = host_copy;
         /// Level name in reports.
         const char* name = "disk";
@@ -170,6 +171,9 @@ public:
     [[nodiscard]] step_t snapshot_step(slot_t slot) const;
     /// Makes every snapshot written so far durable (needed only with durable_writes = false).
     void flush();
+    /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
+    /// default copier or the same one; argument_error when options::copy gave it another one.
+    void use_copier(byte_copier copy);
     /// Flushes and closes the file now, reporting failures (io_error); afterwards the store holds nothing
     /// and write, read and flush throw argument_error.
     void close();

@@ -43,8 +43,6 @@ struct async_options {
     std::size_t staging_buffers = 8;
     /// Memory for the staging buffers (pinned memory lets device states be staged by DMA).
     std::pmr::memory_resource* staging_memory = std::pmr::new_delete_resource();
-    /// Copies between the caller's views and staging buffers.
-    byte_copier copy = host_copy;
 };
 
 /// What the asynchronous engine did, for tests and tuning.
@@ -62,16 +60,19 @@ struct async_counters {
 ///
 ///     remat::host_store slow(100);   // stands in for a disk level
 ///     remat::async_level disk(std::make_unique<remat::detail::level_adapter<remat::host_store>>(slow), {});
+///
+/// `copy` moves bytes between the caller's views and the staging buffers (tiered_store gives it the
+/// store's copier).
 class async_level final : public detail::level_interface {
 public:
-    async_level(std::unique_ptr<detail::level_interface> level, async_options options);
+    async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy = host_copy);
     ~async_level() override;
     async_level(const async_level&) = delete;
     async_level& operator=(const async_level&) = delete;
 
     void write(slot_t slot, step_t step, const_bytes src) override { write(slot, step, const_parts(&src, 1)); }
     void read(slot_t slot, step_t step, mutable_bytes dst) override { read(slot, step, mutable_parts(&dst, 1)); }
-    /// Gathers the parts into a staging buffer (device parts through async_options::copy) and returns; the
+    /// Gathers the parts into a staging buffer (device parts through the copier) and returns; the
     /// worker writes them to the level as the same parts.
     void write(slot_t slot, step_t step, const_parts src) override;
     /// Scatters x_step into the parts, from staging or from the level; integrity_error naming the part
@@ -140,6 +141,7 @@ private:
 
     std::unique_ptr<detail::level_interface> level_;
     async_options options_;
+    byte_copier copy_;
     level_capacity capacity_;
     std::string name_;
 

@@ -3,6 +3,7 @@
 
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
+#include "remat/store/detail/use_copier.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
@@ -28,7 +29,8 @@ public:
     struct options {
         /// Where slot buffers come from (pinned memory under CUDA, for instance).
         std::pmr::memory_resource* memory = std::pmr::new_delete_resource();
-        /// Copies into and out of the slots; host_copy unless device states are snapshotted.
+        /// Copies into and out of the slots; host_copy unless device states are snapshotted (a
+        /// tiered_store hands its own copier to the level instead, see use_copier).
         byte_copier copy = host_copy;
         /// Level name in reports.
         const char* name = "host";
@@ -39,8 +41,8 @@ public:
     explicit host_store(level_capacity capacity) : host_store(capacity, options{}) {}
     /// `slots` slots (>= 1; a negative count is refused, not wrapped).
     explicit host_store(slot_t slots) : host_store(slots, options{}) {}
-    /// `slots` slots with the given options, e.g. pinned memory and remat::cuda::copy_bytes for device
-    /// states: `host_store(64, {.memory = &pinned, .copy = remat::cuda::copy_bytes})`.
+    /// `slots` slots with the given options, e.g. pinned memory and remat::cuda::copier() for device
+    /// states: `host_store(64, {.memory = &pinned, .copy = remat::cuda::copier(stream)})`.
     host_store(slot_t slots, options opts)
         : host_store(level_capacity{.slots = detail::require_slot_count(slots, "host_store")}, opts)
     {
@@ -77,6 +79,10 @@ public:
     void release_all() noexcept;
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
     [[nodiscard]] const level_stats& stats() const noexcept { return stats_; }
+
+    /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
+    /// default copier or the same one; argument_error when it was given another one.
+    void use_copier(byte_copier copy) { detail::use_copier(options_.copy, copy, options_.name); }
 
     /// Returns the memory of every slot to the resource (the store stays usable).
     void shrink() noexcept;

@@ -70,12 +70,48 @@ using mutable_parts = std::span<const mutable_bytes>;
 
 namespace remat {
 
-/// Copies `size` bytes between memory spaces. Stores take one so that host-only builds need no CUDA:
-/// host_copy handles host memory and refuses device memory; remat::cuda::copy_bytes handles both.
-using byte_copier = void (*)(void* dst, memory_space dst_space, const void* src, memory_space src_space,
-                             std::size_t size);
+namespace detail {
+/// The copy behind remat::host_copy: memcpy between host buffers; throws remat::argument_error for device
+/// memory.
+void host_copy_bytes(void* context, void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                     std::size_t size);
+} // namespace detail
 
-/// memcpy between host buffers; throws remat::argument_error for device memory.
-void host_copy(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size);
+/// Copies `size` bytes between memory spaces: a function and the context it was made with (a CUDA
+/// stream, say), two pointers, called without allocating. A store is given one copier, once: a lone
+/// level in its options, a tiered_store in its constructor, which hands it to each of its levels and to
+/// their staging engines. The default copier is remat::host_copy, so host-only builds need no CUDA;
+/// remat::cuda::copier(stream) copies between host and device memory on the user's stream.
+///
+///     remat::tiered_store store(remat::cuda::copier(my_stream), remat::cuda::device_store(16),
+///                               remat::host_store(64, {.memory = &pinned}));
+class byte_copier {
+public:
+    /// The copy: `context` is the pointer the copier was made with.
+    using function = void (*)(void* context, void* dst, memory_space dst_space, const void* src,
+                              memory_space src_space, std::size_t size);
+
+    /// remat::host_copy.
+    constexpr byte_copier() noexcept = default;
+    /// Calls `copy(context, ...)`; a null `copy` is refused (argument_error) by the store given it.
+    constexpr byte_copier(function copy, void* context) noexcept : copy_(copy), context_(context) {}
+
+    void operator()(void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                    std::size_t size) const
+    {
+        copy_(context_, dst, dst_space, src, src_space, size);
+    }
+    [[nodiscard]] constexpr function target() const noexcept { return copy_; }
+    [[nodiscard]] constexpr void* context() const noexcept { return context_; }
+    /// Same function, same context.
+    friend constexpr bool operator==(const byte_copier&, const byte_copier&) = default;
+
+private:
+    function copy_ = &detail::host_copy_bytes;
+    void* context_ = nullptr;
+};
+
+/// memcpy between host buffers; throws remat::argument_error for device memory. The default copier.
+inline constexpr byte_copier host_copy{};
 
 } // namespace remat

@@ -20,6 +20,9 @@
 //     | l.prefetch(N, K)        | void           | a hint: x_K in slot N will be read soon             |
 //     | l.flush()               | void           | wait for transfers in flight; raise their failures  |
 //     | L::prefetches           | bool constant  | false: prefetch does nothing, skip the lookahead    |
+//     | l.use_copier(c)         | void           | take the store's byte_copier c (tiered_store hands  |
+//     |                         |                | its own to every level); argument_error if the level|
+//     |                         |                | was given another one                               |
 //
 // A level that also takes snapshots made of several parts (remat::gathering_level; every level remat
 // provides is one) has, for parts src (const_parts) and dst (mutable_parts):

@@ -27,14 +27,22 @@ namespace remat {
 /// How one level of a tiered store runs.
 struct tier_options {
     bool asynchronous = false; ///< transfers on a worker thread (slow levels: disk)
-    async_options async{};     ///< staging buffers and copies, when asynchronous
+    async_options async{};     ///< staging buffers, when asynchronous
 };
 
 /// A multi-level store (remat::snapshot_store) made of storage levels, fastest first.
 ///
+/// The store has one copier (remat::byte_copier; host_copy unless one is given): it hands it to every
+/// level that copies bytes (`level.use_copier(copy)`: host_store, hdf5_store; a cuda::device_store takes
+/// the user's stream from a remat::cuda::copier) and to the staging of every asynchronous level. A level
+/// given a different copier of its own is refused (argument_error): the copier is configured once.
+///
 ///     remat::tiered_store store({remat::tier_options{}, remat::tier_options{.asynchronous = true}},
 ///                               remat::host_store(8), remat::hdf5_store("/scratch/run.h5", remat::level_capacity{}));
 ///     remat::run(remat::multilevel(T, levels), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
+///
+///     remat::tiered_store gpu(remat::cuda::copier(stream), {remat::tier_options{}, remat::tier_options{.asynchronous = true}},
+///                             remat::cuda::device_store(16), remat::host_store(64, {.memory = &pinned}));
 template <storage_level... Levels>
 class tiered_store {
     static constexpr std::size_t count = sizeof...(Levels);
@@ -44,12 +52,25 @@ public:
     /// The driver shows this store the restores ahead, for read-ahead on asynchronous levels.
     static constexpr bool prefetches = true;
 
-    /// Every level synchronous.
-    explicit tiered_store(Levels... levels) : tiered_store(std::array<tier_options, count>{}, std::move(levels)...) {}
-
-    tiered_store(std::array<tier_options, count> options, Levels... levels) : levels_(std::move(levels)...)
+    /// Every level synchronous, copying with host_copy.
+    explicit tiered_store(Levels... levels) : tiered_store(host_copy, std::array<tier_options, sizeof...(Levels)>{}, std::move(levels)...)
     {
-        bind(options, std::index_sequence_for<Levels...>{});
+    }
+    tiered_store(std::array<tier_options, sizeof...(Levels)> options, Levels... levels)
+        : tiered_store(host_copy, options, std::move(levels)...)
+    {
+    }
+    /// Every level synchronous, copying with `copy`.
+    tiered_store(byte_copier copy, Levels... levels)
+        : tiered_store(copy, std::array<tier_options, sizeof...(Levels)>{}, std::move(levels)...)
+    {
+    }
+    /// Throws argument_error when a level was given a copier (or a device level a user stream) other than
+    /// the store's.
+    tiered_store(byte_copier copy, std::array<tier_options, sizeof...(Levels)> options, Levels... levels)
+        : levels_(std::move(levels)...)
+    {
+        bind(copy, options, std::index_sequence_for<Levels...>{});
     }
     ~tiered_store() = default;
     // Adapters and workers point into levels_: the object stays where it was made.
@@ -120,17 +141,21 @@ public:
 
 private:
     template <std::size_t... I>
-    void bind(const std::array<tier_options, count>& options, std::index_sequence<I...>)
+    void bind(byte_copier copy, const std::array<tier_options, count>& options, std::index_sequence<I...>)
     {
-        (bind_one<I>(options[I]), ...);
+        if (copy.target() == nullptr)
+            throw argument_error("tiered_store's copier has no copy function");
+        (bind_one<I>(copy, options[I]), ...);
     }
     template <std::size_t I>
-    void bind_one(const tier_options& options)
+    void bind_one(byte_copier copy, const tier_options& options)
     {
         auto& level = std::get<I>(levels_);
+        if constexpr (requires { level.use_copier(copy); })
+            level.use_copier(copy);
         using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
         if (options.asynchronous) {
-            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async);
+            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async, copy);
             async_[I] = a.get();
             tiers_[I] = std::move(a);
         } else {
