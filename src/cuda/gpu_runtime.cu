@@ -1,6 +1,6 @@
 // remat::cuda::gpu_runtime: the CUDA calls behind the device level.
-#include "remat/cuda/detail/check.hpp"
 #include "remat/cuda/copy.hpp"
+#include "remat/cuda/detail/check.hpp"
 #include "remat/cuda/gpu_runtime.hpp"
 
 #include <string>

@@ -5,7 +5,8 @@
 
 namespace remat::detail {
 
-void host_copy_bytes(void* /*context*/, void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size)
+void host_copy_bytes(void* /*context*/, void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                     std::size_t size)
 {
     if (dst_space != memory_space::host || src_space != memory_space::host)
         throw argument_error("device memory given to a host-only copy; snapshot device states through a store "

@@ -28,9 +28,9 @@ rd_gradient gpu_three_level_gradient(const reaction_diffusion& problem, step_t s
     hdf5_store::options disk;
     disk.durable_writes = false;
     tiered_store<cuda::device_store, host_store, hdf5_store> store(
-        cuda::copier(), {tier_options{}, slow, slow}, cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
-        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned}),
-        hdf5_store(file, level_capacity{}, disk));
+        cuda::copier(), {tier_options{}, slow, slow},
+        cuda::device_store(level_capacity{.slots = device_slots}, {.slot_bytes = bytes}),
+        host_store(level_capacity{.slots = host_slots}, {.memory = &pinned}), hdf5_store(file, level_capacity{}, disk));
     const multilevel plan(steps, model);
     planned = plan.cost();
     return run_thrust_gradient(problem, plan, store, &report);

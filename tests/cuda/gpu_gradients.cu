@@ -140,8 +140,10 @@ rd_gradient parts_gradient(const reaction_diffusion& problem, step_t steps, slot
     }
     tiered_store<cuda::device_store, host_store> tiered(
         cuda::copier(),
-        {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
-        cuda::device_store(level_capacity{.slots = slots}), host_store(level_capacity{.slots = 2 * slots}, {.memory = &pinned}));
+        {tier_options{},
+         tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
+        cuda::device_store(level_capacity{.slots = slots}),
+        host_store(level_capacity{.slots = 2 * slots}, {.memory = &pinned}));
     return run_thrust_parts_gradient<State>(problem, split_levels(revolve(steps, 3 * slots), slots), tiered,
                                             wrong_parts);
 }

@@ -117,8 +117,8 @@ BOOST_AUTO_TEST_CASE(the_stores_one_copier_reaches_the_hdf5_level_and_its_stagin
     int n = 0;
     for (const bool asynchronous : {false, true}) {
         for (const auto io : {hdf5_store::io_path::automatic, hdf5_store::io_path::buffered}) {
-            const std::string what = "asynchronous " + std::to_string(asynchronous) + ", io " +
-                                     std::to_string(static_cast<int>(io));
+            const std::string what =
+                "asynchronous " + std::to_string(asynchronous) + ", io " + std::to_string(static_cast<int>(io));
             copy_log log;
             tiered_store store(logging_copier(log), {tier_options{}, tier_options{.asynchronous = asynchronous}},
                                host_store(3),
@@ -137,7 +137,8 @@ BOOST_AUTO_TEST_CASE(the_stores_one_copier_reaches_the_hdf5_level_and_its_stagin
     own.name = "scratch";
     try {
         copy_log log;
-        tiered_store store(logging_copier(log), host_store(3), hdf5_store(dir / "own.h5", level_capacity{.slots = 2}, own));
+        tiered_store store(logging_copier(log), host_store(3),
+                           hdf5_store(dir / "own.h5", level_capacity{.slots = 2}, own));
         BOOST_ERROR("a second copier was accepted");
     } catch (const argument_error& e) {
         BOOST_TEST(std::string(e.what()).find("level scratch") != std::string::npos, e.what());

@@ -106,8 +106,9 @@ BOOST_AUTO_TEST_CASE(round_trips_from_device_memory)
 {
     scratch_dir dir;
     for (const int compression : {0, 1}) {
-        hdf5_store store(dir / ("d" + std::to_string(compression) + ".h5"), level_capacity{2},
-                         {.compression = compression, .transfer_bytes = 16384, .copy = byte_copier{&fake_device_copy, nullptr}});
+        hdf5_store store(
+            dir / ("d" + std::to_string(compression) + ".h5"), level_capacity{2},
+            {.compression = compression, .transfer_bytes = 16384, .copy = byte_copier{&fake_device_copy, nullptr}});
         const std::vector<std::byte> data = pattern_bytes(7, 100000);
         device_copies = 0;
         store.write(1, 3, const_bytes{data.data(), data.size(), memory_space::device});

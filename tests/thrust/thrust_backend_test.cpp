@@ -193,7 +193,8 @@ BOOST_AUTO_TEST_CASE(states_of_several_device_parts_through_every_level)
                    what << ", host level");
         tiered_store<remat::cuda::device_store, host_store> tiered(
             remat::cuda::copier(),
-            {tier_options{}, tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
+            {tier_options{},
+             tier_options{.asynchronous = true, .async = {.staging_buffers = 3, .staging_memory = &pinned}}},
             remat::cuda::device_store(3), host_store(level_capacity{.slots = 6}, {.memory = &pinned}));
         run_report report;
         BOOST_TEST(same_bits(test::run_thrust_parts_gradient<State>(problem, plan, tiered, wrong, &report), expected),

@@ -33,7 +33,10 @@ inline void copy_any(void* /*context*/, void* dst, memory_space dst_space, const
 }
 } // namespace detail
 /// On a CPU back end: a memcpy copier (there are no streams to order against).
-[[nodiscard]] inline byte_copier copier() noexcept { return {&detail::copy_any, nullptr}; }
+[[nodiscard]] inline byte_copier copier() noexcept
+{
+    return {&detail::copy_any, nullptr};
+}
 } // namespace host_backend
 #else
 /// Copies `size` bytes between any host and device memory (cudaMemcpyDefault), synchronously, on CUDA's

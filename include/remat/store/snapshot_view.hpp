@@ -88,16 +88,15 @@ void host_copy_bytes(void* context, void* dst, memory_space dst_space, const voi
 class byte_copier {
 public:
     /// The copy: `context` is the pointer the copier was made with.
-    using function = void (*)(void* context, void* dst, memory_space dst_space, const void* src,
-                              memory_space src_space, std::size_t size);
+    using function = void (*)(void* context, void* dst, memory_space dst_space, const void* src, memory_space src_space,
+                              std::size_t size);
 
     /// remat::host_copy.
     constexpr byte_copier() noexcept = default;
     /// Calls `copy(context, ...)`; a null `copy` is refused (argument_error) by the store given it.
     constexpr byte_copier(function copy, void* context) noexcept : copy_(copy), context_(context) {}
 
-    void operator()(void* dst, memory_space dst_space, const void* src, memory_space src_space,
-                    std::size_t size) const
+    void operator()(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size) const
     {
         copy_(context_, dst, dst_space, src, src_space, size);
     }

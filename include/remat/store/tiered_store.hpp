@@ -41,7 +41,8 @@ struct tier_options {
 ///                               remat::host_store(8), remat::hdf5_store("/scratch/run.h5", remat::level_capacity{}));
 ///     remat::run(remat::multilevel(T, levels), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 ///
-///     remat::tiered_store gpu(remat::cuda::copier(stream), {remat::tier_options{}, remat::tier_options{.asynchronous = true}},
+///     remat::tiered_store gpu(remat::cuda::copier(stream), {remat::tier_options{}, remat::tier_options{.asynchronous =
+///     true}},
 ///                             remat::cuda::device_store(16), remat::host_store(64, {.memory = &pinned}));
 template <storage_level... Levels>
 class tiered_store {
@@ -53,7 +54,8 @@ public:
     static constexpr bool prefetches = true;
 
     /// Every level synchronous, copying with host_copy.
-    explicit tiered_store(Levels... levels) : tiered_store(host_copy, std::array<tier_options, sizeof...(Levels)>{}, std::move(levels)...)
+    explicit tiered_store(Levels... levels)
+        : tiered_store(host_copy, std::array<tier_options, sizeof...(Levels)>{}, std::move(levels)...)
     {
     }
     tiered_store(std::array<tier_options, sizeof...(Levels)> options, Levels... levels)
