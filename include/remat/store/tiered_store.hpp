@@ -41,9 +41,8 @@ struct tier_options {
 ///                               remat::host_store(8), remat::hdf5_store("/scratch/run.h5", remat::level_capacity{}));
 ///     remat::run(remat::multilevel(T, levels), store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
 ///
-///     remat::tiered_store gpu(remat::cuda::copier(stream), {remat::tier_options{}, remat::tier_options{.asynchronous =
-///     true}},
-///                             remat::cuda::device_store(16), remat::host_store(64, {.memory = &pinned}));
+///     remat::tiered_store gpu(remat::cuda::copier(stream), remat::cuda::device_store(16),
+///                             remat::host_store(64, {.memory = &pinned}));
 template <storage_level... Levels>
 class tiered_store {
     static constexpr std::size_t count = sizeof...(Levels);
