@@ -7,11 +7,14 @@
 #include "remat/report/json.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace remat::cli {
 namespace {
@@ -19,6 +22,39 @@ namespace {
 std::string hex(std::uint64_t v)
 {
     return fmt::format("0x{:016x}", v);
+}
+
+// Each rank's part sizes in a parallel file (its whole hyperslab when its state is one part).
+std::vector<std::vector<std::uint64_t>> parts_per_rank(const hdf5_snapshot_info& s, const hdf5_file_contents& c)
+{
+    std::vector<std::vector<std::uint64_t>> out;
+    std::size_t next = 0;
+    for (std::size_t r = 0; r < c.decomposition.size(); ++r) {
+        if (s.rank_part_counts.size() != c.decomposition.size()) {
+            out.push_back({c.decomposition[r].second});
+            continue;
+        }
+        const auto n = static_cast<std::size_t>(s.rank_part_counts[r]);
+        const std::size_t end = std::min(s.part_bytes.size(), next + n);
+        out.emplace_back(s.part_bytes.begin() + static_cast<std::ptrdiff_t>(next),
+                         s.part_bytes.begin() + static_cast<std::ptrdiff_t>(end));
+        next = end;
+    }
+    return out;
+}
+
+// The part sizes joined by '+' ("1024+8+8"), or "-" for a snapshot of one part (no part_bytes attribute);
+// in a parallel file each rank's, rank 0's first, separated by '|' when a rank's state has several parts.
+std::string parts_text(const hdf5_snapshot_info& s, const hdf5_file_contents& c)
+{
+    if (s.part_bytes.empty())
+        return "-";
+    if (c.decomposition.empty())
+        return fmt::format("{}", fmt::join(s.part_bytes, "+"));
+    std::string text;
+    for (const std::vector<std::uint64_t>& rank : parts_per_rank(s, c))
+        text += (text.empty() ? "" : "|") + fmt::format("{}", fmt::join(rank, "+"));
+    return text;
 }
 
 std::string state_text(const hdf5_snapshot_info& s)
@@ -43,12 +79,12 @@ void write_text(std::ostream& out, const hdf5_file_contents& c)
     }
     if (c.snapshots.empty())
         return;
-    out << fmt::format("{:>8} {:>12} {:>14} {:>8}  {:<18}  {}\n", "slot", "step", "bytes", "element", "checksum",
-                       "state");
+    out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}\n", "slot", "step", "bytes", "parts", "element",
+                       "checksum", "state");
     for (const hdf5_snapshot_info& s : c.snapshots) {
         const std::string slot = s.slot >= 0 ? std::to_string(s.slot) : "-";
         const std::string step = s.step >= 0 ? std::to_string(s.step) : "-";
-        out << fmt::format("{:>8} {:>12} {:>14} {:>8}  {:<18}  {}  ({})\n", slot, step, s.bytes,
+        out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}  ({})\n", slot, step, s.bytes, parts_text(s, c),
                            s.element_type.empty() ? "-" : s.element_type, hex(s.checksum), state_text(s), s.dataset);
     }
 }
@@ -66,6 +102,8 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
                              {"slot", s.slot},
                              {"step", s.step},
                              {"bytes", s.bytes},
+                             {"part_bytes", c.decomposition.empty() ? nlohmann::ordered_json(s.part_bytes)
+                                                                    : nlohmann::ordered_json(parts_per_rank(s, c))},
                              {"element_type", s.element_type},
                              {"schema", s.schema},
                              {"checksum", hex(s.checksum)},
@@ -94,7 +132,7 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
 void add_inspect_command(CLI::App& app, std::ostream& out)
 {
     auto* command = app.add_subcommand("inspect", "list the snapshots of a remat HDF5 snapshot file (step, bytes, "
-                                                  "checksum, state); --verify re-reads and checks them all");
+                                                  "part sizes, checksum, state); --verify re-reads and checks them all");
     auto file = std::make_shared<std::string>();
     auto verify = std::make_shared<bool>(false);
     auto format = std::make_shared<std::string>("text");

@@ -176,6 +176,14 @@ hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
     const auto sums = u64s(d.get(), "checksums", problem);
     const std::string state = text(d.get(), "state", problem);
     const auto stored = u64s(d.get(), "record_checksum", problem);
+    if (H5Aexists(d.get(), "part_counts") > 0 || H5Aexists(d.get(), "part_bytes") > 0) {
+        const auto counts = u64s(d.get(), "part_counts", problem);
+        const auto sizes = u64s(d.get(), "part_bytes", problem);
+        if (counts && sizes) {
+            r.part_counts = *counts;
+            r.part_bytes = *sizes;
+        }
+    }
     if (!problem.empty()) {
         info.problem = problem;
         return info;
@@ -188,6 +196,8 @@ hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
     info.step = r.step;
     info.bytes = r.bytes;
     info.rank_checksums = r.checksums;
+    info.part_bytes = r.part_bytes;
+    info.rank_part_counts = r.part_counts;
     info.checksum = r.checksums.empty() ? 0 : r.checksums[0];
     const std::optional<pf::record_state> parsed = pf::parse_state(state);
     if (!parsed) {
@@ -203,6 +213,17 @@ hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
     if (r.slot != slot) {
         info.problem = "its record belongs to slot " + std::to_string(r.slot);
         return info;
+    }
+    for (std::size_t rank = 0; rank < parts.size(); ++rank) {
+        const std::vector<std::uint64_t> sizes = r.parts_of(rank, parts.size(), parts[rank].second);
+        std::uint64_t sum = 0;
+        for (const std::uint64_t n : sizes)
+            sum += n;
+        if (sizes.empty() || sum != parts[rank].second) {
+            info.problem = "its part_bytes do not add up to rank " + std::to_string(rank) + "'s " +
+                           std::to_string(parts[rank].second) + " bytes";
+            return info;
+        }
     }
     if (r.state != pf::record_state::complete) {
         // A slot never written is not worth listing as a problem; the caller drops it.

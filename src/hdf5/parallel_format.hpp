@@ -7,12 +7,17 @@
 //   /decomposition           uint64 [ranks][2]: each rank's offset and bytes in every snapshot dataset
 //   /snapshots/slot_NNNNNN   uint8 [sum of the parts], contiguous, allocated when the file is made; attributes
 //                            schema, slot, step, bytes, state ("empty", "writing", "complete"), checksums
-//                            (uint64 [ranks]: XXH64 of each rank's hyperslab), record_checksum
+//                            (uint64 [ranks]: XXH64 of each rank's hyperslab), record_checksum; and when a
+//                            rank's state is made of several parts, part_counts (uint64 [ranks]: how many
+//                            parts each rank's hyperslab holds, one after the other) and part_bytes
+//                            (uint64 [sum of part_counts]: their sizes, rank 0's first), both covered by
+//                            record_checksum (a record without them hashes as it always did)
 #pragma once
 
 #include "remat/detail/xxh64.hpp"
 #include "remat/types.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -65,6 +70,27 @@ struct record {
     std::uint64_t bytes = 0; ///< the whole dataset: every rank's part
     record_state state = record_state::empty;
     std::vector<std::uint64_t> checksums; ///< XXH64 of each rank's hyperslab, rank 0 first
+    /// How many parts each rank's hyperslab holds, and their sizes (rank 0's first); both empty when every
+    /// rank's state is one part.
+    std::vector<std::uint64_t> part_counts;
+    std::vector<std::uint64_t> part_bytes;
+
+    /// Rank `r`'s part sizes: from part_bytes, or its whole hyperslab `rank_bytes` when the record has
+    /// none. Empty when the record's part attributes do not describe `ranks` ranks.
+    [[nodiscard]] std::vector<std::uint64_t> parts_of(std::size_t r, std::size_t ranks, std::uint64_t rank_bytes) const
+    {
+        if (part_counts.empty())
+            return {rank_bytes};
+        if (part_counts.size() != ranks)
+            return {};
+        std::uint64_t first = 0;
+        for (std::size_t i = 0; i < r; ++i)
+            first += part_counts[i];
+        if (first + part_counts[r] > part_bytes.size())
+            return {};
+        return {part_bytes.begin() + static_cast<std::ptrdiff_t>(first),
+                part_bytes.begin() + static_cast<std::ptrdiff_t>(first + part_counts[r])};
+    }
 
     /// XXH64 over a tag, the little-endian numbers and the checksums: a record whose attributes were only
     /// partly rewritten never matches it.
@@ -76,6 +102,11 @@ struct record {
                                          bytes, static_cast<std::uint64_t>(state)};
         h.update(numbers, sizeof numbers);
         h.update(checksums.data(), checksums.size() * sizeof(std::uint64_t));
+        if (!part_counts.empty()) {
+            h.update("parts", 5);
+            h.update(part_counts.data(), part_counts.size() * sizeof(std::uint64_t));
+            h.update(part_bytes.data(), part_bytes.size() * sizeof(std::uint64_t));
+        }
         return h.digest();
     }
 };

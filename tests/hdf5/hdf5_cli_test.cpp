@@ -13,8 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -79,6 +82,42 @@ BOOST_AUTO_TEST_CASE(inspect_lists_the_snapshots)
     BOOST_TEST(doc["snapshots"][0]["verified"] == true);
     BOOST_TEST(doc["snapshots"][1]["slot"] == 2);
     BOOST_TEST(doc["snapshots"][1]["element_type"] == "float64");
+}
+
+BOOST_AUTO_TEST_CASE(inspect_prints_the_part_sizes_of_multi_part_snapshots)
+{
+    // x_4 of three parts (1024, 8 and 16 bytes) in slot 1, x_9 of one part in slot 0: the text gives
+    // 1024+8+16 and "-", the JSON part_bytes [1024, 8, 16] and [], as the file's part_bytes attributes say.
+    scratch_dir dir;
+    const auto file = dir / "parts.h5";
+    const std::vector<std::byte> h = pattern_bytes(1, 1024), step = pattern_bytes(2, 8), scalars = pattern_bytes(3, 16);
+    {
+        hdf5_store store(file, level_capacity{2});
+        const std::array<const_bytes, 3> parts{view(h), view(step), view(scalars)};
+        store.write(1, 4, const_parts(parts));
+        store.write(0, 9, view(pattern_bytes(4, 100)));
+    }
+    const result r = run(dir, tool("inspect --verify " + file.string()));
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(r.out.find("parts") != std::string::npos, r.out);
+    std::istringstream rows(r.out);
+    std::string row, slot0, slot1;
+    while (std::getline(rows, row)) {
+        if (row.find("slot_000000") != std::string::npos)
+            slot0 = row;
+        if (row.find("slot_000001") != std::string::npos)
+            slot1 = row;
+    }
+    BOOST_TEST(slot1.find(" 1048  1024+8+16 ") != std::string::npos, slot1);
+    BOOST_TEST(slot0.find(" 100  - ") != std::string::npos, slot0);
+
+    const result j = run(dir, tool("inspect --format json " + file.string()));
+    BOOST_TEST_REQUIRE(j.status == 0, j.err);
+    const auto doc = nlohmann::json::parse(j.out);
+    BOOST_TEST_REQUIRE(doc["snapshots"].size() == 2u);
+    BOOST_TEST(doc["snapshots"][0]["part_bytes"] == nlohmann::json::array());
+    BOOST_TEST(doc["snapshots"][1]["part_bytes"] == nlohmann::json::array({1024, 8, 16}));
+    BOOST_TEST(doc["snapshots"][1]["bytes"] == 1048);
 }
 
 BOOST_AUTO_TEST_CASE(verify_exits_1_naming_the_damaged_snapshot)

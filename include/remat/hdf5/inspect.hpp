@@ -35,8 +35,11 @@ struct hdf5_snapshot_info {
     std::string element_type;   ///< "float64", ...
     std::uint32_t schema = 0;   ///< the layout version it was written with
     std::uint64_t checksum = 0; ///< stored XXH64 of its bytes (all parts, one after the other)
-    /// The sizes of its parts, for a snapshot of a multi-part state (empty for one part).
+    /// The sizes of its parts, for a snapshot of a multi-part state (empty for one part). In a parallel
+    /// file, every rank's, rank 0's first, rank_part_counts saying how many are each rank's.
     std::vector<std::uint64_t> part_bytes;
+    /// A parallel file's part count per rank (empty when every rank's state is one part).
+    std::vector<std::uint64_t> rank_part_counts;
     hdf5_snapshot_status status = hdf5_snapshot_status::damaged;
     /// A parallel snapshot file's checksums, one per rank's hyperslab (checksum is then rank 0's).
     std::vector<std::uint64_t> rank_checksums;
