@@ -5,7 +5,8 @@
 //   /decomposition           uint64 [ranks][2]: each rank's offset and bytes in every snapshot dataset
 //   /snapshots/slot_NNNNNN   uint8 [sum of the parts], contiguous, allocated when the file is made; attributes
 //                            schema, slot, step, bytes, state ("empty", "writing", "complete"), checksums
-//                            (uint64 [ranks]: XXH64 of each rank's hyperslab), record_checksum
+//                            (uint64 [ranks]: XXH64 of each rank's hyperslab), record_checksum; part_counts
+//                            and part_bytes when a rank's state has several parts (parallel_format.hpp)
 //
 // The file is made complete (every slot's dataset allocated) under a temporary name and renamed into place,
 // so a write changes only its own slot's data and attributes. A write marks the record "writing" (flushed)
@@ -18,10 +19,12 @@
 
 #include <remat/detail/xxh64.hpp>
 #include <remat/error.hpp>
+#include <remat/store/detail/part_layout.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -176,6 +179,18 @@ void put_record(hid_t dataset, const record& r, const std::string& ctx)
     put_u64s(dataset, "step", &numbers[2], 1, ctx);
     put_u64s(dataset, "bytes", &numbers[3], 1, ctx);
     put_u64s(dataset, "checksums", r.checksums.data(), r.checksums.size(), ctx);
+    // The part attributes change length from one snapshot to the next: made anew, or removed for
+    // single-part states (so that such a record is what it always was).
+    for (const char* name : {"part_counts", "part_bytes"}) {
+        const htri_t exists = H5Aexists(dataset, name);
+        check_status(exists < 0 ? -1 : 0, ctx + ": cannot look up attribute " + name);
+        if (exists > 0)
+            check_status(H5Adelete(dataset, name), ctx + ": cannot remove attribute " + name);
+    }
+    if (!r.part_counts.empty()) {
+        put_u64s(dataset, "part_counts", r.part_counts.data(), r.part_counts.size(), ctx);
+        put_u64s(dataset, "part_bytes", r.part_bytes.data(), r.part_bytes.size(), ctx);
+    }
     put_text(dataset, "state", state_name(r.state), ctx);
     const std::uint64_t sum = r.record_checksum();
     put_u64s(dataset, "record_checksum", &sum, 1, ctx);
@@ -191,6 +206,15 @@ record get_record(hid_t dataset, std::size_t ranks, const std::string& ctx)
     r.step = static_cast<step_t>(get_u64s(dataset, "step", 1, ctx)[0]);
     r.bytes = get_u64s(dataset, "bytes", 1, ctx)[0];
     r.checksums = get_u64s(dataset, "checksums", ranks, ctx);
+    if (H5Aexists(dataset, "part_counts") > 0 || H5Aexists(dataset, "part_bytes") > 0) {
+        r.part_counts = get_u64s(dataset, "part_counts", ranks, ctx);
+        std::uint64_t parts = 0;
+        for (const std::uint64_t n : r.part_counts)
+            parts += n;
+        if (parts == 0 || parts > (std::uint64_t{1} << 24))
+            throw integrity_error(ctx + ": attribute part_counts adds up to " + std::to_string(parts) + " parts");
+        r.part_bytes = get_u64s(dataset, "part_bytes", static_cast<std::size_t>(parts), ctx);
+    }
     const std::string state = get_text(dataset, "state", ctx);
     const std::optional<record_state> parsed = parallel_format::parse_state(state);
     if (!parsed)
@@ -229,6 +253,11 @@ struct parallel_hdf5_store::impl {
     hdf5_plist transfer;          // collective MPI-IO data transfers
     std::vector<step_t> held;     // the step each slot holds for the schedule (-1: free)
     std::vector<step_t> complete; // the step whose complete snapshot each slot has in the file (-1: none)
+    std::vector<std::vector<std::size_t>> layouts; // this rank's part sizes in each complete slot
+    std::vector<std::string> damaged; // why a resumed file's slot holds no valid snapshot ("" when it is empty)
+    std::vector<std::uint64_t> gathered_counts;    // every rank's part count and sizes in a write (kept, so
+    std::vector<std::uint64_t> gathered_bytes;     //   that a write allocates nothing once they are large enough)
+    std::vector<int> receive_counts, receive_offsets;
     level_stats stats;
 
     [[nodiscard]] const part_extent& mine() const { return parts[static_cast<std::size_t>(rank)]; }
@@ -386,13 +415,33 @@ void parallel_hdf5_store::impl::open_existing(bool resume)
         throw argument_error(ctx + " has " + std::to_string(file_slots) + " slots, fewer than the " +
                              std::to_string(slots) + " asked for");
     for (slot_t s = 0; s < slots; ++s) {
+        const auto i = static_cast<std::size_t>(s);
         hdf5_dataset ds = open_slot(s);
         try {
             const record r = get_record(ds.get(), static_cast<std::size_t>(ranks), where(s));
-            if (r.state == record_state::complete && r.slot == s && r.bytes == total_bytes)
-                complete[static_cast<std::size_t>(s)] = r.step;
-        } catch (const integrity_error&) {
-            // A damaged record is an empty slot: reading it would be refused anyway.
+            const std::vector<std::uint64_t> sizes =
+                r.parts_of(static_cast<std::size_t>(rank), static_cast<std::size_t>(ranks), mine().bytes);
+            std::uint64_t sum = 0;
+            for (const std::uint64_t n : sizes)
+                sum += n;
+            if (r.state == record_state::empty)
+                continue;
+            if (r.state == record_state::writing)
+                damaged[i] = where(s) + ": its write of x_" + std::to_string(r.step) + " was interrupted";
+            else if (r.slot != s || r.bytes != total_bytes)
+                damaged[i] = where(s) + ": its record holds slot " + std::to_string(r.slot) + " of " +
+                             std::to_string(r.bytes) + " bytes, not slot " + std::to_string(s) + " of " +
+                             std::to_string(total_bytes);
+            else if (sizes.empty() || sum != mine().bytes)
+                damaged[i] = where(s) + ": its part_bytes do not add up to this rank's " +
+                             std::to_string(mine().bytes) + " bytes";
+            else {
+                complete[i] = r.step;
+                layouts[i].assign(sizes.begin(), sizes.end());
+            }
+        } catch (const integrity_error& e) {
+            // A damaged record holds no snapshot; reading the slot says why, as hdf5_store does.
+            damaged[i] = e.what();
         }
     }
 }
@@ -438,6 +487,11 @@ parallel_hdf5_store::parallel_hdf5_store(MPI_Comm comm, std::filesystem::path fi
     }
     m.held.assign(static_cast<std::size_t>(slots), -1);
     m.complete.assign(static_cast<std::size_t>(slots), -1);
+    m.layouts.assign(static_cast<std::size_t>(slots), {});
+    m.damaged.assign(static_cast<std::size_t>(slots), {});
+    m.receive_counts.assign(static_cast<std::size_t>(m.ranks), 0);
+    m.receive_offsets.assign(static_cast<std::size_t>(m.ranks), 0);
+    m.gathered_counts.assign(static_cast<std::size_t>(m.ranks), 0);
 
     hdf5_scope scope;
     m.transfer = hdf5_plist(check_id(H5Pcreate(H5P_DATASET_XFER), "property list"));
@@ -530,21 +584,22 @@ level_capacity parallel_hdf5_store::capacity() const noexcept
     return c;
 }
 
-void parallel_hdf5_store::write(slot_t slot, step_t step, const_bytes src)
+void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
 {
     impl& m = *impl_;
     m.check_open("write");
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t size = total_bytes(src);
     std::string local;
     if (slot < 0 || slot >= m.slots)
         local = "slot " + std::to_string(slot) + " is outside the capacity of " + std::to_string(m.slots) + " slots";
     else if (m.held[static_cast<std::size_t>(slot)] >= 0)
         local =
             "slot " + std::to_string(slot) + " still holds x_" + std::to_string(m.held[static_cast<std::size_t>(slot)]);
-    else if (src.size != m.mine().bytes)
-        local = "x_" + std::to_string(step) + " has " + std::to_string(src.size) + " bytes, this rank's part " +
+    else if (size != m.mine().bytes)
+        local = "x_" + std::to_string(step) + " has " + std::to_string(size) + " bytes, this rank's part " +
                 std::to_string(m.mine().bytes);
-    else if (src.space != memory_space::host)
+    else if (std::any_of(src.begin(), src.end(), [](const const_bytes& p) { return p.space != memory_space::host; }))
         local = "x_" + std::to_string(step) + " is in device memory; the parallel HDF5 level takes host memory";
     const std::vector<std::string> asked = agree(m.comm, local);
     const std::string what = "writing x_" + std::to_string(step) + " into parallel disk slot " + std::to_string(slot) +
@@ -554,6 +609,35 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_bytes src)
             throw_if_any<schedule_error>(asked, what);
     throw_if_any<argument_error>(asked, what);
 
+    // Every rank's part sizes, so that every rank writes the same record (attribute writes are collective).
+    const std::uint64_t count = src.size();
+    check(MPI_Allgather(&count, 1, MPI_UINT64_T, m.gathered_counts.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
+    std::uint64_t parts = 0;
+    std::uint64_t rounds = 0;
+    for (int r = 0; r < m.ranks; ++r) {
+        const std::uint64_t n = m.gathered_counts[static_cast<std::size_t>(r)];
+        m.receive_counts[static_cast<std::size_t>(r)] = static_cast<int>(n);
+        m.receive_offsets[static_cast<std::size_t>(r)] = static_cast<int>(parts);
+        parts += n;
+        rounds = std::max(rounds, n);
+    }
+    const bool single = rounds == 1;
+    m.gathered_bytes.resize(static_cast<std::size_t>(parts));
+    {
+        std::array<std::uint64_t, 16> small{};
+        std::vector<std::uint64_t> large;
+        std::uint64_t* mine = small.data();
+        if (count > small.size()) {
+            large.resize(static_cast<std::size_t>(count));
+            mine = large.data();
+        }
+        for (std::size_t i = 0; i < src.size(); ++i)
+            mine[i] = src[i].size;
+        check(MPI_Allgatherv(mine, static_cast<int>(count), MPI_UINT64_T, m.gathered_bytes.data(),
+                             m.receive_counts.data(), m.receive_offsets.data(), MPI_UINT64_T, m.comm),
+              "MPI_Allgatherv");
+    }
+
     hdf5_scope scope;
     const std::string ctx = m.where(slot);
     hdf5_dataset d;
@@ -562,27 +646,54 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_bytes src)
     r.step = step;
     r.bytes = m.total_bytes;
     r.checksums.assign(static_cast<std::size_t>(m.ranks), 0);
+    if (!single) {
+        r.part_counts = m.gathered_counts;
+        r.part_bytes = m.gathered_bytes;
+    }
     // 1. The slot's old snapshot is no longer valid once its bytes start to change.
     throw_if_any<io_error>(agree(m.comm, attempt([&] {
                                      d = m.open_slot(slot);
                                      m.complete[static_cast<std::size_t>(slot)] = -1;
+                                     m.damaged[static_cast<std::size_t>(slot)].clear();
                                      r.state = record_state::writing;
                                      put_record(d.get(), r, ctx);
                                      m.flush_file(ctx);
                                  })),
                            what);
-    // 2. The bytes, each rank its hyperslab, collectively; the checksum of this rank's part.
+    // 2. The bytes, each rank its hyperslab, collectively: one write per part, each part straight from the
+    //    state into its place in the hyperslab (a rank with fewer parts, or an empty one, selects nothing);
+    //    the checksum of this rank's parts one after the other.
     std::uint64_t sum = 0;
-    throw_if_any<io_error>(agree(m.comm, attempt([&] {
-                                     hdf5_dataspace file_space = m.my_hyperslab(d.get(), ctx);
-                                     const hsize_t count[1] = {m.mine().bytes};
-                                     hdf5_dataspace memory(check_id(H5Screate_simple(1, count, nullptr), ctx));
-                                     check_status(H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(),
-                                                           m.transfer.get(), src.data),
-                                                  ctx + ": writing the data failed");
-                                     sum = remat::detail::xxh64(src.data, src.size);
-                                 })),
-                           what);
+    throw_if_any<io_error>(
+        agree(m.comm, attempt([&] {
+                  remat::detail::xxh64_state h;
+                  std::uint64_t at = m.mine().offset;
+                  const std::byte nothing{};
+                  for (std::uint64_t i = 0; i < rounds; ++i) {
+                      const bool has = i < count && src[static_cast<std::size_t>(i)].size > 0;
+                      const hsize_t n[1] = {has ? src[static_cast<std::size_t>(i)].size : 1};
+                      hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
+                      hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
+                      if (has) {
+                          const hsize_t first[1] = {at};
+                          check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
+                                       ctx + ": hyperslab");
+                      } else {
+                          check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
+                          check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
+                      }
+                      const void* data = has ? static_cast<const void*>(src[static_cast<std::size_t>(i)].data) : &nothing;
+                      check_status(
+                          H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
+                          ctx + ": writing the data failed" + (single ? "" : " (part " + std::to_string(i) + ")"));
+                      if (has) {
+                          h.update(src[static_cast<std::size_t>(i)].data, src[static_cast<std::size_t>(i)].size);
+                          at += src[static_cast<std::size_t>(i)].size;
+                      }
+                  }
+                  sum = h.digest();
+              })),
+        what);
     // 3. Every rank's checksum in the record, which now says complete.
     check(MPI_Allgather(&sum, 1, MPI_UINT64_T, r.checksums.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
     r.state = record_state::complete;
@@ -594,33 +705,43 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_bytes src)
                            what);
     m.held[static_cast<std::size_t>(slot)] = step;
     m.complete[static_cast<std::size_t>(slot)] = step;
+    std::vector<std::size_t>& layout = m.layouts[static_cast<std::size_t>(slot)];
+    layout.resize(src.size());
+    for (std::size_t i = 0; i < src.size(); ++i)
+        layout[i] = src[i].size;
     ++m.stats.stores;
-    m.stats.bytes_written += src.size;
+    m.stats.bytes_written += size;
     ++m.stats.slots_in_use;
-    m.stats.bytes_in_use += src.size;
+    m.stats.bytes_in_use += size;
     m.stats.peak_slots = std::max(m.stats.peak_slots, m.stats.slots_in_use);
     m.stats.peak_bytes = std::max(m.stats.peak_bytes, m.stats.bytes_in_use);
     m.stats.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
+void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_parts dst)
 {
     impl& m = *impl_;
     m.check_open("read");
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t size = total_bytes(dst);
     std::string local;
     if (slot < 0 || slot >= m.slots)
         local = "slot " + std::to_string(slot) + " is outside the capacity of " + std::to_string(m.slots) + " slots";
+    else if (m.complete[static_cast<std::size_t>(slot)] < 0 && !m.damaged[static_cast<std::size_t>(slot)].empty())
+        local = "slot " + std::to_string(slot) + " is damaged, not x_" + std::to_string(step) + " (" +
+                m.damaged[static_cast<std::size_t>(slot)] + ")";
     else if (m.complete[static_cast<std::size_t>(slot)] < 0)
         local = "slot " + std::to_string(slot) + " holds no snapshot";
     else if (m.complete[static_cast<std::size_t>(slot)] != step)
         local = "slot " + std::to_string(slot) + " holds x_" +
                 std::to_string(m.complete[static_cast<std::size_t>(slot)]) + ", not x_" + std::to_string(step);
-    else if (dst.size != m.mine().bytes)
-        local =
-            "the state has " + std::to_string(dst.size) + " bytes, this rank's part " + std::to_string(m.mine().bytes);
-    else if (dst.space != memory_space::host)
+    else if (size != m.mine().bytes)
+        local = "the state has " + std::to_string(size) + " bytes, this rank's part " + std::to_string(m.mine().bytes);
+    else if (std::any_of(dst.begin(), dst.end(), [](const mutable_bytes& p) { return p.space != memory_space::host; }))
         local = "the state is in device memory; the parallel HDF5 level reads into host memory";
+    else if (const std::optional<std::string> why =
+                 remat::detail::part_mismatch(m.layouts[static_cast<std::size_t>(slot)], dst, step))
+        local = "slot " + std::to_string(slot) + " holds " + *why;
     const std::string what = "reading x_" + std::to_string(step) + " from parallel disk slot " + std::to_string(slot) +
                              " of " + m.path.string();
     const std::vector<std::string> asked = agree(m.comm, local);
@@ -638,20 +759,51 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
     try {
         hdf5_dataset d = m.open_slot(slot);
         const record r = get_record(d.get(), static_cast<std::size_t>(m.ranks), ctx);
+        // Every rank reads the same record, so all make the same number of collective reads.
+        std::uint64_t rounds = 1;
+        for (const std::uint64_t n : r.part_counts)
+            rounds = std::max(rounds, n);
+        const std::vector<std::uint64_t> recorded =
+            r.parts_of(static_cast<std::size_t>(m.rank), static_cast<std::size_t>(m.ranks), m.mine().bytes);
         if (r.state != record_state::complete)
             problem = ctx + ": the record says " + state_name(r.state) + ", not complete";
         else if (r.slot != slot || r.step != step || r.bytes != m.total_bytes)
             problem = ctx + ": the record holds x_" + std::to_string(r.step) + " of slot " + std::to_string(r.slot) +
                       " (" + std::to_string(r.bytes) + " bytes), not x_" + std::to_string(step) + " of slot " +
                       std::to_string(slot) + " (" + std::to_string(m.total_bytes) + " bytes)";
-        // The data moves collectively even when this rank's record is bad, so that no rank waits.
-        hdf5_dataspace file_space = m.my_hyperslab(d.get(), ctx);
-        const hsize_t count[1] = {m.mine().bytes};
-        hdf5_dataspace memory(check_id(H5Screate_simple(1, count, nullptr), ctx));
-        check_status(H5Dread(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), dst.data),
-                     ctx + ": reading the data failed");
+        else if (recorded.empty())
+            problem = ctx + ": its part_counts and part_bytes do not describe " + std::to_string(m.ranks) + " ranks";
+        else if (const std::optional<std::string> why = remat::detail::part_mismatch(
+                     std::vector<std::size_t>(recorded.begin(), recorded.end()), dst, step))
+            problem = ctx + ": the file holds " + *why;
+        // The data moves collectively even when this rank's record is bad (it then selects nothing), so
+        // that no rank waits.
+        remat::detail::xxh64_state h;
+        std::uint64_t at = m.mine().offset;
+        std::byte nothing{};
+        for (std::uint64_t i = 0; i < rounds; ++i) {
+            const bool has = problem.empty() && i < dst.size() && dst[static_cast<std::size_t>(i)].size > 0;
+            const hsize_t n[1] = {has ? dst[static_cast<std::size_t>(i)].size : 1};
+            hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
+            hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
+            if (has) {
+                const hsize_t first[1] = {at};
+                check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
+                             ctx + ": hyperslab");
+            } else {
+                check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
+                check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
+            }
+            void* data = has ? static_cast<void*>(dst[static_cast<std::size_t>(i)].data) : &nothing;
+            check_status(H5Dread(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
+                         ctx + ": reading the data failed");
+            if (has) {
+                h.update(dst[static_cast<std::size_t>(i)].data, dst[static_cast<std::size_t>(i)].size);
+                at += dst[static_cast<std::size_t>(i)].size;
+            }
+        }
         if (problem.empty()) {
-            const std::uint64_t sum = remat::detail::xxh64(dst.data, dst.size);
+            const std::uint64_t sum = h.digest();
             const std::uint64_t expected = r.checksums[static_cast<std::size_t>(m.rank)];
             if (sum != expected)
                 problem = ctx + ": checksum mismatch for x_" + std::to_string(step) + " in this rank's bytes " +
@@ -663,8 +815,16 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_bytes dst)
     }
     throw_if_any<integrity_error>(agree(m.comm, problem), what);
     ++m.stats.restores;
-    m.stats.bytes_read += dst.size;
+    m.stats.bytes_read += size;
     m.stats.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::span<const std::size_t> parallel_hdf5_store::part_sizes(slot_t slot) const
+{
+    const impl& m = *impl_;
+    if (slot < 0 || slot >= m.slots || m.complete[static_cast<std::size_t>(slot)] < 0)
+        return {};
+    return m.layouts[static_cast<std::size_t>(slot)];
 }
 
 void parallel_hdf5_store::release(slot_t slot)

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace remat::mpi {
@@ -74,12 +75,28 @@ public:
     /// then records the step, every rank's XXH64 and the state "complete". Throws schedule_error (slot
     /// outside the capacity or in use), argument_error (src not this rank's part size or not in host
     /// memory), io_error (a failed write: the slot is then empty and the file consistent).
-    void write(slot_t slot, step_t step, const_bytes src);
+    void write(slot_t slot, step_t step, const_bytes src) { write(slot, step, const_parts(&src, 1)); }
     /// Collective: reads this rank's part of x_step from `slot`, checking the record (complete, slot, step,
     /// sizes, its own checksum) and the bytes against this rank's checksum. integrity_error on every rank,
-    /// naming the ranks whose part failed and why; schedule_error for a slot outside the capacity or
+    /// naming the ranks whose part failed and why (also for a slot whose record a resumed file found
+    /// damaged or interrupted, as hdf5_store does); schedule_error for a slot outside the capacity or
     /// holding no snapshot, argument_error for a state in device memory.
-    void read(slot_t slot, step_t step, mutable_bytes dst);
+    void read(slot_t slot, step_t step, mutable_bytes dst) { read(slot, step, mutable_parts(&dst, 1)); }
+    /// Collective: a state of several parts (a solver's field plus a few scalars), gathered one after the
+    /// other into this rank's hyperslab with no staging copy (one collective write per part; ranks may
+    /// have different numbers of parts). The record keeps every rank's part sizes (attributes part_counts
+    /// and part_bytes, under record_checksum). The parts' sizes must add up to this rank's part; throws as
+    /// the single-view write does.
+    ///
+    ///     std::array<remat::const_bytes, 2> state{remat::host_bytes(std::as_bytes(std::span(u))),
+    ///                                             remat::host_bytes(std::as_bytes(std::span(&t, 1)))};
+    ///     disk.write(3, 17, remat::const_parts(state));
+    void write(slot_t slot, step_t step, const_parts src);
+    /// Collective: scatters this rank's part of x_step back into the parts; integrity_error on every rank
+    /// naming the rank, the part and both sizes when they do not match those written.
+    void read(slot_t slot, step_t step, mutable_parts dst);
+    /// This rank's part sizes in `slot` (one for a single view; empty when it holds no snapshot).
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const;
     /// The slot may be written again (local; every rank releases the same slots).
     void release(slot_t slot);
     void release_all() noexcept;
@@ -101,6 +118,6 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-static_assert(storage_level<parallel_hdf5_store>);
+static_assert(gathering_level<parallel_hdf5_store>);
 
 } // namespace remat::mpi
