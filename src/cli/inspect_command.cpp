@@ -84,8 +84,9 @@ void write_text(std::ostream& out, const hdf5_file_contents& c)
     for (const hdf5_snapshot_info& s : c.snapshots) {
         const std::string slot = s.slot >= 0 ? std::to_string(s.slot) : "-";
         const std::string step = s.step >= 0 ? std::to_string(s.step) : "-";
-        out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}  ({})\n", slot, step, s.bytes, parts_text(s, c),
-                           s.element_type.empty() ? "-" : s.element_type, hex(s.checksum), state_text(s), s.dataset);
+        out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}  ({})\n", slot, step, s.bytes,
+                           parts_text(s, c), s.element_type.empty() ? "-" : s.element_type, hex(s.checksum),
+                           state_text(s), s.dataset);
     }
 }
 
@@ -131,8 +132,9 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
 
 void add_inspect_command(CLI::App& app, std::ostream& out)
 {
-    auto* command = app.add_subcommand("inspect", "list the snapshots of a remat HDF5 snapshot file (step, bytes, "
-                                                  "part sizes, checksum, state); --verify re-reads and checks them all");
+    auto* command =
+        app.add_subcommand("inspect", "list the snapshots of a remat HDF5 snapshot file (step, bytes, "
+                                      "part sizes, checksum, state); --verify re-reads and checks them all");
     auto file = std::make_shared<std::string>();
     auto verify = std::make_shared<bool>(false);
     auto format = std::make_shared<std::string>("text");

@@ -255,8 +255,8 @@ struct parallel_hdf5_store::impl {
     std::vector<step_t> complete; // the step whose complete snapshot each slot has in the file (-1: none)
     std::vector<std::vector<std::size_t>> layouts; // this rank's part sizes in each complete slot
     std::vector<std::string> damaged; // why a resumed file's slot holds no valid snapshot ("" when it is empty)
-    std::vector<std::uint64_t> gathered_counts;    // every rank's part count and sizes in a write (kept, so
-    std::vector<std::uint64_t> gathered_bytes;     //   that a write allocates nothing once they are large enough)
+    std::vector<std::uint64_t> gathered_counts; // every rank's part count and sizes in a write (kept, so
+    std::vector<std::uint64_t> gathered_bytes;  //   that a write allocates nothing once they are large enough)
     std::vector<int> receive_counts, receive_offsets;
     level_stats stats;
 
@@ -665,34 +665,35 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     //    the checksum of this rank's parts one after the other.
     std::uint64_t sum = 0;
     throw_if_any<io_error>(
-        agree(m.comm, attempt([&] {
-                  remat::detail::xxh64_state h;
-                  std::uint64_t at = m.mine().offset;
-                  const std::byte nothing{};
-                  for (std::uint64_t i = 0; i < rounds; ++i) {
-                      const bool has = i < count && src[static_cast<std::size_t>(i)].size > 0;
-                      const hsize_t n[1] = {has ? src[static_cast<std::size_t>(i)].size : 1};
-                      hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
-                      hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
-                      if (has) {
-                          const hsize_t first[1] = {at};
-                          check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
-                                       ctx + ": hyperslab");
-                      } else {
-                          check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
-                          check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
-                      }
-                      const void* data = has ? static_cast<const void*>(src[static_cast<std::size_t>(i)].data) : &nothing;
-                      check_status(
-                          H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
-                          ctx + ": writing the data failed" + (single ? "" : " (part " + std::to_string(i) + ")"));
-                      if (has) {
-                          h.update(src[static_cast<std::size_t>(i)].data, src[static_cast<std::size_t>(i)].size);
-                          at += src[static_cast<std::size_t>(i)].size;
-                      }
-                  }
-                  sum = h.digest();
-              })),
+        agree(
+            m.comm, attempt([&] {
+                remat::detail::xxh64_state h;
+                std::uint64_t at = m.mine().offset;
+                const std::byte nothing{};
+                for (std::uint64_t i = 0; i < rounds; ++i) {
+                    const bool has = i < count && src[static_cast<std::size_t>(i)].size > 0;
+                    const hsize_t n[1] = {has ? src[static_cast<std::size_t>(i)].size : 1};
+                    hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
+                    hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
+                    if (has) {
+                        const hsize_t first[1] = {at};
+                        check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
+                                     ctx + ": hyperslab");
+                    } else {
+                        check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
+                        check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
+                    }
+                    const void* data = has ? static_cast<const void*>(src[static_cast<std::size_t>(i)].data) : &nothing;
+                    check_status(
+                        H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
+                        ctx + ": writing the data failed" + (single ? "" : " (part " + std::to_string(i) + ")"));
+                    if (has) {
+                        h.update(src[static_cast<std::size_t>(i)].data, src[static_cast<std::size_t>(i)].size);
+                        at += src[static_cast<std::size_t>(i)].size;
+                    }
+                }
+                sum = h.digest();
+            })),
         what);
     // 3. Every rank's checksum in the record, which now says complete.
     check(MPI_Allgather(&sum, 1, MPI_UINT64_T, r.checksums.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
