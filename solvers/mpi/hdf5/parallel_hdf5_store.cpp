@@ -257,7 +257,6 @@ struct parallel_hdf5_store::impl {
     std::vector<std::string> damaged; // why a resumed file's slot holds no valid snapshot ("" when it is empty)
     std::vector<std::uint64_t> gathered_counts; // every rank's part count and sizes in a write (kept, so
     std::vector<std::uint64_t> gathered_bytes;  //   that a write allocates nothing once they are large enough)
-    std::vector<int> receive_counts, receive_offsets;
     level_stats stats;
 
     [[nodiscard]] const part_extent& mine() const { return parts[static_cast<std::size_t>(rank)]; }
@@ -489,8 +488,6 @@ parallel_hdf5_store::parallel_hdf5_store(MPI_Comm comm, std::filesystem::path fi
     m.complete.assign(static_cast<std::size_t>(slots), -1);
     m.layouts.assign(static_cast<std::size_t>(slots), {});
     m.damaged.assign(static_cast<std::size_t>(slots), {});
-    m.receive_counts.assign(static_cast<std::size_t>(m.ranks), 0);
-    m.receive_offsets.assign(static_cast<std::size_t>(m.ranks), 0);
     m.gathered_counts.assign(static_cast<std::size_t>(m.ranks), 0);
 
     hdf5_scope scope;
@@ -612,31 +609,19 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     // Every rank's part sizes, so that every rank writes the same record (attribute writes are collective).
     const std::uint64_t count = src.size();
     check(MPI_Allgather(&count, 1, MPI_UINT64_T, m.gathered_counts.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
-    std::uint64_t parts = 0;
     std::uint64_t rounds = 0;
-    for (int r = 0; r < m.ranks; ++r) {
-        const std::uint64_t n = m.gathered_counts[static_cast<std::size_t>(r)];
-        m.receive_counts[static_cast<std::size_t>(r)] = static_cast<int>(n);
-        m.receive_offsets[static_cast<std::size_t>(r)] = static_cast<int>(parts);
-        parts += n;
+    for (const std::uint64_t n : m.gathered_counts)
         rounds = std::max(rounds, n);
-    }
     const bool single = rounds == 1;
-    m.gathered_bytes.resize(static_cast<std::size_t>(parts));
-    {
-        std::array<std::uint64_t, 16> small{};
-        std::vector<std::uint64_t> large;
-        std::uint64_t* mine = small.data();
-        if (count > small.size()) {
-            large.resize(static_cast<std::size_t>(count));
-            mine = large.data();
-        }
-        for (std::size_t i = 0; i < src.size(); ++i)
-            mine[i] = src[i].size;
-        check(MPI_Allgatherv(mine, static_cast<int>(count), MPI_UINT64_T, m.gathered_bytes.data(),
-                             m.receive_counts.data(), m.receive_offsets.data(), MPI_UINT64_T, m.comm),
-              "MPI_Allgatherv");
-    }
+    // Then each rank's sizes in a block of `rounds` (zeros after its own), rank 0's first.
+    m.gathered_bytes.assign(static_cast<std::size_t>(rounds) * static_cast<std::size_t>(m.ranks + 1), 0);
+    std::uint64_t* block =
+        m.gathered_bytes.data() + static_cast<std::size_t>(rounds) * static_cast<std::size_t>(m.ranks);
+    for (std::size_t i = 0; i < src.size(); ++i)
+        block[i] = src[i].size;
+    check(MPI_Allgather(block, static_cast<int>(rounds), MPI_UINT64_T, m.gathered_bytes.data(),
+                        static_cast<int>(rounds), MPI_UINT64_T, m.comm),
+          "MPI_Allgather");
 
     hdf5_scope scope;
     const std::string ctx = m.where(slot);
@@ -648,7 +633,9 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     r.checksums.assign(static_cast<std::size_t>(m.ranks), 0);
     if (!single) {
         r.part_counts = m.gathered_counts;
-        r.part_bytes = m.gathered_bytes;
+        for (int k = 0; k < m.ranks; ++k)
+            for (std::uint64_t i = 0; i < m.gathered_counts[static_cast<std::size_t>(k)]; ++i)
+                r.part_bytes.push_back(m.gathered_bytes[static_cast<std::size_t>(k) * rounds + i]);
     }
     // 1. The slot's old snapshot is no longer valid once its bytes start to change.
     throw_if_any<io_error>(agree(m.comm, attempt([&] {
