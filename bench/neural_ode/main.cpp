@@ -26,10 +26,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -38,23 +41,45 @@ using namespace remat::bench::neural_ode;
 
 constexpr int skipped = 77; // CTest's SKIP_RETURN_CODE for the GPU test
 
-// diffrax's RecursiveCheckpointAdjoint on the same problem size: median seconds per gradient, or -1.
-double diffrax_seconds(const problem_size& s, slot_t checkpoints, int repeats)
+// diffrax's RecursiveCheckpointAdjoint on the same problem size: median seconds per gradient, or -1 with
+// `why` set: no Python environment, or the script's last line on stderr when it failed.
+double diffrax_seconds(const problem_size& s, slot_t checkpoints, int repeats, std::string& why)
 {
     const std::string python = REMAT_PYTHON_VENV "/bin/python";
-    if (!std::filesystem::exists(python))
+    if (!std::filesystem::exists(python)) {
+        why = "no JAX in " REMAT_PYTHON_VENV "; scripts/install-python.sh installs it";
         return -1;
+    }
+    const std::filesystem::path errors =
+        std::filesystem::temp_directory_path() / ("remat-neural-ode-diffrax-" + std::to_string(::getpid()) + ".err");
     std::ostringstream cmd;
     cmd << python << " " << REMAT_DIFFRAX_BENCH << " --steps " << s.steps << " --batch " << s.batch << " --dim "
-        << s.dim << " --width " << s.width << " --checkpoints " << checkpoints << " --repeats " << repeats
-        << " 2>/dev/null";
+        << s.dim << " --width " << s.width << " --checkpoints " << checkpoints << " --repeats " << repeats << " 2>"
+        << errors.string();
     FILE* pipe = ::popen(cmd.str().c_str(), "r");
-    if (pipe == nullptr)
+    if (pipe == nullptr) {
+        why = "popen failed";
         return -1;
+    }
     double seconds = -1;
     if (std::fscanf(pipe, "%lf", &seconds) != 1)
         seconds = -1;
-    ::pclose(pipe);
+    const int status = ::pclose(pipe);
+    if (seconds <= 0 || status != 0) {
+        std::ifstream in(errors);
+        std::string line, last; // the exception's line (Python's last "...Error: ..."), else the last line
+        bool found_error = false;
+        while (std::getline(in, line)) {
+            const bool is_error =
+                line.find("Error") != std::string::npos || line.find("Exception") != std::string::npos;
+            if (!line.empty() && (is_error || !found_error))
+                last = line;
+            found_error = found_error || is_error;
+        }
+        why = REMAT_DIFFRAX_BENCH " failed: " + (last.empty() ? "exit status " + std::to_string(status) : last);
+        seconds = -1;
+    }
+    std::filesystem::remove(errors);
     return seconds;
 }
 
@@ -133,9 +158,11 @@ int main(int argc, char** argv)
         const measurement& all = m.front();
         const slot_t store_all_slots = all.what.slots;
         double diffrax10 = -1, diffrax1 = -1;
+        std::string diffrax_why;
         if (with_diffrax && !on_gpu) {
-            diffrax10 = diffrax_seconds(s, m[1].what.slots, repeats);
-            diffrax1 = diffrax_seconds(s, m[2].what.slots, repeats);
+            diffrax10 = diffrax_seconds(s, m[1].what.slots, repeats, diffrax_why);
+            if (diffrax10 > 0)
+                diffrax1 = diffrax_seconds(s, m[2].what.slots, repeats, diffrax_why);
         }
         if (format == "text") {
             std::printf("RK4, T = %lld, batch %lld, dim %lld, width %lld (state %.1f KiB, store-all %.1f MiB), "
@@ -152,14 +179,13 @@ int main(int argc, char** argv)
                             static_cast<double>(x.peak_bytes) / 1048576.0,
                             static_cast<double>(x.peak_bytes) / static_cast<double>(all.peak_bytes),
                             x.bit_identical ? "bit-identical" : "DIFFERS");
-            if (diffrax10 > 0)
+            if (diffrax10 > 0 && diffrax1 > 0)
                 std::printf("  diffrax RecursiveCheckpointAdjoint: %lld checkpoints %.3f s (remat %.2fx faster), "
                             "%lld checkpoints %.3f s (remat %.2fx faster)\n",
                             static_cast<long long>(m[1].what.slots), diffrax10, diffrax10 / m[1].seconds,
                             static_cast<long long>(m[2].what.slots), diffrax1, diffrax1 / m[2].seconds);
             else if (with_diffrax && !on_gpu)
-                std::printf("  diffrax: not run (no JAX in %s; scripts/install-python.sh installs it)\n",
-                            REMAT_PYTHON_VENV);
+                std::printf("  diffrax: not run (%s)\n", diffrax_why.c_str());
             std::fflush(stdout);
         }
         nlohmann::ordered_json j{{"device", device}, {"gpu", gpu},           {"snapshots", where},
@@ -179,6 +205,8 @@ int main(int argc, char** argv)
                  {"bit_identical_vs_store_all", x.bit_identical}});
         j["diffrax_seconds_10pct"] = diffrax10;
         j["diffrax_seconds_1pct"] = diffrax1;
+        if (!diffrax_why.empty())
+            j["diffrax_not_run"] = diffrax_why;
         report.push_back(j);
     }
     if (format == "json")
