@@ -137,6 +137,14 @@ int main(int argc, char** argv)
             write_json(o, res, device);
         else
             write_text(o, res);
+        // A gradient that differs from plain BPTT's is a defect, not a figure: the exit status says so, so that
+        // a runner that reads only the status (scripts/gpu-run.sh) fails too.
+        for (const auto& r : res.rows)
+            if (!r.identical) {
+                std::fprintf(stderr, "rnn_bptt: T = %lld, %s: the gradient differs from plain BPTT's\n",
+                             static_cast<long long>(r.steps), r.method.c_str());
+                return 1;
+            }
         return 0;
     } catch (const bench::no_device_error& e) {
         std::fprintf(stderr, "rnn_bptt: --device cuda: %s\n", e.what());

@@ -33,7 +33,7 @@ failed=0
 while IFS=$'\t' read -r name program arguments; do
     started=$EPOCHREALTIME
     (cd "$build/$(dirname "$program")" && timeout 300 "./$(basename "$program")" $arguments) \
-        >"$report/$name.log" 2>&1
+        </dev/null >"$report/$name.log" 2>&1
     status=$?
     seconds=$(python3 -c "print($EPOCHREALTIME - $started)")
     verdict=passed
@@ -48,7 +48,7 @@ if [[ -n $commands ]]; then
     while read -r line; do
         [[ -z $line || $line == \#* ]] && continue
         echo "\$ $line" | tee -a "$report/commands.txt"
-        (cd "$build" && REPORT="$report" timeout 300 bash -c "$line") >>"$report/commands.txt" 2>&1 ||
+        (cd "$build" && REPORT="$report" timeout 300 bash -c "$line") </dev/null >>"$report/commands.txt" 2>&1 ||
             { echo "exit $?" | tee -a "$report/commands.txt"; failed=$((failed + 1)); }
     done <"$commands"
 fi

@@ -140,6 +140,7 @@ int main(int argc, char** argv)
     }
 
     nlohmann::ordered_json report = nlohmann::ordered_json::array();
+    bool all_identical = true;
     for (const std::int64_t dim : dims) {
         problem_size s = base;
         s.dim = dim;
@@ -203,6 +204,8 @@ int main(int argc, char** argv)
                  {ratio_key, static_cast<double>(x.peak_bytes) / static_cast<double>(all.peak_bytes)},
                  {"gradient_checksum", x.checksum},
                  {"bit_identical_vs_store_all", x.bit_identical}});
+        for (const measurement& x : m)
+            all_identical = all_identical && x.bit_identical;
         j["diffrax_seconds_10pct"] = diffrax10;
         j["diffrax_seconds_1pct"] = diffrax1;
         if (!diffrax_why.empty())
@@ -218,6 +221,12 @@ int main(int argc, char** argv)
             std::cerr << "neural_ode: --json " << json_file << ": " << e.what() << '\n';
             return 1;
         }
+    }
+    // A gradient that differs from store-all's is a defect, not a figure: the exit status says so, so that a
+    // runner that reads only the status (scripts/gpu-run.sh) fails too.
+    if (!all_identical) {
+        std::cerr << "neural_ode: a gradient differs from store-all's (the DIFFERS row)\n";
+        return 1;
     }
     return 0;
 }

@@ -214,6 +214,15 @@ hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
         info.problem = "its record belongs to slot " + std::to_string(r.slot);
         return info;
     }
+    if (r.state != pf::record_state::complete) {
+        // A slot never written is not worth listing as a problem; the caller drops it.
+        info.status = hdf5_snapshot_status::interrupted;
+        info.problem = r.state == pf::record_state::empty
+                           ? "empty"
+                           : "its write of x_" + std::to_string(r.step) + " was interrupted (state is \"writing\")";
+        return info;
+    }
+    // Only a complete record's parts describe its data.
     for (std::size_t rank = 0; rank < parts.size(); ++rank) {
         const std::vector<std::uint64_t> sizes = r.parts_of(rank, parts.size(), parts[rank].second);
         std::uint64_t sum = 0;
@@ -224,14 +233,6 @@ hdf5_snapshot_info inspect_parallel_slot(hid_t file, slot_t slot,
                            std::to_string(parts[rank].second) + " bytes";
             return info;
         }
-    }
-    if (r.state != pf::record_state::complete) {
-        // A slot never written is not worth listing as a problem; the caller drops it.
-        info.status = hdf5_snapshot_status::interrupted;
-        info.problem = r.state == pf::record_state::empty
-                           ? "empty"
-                           : "its write of x_" + std::to_string(r.step) + " was interrupted (state is \"writing\")";
-        return info;
     }
     info.status = hdf5_snapshot_status::complete;
     if (!verify)
