@@ -731,6 +731,11 @@ void hdf5_store::use_copier(byte_copier copy)
     detail::use_copier(impl_->opts.copy, copy, impl_->opts.name);
 }
 
+byte_copier hdf5_store::copier() const noexcept
+{
+    return impl_->opts.copy;
+}
+
 void hdf5_store::close()
 {
     impl& s = *impl_;

@@ -47,6 +47,18 @@ public:
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const { return level_.snapshot_bytes(slot); }
     [[nodiscard]] level_stats stats() const { return level_.stats(); }
 
+    /// A tiered store's copier goes on to the level (a wrapper that dropped it would be refused).
+    void use_copier(byte_copier copy)
+        requires requires(Level& l, byte_copier c) { l.use_copier(c); }
+    {
+        level_.use_copier(copy);
+    }
+    [[nodiscard]] byte_copier copier() const noexcept
+        requires requires(const Level& l) { l.copier(); }
+    {
+        return level_.copier();
+    }
+
     [[nodiscard]] Level& inner() noexcept { return level_; }
     [[nodiscard]] const transfer_time& time() const noexcept { return time_; }
 

@@ -113,3 +113,55 @@ BOOST_AUTO_TEST_CASE(a_null_copier_is_refused)
     host_store level(2);
     BOOST_CHECK_THROW(level.use_copier(null), argument_error);
 }
+
+BOOST_AUTO_TEST_CASE(a_store_made_without_a_copier_leaves_each_level_its_own)
+{
+    // tiered_store(device level, host_store(n, cuda::host_level_options())): the host level copies, and
+    // stages behind the asynchronous engine, with its own copier, the store having none to give.
+    const device_tagged_problem problem;
+    copy_log reference_log;
+    host_store all(steps, {.copy = logging_copier(reference_log)});
+    const multipart_result expected =
+        run_multipart(problem, device_tagged_adjoint{}, store_all(steps, steps), all, steps);
+    for (const bool slow_async : {false, true}) {
+        copy_log fast, slow;
+        tiered_store store({tier_options{}, tier_options{.asynchronous = slow_async}},
+                           host_store(3, {.copy = logging_copier(fast)}),
+                           host_store(7, {.copy = logging_copier(slow)}));
+        const multipart_result r =
+            run_multipart(problem, device_tagged_adjoint{}, split_levels(revolve(steps, 10), 3), store, steps);
+        BOOST_TEST(r.wrong_states == 0u, slow_async);
+        BOOST_TEST(same_bits(r.gradient, expected.gradient), slow_async);
+        BOOST_TEST(r.report.levels.at(1).stores > 0u);
+        BOOST_TEST(fast.copies > 0u);
+        BOOST_TEST(slow.copies > 0u);
+    }
+}
+
+namespace {
+// A level that wraps another and does not pass use_copier on.
+struct opaque_level {
+    host_store inner;
+    [[nodiscard]] level_capacity capacity() const { return inner.capacity(); }
+    void write(slot_t slot, step_t step, const_bytes src) { inner.write(slot, step, src); }
+    void read(slot_t slot, step_t step, mutable_bytes dst) { inner.read(slot, step, dst); }
+    void release(slot_t slot) { inner.release(slot); }
+    void release_all() noexcept { inner.release_all(); }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const { return inner.snapshot_bytes(slot); }
+    [[nodiscard]] level_stats stats() const { return inner.stats(); }
+};
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_level_that_cannot_take_the_copier_is_refused_not_skipped)
+{
+    copy_log a;
+    try {
+        tiered_store store(logging_copier(a), host_store(2), opaque_level{host_store(4)});
+        BOOST_ERROR("the copier was dropped silently");
+    } catch (const argument_error& e) {
+        BOOST_TEST(std::string(e.what()).find("level 1") != std::string::npos, e.what());
+    }
+    // Without a copier to hand on, such a level is fine.
+    tiered_store plain(host_store(2), opaque_level{host_store(4)});
+    BOOST_TEST(plain.level_count() == 2);
+}

@@ -174,6 +174,8 @@ public:
     /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
     /// default copier or the same one; argument_error when options::copy gave it another one.
     void use_copier(byte_copier copy);
+    /// The copier the level copies with.
+    [[nodiscard]] byte_copier copier() const noexcept;
     /// Flushes and closes the file now, reporting failures (io_error); afterwards the store holds nothing
     /// and write, read and flush throw argument_error.
     void close();

@@ -83,6 +83,8 @@ public:
     /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
     /// default copier or the same one; argument_error when it was given another one.
     void use_copier(byte_copier copy) { detail::use_copier(options_.copy, copy, options_.name); }
+    /// The copier the level copies with.
+    [[nodiscard]] byte_copier copier() const noexcept { return options_.copy; }
 
     /// Returns the memory of every slot to the resource (the store stays usable).
     void shrink() noexcept;

@@ -154,9 +154,18 @@ private:
         auto& level = std::get<I>(levels_);
         if constexpr (requires { level.use_copier(copy); })
             level.use_copier(copy);
+        else if (copy != host_copy)
+            throw argument_error("level " + std::to_string(I) +
+                                 " cannot take the store's copier (it has no use_copier; a wrapper must pass it on)");
+        // The staging engine copies as the level does: with the store's copier, or, where the store was given
+        // none, with the level's own (a pinned host level of device states, say).
+        byte_copier staging = copy;
+        if constexpr (requires { byte_copier{level.copier()}; })
+            if (copy == host_copy)
+                staging = level.copier();
         using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
         if (options.asynchronous) {
-            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async, copy);
+            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async, staging);
             async_[I] = a.get();
             tiers_[I] = std::move(a);
         } else {
