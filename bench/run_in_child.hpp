@@ -18,8 +18,9 @@ namespace remat::bench {
 
 template <class T>
 struct child_result {
-    T value;                // what the body returned
-    double cpu_seconds = 0; // user + system time of the whole child
+    T value;                   // what the body returned
+    double cpu_seconds = 0;    // user + system time of the whole child
+    double system_seconds = 0; // of which system time (page faults, I/O)
     long long peak_rss_bytes = 0;
 };
 
@@ -68,6 +69,7 @@ auto run_in_child(const std::string& what, Body&& body) -> child_result<std::inv
         return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
     };
     result.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+    result.system_seconds = seconds(usage.ru_stime);
     result.peak_rss_bytes = static_cast<long long>(usage.ru_maxrss) * 1024; // kilobytes on Linux
     return result;
 }
