@@ -18,6 +18,8 @@
 //     G(s, M) = min over 1 <= j <= K of F(s, s+j) + G(s+j, M - u_s) + E(s, j, M)   (same condition on M)
 // and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, M) (G(0, M)) for the largest M <= U
 // whose plan fits the true budget (sizes are rounded up, so M = budget_units always does; see chain.cpp).
+// E keeps its values only: the cursor finds a split again as the first j (then keep option) whose sum gives the
+// value (chain.cpp, inner_split); G keeps its splits.
 //
 // Keeping a block (blocks only; one step is nothing to keep): x_s current and held, advance the block storing a
 // chosen set of its inner states (option o), reverse the right part with those held, then for each stored state
@@ -48,13 +50,15 @@ struct chain_plan {
     step_t steps = 0;               ///< T
     step_t horizon = 0;             ///< K
     bool lossless = false;
-    std::vector<std::uint64_t> u;      ///< units of x_k, k <= T
-    std::vector<std::uint64_t> r;      ///< units while the adjoint of step k runs
-    std::vector<std::uint64_t> wide;   ///< units while step k runs forward: p[k], or a block's widest state
-    std::vector<std::uint64_t> offset; ///< E's first entry for start s
-    std::vector<float> cost;           ///< E(s, l, M) at offset[s] + (l-1)*(U+1) + M
-    std::vector<std::uint16_t> split;  ///< its j
-    std::vector<double> outer_cost;    ///< G(s, M) at s*(U+1) + M, for T - s > K
+    std::vector<std::uint64_t> u;         ///< units of x_k, k <= T
+    std::vector<std::uint64_t> r;         ///< units while the adjoint of step k runs
+    std::vector<std::uint64_t> wide;      ///< units while step k runs forward: p[k], or a block's widest state
+    std::vector<std::uint64_t> first_row; ///< E's row of (s, 1); (s, l) is row first_row[s] + l - 1
+    std::vector<float> cost;              ///< E(s, l, M) at row(s, l) * (U+1) + M
+    std::vector<std::uint64_t> finite;    ///< by row: the least M where E(s, l, M) is finite (U + 1: none)
+    std::vector<std::uint64_t> flat;      ///< by row: E(s, l, M) is the same for every M from here to U
+    std::vector<double> prefix;           ///< F(a, b) = prefix[b] - prefix[a], as the tables add it
+    std::vector<double> outer_cost;       ///< G(s, M) at s*(U+1) + M, for T - s > K
     std::vector<std::uint16_t> outer_split;
     // Chains planned in blocks: keeping block s (split keep + o: its option o) advances it storing some of its
     // inner states, so that its adjoint restores them and re-runs only the steps between them.
@@ -75,10 +79,11 @@ struct chain_plan {
     schedule_cost counts;
 
     [[nodiscard]] std::uint64_t row() const noexcept { return units + 1; }
-    [[nodiscard]] std::uint64_t at(step_t s, step_t l) const noexcept
+    [[nodiscard]] std::uint64_t row_of(step_t s, step_t l) const noexcept
     {
-        return offset[static_cast<std::size_t>(s)] + static_cast<std::uint64_t>(l - 1) * row();
+        return first_row[static_cast<std::size_t>(s)] + static_cast<std::uint64_t>(l - 1);
     }
+    [[nodiscard]] std::uint64_t at(step_t s, step_t l) const noexcept { return row_of(s, l) * row(); }
     /// Whether G(s, .) is the outer table's (T - s > K) rather than H(s, T - s, .).
     [[nodiscard]] bool outer(step_t s) const noexcept { return steps - s > horizon; }
     /// Whether blocks may be kept (a chain planned in blocks).

@@ -6,8 +6,8 @@
 // `granularity` bytes, every size rounded up to whole units and the budget down, so a plan always fits
 // the true budget. With horizon K = T the plan is optimal for the rounded model, and its cost is at most
 // the true optimum for the budget less (T + 3) * granularity bytes (docs/heterogeneous.md proves it); when
-// the granularity divides every size it is the true optimum. Work ~ T * K^2/2 * U and table T * K * U
-// entries of 6 bytes for U = budget / granularity units; for long chains K < T limits the left parts of
+// the granularity divides every size it is the true optimum. Work ~ T * K^2/2 * U and a table of about
+// T * K * U float entries for U = budget / granularity units; for long chains K < T limits the left parts of
 // the outermost chain of checkpoints to K steps (the plan says `exact() == false`).
 //
 // With every f_k, b_k, m_k equal (and a_k = 0), a budget of (s+1) * m gives remat::revolve(T, s)'s cost.
@@ -57,7 +57,7 @@ public:
         /// storing its inner states, which its adjoint restores) or re-run inside its adjoint, as the tables
         /// choose (see docs/heterogeneous.md); 1: never in blocks.
         step_t block_steps = 0;
-        /// Largest table (T * K * (U + 1) entries, 6 bytes each) the plan builds.
+        /// Largest table (T * K * (U + 1) entries, 4 bytes each) the plan builds.
 
         std::uint64_t max_table_entries = std::uint64_t{1} << 25;
         /// With an automatic granularity that loses something: make the tables reach past the budget (by up
