@@ -116,13 +116,22 @@ chain_model blocked(const chain_model& fine, step_t block)
 void choose_horizon(chain_plan& p, const chain::options& opts)
 {
     const auto t = static_cast<std::uint64_t>(p.steps);
-    const std::uint64_t per_step = t * p.row(); // entries per unit of horizon (T rows of U+1)
-    if (p.row() > opts.max_table_entries / t)
+    const std::uint64_t rows = opts.max_table_entries / p.row(); // rows of U + 1 entries that fit
+    if (rows < t)
         throw capacity_error("a chain of " + std::to_string(t) + " steps at " + std::to_string(p.units) +
                              " memory units (granularity " + std::to_string(p.granularity) +
                              " bytes) needs more than max_table_entries = " + std::to_string(opts.max_table_entries) +
                              " table entries; use a coarser granularity");
-    const std::uint64_t fitting = std::min({opts.max_table_entries / per_step, t, max_horizon});
+    // A horizon of K has min(K, T - s) rows for each start s: K T - K (K - 1) / 2 in all, growing with K.
+    const auto rows_for = [&](std::uint64_t h) { return h * t - h * (h - 1) / 2; };
+    std::uint64_t fitting = 1; // rows_for(1) = T fits
+    for (std::uint64_t high = std::min(t, max_horizon); fitting < high;) {
+        const std::uint64_t mid = fitting + (high - fitting + 1) / 2;
+        if (rows_for(mid) <= rows)
+            fitting = mid;
+        else
+            high = mid - 1;
+    }
     if (opts.horizon < 0)
         throw argument_error("horizon must be >= 0, got " + std::to_string(opts.horizon));
     if (opts.horizon > 0 && static_cast<std::uint64_t>(opts.horizon) > fitting && fitting < t)

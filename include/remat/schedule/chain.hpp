@@ -57,8 +57,8 @@ public:
         /// storing its inner states, which its adjoint restores) or re-run inside its adjoint, as the tables
         /// choose (see docs/heterogeneous.md); 1: never in blocks.
         step_t block_steps = 0;
-        /// Largest table (T * K * (U + 1) entries, 4 bytes each) the plan builds.
-
+        /// Largest table the plan builds: min(K, T - s) rows of U + 1 entries (4 bytes each) for each start
+        /// s, K T - K (K - 1) / 2 rows in all (T (T + 1) / 2 when K = T).
         std::uint64_t max_table_entries = std::uint64_t{1} << 25;
         /// With an automatic granularity that loses something: make the tables reach past the budget (by up
         /// to T + 3 units, at most an eighth) and walk the plan from the most units whose plan still fits
