@@ -227,6 +227,39 @@ record get_record(hid_t dataset, std::size_t ranks, const std::string& ctx)
     return r;
 }
 
+// Moves this rank's parts between memory and its hyperslab of a slot dataset, from byte `at` on, in
+// `rounds` collective transfers: part i in round i. A round past this rank's parts, or an empty part,
+// selects nothing but still takes part, so that every rank makes the same collective calls (write and read
+// alike). move(memory space, file space, data, round) makes the round's H5Dwrite or H5Dread. Returns the
+// XXH64 of the parts one after the other.
+template <class Parts, class Move>
+std::uint64_t transfer_rounds(hid_t dataset, Parts parts, std::uint64_t rounds, std::uint64_t at,
+                              const std::string& ctx, Move&& move)
+{
+    remat::detail::xxh64_state h;
+    std::byte nothing{};
+    for (std::uint64_t i = 0; i < rounds; ++i) {
+        const bool has = i < parts.size() && parts[static_cast<std::size_t>(i)].size > 0;
+        const hsize_t n[1] = {has ? parts[static_cast<std::size_t>(i)].size : 1};
+        hdf5_dataspace file_space(check_id(H5Dget_space(dataset), ctx + ": dataspace"));
+        hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
+        if (has) {
+            const hsize_t first[1] = {at};
+            check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
+                         ctx + ": hyperslab");
+        } else {
+            check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
+            check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
+        }
+        move(memory.get(), file_space.get(), has ? parts[static_cast<std::size_t>(i)].data : &nothing, i);
+        if (has) {
+            h.update(parts[static_cast<std::size_t>(i)].data, parts[static_cast<std::size_t>(i)].size);
+            at += parts[static_cast<std::size_t>(i)].size;
+        }
+    }
+    return h.digest();
+}
+
 hdf5_plist file_access(MPI_Comm comm, const std::string& ctx)
 {
     hdf5_plist fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), ctx + ": property list"));
@@ -651,37 +684,17 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     //    state into its place in the hyperslab (a rank with fewer parts, or an empty one, selects nothing);
     //    the checksum of this rank's parts one after the other.
     std::uint64_t sum = 0;
-    throw_if_any<io_error>(
-        agree(
-            m.comm, attempt([&] {
-                remat::detail::xxh64_state h;
-                std::uint64_t at = m.mine().offset;
-                const std::byte nothing{};
-                for (std::uint64_t i = 0; i < rounds; ++i) {
-                    const bool has = i < count && src[static_cast<std::size_t>(i)].size > 0;
-                    const hsize_t n[1] = {has ? src[static_cast<std::size_t>(i)].size : 1};
-                    hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
-                    hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
-                    if (has) {
-                        const hsize_t first[1] = {at};
-                        check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
-                                     ctx + ": hyperslab");
-                    } else {
-                        check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
-                        check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
-                    }
-                    const void* data = has ? static_cast<const void*>(src[static_cast<std::size_t>(i)].data) : &nothing;
-                    check_status(
-                        H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
-                        ctx + ": writing the data failed" + (single ? "" : " (part " + std::to_string(i) + ")"));
-                    if (has) {
-                        h.update(src[static_cast<std::size_t>(i)].data, src[static_cast<std::size_t>(i)].size);
-                        at += src[static_cast<std::size_t>(i)].size;
-                    }
-                }
-                sum = h.digest();
-            })),
-        what);
+    throw_if_any<io_error>(agree(m.comm, attempt([&] {
+                                     sum = transfer_rounds(
+                                         d.get(), src, rounds, m.mine().offset, ctx,
+                                         [&](hid_t memory, hid_t file_space, const void* data, std::uint64_t i) {
+                                             check_status(H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory, file_space,
+                                                                   m.transfer.get(), data),
+                                                          ctx + ": writing the data failed" +
+                                                              (single ? "" : " (part " + std::to_string(i) + ")"));
+                                         });
+                                 })),
+                           what);
     // 3. Every rank's checksum in the record, which now says complete.
     check(MPI_Allgather(&sum, 1, MPI_UINT64_T, r.checksums.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
     r.state = record_state::complete;
@@ -766,32 +779,13 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_parts dst)
             problem = ctx + ": the file holds " + *why;
         // The data moves collectively even when this rank's record is bad (it then selects nothing), so
         // that no rank waits.
-        remat::detail::xxh64_state h;
-        std::uint64_t at = m.mine().offset;
-        std::byte nothing{};
-        for (std::uint64_t i = 0; i < rounds; ++i) {
-            const bool has = problem.empty() && i < dst.size() && dst[static_cast<std::size_t>(i)].size > 0;
-            const hsize_t n[1] = {has ? dst[static_cast<std::size_t>(i)].size : 1};
-            hdf5_dataspace file_space(check_id(H5Dget_space(d.get()), ctx + ": dataspace"));
-            hdf5_dataspace memory(check_id(H5Screate_simple(1, n, nullptr), ctx));
-            if (has) {
-                const hsize_t first[1] = {at};
-                check_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first, nullptr, n, nullptr),
-                             ctx + ": hyperslab");
-            } else {
-                check_status(H5Sselect_none(file_space.get()), ctx + ": hyperslab");
-                check_status(H5Sselect_none(memory.get()), ctx + ": hyperslab");
-            }
-            void* data = has ? static_cast<void*>(dst[static_cast<std::size_t>(i)].data) : &nothing;
-            check_status(H5Dread(d.get(), H5T_NATIVE_UINT8, memory.get(), file_space.get(), m.transfer.get(), data),
-                         ctx + ": reading the data failed");
-            if (has) {
-                h.update(dst[static_cast<std::size_t>(i)].data, dst[static_cast<std::size_t>(i)].size);
-                at += dst[static_cast<std::size_t>(i)].size;
-            }
-        }
+        const std::uint64_t sum = transfer_rounds(
+            d.get(), problem.empty() ? dst : mutable_parts{}, rounds, m.mine().offset, ctx,
+            [&](hid_t memory, hid_t file_space, void* data, std::uint64_t) {
+                check_status(H5Dread(d.get(), H5T_NATIVE_UINT8, memory, file_space, m.transfer.get(), data),
+                             ctx + ": reading the data failed");
+            });
         if (problem.empty()) {
-            const std::uint64_t sum = h.digest();
             const std::uint64_t expected = r.checksums[static_cast<std::size_t>(m.rank)];
             if (sum != expected)
                 problem = ctx + ": checksum mismatch for x_" + std::to_string(step) + " in this rank's bytes " +
