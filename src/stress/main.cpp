@@ -10,6 +10,7 @@
 
 #include "parse.hpp"
 
+#include "remat/detail/median_seconds.hpp"
 #include "remat/error.hpp"
 #include "remat/hdf5/calibrate.hpp"
 #include "remat/report/json.hpp"
@@ -97,14 +98,7 @@ double time_step(std::size_t bytes)
 {
     const reaction_diffusion m = model_for(bytes);
     field x = m.initial(1), scratch;
-    std::vector<double> t;
-    for (int i = 0; i < 5; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        m.step(x, scratch);
-        t.push_back(seconds_since(start));
-    }
-    std::sort(t.begin(), t.end());
-    return t[2];
+    return detail::median_seconds(5, [&](int) { m.step(x, scratch); });
 }
 
 // The RAM the run needs besides its slots: the state, the adjoint and their scratch copies (5 states),

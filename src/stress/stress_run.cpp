@@ -1,5 +1,6 @@
 #include "stress_run.hpp"
 
+#include "remat/detail/median_seconds.hpp"
 #include "remat/detail/xxh64.hpp"
 #include "remat/driver/resume.hpp"
 #include "remat/driver/run.hpp"
@@ -18,8 +19,6 @@
 
 #include "fault_hook.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -179,16 +178,17 @@ double device_transfer_seconds(std::size_t state_bytes)
 #if REMAT_STRESS_DEVICE
     cuda::device_store probe(level_capacity{.slots = 1}, {.slot_bytes = state_bytes});
     field x(state_bytes / sizeof(double), 1.0);
-    std::vector<double> t;
-    for (int i = 0; i < 5; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        probe.write(0, 0, snapshot_traits<field>::bytes(std::as_const(x)));
-        probe.read(0, 0, snapshot_traits<field>::bytes(x));
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 2);
-        probe.release(0);
-    }
-    std::sort(t.begin(), t.end());
-    return t[2];
+    const double pair = detail::median_seconds(
+        5,
+        [&](int i) {
+            if (i > 0)
+                probe.release(0); // the previous pair's snapshot, untimed
+        },
+        [&](int) {
+            probe.write(0, 0, snapshot_traits<field>::bytes(std::as_const(x)));
+            probe.read(0, 0, snapshot_traits<field>::bytes(x));
+        });
+    return pair / 2;
 #else
     (void)state_bytes;
     throw argument_error("device slots: " + device_level_missing());

@@ -2,6 +2,7 @@
 // so that remat::chain can plan from measurements (docs/heterogeneous.md).
 #pragma once
 
+#include "remat/detail/median_seconds.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/error.hpp"
@@ -39,21 +40,6 @@ std::uint64_t state_size(const State& x)
         return snapshot_traits<State>::bytes(x).size;
     else
         return snapshot_traits<State>::size_bytes(x);
-}
-
-/// The median time of run(i) over `repeats` runs; prepare(i) runs before each, untimed.
-template <class Prepare, class Run>
-double median_seconds(int repeats, Prepare&& prepare, Run&& run)
-{
-    std::vector<double> times;
-    for (int i = 0; i < repeats; ++i) {
-        prepare(i);
-        const auto start = std::chrono::steady_clock::now();
-        run(i);
-        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::nth_element(times.begin(), times.begin() + repeats / 2, times.end());
-    return times[static_cast<std::size_t>(repeats / 2)];
 }
 
 } // namespace detail
