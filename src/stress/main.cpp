@@ -125,6 +125,16 @@ nlohmann::ordered_json level_json(const level_total& l)
             {"read_vs_calibrated", ratio(l.calibrated_read_seconds, l.read_seconds)}};
 }
 
+// What the report says of the device level. Without device slots the CUDA runtime is asked only here, after
+// the run and its RSS measurements: once initialised, it may hold host memory of its own.
+std::string device_level_text(slot_t device_slots)
+{
+    if (device_slots > 0)
+        return std::to_string(device_slots) + " GPU slots above RAM";
+    const std::string missing = device_level_missing();
+    return "none (--device-slots 0" + (missing.empty() ? std::string(")") : "; " + missing + ")");
+}
+
 int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
 {
     const auto start = std::chrono::steady_clock::now();
@@ -291,11 +301,7 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
     nlohmann::ordered_json level_list = nlohmann::ordered_json::array();
     for (const level_total& l : levels)
         level_list.push_back(level_json(l));
-    const std::string device_level =
-        opt.device_slots > 0
-            ? std::to_string(opt.device_slots) + " GPU slots above RAM"
-            : "none (--device-slots 0" +
-                  (device_level_missing().empty() ? std::string(")") : "; " + device_level_missing() + ")");
+    const std::string device_level = device_level_text(opt.device_slots);
     nlohmann::ordered_json fault_list = nlohmann::ordered_json::array();
     for (const fault_result& f : faults)
         fault_list.push_back({{"kind", to_string(f.kind)},
@@ -431,8 +437,9 @@ int main(int argc, char** argv)
         }
         opt.host_slots = cli::parse_count("--host-slots", host_slots_text, 2);
         opt.device_slots = cli::parse_count("--device-slots", device_slots_text, 0);
-        if (opt.device_slots > 0 && !device_level_missing().empty())
-            throw cli::usage_error("--device-slots " + device_slots_text + ": " + device_level_missing());
+        const std::string missing = opt.device_slots > 0 ? device_level_missing() : std::string();
+        if (!missing.empty())
+            throw cli::usage_error("--device-slots " + device_slots_text + ": " + missing);
         opt.max_seconds = static_cast<double>(cli::parse_count("--max-seconds", max_seconds_text, 0));
         opt.dir = dir;
         opt.calibrate_repeats = small ? 2 : 3;
