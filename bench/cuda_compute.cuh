@@ -5,12 +5,14 @@
 #include "bench_util.hpp"
 
 #include "remat/cuda/detail/check.hpp"
+#include "remat/cuda/device_missing.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <string>
 
 namespace remat::bench {
 
@@ -54,12 +56,10 @@ inline void adjoint(double* a, const double* x, std::size_t n, int iterations)
 /// Without a usable CUDA device, prints "<program>: skipped: no CUDA device (why)" and returns true.
 inline bool skipped_without_a_device(const char* program)
 {
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status == cudaSuccess && devices > 0)
+    const std::string why = cuda::device_missing();
+    if (why.empty())
         return false;
-    std::printf("%s: skipped: no CUDA device (%s)\n", program,
-                status != cudaSuccess ? cudaGetErrorString(status) : "none found");
+    std::printf("%s: skipped: %s\n", program, why.c_str());
     return true;
 }
 

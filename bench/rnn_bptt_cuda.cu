@@ -2,6 +2,7 @@
 // snapshots in remat::cuda::device_store.
 #include "rnn_bptt_measure.hpp"
 
+#include "remat/cuda/device_missing.hpp"
 #include "remat/cuda/error.hpp"
 
 #include <cuda_runtime_api.h>
@@ -12,13 +13,8 @@ namespace remat::bench {
 
 rnn_bptt_result measure_rnn_bptt_on_cuda(const rnn_bptt_options& o)
 {
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess)
-        throw no_device_error(std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorName(status) +
-                              ": " + cudaGetErrorString(status) + ")");
-    if (devices == 0)
-        throw no_device_error("this machine has no CUDA device");
+    if (const std::string why = cuda::device_missing(); !why.empty())
+        throw no_device_error(why);
     int device = 0;
     cudaDeviceProp props{};
     if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&props, device) != cudaSuccess)

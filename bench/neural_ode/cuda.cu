@@ -5,6 +5,7 @@
 #include "problem.hpp"
 
 #include "remat/cuda/copy.hpp"
+#include "remat/cuda/device_missing.hpp"
 #include "remat/cuda/device_store.hpp"
 #include "remat/cuda/error.hpp"
 #include "remat/cuda/pinned_memory_resource.hpp"
@@ -24,12 +25,8 @@ std::string describe(cudaError_t status)
 
 void require_device()
 {
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess)
-        throw no_cuda_device("no usable CUDA device (" + describe(status) + ")");
-    if (devices == 0)
-        throw no_cuda_device("this machine has no CUDA device");
+    if (const std::string why = cuda::device_missing(); !why.empty())
+        throw no_cuda_device(why);
 }
 
 void synchronize()

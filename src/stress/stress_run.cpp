@@ -12,9 +12,8 @@
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 #if REMAT_STRESS_DEVICE
+#include "remat/cuda/device_missing.hpp"
 #include "remat/cuda/device_store.hpp"
-
-#include <cuda_runtime_api.h>
 #endif
 
 #include "fault_hook.hpp"
@@ -198,11 +197,7 @@ double device_transfer_seconds(std::size_t state_bytes)
 std::string device_level_missing()
 {
 #if REMAT_STRESS_DEVICE
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess)
-        return std::string("no CUDA device (") + cudaGetErrorString(status) + ")";
-    return devices > 0 ? "" : "no CUDA device (cudaGetDeviceCount found none)";
+    return cuda::device_missing();
 #else
     return "this build has no device level (remat::cuda was not built: nvcc was not found)";
 #endif

@@ -1,19 +1,18 @@
 // A downstream program linking the installed remat::cuda (host code only, built by the host compiler):
 // a device-store round trip when a GPU is present.
 #include <remat/cuda/device_buffer.hpp>
+#include <remat/cuda/device_missing.hpp>
 #include <remat/cuda/device_store.hpp>
 #include <remat/remat.hpp>
 
-#include <cuda_runtime_api.h>
-
 #include <cstdio>
+#include <string>
 #include <vector>
 
 int main()
 {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        std::printf("cuda consumer built; skipped: no CUDA device\n");
+    if (const std::string why = remat::cuda::device_missing(); !why.empty()) {
+        std::printf("cuda consumer built; skipped: %s\n", why.c_str());
         return 0;
     }
     std::vector<double> host(1000, 2.5), back(1000, 0.0);

@@ -2,19 +2,17 @@
 // as skipped (SKIP_RETURN_CODE), never as passed.
 #include <boost/test/unit_test.hpp>
 
-#include <cuda_runtime_api.h>
+#include "remat/cuda/device_missing.hpp"
 
 #include <cstdio>
+#include <string>
 
 bool init_unit_test(); // defined by each test's BOOST_TEST_MODULE
 
 int main(int argc, char* argv[])
 {
-    int devices = 0;
-    const cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess || devices == 0) {
-        std::printf("skipped: no CUDA device (%s)\n",
-                    status != cudaSuccess ? cudaGetErrorString(status) : "cudaGetDeviceCount found none");
+    if (const std::string why = remat::cuda::device_missing(); !why.empty()) {
+        std::printf("skipped: %s\n", why.c_str());
         return 77;
     }
     return boost::unit_test::unit_test_main(&init_unit_test, argc, argv);
