@@ -37,7 +37,9 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
 
 byte_copier copier(cudaStream_t user_stream) noexcept
 {
-    return {&copy_on_stream, static_cast<void*>(user_stream)};
+    // cudaStreamLegacy is the stream null names here: one context for both, so that copies of a copier
+    // compare equal whichever way the stream was written.
+    return {&copy_on_stream, user_stream == cudaStreamLegacy ? nullptr : static_cast<void*>(user_stream)};
 }
 
 std::optional<cudaStream_t> copier_stream(const byte_copier& copy) noexcept

@@ -1,12 +1,14 @@
 // The parts of remat::cuda that need no GPU (label unit: they run wherever remat::cuda is built, a device
-// or not): device_missing() against the CUDA runtime's own answer.
+// or not): device_missing() against the CUDA runtime's own answer, and copier identity.
 #define BOOST_TEST_MODULE cuda_no_device_needed
 #include <boost/test/unit_test.hpp>
 
+#include "remat/cuda/copy.hpp"
 #include "remat/cuda/device_missing.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 
 BOOST_AUTO_TEST_CASE(device_missing_is_empty_exactly_when_the_runtime_finds_a_device)
@@ -24,4 +26,30 @@ BOOST_AUTO_TEST_CASE(device_missing_is_empty_exactly_when_the_runtime_finds_a_de
     else
         BOOST_TEST(why == "no CUDA device (cudaGetDeviceCount found none)");
     BOOST_TEST_MESSAGE("this machine: " << why);
+}
+
+// A copier is its function and its context (the stream): copies made for one stream compare equal, however
+// the stream is written; copiers for different streams do not. Making and comparing copiers calls nothing
+// of the CUDA runtime, so the made-up stream handles below are never used.
+BOOST_AUTO_TEST_CASE(copiers_for_the_same_stream_compare_equal)
+{
+    using remat::cuda::copier;
+    using remat::cuda::copier_stream;
+    BOOST_TEST((copier(nullptr) == copier(cudaStreamLegacy)));
+    BOOST_TEST((copier() == copier(cudaStreamLegacy)));
+    BOOST_TEST((copier_stream(copier(cudaStreamLegacy)) == cudaStream_t{}));
+    BOOST_TEST((copier_stream(copier(nullptr)) == cudaStream_t{}));
+
+    // The per-thread default stream is another stream than the legacy one, and so is a stream of one's own.
+    const auto own = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000});
+    BOOST_TEST((copier(cudaStreamPerThread) != copier(nullptr)));
+    BOOST_TEST((copier(own) != copier(nullptr)));
+    BOOST_TEST((copier(own) != copier(cudaStreamPerThread)));
+    BOOST_TEST((copier(own) == copier(own)));
+    BOOST_TEST((copier_stream(copier(own)) == own));
+    BOOST_TEST((copier_stream(copier(cudaStreamPerThread)) == cudaStreamPerThread));
+
+    // Not the host-only copier, and no stream is read out of that one.
+    BOOST_TEST((copier() != remat::host_copy));
+    BOOST_TEST(!copier_stream(remat::host_copy).has_value());
 }

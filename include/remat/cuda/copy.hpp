@@ -44,11 +44,11 @@ inline void copy_any(void* /*context*/, void* dst, memory_space dst_space, const
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size);
 
 /// A copier between any host and device memory that copies on `user_stream`, the stream of the user's
-/// kernels (nullptr: CUDA's legacy default stream, where Thrust and plain <<<...>>> launches go). Each copy
-/// is enqueued there, so it starts after the kernels enqueued before it (it sees the state they produce),
-/// and returns once the bytes are in place. Host-to-host copies are a plain memcpy. Copies throw
-/// cuda_error. Given to a tiered_store, it also tells a device_store level which stream to order its own
-/// copies against (see copier_stream).
+/// kernels (nullptr or cudaStreamLegacy: CUDA's legacy default stream, where Thrust and plain <<<...>>>
+/// launches go; the two make equal copiers). Each copy is enqueued there, so it starts after the kernels
+/// enqueued before it (it sees the state they produce), and returns once the bytes are in place.
+/// Host-to-host copies are a plain memcpy. Copies throw cuda_error. Given to a tiered_store, it also tells
+/// a device_store level which stream to order its own copies against (see copier_stream).
 ///
 ///     remat::cuda::pinned_memory_resource pinned;
 ///     remat::tiered_store store(remat::cuda::copier(my_stream),
@@ -57,8 +57,8 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
 ///     remat::run(plan, store, device_state, remat::forward_step(forward), remat::adjoint_step(adjoint));
 [[nodiscard]] byte_copier copier(cudaStream_t user_stream = nullptr) noexcept;
 
-/// The stream a copier made by copier() copies on (nullptr for the legacy default stream); nullopt for
-/// any other copier.
+/// The stream a copier made by copier() copies on (nullptr for the legacy default stream, however it was
+/// named); nullopt for any other copier.
 [[nodiscard]] std::optional<cudaStream_t> copier_stream(const byte_copier& copy) noexcept;
 #endif
 
