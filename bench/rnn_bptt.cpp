@@ -138,7 +138,7 @@ int main(int argc, char** argv)
         else
             write_text(o, res);
         // A gradient that differs from plain BPTT's is a defect, not a figure: the exit status says so, so that
-        // a runner that reads only the status (scripts/gpu-run.sh) fails too.
+        // a runner that reads only the status fails too (CTest reads the JSON as well).
         for (const auto& r : res.rows)
             if (!r.identical) {
                 std::fprintf(stderr, "rnn_bptt: T = %lld, %s: the gradient differs from plain BPTT's\n",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs a bundle made by scripts/gpu-bundle.sh on a machine with a GPU: every gpu-labelled test (a test
-# that skips counts as a failure here, since the point is to run it), then the commands of an optional
-# file, one per line, run from the unpacked build directory (the build's own path). Logs go to REPORT_DIR.
+# Runs a bundle made by scripts/gpu-bundle.sh on a machine with a GPU: every gpu-labelled test as CTest
+# runs it (its working directory, environment and timeout; passed by its PASS/FAIL_REGULAR_EXPRESSION where
+# it has them, else by its exit status; a test that skips counts as a failure here, since the point is to
+# run it), then the commands of an optional file, one per line, run from the unpacked build directory (the
+# build's own path). Logs go to REPORT_DIR.
 #
 #     scripts/gpu-run.sh build/gpu-bundle REPORT_DIR [COMMANDS_FILE]
 #
@@ -29,20 +31,51 @@ export LD_LIBRARY_PATH=$work/lib${cuda_dirs:+:$cuda_dirs}${LD_LIBRARY_PATH:+:$LD
     echo "CUDA libraries from: ${cuda_dirs:-none found}"
 } | tee "$report/machine.txt"
 
-failed=0
-while IFS=$'\t' read -r name program arguments; do
-    started=$EPOCHREALTIME
-    (cd "$build/$(dirname "$program")" && timeout 300 "./$(basename "$program")" $arguments) \
-        </dev/null >"$report/$name.log" 2>&1
-    status=$?
-    seconds=$(python3 -c "print($EPOCHREALTIME - $started)")
-    verdict=passed
-    ((status == 77)) && verdict=SKIPPED
-    ((status != 0 && status != 77)) && verdict="FAILED (exit $status)"
-    [[ $verdict != passed ]] && failed=$((failed + 1))
-    printf '%-32s %s  %.1f s\n' "$name" "$verdict" "$seconds" | tee -a "$report/tests.txt"
-    [[ $verdict != passed ]] && tail -20 "$report/$name.log"
-done <"$bundle/tests.tsv"
+# The tests (tests.json: CTest's own description of each); the exit status is the number that failed.
+python3 - "$bundle/tests.json" "$report" <<'EOF'
+import json, os, re, signal, subprocess, sys, time
+
+tests, report = json.load(open(sys.argv[1])), sys.argv[2]
+failed = 0
+for t in tests:
+    log_path = os.path.join(report, t["name"] + ".log")
+    environment = dict(os.environ)
+    environment.update(item.split("=", 1) for item in t["environment"])
+    started = time.monotonic()
+    with open(log_path, "wb") as log:
+        # A session of its own, so that a timeout ends the programs the test started too.
+        child = subprocess.Popen(t["command"], cwd=t["directory"], env=environment, stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            status = child.wait(timeout=t["timeout"])
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            status = None
+    with open(log_path, errors="replace") as log:
+        output = log.read()
+    # CTest's expressions match across lines.
+    matches = lambda expressions: any(re.search(e, output, re.DOTALL) for e in expressions)
+    if status is None:
+        verdict = f"FAILED (timeout {t['timeout']:g} s)"
+    elif status == t["skip_code"]:
+        verdict = "SKIPPED"
+    elif matches(t["fail"]):
+        verdict = "FAILED (output matches FAIL_REGULAR_EXPRESSION)"
+    elif t["pass"]:
+        verdict = "passed" if matches(t["pass"]) else "FAILED (output does not match PASS_REGULAR_EXPRESSION)"
+    else:
+        verdict = "passed" if status == 0 else f"FAILED (exit {status})"
+    failed += verdict != "passed"
+    line = f"{t['name']:<32} {verdict}  {time.monotonic() - started:.1f} s"
+    print(line, flush=True)
+    with open(os.path.join(report, "tests.txt"), "a") as summary:
+        print(line, file=summary)
+    if verdict != "passed":
+        print("".join(output.splitlines(keepends=True)[-20:]), end="", flush=True)
+sys.exit(min(failed, 100))
+EOF
+failed=$?
 
 if [[ -n $commands ]]; then
     while read -r line; do

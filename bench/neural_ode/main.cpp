@@ -223,7 +223,7 @@ int main(int argc, char** argv)
         }
     }
     // A gradient that differs from store-all's is a defect, not a figure: the exit status says so, so that a
-    // runner that reads only the status (scripts/gpu-run.sh) fails too.
+    // runner that reads only the status fails too (CTest reads the JSON as well).
     if (!all_identical) {
         std::cerr << "neural_ode: a gradient differs from store-all's (the DIFFERS row)\n";
         return 1;
