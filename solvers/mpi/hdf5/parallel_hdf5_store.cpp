@@ -684,17 +684,17 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     //    state into its place in the hyperslab (a rank with fewer parts, or an empty one, selects nothing);
     //    the checksum of this rank's parts one after the other.
     std::uint64_t sum = 0;
-    throw_if_any<io_error>(agree(m.comm, attempt([&] {
-                                     sum = transfer_rounds(
-                                         d.get(), src, rounds, m.mine().offset, ctx,
-                                         [&](hid_t memory, hid_t file_space, const void* data, std::uint64_t i) {
-                                             check_status(H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory, file_space,
-                                                                   m.transfer.get(), data),
-                                                          ctx + ": writing the data failed" +
-                                                              (single ? "" : " (part " + std::to_string(i) + ")"));
-                                         });
-                                 })),
-                           what);
+    throw_if_any<io_error>(
+        agree(m.comm, attempt([&] {
+                  sum = transfer_rounds(
+                      d.get(), src, rounds, m.mine().offset, ctx,
+                      [&](hid_t memory, hid_t file_space, const void* data, std::uint64_t i) {
+                          check_status(H5Dwrite(d.get(), H5T_NATIVE_UINT8, memory, file_space, m.transfer.get(), data),
+                                       ctx + ": writing the data failed" +
+                                           (single ? "" : " (part " + std::to_string(i) + ")"));
+                      });
+              })),
+        what);
     // 3. Every rank's checksum in the record, which now says complete.
     check(MPI_Allgather(&sum, 1, MPI_UINT64_T, r.checksums.data(), 1, MPI_UINT64_T, m.comm), "MPI_Allgather");
     r.state = record_state::complete;
