@@ -444,6 +444,53 @@ void fill_sampled(float* best, const std::vector<candidate>& candidates, std::ui
     }
 }
 
+/// Rows (s, 2 ..) of a table with few units (every row shorter than two strides) and no kept blocks: by split j over
+/// every l at once, so that each (j, l) costs a few additions and a short loop over M (the bookkeeping of a
+/// candidate would cost more than its loop). A split's cost is computed from its least M on (x_s's snapshot and the
+/// advance), where an infinite part gives an infinite sum; the same sums as list_candidates', so the same values.
+/// Each row is taken as flat from U only, and finite from its first finite entry.
+void build_short_rows(chain_plan& p, step_t s)
+{
+    const auto si = static_cast<std::size_t>(s);
+    const std::uint64_t row = p.row();
+    const std::uint64_t top = p.units;
+    const std::uint64_t us = p.u[si];
+    const step_t length = std::min(p.horizon, p.steps - s);
+    std::uint64_t running = 0; // max(p_s .. p_{s+j-1})
+    for (step_t j = 1; j + 1 <= length; ++j) {
+        const auto ji = static_cast<std::size_t>(s + j);
+        running = std::max(running, p.wide[ji - 1]);
+        const std::uint64_t lo = us + running;
+        if (lo > top)
+            break; // later splits advance further and need even more
+        const auto f = static_cast<float>(p.prefix[ji] - p.prefix[si]);
+        const float* left = &p.cost[p.at(s, j)];
+        { // l = j + 1: the right part is step s + j, reversed where it stands
+            const float add = f + static_cast<float>(p.model.steps[ji].adjoint);
+            float* best = &p.cost[p.at(s, j + 1)];
+            for (std::uint64_t m = std::max(lo, us + p.r[ji]); m <= top; ++m)
+                best[m] = std::min(best[m], add + left[m]);
+        }
+        const float* right = &p.cost[p.at(s + j, 1)];
+        for (step_t l = j + 2; l <= length; ++l) {
+            right += row; // (s + j, l - j)
+            float* best = &p.cost[p.at(s, l)];
+            for (std::uint64_t m = lo; m <= top; ++m)
+                best[m] = std::min(best[m], f + right[m - us] + left[m]);
+        }
+    }
+    for (step_t l = 2; l <= length; ++l) {
+        const float* values = &p.cost[p.at(s, l)];
+        std::uint64_t m = 0;
+        while (m <= top && values[m] == infinite)
+            ++m;
+        if (m <= top) {
+            p.finite[p.row_of(s, l)] = m;
+            p.flat[p.row_of(s, l)] = top;
+        }
+    }
+}
+
 /// E(s, l, .) for every s and l <= min(K, T - s), s from the end of the loop back to 0 (right parts first).
 ///
 /// Only the values are kept; the cursor finds the split again (inner_split). Two bounds, per row, skip work that
@@ -498,6 +545,10 @@ void build_inner(chain_plan& p)
                 p.finite[p.row_of(s, 1)] = p.flat[p.row_of(s, 1)] = from;
                 sample(p.row_of(s, 1));
             }
+        }
+        if (top < 2 * stride && !p.keeps()) {
+            build_short_rows(p, s);
+            continue;
         }
         const step_t length = std::min(k, t - s);
         for (step_t l = 2; l <= length; ++l) {
