@@ -32,11 +32,30 @@
 
 #include "remat/schedule/chain.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace remat::detail {
+
+void* allocate_table(std::size_t bytes); // table_memory.cpp
+void free_table(void* p, std::size_t bytes) noexcept;
+
+/// Memory for a large table: in huge pages where the system gives them on request (Linux's transparent huge pages
+/// in "madvise" mode), which spares a page fault per 4 KiB written and a TLB miss per page read far from the last.
+template <class T>
+struct table_allocator {
+    using value_type = T;
+    table_allocator() = default;
+    template <class U>
+    explicit table_allocator(const table_allocator<U>&) noexcept
+    {
+    }
+    T* allocate(std::size_t n) { return static_cast<T*>(allocate_table(n * sizeof(T))); }
+    void deallocate(T* p, std::size_t n) noexcept { free_table(p, n * sizeof(T)); }
+    friend bool operator==(const table_allocator&, const table_allocator&) noexcept { return true; }
+};
 
 struct chain_plan {
     chain_model fine;         ///< the user's chain
@@ -54,11 +73,11 @@ struct chain_plan {
     std::vector<std::uint64_t> r;         ///< units while the adjoint of step k runs
     std::vector<std::uint64_t> wide;      ///< units while step k runs forward: p[k], or a block's widest state
     std::vector<std::uint64_t> first_row; ///< E's row of (s, 1); (s, l) is row first_row[s] + l - 1
-    std::vector<float> cost;              ///< E(s, l, M) at row(s, l) * (U+1) + M
-    std::vector<std::uint64_t> finite;    ///< by row: the least M where E(s, l, M) is finite (U + 1: none)
-    std::vector<std::uint64_t> flat;      ///< by row: E(s, l, M) is the same for every M from here to U
-    std::vector<double> prefix;           ///< F(a, b) = prefix[b] - prefix[a], as the tables add it
-    std::vector<double> outer_cost;       ///< G(s, M) at s*(U+1) + M, for T - s > K
+    std::vector<float, table_allocator<float>> cost; ///< E(s, l, M) at row(s, l) * (U+1) + M
+    std::vector<std::uint64_t> finite;               ///< by row: the least M where E(s, l, M) is finite (U + 1: none)
+    std::vector<std::uint64_t> flat;                 ///< by row: E(s, l, M) is the same for every M from here to U
+    std::vector<double> prefix;                      ///< F(a, b) = prefix[b] - prefix[a], as the tables add it
+    std::vector<double> outer_cost;                  ///< G(s, M) at s*(U+1) + M, for T - s > K
     std::vector<std::uint16_t> outer_split;
     // Chains planned in blocks: keeping block s (split keep + o: its option o) advances it storing some of its
     // inner states, so that its adjoint restores them and re-runs only the steps between them.
