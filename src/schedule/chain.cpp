@@ -444,6 +444,14 @@ void fill_sampled(float* best, const std::vector<candidate>& candidates, std::ui
     }
 }
 
+/// best[i] = min(best[i], f + right[i] + left[i]) for i < n (distinct rows).
+void sum_into(float* __restrict best, const float* __restrict right, const float* __restrict left, float f,
+              std::uint64_t n)
+{
+    for (std::uint64_t i = 0; i < n; ++i)
+        best[i] = std::min(best[i], f + right[i] + left[i]);
+}
+
 /// Rows (s, 2 ..) of a table with few units (every row shorter than two strides) and no kept blocks: by split j over
 /// every l at once, so that each (j, l) costs a few additions and a short loop over M (the bookkeeping of a
 /// candidate would cost more than its loop). A split's cost is computed from its least M on (x_s's snapshot and the
@@ -471,12 +479,12 @@ void build_short_rows(chain_plan& p, step_t s)
             for (std::uint64_t m = std::max(lo, us + p.r[ji]); m <= top; ++m)
                 best[m] = std::min(best[m], add + left[m]);
         }
-        const float* right = &p.cost[p.at(s + j, 1)];
+        const float* right = &p.cost[p.at(s + j, 1)] + (lo - us);
+        float* best = &p.cost[p.at(s, j + 1)] + lo;
         for (step_t l = j + 2; l <= length; ++l) {
-            right += row; // (s + j, l - j)
-            float* best = &p.cost[p.at(s, l)];
-            for (std::uint64_t m = lo; m <= top; ++m)
-                best[m] = std::min(best[m], f + right[m - us] + left[m]);
+            right += row; // (s + j, l - j) from M = lo
+            best += row;  // (s, l)
+            sum_into(best, right, left + lo, f, top - lo + 1);
         }
     }
     for (step_t l = 2; l <= length; ++l) {
