@@ -25,8 +25,8 @@ namespace {
 
 /// Applies `group` (lanes elements in place) over x; the last partial group goes through a zero-padded
 /// buffer, so that every element takes the same routine wherever it sits.
-template <int lanes, class T>
-void by_groups(T* x, std::int64_t n, void (*group)(T*)) noexcept
+template <int lanes, class T, void (*group)(T*)>
+void by_groups(T* x, std::int64_t n) noexcept
 {
     std::int64_t i = 0;
     for (; i + lanes <= n; i += lanes)
@@ -66,30 +66,6 @@ __attribute__((target("avx512f"))) void avx512_group(float* p)
     _mm512_storeu_ps(p, _ZGVeN16v_tanhf(_mm512_loadu_ps(p)));
 }
 
-void sse2_tanh(double* x, std::int64_t n) noexcept
-{
-    by_groups<2, double>(x, n, sse2_group);
-}
-void sse2_tanh(float* x, std::int64_t n) noexcept
-{
-    by_groups<4, float>(x, n, sse2_group);
-}
-void avx2_tanh(double* x, std::int64_t n) noexcept
-{
-    by_groups<4, double>(x, n, avx2_group);
-}
-void avx2_tanh(float* x, std::int64_t n) noexcept
-{
-    by_groups<8, float>(x, n, avx2_group);
-}
-void avx512_tanh(double* x, std::int64_t n) noexcept
-{
-    by_groups<8, double>(x, n, avx512_group);
-}
-void avx512_tanh(float* x, std::int64_t n) noexcept
-{
-    by_groups<16, float>(x, n, avx512_group);
-}
 #else
 void scalar_tanh(double* x, std::int64_t n) noexcept
 {
@@ -114,10 +90,10 @@ routines pick() noexcept
 #if REMAT_HAVE_LIBMVEC
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
-        return {avx512_tanh, avx512_tanh, "avx512"};
+        return {by_groups<8, double, avx512_group>, by_groups<16, float, avx512_group>, "avx512"};
     if (__builtin_cpu_supports("avx2"))
-        return {avx2_tanh, avx2_tanh, "avx2"};
-    return {sse2_tanh, sse2_tanh, "sse2"};
+        return {by_groups<4, double, avx2_group>, by_groups<8, float, avx2_group>, "avx2"};
+    return {by_groups<2, double, sse2_group>, by_groups<4, float, sse2_group>, "sse2"};
 #else
     return {scalar_tanh, scalar_tanh, "scalar"};
 #endif
