@@ -90,4 +90,9 @@ std::optional<cudaStream_t> gpu_runtime::stream_of(const byte_copier& copy) noex
     return copier_stream(copy);
 }
 
+gpu_runtime::stream_handle gpu_runtime::canonical_stream(stream_handle s) noexcept
+{
+    return s == cudaStreamLegacy ? nullptr : s;
+}
+
 } // namespace remat::cuda

@@ -260,6 +260,28 @@ BOOST_AUTO_TEST_CASE(the_copier_copies_on_the_users_stream_and_configures_the_de
                       argument_error);
 }
 
+// CUDA's legacy default stream has two names, nullptr and cudaStreamLegacy: a device level given either takes
+// a copier made for either (the same stream), and says nullptr for it, as copier_stream does.
+BOOST_AUTO_TEST_CASE(a_device_level_on_cuda_stream_legacy_takes_the_default_copier)
+{
+    for (cudaStream_t given : {cudaStreamLegacy, cudaStream_t{}})
+        for (cudaStream_t copier_given : {cudaStreamLegacy, cudaStream_t{}}) {
+            tiered_store tiered(remat::cuda::copier(copier_given), preallocated(1, given), host_store(2));
+            BOOST_TEST((tiered.level<0>().user_stream() == cudaStream_t{}));
+        }
+    device_store store = preallocated(1, cudaStreamLegacy);
+    BOOST_TEST((store.user_stream() == cudaStream_t{}));
+    store.use_copier(remat::cuda::copier());
+    remat::cuda::stream other;
+    store.set_user_stream(other.get());
+    BOOST_TEST((store.user_stream() == other.get()));
+    store.set_user_stream(cudaStreamLegacy);
+    BOOST_TEST((store.user_stream() == cudaStream_t{}));
+    // the per-thread default stream is another stream: a level on it refuses the legacy stream's copier
+    BOOST_CHECK_THROW((void)tiered_store(remat::cuda::copier(), preallocated(1, cudaStreamPerThread), host_store(2)),
+                      argument_error);
+}
+
 BOOST_AUTO_TEST_CASE(copy_out_and_copy_in_move_snapshots_between_levels)
 {
     device_store store = preallocated(2);

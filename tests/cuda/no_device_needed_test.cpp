@@ -1,10 +1,12 @@
 // The parts of remat::cuda that need no GPU (label unit: they run wherever remat::cuda is built, a device
-// or not): device_missing() against the CUDA runtime's own answer, and copier identity.
+// or not): device_missing() against the CUDA runtime's own answer, copier identity, and the device level's one
+// handle per stream.
 #define BOOST_TEST_MODULE cuda_no_device_needed
 #include <boost/test/unit_test.hpp>
 
 #include "remat/cuda/copy.hpp"
 #include "remat/cuda/device_missing.hpp"
+#include "remat/cuda/gpu_runtime.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -52,4 +54,20 @@ BOOST_AUTO_TEST_CASE(copiers_for_the_same_stream_compare_equal)
     // Not the host-only copier, and no stream is read out of that one.
     BOOST_TEST((copier() != remat::host_copy));
     BOOST_TEST(!copier_stream(remat::host_copy).has_value());
+}
+
+// The device level keeps one handle per stream (gpu_runtime::canonical_stream): the legacy default stream is
+// nullptr however it is written, as in copier_stream, so a level and a copier for it compare equal. Other
+// handles, the per-thread default stream included, are kept as given.
+BOOST_AUTO_TEST_CASE(the_device_runtime_names_the_legacy_stream_once)
+{
+    using remat::cuda::gpu_runtime;
+    BOOST_TEST((gpu_runtime::canonical_stream(cudaStreamLegacy) == cudaStream_t{}));
+    BOOST_TEST((gpu_runtime::canonical_stream(nullptr) == cudaStream_t{}));
+    BOOST_TEST((gpu_runtime::canonical_stream(cudaStreamPerThread) == cudaStreamPerThread));
+    const auto own = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000});
+    BOOST_TEST((gpu_runtime::canonical_stream(own) == own));
+    // what use_copier compares: the copier's stream with the level's
+    BOOST_TEST((*gpu_runtime::stream_of(remat::cuda::copier(cudaStreamLegacy)) ==
+                gpu_runtime::canonical_stream(cudaStreamLegacy)));
 }

@@ -85,6 +85,7 @@ public:
             throw argument_error("a device store needs a bounded capacity: give its slots, its bytes or both");
         capacity_ = capacity;
         options_ = opts;
+        options_.user_stream = canonical(opts.user_stream);
         stats_.name = options_.name;
         copy_stream_ = runtime_.create_stream();
         try {
@@ -326,9 +327,10 @@ public:
     [[nodiscard]] std::size_t slot_bytes() const noexcept { return slot_size_; }
     [[nodiscard]] slot_t slot_count() const noexcept { return static_cast<slot_t>(slots_.size()); }
 
+    /// The user's stream (CUDA's legacy default stream is nullptr however it was named, as copier_stream says).
     [[nodiscard]] stream_handle user_stream() const noexcept { return options_.user_stream; }
     /// Changes the stream the copies are ordered against (between runs, or when the kernels move).
-    void set_user_stream(stream_handle s) noexcept { options_.user_stream = s; }
+    void set_user_stream(stream_handle s) noexcept { options_.user_stream = canonical(s); }
     /// The copier of the store this level is part of (tiered_store calls it). One made by
     /// remat::cuda::copier(stream) names the user's stream, and this level's copies are then ordered
     /// against it: the stream is configured once, for every level. argument_error when options::user_stream
@@ -360,6 +362,15 @@ private:
     };
 
     static std::size_t index(slot_t slot) noexcept { return static_cast<std::size_t>(slot); }
+
+    /// The one handle of a stream that has several (CUDA: cudaStreamLegacy and nullptr).
+    static stream_handle canonical(stream_handle s) noexcept
+    {
+        if constexpr (requires { Runtime::canonical_stream(s); })
+            return Runtime::canonical_stream(s);
+        else
+            return s;
+    }
 
     /// Host memory the runtime does not own: the host may touch it as soon as the call returns.
     static constexpr bool is_foreign_host(memory_space space) noexcept

@@ -37,6 +37,9 @@ struct gpu_runtime {
     [[nodiscard]] bool ready(event_handle e) const;
     /// The user's stream that a copier made by remat::cuda::copier copies on; nullopt for other copiers.
     [[nodiscard]] static std::optional<stream_handle> stream_of(const byte_copier& copy) noexcept;
+    /// One handle per stream: cudaStreamLegacy becomes nullptr (both name the legacy default stream here,
+    /// as in remat::cuda::copier), so that a store given either compares equal with a copier of either.
+    [[nodiscard]] static stream_handle canonical_stream(stream_handle s) noexcept;
 };
 
 static_assert(device_runtime<gpu_runtime>);
