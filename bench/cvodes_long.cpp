@@ -159,11 +159,14 @@ struct outcome {
     double cpu = 0;     // CPU time of the whole child (user + system): robust on a shared machine
     double system = 0;  // of which system time (page faults of fresh allocations, mostly)
     double G = 0;
-    long long steps = 0;        // forward steps (CVODES) or forward windows (remat)
-    long long window_steps = 0; // remat: CVODES steps of the first integration of every window
-    long long over = 0;         // remat: window integrations with more steps than the in-window Nd
-    long long rss = 0;          // peak RSS of the child, bytes
-    long long extra = 0;        // checkpoints (CVODES) or peak snapshot bytes (remat)
+    long long steps = 0;                // forward steps (CVODES) or forward windows (remat)
+    long long window_steps = 0;         // remat: CVODES steps of the first integration of every window
+    long long over = 0;                 // remat: window integrations with more steps than the in-window Nd
+    long long backward_steps = 0;       // backward steps (CVODES over the horizon; remat summed over windows)
+    long long rhs_evaluations = 0;      // remat: forward right-hand side evaluations, every integration
+    long long backward_evaluations = 0; // remat: backward right-hand side evaluations
+    long long rss = 0;                  // peak RSS of the child, bytes
+    long long extra = 0;                // checkpoints (CVODES) or peak snapshot bytes (remat)
 };
 
 // Where a child leaves its gradient (too long for the pipe's one write); the parent names it (before the
@@ -180,6 +183,26 @@ void save_gradient(const std::filesystem::path& path, const std::vector<double>&
     out.write(reinterpret_cast<const char*>(g.data()), static_cast<std::streamsize>(g.size() * sizeof(double)));
     if (!out)
         throw std::runtime_error("cannot write " + path.string());
+}
+
+void save_steps(const std::filesystem::path& path, const std::vector<std::int64_t>& steps)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(steps.data()),
+              static_cast<std::streamsize>(steps.size() * sizeof(std::int64_t)));
+    if (!out)
+        throw std::runtime_error("cannot write " + path.string());
+}
+
+std::vector<std::int64_t> load_steps(const std::filesystem::path& path)
+{
+    std::vector<std::int64_t> steps(std::filesystem::file_size(path) / sizeof(std::int64_t));
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(steps.data()), static_cast<std::streamsize>(steps.size() * sizeof(std::int64_t)));
+    if (!in)
+        throw std::runtime_error("cannot read " + path.string());
+    std::filesystem::remove(path);
+    return steps;
 }
 
 std::vector<double> load_gradient(const std::filesystem::path& path)
@@ -353,14 +376,15 @@ int main(int argc, char** argv)
                 return outcome{.seconds = seconds_since(start),
                                .G = s.final_state.back(),
                                .steps = s.forward_steps,
+                               .backward_steps = s.backward_steps,
                                .extra = s.checkpoints};
             }));
             own_gradients.push_back(load_gradient(path));
             if (!opt.json)
                 std::printf("CVODES Nd = %4ld: %7.2f s CPU (%.2f system, %7.2f s wall), peak RSS %8.1f MiB, %lld "
-                            "checkpoints\n",
+                            "checkpoints, %lld backward steps\n",
                             nd, own.back().cpu, own.back().system, own.back().seconds, mib(own.back().rss - fixed.rss),
-                            own.back().extra);
+                            own.back().extra, own.back().backward_steps);
         }
         std::size_t best = 0;  // CVODES's best Nd: the least CPU time
         std::size_t least = 0; // and the least memory
@@ -386,11 +410,16 @@ int main(int argc, char** argv)
             const long nd_in =
                 opt.window_nd > 0 ? opt.window_nd : std::max<long>(1, own[best].steps * 6 / 5 / windows + 8);
             const auto mine_path = gradient_file("remat" + std::to_string(r));
+            const auto steps_path = gradient_file("remat" + std::to_string(r) + ".backward_steps");
             const outcome mine = in_child([&] {
                 remat::cvodes::solver_options options;
                 options.steps_per_checkpoint = nd_in;
                 // The first integration of every window: its steps against CVODES's, the price of the restarts.
                 std::vector<std::int64_t> first(static_cast<std::size_t>(windows), 0);
+                // The reverse steps' backward steps, per window (back in the parent through a file).
+                std::vector<std::int64_t> back(static_cast<std::size_t>(windows), 0);
+                long long evaluations = 0;
+                long long backward_evaluations = 0;
                 std::int64_t reversed = 0;
                 remat::report::progress bar(std::cerr, {.label = "remat + CVODES, reverse sweep",
                                                         .total = static_cast<std::uint64_t>(windows)});
@@ -401,8 +430,12 @@ int main(int argc, char** argv)
                         f = e.steps;
                     if (e.steps > nd_in)
                         ++over;
-                    if (e.sweep == remat::cvodes::sweep::reverse)
+                    evaluations += e.rhs_evaluations;
+                    backward_evaluations += e.backward_rhs_evaluations;
+                    if (e.sweep == remat::cvodes::sweep::reverse) {
+                        back[static_cast<std::size_t>(e.window)] = e.backward_steps;
                         bar.update(static_cast<std::uint64_t>(++reversed));
+                    }
                 };
                 remat::cvodes::adjoint_solver solver(c.forward(), {c.backward()}, options);
                 const auto w = remat::cvodes::windows::uniform(0.0, c.tf, windows);
@@ -414,14 +447,22 @@ int main(int argc, char** argv)
                 long long steps = 0;
                 for (const auto f : first)
                     steps += f;
+                save_steps(steps_path, back);
+                long long backward_steps = 0;
+                for (const auto b : back)
+                    backward_steps += b;
                 return outcome{.seconds = seconds_since(start),
                                .G = s.final_state.back(),
                                .steps = static_cast<long long>(s.report.forward_steps),
                                .window_steps = steps,
                                .over = over,
+                               .backward_steps = backward_steps,
+                               .rhs_evaluations = evaluations,
+                               .backward_evaluations = backward_evaluations,
                                .extra = static_cast<long long>(s.report.peak_snapshot_bytes)};
             });
             const std::vector<double> mine_gradient = load_gradient(mine_path);
+            const std::vector<std::int64_t> backward_per_window = load_steps(steps_path);
             auto memory_ratio = [&](const outcome& o) {
                 return static_cast<double>(o.rss - fixed.rss) / static_cast<double>(mine.rss - fixed.rss);
             };
@@ -430,6 +471,8 @@ int main(int argc, char** argv)
             const double grad = *std::ranges::max_element(parts);
             worst = std::max(worst, grad);
             const double restart = static_cast<double>(mine.window_steps) / static_cast<double>(base.steps) - 1;
+            const double backward_restart =
+                static_cast<double>(mine.backward_steps) / static_cast<double>(base.backward_steps) - 1;
             rows.push_back({{"windows", windows},
                             {"slots", slots},
                             {"window_nd", nd_in},
@@ -442,6 +485,11 @@ int main(int argc, char** argv)
                             {"window_steps", mine.window_steps},
                             {"restart_step_overhead", restart},
                             {"integrations_over_window_nd", mine.over},
+                            {"backward_steps", mine.backward_steps},
+                            {"backward_step_overhead", backward_restart},
+                            {"backward_steps_per_window", backward_per_window},
+                            {"rhs_evaluations", mine.rhs_evaluations},
+                            {"backward_rhs_evaluations", mine.backward_evaluations},
                             {"dGdp", {mine_gradient[0], mine_gradient[1], mine_gradient[2]}},
                             {"memory_ratio", memory_ratio(base)},
                             {"time_ratio", time_ratio(base)},
@@ -457,6 +505,12 @@ int main(int argc, char** argv)
                         static_cast<long long>(windows), static_cast<long long>(slots), nd_in, mine.cpu, mine.system,
                         mine.seconds, mib(mine.rss - fixed.rss), mib(mine.extra), mine.steps, mine.window_steps,
                         100 * restart, mine.over);
+            const auto [fewest, most] = std::ranges::minmax(backward_per_window);
+            std::printf("  backward: %lld steps (%+.1f%% against CVODES's %lld; %lld to %lld per window), %lld "
+                        "right-hand side evaluations; forward: %lld evaluations in all integrations\n",
+                        mine.backward_steps, 100 * backward_restart, base.backward_steps,
+                        static_cast<long long>(fewest), static_cast<long long>(most), mine.backward_evaluations,
+                        mine.rhs_evaluations);
             std::printf("  against CVODES at its fastest Nd = %ld: memory %.1fx less, CPU time %.2fx; at its leanest "
                         "Nd = %ld: memory %.1fx less, CPU time %.2fx\n",
                         opt.nds[best], memory_ratio(base), time_ratio(base), opt.nds[least], memory_ratio(own[least]),
@@ -486,6 +540,7 @@ int main(int argc, char** argv)
                                        {"system_seconds", own[i].system},
                                        {"peak_rss_bytes", own[i].rss},
                                        {"checkpoints", own[i].extra},
+                                       {"backward_steps", own[i].backward_steps},
                                        {"dGdp", {own_gradients[i][0], own_gradients[i][1], own_gradients[i][2]}}});
             j["best_nd"] = opt.nds[best];
             j["least_memory_nd"] = opt.nds[least];

@@ -2,10 +2,14 @@
 // created, configured and initialised at the window's start exactly alike and freed at its end: nothing
 // a previous window left in CVODES (step-size history, stale Nordsieck columns, Jacobian age, adjoint
 // checkpoints) can reach the next one, so a recomputation repeats the first integration bit for bit.
+// (CVodeReInit is not enough: it leaves fields that CVodeCreate zeroes — the step-size history tau, the
+// convergence rate, gamma — as the last integration left them.) Its vectors' arrays come from a pool
+// (vector_pool.hpp), so the fresh memory costs no allocation or page faults after the first windows.
 #include "remat/cvodes/adjoint_solver.hpp"
 
 #include "handles.hpp"
 #include "setup.hpp"
+#include "vector_pool.hpp"
 
 #include "remat/error.hpp"
 
@@ -51,6 +55,7 @@ struct adjoint_solver::impl {
     std::exception_ptr user_error; // where the trampolines park a thrown exception
     std::string message;           // CVODES's last error message
     detail::context ctx;
+    detail::vector_pool pool; // before every vector: they give their arrays back to it
     detail::forward_callbacks callbacks;
     detail::vector_ptr y;
     detail::vector_ptr q;
@@ -63,18 +68,18 @@ struct adjoint_solver::impl {
           nq(problem.q0.size())
     {
         callbacks = {&problem, &user_error, &message};
-        y = detail::new_vector(n, ctx.get());
+        y = pool.new_vector(n, ctx.get());
         std::ranges::copy(problem.y0, detail::elements(y.get()).begin());
         if (nq > 0) {
-            q = detail::new_vector(nq, ctx.get());
+            q = pool.new_vector(nq, ctx.get());
             std::ranges::copy(problem.q0, detail::elements(q.get()).begin());
         }
         slots.resize(backward_problems.size());
         for (std::size_t b = 0; b < slots.size(); ++b) {
             slots[b].callbacks = {&backward_problems[b], &user_error};
-            slots[b].lambda = detail::new_vector(n, ctx.get());
+            slots[b].lambda = pool.new_vector(n, ctx.get());
             if (backward_problems[b].quadratures > 0)
-                slots[b].quadratures = detail::new_vector(backward_problems[b].quadratures, ctx.get());
+                slots[b].quadratures = pool.new_vector(backward_problems[b].quadratures, ctx.get());
         }
         reset();
     }
@@ -84,6 +89,7 @@ struct adjoint_solver::impl {
     // A new CVODES memory at the start of window k, with the forward system and the adjoint module.
     std::unique_ptr<window_memory> open_window()
     {
+        pool.restart(); // this integration's vectors get the arrays the same requests got before
         auto w = std::make_unique<window_memory>(lmm(), ctx.get(), slots.size());
         detail::configure_forward(w->mem.get(), callbacks, y.get(), q.get(), ctx.get(), w->forward_objects);
         // Hermite interpolation: CVODES's default, and the one that cannot fail in a recomputation.
@@ -121,8 +127,9 @@ struct adjoint_solver::impl {
     }
 
     // Re-initialises CVODES at the window's start, exactly alike in both sweeps; runs the window forward
-    // (recorded for the adjoint module) and leaves its end in `state`. Returns the internal steps.
-    std::int64_t integrate(window_memory& w, sweep which, step_t k, std::span<double> state, window_end end)
+    // (recorded for the adjoint module) and leaves its end in `state`. Returns what it did (reported
+    // here in the forward sweep; the reverse step reports after its backward integration).
+    window_event integrate(window_memory& w, sweep which, step_t k, std::span<double> state, window_end end)
     {
         void* mem = w.mem.get();
         check_state(k, state);
@@ -160,17 +167,25 @@ struct adjoint_solver::impl {
             std::ranges::copy(detail::elements(q.get()), state.begin() + 1 + static_cast<std::ptrdiff_t>(n));
         }
         long steps = 0;
+        long evaluations = 0;
         check(CVodeGetNumSteps(mem, &steps), "CVodeGetNumSteps", where);
-        if (options.on_window)
-            options.on_window({k, which, start_copy, state, steps});
-        return steps;
+        check(CVodeGetNumRhsEvals(mem, &evaluations), "CVodeGetNumRhsEvals", where);
+        window_event event{.window = k,
+                           .sweep = which,
+                           .start_state = start_copy,
+                           .end_state = state,
+                           .steps = steps,
+                           .rhs_evaluations = evaluations};
+        if (options.on_window && which == sweep::forward)
+            options.on_window(event);
+        return event;
     }
 
     void reverse(step_t k, std::span<double> state, window_end end)
     {
         const double t_start = state.empty() ? 0.0 : state[0];
         std::unique_ptr<window_memory> w = open_window();
-        integrate(*w, sweep::reverse, k, state, end);
+        window_event event = integrate(*w, sweep::reverse, k, state, end);
         void* mem = w->mem.get();
         const double t_end = state[0];
         detail::call_site where{k, t_end};
@@ -196,19 +211,37 @@ struct adjoint_solver::impl {
                                                   ctx.get(), w->backward_objects[b], where);
             any = true;
         }
-        if (!any)
-            return;
-        where.time = t_start;
-        check(CVodeB(mem, t_start, CV_NORMAL), "CVodeB", where);
+        if (any) {
+            where.time = t_start;
+            check(CVodeB(mem, t_start, CV_NORMAL), "CVodeB", where);
+            collect_backward(*w, k, t_start, event);
+        }
+        if (options.on_window)
+            options.on_window(event);
+    }
+
+    // The backward problems' lambda and quadratures at the window's start, carried to the next reverse
+    // step, and their work for the report.
+    void collect_backward(window_memory& w, step_t k, double t_start, window_event& event)
+    {
+        void* mem = w.mem.get();
+        const detail::call_site where{k, t_start};
         for (std::size_t b = 0; b < slots.size(); ++b) {
             backward_slot& slot = slots[b];
-            if (w->which[b] < 0)
+            if (w.which[b] < 0)
                 continue;
+            void* backward_mem = CVodeGetAdjCVodeBmem(mem, w.which[b]);
+            long steps = 0;
+            long evaluations = 0;
+            check(CVodeGetNumSteps(backward_mem, &steps), "CVodeGetNumSteps (backward)", where);
+            check(CVodeGetNumRhsEvals(backward_mem, &evaluations), "CVodeGetNumRhsEvals (backward)", where);
+            event.backward_steps += steps;
+            event.backward_rhs_evaluations += evaluations;
             double t = t_start;
-            check(CVodeGetB(mem, w->which[b], &t, slot.lambda.get()), "CVodeGetB", where);
+            check(CVodeGetB(mem, w.which[b], &t, slot.lambda.get()), "CVodeGetB", where);
             std::ranges::copy(detail::elements(slot.lambda.get()), states[b].lambda.begin());
             if (slot.quadratures) {
-                check(CVodeGetQuadB(mem, w->which[b], &t, slot.quadratures.get()), "CVodeGetQuadB", where);
+                check(CVodeGetQuadB(mem, w.which[b], &t, slot.quadratures.get()), "CVodeGetQuadB", where);
                 std::ranges::copy(detail::elements(slot.quadratures.get()), states[b].quadratures.begin());
             }
             states[b].t = t;

@@ -69,6 +69,10 @@ void run_one(const forward_problem& forward, const backward_problem* backward, d
     const int which = detail::create_backward(mem.get(), bcallbacks, backward->t_start, lambda.get(), qB.get(),
                                               ctx.get(), bobjects, {0, backward->t_start});
     check(CVodeB(mem.get(), forward.t0, CV_NORMAL), "CVodeB", {0, backward->t_start});
+    long backward_steps = 0;
+    check(CVodeGetNumSteps(CVodeGetAdjCVodeBmem(mem.get(), which), &backward_steps), "CVodeGetNumSteps (backward)",
+          {0, forward.t0});
+    out.backward_steps += backward_steps;
     backward_state s;
     s.t_start = backward->t_start;
     check(CVodeGetB(mem.get(), which, &s.t, lambda.get()), "CVodeGetB", {0, forward.t0});

@@ -1,11 +1,12 @@
 // remat/cvodes/adjoint_solver.hpp — CVODES integrating one window at a time, forward or with its adjoint.
 //
 // A window state is one contiguous vector of doubles, [t, y_0..y_{N-1}, q_0..q_{Nq-1}] (time, state,
-// forward quadratures), so every remat store holds it as it is (RAM, HDF5, tiered). Each window starts
-// from a freshly re-initialised CVODES (CVodeReInit, CVodeQuadReInit, CVodeAdjReInit: order 1, CVODES's
-// own initial step estimate from that state, no history) with the same settings and stop time, and is
-// integrated by CVodeF in both sweeps (CVODES restarts at its own in-window checkpoints, so plain CVode
-// would step differently): every integration of a window takes the same steps and ends in the same bits.
+// forward quadratures), so every remat store holds it as it is (RAM, HDF5, tiered). Each integration of a
+// window starts in a CVODES memory of its own (CVodeCreate, CVodeInit, CVodeAdjInit: order 1, CVODES's
+// own initial step estimate from that state, no history; its vectors' arrays reused from a pool) with the
+// same settings and stop time, and is integrated by CVodeF in both sweeps (CVODES restarts at its own
+// in-window checkpoints, so plain CVode would step differently): every integration of a window takes the
+// same steps and ends in the same bits.
 #pragma once
 
 #include "remat/cvodes/problem.hpp"
@@ -37,6 +38,11 @@ struct window_event {
     std::span<const double> start_state; ///< [t, y, q] at the window's start
     std::span<const double> end_state;   ///< [t, y, q] at its end
     std::int64_t steps = 0;              ///< CVODES internal steps in this window (forward integration)
+    std::int64_t rhs_evaluations = 0;    ///< forward right-hand side evaluations in this integration
+    /// Reverse sweep: the backward problems' internal steps in this window (summed over them), and their
+    /// right-hand side evaluations; zero in the forward sweep and where no backward problem is active.
+    std::int64_t backward_steps = 0;
+    std::int64_t backward_rhs_evaluations = 0;
 };
 
 /// Settings of the windowed adjoint beyond each problem's integrator settings.
@@ -45,7 +51,8 @@ struct solver_options {
     /// interpolation data for this many steps up front, so it bounds the in-window memory: about
     /// 2 * (steps_per_checkpoint + 1) vectors of N doubles with Hermite interpolation.
     long steps_per_checkpoint = 100;
-    /// Called after every window integration, in both sweeps (optional).
+    /// Called after every window integration, in both sweeps (optional); in the reverse sweep after the
+    /// window's backward integration.
     std::function<void(const window_event&)> on_window;
 };
 

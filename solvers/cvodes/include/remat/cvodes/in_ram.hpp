@@ -14,6 +14,7 @@ struct in_ram_solution {
     std::vector<backward_state> backward; ///< lambda(t0) and quadratures at t0, per backward problem
     std::int64_t forward_steps = 0;       ///< internal steps of the forward run
     std::int64_t checkpoints = 0;         ///< CVODES's checkpoints (CVodeF's ncheck) in the forward run
+    std::int64_t backward_steps = 0;      ///< internal steps of the backward runs (summed over the problems)
 };
 
 /// Integrates [t0, tf] in one CVodeF call with CVodeAdjInit(steps_per_checkpoint, CV_HERMITE) — a
