@@ -163,8 +163,8 @@ struct outcome {
     long long window_steps = 0;         // remat: CVODES steps of the first integration of every window
     long long over = 0;                 // remat: window integrations with more steps than the in-window Nd
     long long backward_steps = 0;       // backward steps (CVODES over the horizon; remat summed over windows)
-    long long rhs_evaluations = 0;      // remat: forward right-hand side evaluations, every integration
-    long long backward_evaluations = 0; // remat: backward right-hand side evaluations
+    long long rhs_evaluations = 0;      // forward right-hand side evaluations (CVODES: one pass; remat: all)
+    long long backward_evaluations = 0; // backward right-hand side evaluations
     long long rss = 0;                  // peak RSS of the child, bytes
     long long extra = 0;                // checkpoints (CVODES) or peak snapshot bytes (remat)
 };
@@ -377,14 +377,18 @@ int main(int argc, char** argv)
                                .G = s.final_state.back(),
                                .steps = s.forward_steps,
                                .backward_steps = s.backward_steps,
+                               .rhs_evaluations = s.forward_rhs_evaluations,
+                               .backward_evaluations = s.backward_rhs_evaluations,
                                .extra = s.checkpoints};
             }));
             own_gradients.push_back(load_gradient(path));
             if (!opt.json)
                 std::printf("CVODES Nd = %4ld: %7.2f s CPU (%.2f system, %7.2f s wall), peak RSS %8.1f MiB, %lld "
-                            "checkpoints, %lld backward steps\n",
+                            "checkpoints, %lld backward steps; right-hand side evaluations: %lld forward (one pass), "
+                            "%lld backward\n",
                             nd, own.back().cpu, own.back().system, own.back().seconds, mib(own.back().rss - fixed.rss),
-                            own.back().extra, own.back().backward_steps);
+                            own.back().extra, own.back().backward_steps, own.back().rhs_evaluations,
+                            own.back().backward_evaluations);
         }
         std::size_t best = 0;  // CVODES's best Nd: the least CPU time
         std::size_t least = 0; // and the least memory
@@ -541,6 +545,8 @@ int main(int argc, char** argv)
                                        {"peak_rss_bytes", own[i].rss},
                                        {"checkpoints", own[i].extra},
                                        {"backward_steps", own[i].backward_steps},
+                                       {"forward_pass_rhs_evaluations", own[i].rhs_evaluations},
+                                       {"backward_rhs_evaluations", own[i].backward_evaluations},
                                        {"dGdp", {own_gradients[i][0], own_gradients[i][1], own_gradients[i][2]}}});
             j["best_nd"] = opt.nds[best];
             j["least_memory_nd"] = opt.nds[least];

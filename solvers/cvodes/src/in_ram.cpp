@@ -55,8 +55,11 @@ void run_one(const forward_problem& forward, const backward_problem* backward, d
             out.final_state.insert(out.final_state.end(), qs.begin(), qs.end());
         }
         long steps = 0;
+        long evaluations = 0;
         check(CVodeGetNumSteps(mem.get(), &steps), "CVodeGetNumSteps", {0, t});
+        check(CVodeGetNumRhsEvals(mem.get(), &evaluations), "CVodeGetNumRhsEvals", {0, t});
         out.forward_steps = steps;
+        out.forward_rhs_evaluations = evaluations;
         out.checkpoints = ncheck;
     }
     if (backward == nullptr)
@@ -69,10 +72,13 @@ void run_one(const forward_problem& forward, const backward_problem* backward, d
     const int which = detail::create_backward(mem.get(), bcallbacks, backward->t_start, lambda.get(), qB.get(),
                                               ctx.get(), bobjects, {0, backward->t_start});
     check(CVodeB(mem.get(), forward.t0, CV_NORMAL), "CVodeB", {0, backward->t_start});
+    void* backward_mem = CVodeGetAdjCVodeBmem(mem.get(), which);
     long backward_steps = 0;
-    check(CVodeGetNumSteps(CVodeGetAdjCVodeBmem(mem.get(), which), &backward_steps), "CVodeGetNumSteps (backward)",
-          {0, forward.t0});
+    long backward_evaluations = 0;
+    check(CVodeGetNumSteps(backward_mem, &backward_steps), "CVodeGetNumSteps (backward)", {0, forward.t0});
+    check(CVodeGetNumRhsEvals(backward_mem, &backward_evaluations), "CVodeGetNumRhsEvals (backward)", {0, forward.t0});
     out.backward_steps += backward_steps;
+    out.backward_rhs_evaluations += backward_evaluations;
     backward_state s;
     s.t_start = backward->t_start;
     check(CVodeGetB(mem.get(), which, &s.t, lambda.get()), "CVodeGetB", {0, forward.t0});

@@ -10,11 +10,13 @@ namespace remat::cvodes {
 
 /// What CVODES's own adjoint found, and what it kept.
 struct in_ram_solution {
-    std::vector<double> final_state;      ///< [tf, y(tf), q(tf)]
-    std::vector<backward_state> backward; ///< lambda(t0) and quadratures at t0, per backward problem
-    std::int64_t forward_steps = 0;       ///< internal steps of the forward run
-    std::int64_t checkpoints = 0;         ///< CVODES's checkpoints (CVodeF's ncheck) in the forward run
-    std::int64_t backward_steps = 0;      ///< internal steps of the backward runs (summed over the problems)
+    std::vector<double> final_state;           ///< [tf, y(tf), q(tf)]
+    std::vector<backward_state> backward;      ///< lambda(t0) and quadratures at t0, per backward problem
+    std::int64_t forward_steps = 0;            ///< internal steps of the forward run
+    std::int64_t checkpoints = 0;              ///< CVODES's checkpoints (CVodeF's ncheck) in the forward run
+    std::int64_t backward_steps = 0;           ///< internal steps of the backward runs (summed over the problems)
+    std::int64_t forward_rhs_evaluations = 0;  ///< right-hand side evaluations of the forward run
+    std::int64_t backward_rhs_evaluations = 0; ///< of the backward runs (summed over the problems)
 };
 
 /// Integrates [t0, tf] in one CVodeF call with CVodeAdjInit(steps_per_checkpoint, CV_HERMITE) — a
