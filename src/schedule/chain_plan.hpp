@@ -73,7 +73,8 @@ struct chain_plan {
     std::vector<std::uint64_t> r;         ///< units while the adjoint of step k runs
     std::vector<std::uint64_t> wide;      ///< units while step k runs forward: p[k], or a block's widest state
     std::vector<std::uint64_t> first_row; ///< E's row of (s, 1); (s, l) is row first_row[s] + l - 1
-    std::vector<float, table_allocator<float>> cost; ///< E(s, l, M) at row(s, l) * (U+1) + M
+    std::vector<float, table_allocator<float>> cost; ///< E(s, l, M) at row(s, l) * (U+1) + M, then
+                                                     ///< narrow_row_overread entries (infinite)
     std::vector<std::uint64_t> finite;               ///< by row: the least M where E(s, l, M) is finite (U + 1: none)
     std::vector<std::uint64_t> flat;                 ///< by row: E(s, l, M) is the same for every M from here to U
     std::vector<double> prefix;                      ///< F(a, b) = prefix[b] - prefix[a], as the tables add it
@@ -108,5 +109,27 @@ struct chain_plan {
     /// Whether blocks may be kept (a chain planned in blocks).
     [[nodiscard]] bool keeps() const noexcept { return !keep_first.empty(); }
 };
+
+/// Rows of at most this many entries (U + 1) are built by build_narrow_rows, in vector registers.
+constexpr std::uint64_t narrow_row_entries = 16;
+/// The entries build_narrow_rows may read past the table's last row (their values unused).
+constexpr std::uint64_t narrow_row_overread = 16;
+
+/// What build_narrow_rows keeps per split j of the rows of one start s (reused from one start to the next).
+struct narrow_row_scratch {
+    std::vector<float> forward;                  ///< F(s, s+j), as the tables add it
+    std::vector<float> reversed;                 ///< F(s, s+j) + b_{s+j}: the right part reversed where it stands
+    std::vector<std::uint64_t> right_first;      ///< the row of (s+j, 1)
+    std::vector<std::uint64_t> least;            ///< the least M of x_s's snapshot and the advance to s+j
+    std::vector<std::uint64_t> least_reversed;   ///< ... and of reversing step s+j there
+    std::vector<float> left;                     ///< row (s, j), infinite below least[j]
+    std::vector<float> left_reversed;            ///< row (s, j), infinite below least_reversed[j]
+    std::vector<std::uint64_t> infinite_entries; ///< by l: the infinite entries of (s, l)
+    std::vector<const float*> rights;            ///< by j: the first right part of a group of rows
+};
+
+/// Rows (s, 2 .. min(K, T - s)) of the inner table, with their finite and flat bounds, where U + 1 <=
+/// narrow_row_entries and no block is kept (chain_narrow_rows.cpp); the rows of later starts and (s, 1) are done.
+void build_narrow_rows(chain_plan& p, step_t s, narrow_row_scratch& scratch);
 
 } // namespace remat::detail

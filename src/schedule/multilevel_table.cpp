@@ -12,6 +12,8 @@
 #include "remat/detail/multilevel_table.hpp"
 #include "remat/detail/checked_math.hpp"
 
+#include "kernel_clones.hpp"
+
 #include "remat/error.hpp"
 
 #include <algorithm>
@@ -42,13 +44,6 @@ constexpr std::int64_t batch = 16;
 
 using lanes_d = double __attribute__((vector_size(32)));
 using lanes_i = std::int64_t __attribute__((vector_size(32)));
-
-// x86-64 builds also get an AVX2 version of the kernel, picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define REMAT_KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define REMAT_KERNEL_CLONES
-#endif
 
 // For b in [0, 16): best[b] = min over m in [lo, hi) of p[m] + q[l0 + b - m], arg[b] the first such m.
 // The caller guarantees lo >= 16, so every q index is below l0.

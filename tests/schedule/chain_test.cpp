@@ -16,8 +16,10 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace remat;
 
@@ -135,6 +137,53 @@ BOOST_AUTO_TEST_CASE(uniform_chains_cost_what_revolve_costs)
             }
         }
     }
+}
+
+// Tables of at most 16 units, 256 units or more take different code (vector registers, by split, by sampled
+// candidate); a chain whose sizes are all multiples of k is the same problem at k times the units, so its plan must
+// be the same action for action at every scale. Chains long enough for the rows of a start to fill several groups.
+BOOST_AUTO_TEST_CASE(narrow_tables_plan_what_finer_units_plan)
+{
+    std::mt19937_64 rng(1616);
+    int compared = 0;
+    for (int trial = 0; trial < 24; ++trial) {
+        const auto t = static_cast<step_t>(9 + trial * 2);
+        const chain_model m = random_chain(rng, t, 4, trial % 2 == 0 ? 2 : 0);
+        const std::uint64_t low = largest_step_need(m);
+        for (std::uint64_t budget = low; budget <= std::min<std::uint64_t>(15, m.store_all_bytes()); ++budget) {
+            std::optional<chain> narrow;
+            try {
+                narrow.emplace(m, budget, byte_exact());
+            } catch (const capacity_error&) {
+                continue;
+            }
+            const auto actions = [](const chain& plan) {
+                std::vector<action> out;
+                for (const action& a : plan)
+                    out.push_back(a);
+                return out;
+            };
+            const std::vector<action> expected = actions(*narrow);
+            for (const std::uint64_t k : {5U, 20U}) { // 16 to 80 units; 64 to 300
+                chain_model scaled = m;
+                for (chain_step& s : scaled.steps) {
+                    s.state_bytes *= k;
+                    s.adjoint_bytes *= k;
+                }
+                scaled.final_state_bytes *= k;
+                const chain finer(scaled, budget * k, byte_exact());
+                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget << " scale " << k)
+                {
+                    BOOST_TEST(finer.units() == narrow->units() * k);
+                    BOOST_TEST(finer.cost().predicted_cost == narrow->cost().predicted_cost);
+                    BOOST_TEST((actions(finer) == expected));
+                }
+            }
+            check_plan(*narrow, m, budget);
+            ++compared;
+        }
+    }
+    BOOST_TEST(compared > 100);
 }
 
 BOOST_AUTO_TEST_CASE(discretisation_costs_at_most_the_stated_gap)
