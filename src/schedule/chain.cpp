@@ -538,9 +538,12 @@ void build_inner(chain_plan& p)
     std::vector<std::uint64_t> marks; // a long row's sample points
     std::vector<float> marked;        // each candidate's cost at each of them
     const std::uint64_t per_row = top / stride + 1;
-    std::vector<float> samples(rows * per_row, infinite); // E(row, i * stride), i < per_row
-    std::vector<float> floors(rows, infinite);            // E(row, flat)
+    const bool short_rows = top < 2 * stride && !p.keeps();                // built by split, without samples
+    std::vector<float> samples(short_rows ? 0 : rows * per_row, infinite); // E(row, i * stride), i < per_row
+    std::vector<float> floors(short_rows ? 0 : rows, infinite);            // E(row, flat)
     const auto sample = [&](std::uint64_t r) {
+        if (short_rows)
+            return;
         const float* values = &p.cost[r * row];
         for (std::uint64_t i = 0; i < per_row; ++i)
             samples[r * per_row + i] = values[i * stride];
@@ -557,11 +560,11 @@ void build_inner(chain_plan& p)
                 sample(p.row_of(s, 1));
             }
         }
-        if (top + 1 <= detail::narrow_row_entries && !p.keeps()) {
+        if (short_rows && top + 1 <= detail::narrow_row_entries) {
             detail::build_narrow_rows(p, s, narrow_rows);
             continue;
         }
-        if (top < 2 * stride && !p.keeps()) {
+        if (short_rows) {
             build_short_rows(p, s);
             continue;
         }
@@ -598,7 +601,7 @@ void build_inner(chain_plan& p)
 std::uint16_t inner_split(const chain_plan& p, step_t s, step_t l, std::uint64_t m)
 {
     const float value = p.cost[p.at(s, l) + m];
-    std::vector<candidate> candidates;
+    thread_local std::vector<candidate> candidates; // a cursor asks at every split: no allocation each time
     list_candidates(p, s, l, candidates);
     for (const candidate& c : candidates)
         if (m >= c.from && c.at(m) == value)

@@ -217,15 +217,19 @@ void build_narrow_rows(chain_plan& p, step_t s, narrow_row_scratch& by)
     job.finite = p.finite.data();
     job.flat = p.flat.data();
     const auto n = static_cast<std::size_t>(job.length) + 1;
-    by.forward.resize(n);
-    by.reversed.resize(n);
-    by.least.resize(n);
-    by.least_reversed.resize(n);
-    by.right_first.resize(n);
-    by.rights.resize(n);
-    by.left.resize(n * job.stride);
-    by.left_reversed.resize(n * job.stride);
-    by.infinite_entries.assign(n, 0);
+    if (by.forward.size() < n) { // sized once for the longest rows (K), not grown start by start
+        const auto most = static_cast<std::size_t>(p.horizon) + 1;
+        by.forward.resize(most);
+        by.reversed.resize(most);
+        by.least.resize(most);
+        by.least_reversed.resize(most);
+        by.right_first.resize(most);
+        by.rights.resize(most);
+        by.left.resize(most * job.stride);
+        by.left_reversed.resize(most * job.stride);
+        by.infinite_entries.resize(most);
+    }
+    std::fill_n(by.infinite_entries.begin(), n, 0);
     std::uint64_t running = 0; // max(p_s .. p_{s+j-1})
     for (step_t j = 1; j < job.length; ++j) {
         const auto ji = static_cast<std::size_t>(s + j);
