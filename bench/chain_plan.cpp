@@ -9,13 +9,15 @@
 //   (c) revolve treating the chain as uniform: the most slots of the largest state that fit.
 // Chains: T = 100, 1000, 10000 steps drawn from the distribution below (seed 2026), and one measured
 // chain (examples/layer_net.hpp's transformer-like blocks profiled on this machine). Budgets: 10, 20, 30,
-// 50% of store-all. Planning time is the median of several plans (1 for the largest). Where the plan is the
-// greedy ranking's (method), tables_cost is what the dynamic program's own plan costs.
-// Side by side, on chains of at most --rotor-steps steps (default 100; its table grows with T^2 * units):
-// rockmate's rotor solver (bench/rotor_plan.py, from the build's Python environment) at the same
-// granularity as remat's plan: its planning time, and its plan priced under remat's model.
+// 50% of store-all. Planning time is the median of up to 7 plans (fewer past 2 s: 1 for the largest). Where the plan is
+// the greedy ranking's (method), tables_cost is what the dynamic program's own plan costs. Side by side, on chains of
+// at most --rotor-steps steps (default 100; its table grows with T^2 * units): rockmate's rotor solver
+// (bench/rotor_plan.py, from the build's Python environment) at the same granularity as remat's plan: its planning
+// time, and its plan priced under remat's model.
 //
-//     ./build/bench/chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N]
+//     ./build/bench/chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N] [--write-chains DIR]
+//
+// --write-chains DIR writes each chain as DIR/<chain>_<T>.json (remat::to_json, for `remat plan --chain`) and exits.
 //
 // Distribution: f_k uniform in [0.5, 2]; b_k = f_k * uniform [1.5, 3]; m_k = 4 KiB * uniform integer
 // [16, 1024]; a_k = m_k for one step in four, else 0.
@@ -117,10 +119,16 @@ priced revolve_as_uniform(const chain_model& m, std::uint64_t budget)
     return {};
 }
 
+// Planning times (ours and rotor's) are the median of up to max_repeats plans, fewer once repeat_seconds are spent
+// (on a shared machine a single sub-millisecond plan is often a preempted one).
+constexpr int max_repeats = 7;
+constexpr double repeat_seconds = 2.0;
+
 // rockmate's rotor solver on the same chain, budget and granularity (bench/rotor_plan.py in a child process).
 struct rotor_result {
     bool ran = false;
-    double seconds = 0;                                    // its planning time (table and sequence)
+    double seconds = 0;                                    // its planning time (table and sequence), median
+    int solves = 0;                                        // ... of this many solves
     double cost = std::numeric_limits<double>::infinity(); // its plan under remat's model
     std::uint64_t peak_bytes = 0;                          // ... and that plan's peak
     std::string note;                                      // why it did not run, or "over budget"
@@ -149,7 +157,8 @@ rotor_result run_rotor(const chain_model& m, std::uint64_t budget, std::uint64_t
     for (const double scale : {1.0, 1.25, 1.5, 2.0})
         cases.push_back({{"chain", nlohmann::json::parse(to_json(m))},
                          {"budget", static_cast<std::uint64_t>(static_cast<double>(budget) * scale)},
-                         {"unit_bytes", granularity}});
+                         {"unit_bytes", granularity},
+                         {"repeats", scale == 1.0 ? max_repeats : 1}}); // the timed solve: a median, as ours
     std::ofstream(file) << cases.dump();
     const std::string command = python + " " + REMAT_ROTOR_PLAN + " --cases " + file.string();
     std::string text;
@@ -170,6 +179,7 @@ rotor_result run_rotor(const chain_model& m, std::uint64_t budget, std::uint64_t
     // null where rotor planned nothing (a budget below x_0 + x_T in its units): no time to report.
     const auto seconds = plans[0].find("seconds");
     r.seconds = seconds != plans[0].end() && seconds->is_number() ? seconds->get<double>() : 0.0;
+    r.solves = plans[0].value("solves", 0);
     r.note = "no plan fits";
     for (const auto& plan : plans) {
         const auto sequence = plan.at("sequence").get<std::vector<std::string>>();
@@ -191,6 +201,7 @@ struct row {
     step_t steps = 0;
     int percent = 0;
     double plan_seconds = 0;
+    int plan_repeats = 0;
     std::uint64_t table_bytes = 0;
     std::uint64_t granularity = 0;
     step_t horizon = 0;
@@ -210,6 +221,7 @@ int main(int argc, char** argv)
     step_t rotor_steps = 100;
     std::string format = "text";
     std::string svg;
+    std::string chains_dir;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0)
             quick = true;
@@ -219,9 +231,12 @@ int main(int argc, char** argv)
             svg = argv[++i];
         else if (std::strcmp(argv[i], "--rotor-steps") == 0 && i + 1 < argc)
             rotor_steps = std::atoll(argv[++i]);
+        else if (std::strcmp(argv[i], "--write-chains") == 0 && i + 1 < argc)
+            chains_dir = argv[++i];
         else
             return std::fprintf(stderr,
-                                "usage: chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N]\n"),
+                                "usage: chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N] "
+                                "[--write-chains DIR]\n"),
                    2;
     }
     if (format != "text" && format != "json")
@@ -231,6 +246,16 @@ int main(int argc, char** argv)
     for (const step_t t : quick ? std::vector<step_t>{100, 1000} : std::vector<step_t>{100, 1000, 10000})
         chains.emplace_back("drawn", drawn_chain(t, 2026));
     chains.emplace_back("measured", measured_chain(quick ? 20 : 100));
+    if (!chains_dir.empty()) {
+        for (const auto& [name, m] : chains) {
+            const std::filesystem::path file =
+                std::filesystem::path(chains_dir) / (name + "_" + std::to_string(m.size()) + ".json");
+            report::write_file_safely(file.string(), [&](std::ostream& out) { out << to_json(m) << "\n"; });
+            std::printf("%s (store-all %llu bytes)\n", file.string().c_str(),
+                        static_cast<unsigned long long>(m.store_all_bytes()));
+        }
+        return 0;
+    }
 
     std::vector<row> rows;
     for (const auto& [name, m] : chains) {
@@ -240,11 +265,11 @@ int main(int argc, char** argv)
             r.chain_name = name;
             r.steps = m.size();
             r.percent = percent;
-            const int repeats = m.size() >= 10000 ? 1 : 3;
             std::vector<double> times;
             std::optional<chain> plan;
             try {
-                for (int i = 0; i < repeats; ++i) {
+                while (times.size() < static_cast<std::size_t>(max_repeats) &&
+                       std::accumulate(times.begin(), times.end(), 0.0) < repeat_seconds) {
                     const auto start = std::chrono::steady_clock::now();
                     plan.emplace(m, budget);
                     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -255,6 +280,7 @@ int main(int argc, char** argv)
                 continue;
             }
             r.plan_seconds = bench::median(times);
+            r.plan_repeats = static_cast<int>(times.size());
             r.table_bytes = plan->table_bytes();
             r.granularity = plan->granularity();
             r.horizon = plan->horizon();
@@ -289,6 +315,7 @@ int main(int argc, char** argv)
                  {"steps", r.steps},
                  {"budget_percent", r.percent},
                  {"plan_seconds", r.plan_seconds},
+                 {"plan_repeats", r.plan_repeats},
                  {"table_bytes", r.table_bytes},
                  {"granularity_bytes", r.granularity},
                  {"horizon", r.horizon},
@@ -303,6 +330,7 @@ int main(int argc, char** argv)
                  {"revolve_uniform_cost", r.uniform_revolve.cost},
                  {"revolve_uniform", r.uniform_revolve.what},
                  {"rotor_seconds", r.rotor && r.rotor->ran ? nlohmann::ordered_json(r.rotor->seconds) : nullptr},
+                 {"rotor_solves", r.rotor && r.rotor->ran ? nlohmann::ordered_json(r.rotor->solves) : nullptr},
                  {"rotor_cost",
                   r.rotor && std::isfinite(r.rotor->cost) ? nlohmann::ordered_json(r.rotor->cost) : nullptr},
                  {"rotor_peak_bytes", r.rotor && r.rotor->ran ? nlohmann::ordered_json(r.rotor->peak_bytes) : nullptr},
