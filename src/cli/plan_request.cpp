@@ -58,6 +58,9 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_option("--horizon", request.horizon,
                        "--chain: most steps of a left part of the outermost checkpoints (default: T when the table "
                        "fits; less is faster and may cost more)");
+    command.add_flag("--no-greedy-fallback", request.no_greedy_fallback,
+                     "--chain: the dynamic program's own plan even where it is near-optimal (blocks, a short horizon) "
+                     "and the greedy memory/compute ranking's plan costs less (docs/heterogeneous.md)");
     command.add_flag("--online", request.online,
                      "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
@@ -161,7 +164,7 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
         !request.levels.empty() || !request.schedule.empty() || request.online || !request.step_cost.empty() ||
         !request.reverse_cost.empty() || request.method != "auto")
         throw usage_error("--chain takes the steps, costs and sizes from its file: give it with --budget (and "
-                          "optionally --granularity, --horizon) only");
+                          "optionally --granularity, --horizon, --no-greedy-fallback) only");
     if (request.budget.empty())
         throw usage_error("--chain needs --budget (the memory for snapshots, the running step and its adjoint)");
     const std::uint64_t budget = *parse_bytes("--budget", request.budget);
@@ -173,6 +176,7 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
     }
     if (!request.horizon.empty())
         options.horizon = parse_count("--horizon", request.horizon, 1);
+    options.greedy_fallback = !request.no_greedy_fallback;
     const chain plan(read_chain_file(request.chain), budget, options);
     choice.name = "chain";
     choice.description = plan.exact() ? "heterogeneous chain, optimal (dynamic program over split points and memory)"
@@ -212,8 +216,8 @@ plan_choice choose_plan(const plan_request& request)
                        .chain = {}};
     if (!request.chain.empty())
         return choose_chain(request, std::move(choice));
-    if (!request.granularity.empty() || !request.horizon.empty())
-        throw usage_error("--granularity and --horizon apply to --chain only");
+    if (!request.granularity.empty() || !request.horizon.empty() || request.no_greedy_fallback)
+        throw usage_error("--granularity, --horizon and --no-greedy-fallback apply to --chain only");
     if (request.steps.empty())
         throw usage_error("--steps is required (or --chain FILE)");
     const step_t steps = parse_count("--steps", request.steps, 1);

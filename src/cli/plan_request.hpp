@@ -28,11 +28,12 @@ struct plan_request {
     std::vector<std::string> levels; ///< --level texts, fastest first
     std::string step_cost;
     std::string reverse_cost;
-    std::string method = "auto"; ///< multilevel: auto, exact or near-optimal
-    bool online = false;         ///< simulate the online schedule (T learned only at x_{T-1})
-    std::string chain;           ///< a heterogeneous chain's JSON file (with --budget)
-    std::string granularity;     ///< chain: bytes per memory unit (default: automatic)
-    std::string horizon;         ///< chain: most steps of an outer left part (default: T when it fits)
+    std::string method = "auto";     ///< multilevel: auto, exact or near-optimal
+    bool online = false;             ///< simulate the online schedule (T learned only at x_{T-1})
+    std::string chain;               ///< a heterogeneous chain's JSON file (with --budget)
+    std::string granularity;         ///< chain: bytes per memory unit (default: automatic)
+    std::string horizon;             ///< chain: most steps of an outer left part (default: T when it fits)
+    bool no_greedy_fallback = false; ///< chain: keep the tables' own plan where the greedy ranking's costs less
 };
 
 /// A validated choice of schedule.

@@ -88,6 +88,18 @@ BOOST_AUTO_TEST_CASE(granularity_and_horizon_options)
     BOOST_TEST(j["horizon"].get<std::int64_t>() == 5);
     BOOST_TEST(!j["exact"].get<bool>());
     BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() <= m.store_all_bytes() / 3);
+    // The library's plan with and without the greedy fallback, whichever method each ends with.
+    chain::options o;
+    o.granularity = 300000;
+    o.horizon = 5;
+    BOOST_TEST(j["predicted_cost"].get<double>() == chain(m, m.store_all_bytes() / 3, o).cost().predicted_cost);
+    o.greedy_fallback = false;
+    const chain own(m, m.store_all_bytes() / 3, o);
+    const auto tables = test::plan_json(
+        {"--chain", file, "--budget", budget, "--granularity", "300000", "--horizon", "5", "--no-greedy-fallback"});
+    BOOST_TEST(tables["method"].get<std::string>() == "dynamic program");
+    BOOST_TEST(tables["predicted_cost"].get<double>() == own.cost().predicted_cost);
+    BOOST_TEST(tables["predicted_cost"].get<double>() >= j["predicted_cost"].get<double>());
 }
 
 BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
@@ -126,6 +138,7 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", good}, "--chain needs --budget"},
         {{"plan", "--chain", good, "--budget", "1GiB", "--steps", "4"}, "--chain takes the steps"},
         {{"plan", "--steps", "4", "--slots", "2", "--granularity", "4"}, "apply to --chain only"},
+        {{"plan", "--steps", "4", "--slots", "2", "--no-greedy-fallback"}, "apply to --chain only"},
         {{"plan", "--slots", "2"}, "--steps is required"},
     };
     for (bad_case c : cases) {
