@@ -5,10 +5,10 @@
 // stands for j = l - 1), taken from its least M on (x_s's snapshot and the advance). The rows are a few entries and
 // the pairs (j, l) many (T^3 / 6: 34,000 on bench/chain_plan's measured chain of 60 steps), so a pair must cost a few
 // instructions: build_short_rows' loop over M per pair, with its stores and its remainder, cost more than the sums
-// (the measured chain at 12 units: 0.083 ms per plan; 0.067 ms here). Each row is reduced over its splits in vectors
+// (the measured chain at 12 units: 0.083 ms per plan; 0.055 ms here). Each row is reduced over its splits in vectors
 // of 8 entries of M held in registers, from U down: most splits start in the top vector, and a lower vector needs only
-// the splits that start in it or below. Rows go in groups of 8 that share their first splits, so that each left part
-// is loaded once for 8 rows. Each left part is copied once, infinite below its split's least M, so that the condition
+// the splits that start in it or below. Rows go in groups of 4 that share their first splits, so that each left part
+// is loaded once for 4 rows. Each left part is copied once, infinite below its split's least M, so that the condition
 // costs nothing in the loop (an infinite part gives an infinite sum: no part is ever -inf or NaN). The sums and their
 // order are list_candidates', and the minimum keeps the earlier on a tie, so the values are the same bit for bit.
 #include "chain_plan.hpp"
@@ -100,7 +100,7 @@ template <int G>
 /// are shorter rows of s), in groups of `group` rows that share their first splits.
 REMAT_KERNEL_CLONES void reduce_rows(const narrow_rows_job& job) noexcept
 {
-    constexpr int group = 8;
+    constexpr int group = 4; // 4 to 8 cost about the same (bench/chain_plan's measured chain); 12 more
     narrow_row_scratch& by = *job.by;
     const std::uint64_t top = job.top;
     const auto top_int = static_cast<std::int64_t>(top);
@@ -124,6 +124,11 @@ REMAT_KERNEL_CLONES void reduce_rows(const narrow_rows_job& job) noexcept
         std::size_t usable = 0; // splits with their least M below the vector's end: the others are infinite over it
         while (usable < splits && least[usable + 1] < end)
             ++usable;
+        if (usable == 0) { // no split starts here (nor its reversed right part, which starts no lower)
+            for (std::size_t l = 2; l <= length; ++l)
+                by.infinite_entries[l] += owned;
+            continue;
+        }
         for (std::size_t l0 = 2; l0 <= length; l0 += group) {
             const std::size_t g = std::min<std::size_t>(group, length + 1 - l0);
             eight best[group];
