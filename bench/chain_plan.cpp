@@ -247,6 +247,12 @@ int main(int argc, char** argv)
         chains.emplace_back("drawn", drawn_chain(t, 2026));
     chains.emplace_back("measured", measured_chain(quick ? 20 : 100));
     if (!chains_dir.empty()) {
+        std::error_code made;
+        std::filesystem::create_directories(chains_dir, made);
+        if (made)
+            return std::fprintf(stderr, "chain_plan: --write-chains: cannot create \"%s\": %s\n", chains_dir.c_str(),
+                                made.message().c_str()),
+                   2;
         for (const auto& [name, m] : chains) {
             const std::filesystem::path file =
                 std::filesystem::path(chains_dir) / (name + "_" + std::to_string(m.size()) + ".json");
