@@ -42,6 +42,7 @@ public:
     void release_all() noexcept { store_.release_all(); }
     [[nodiscard]] std::size_t snapshot_bytes(remat::slot_t s) const { return store_.snapshot_bytes(s); }
     [[nodiscard]] remat::level_stats stats() const { return store_.stats(); }
+    void restart_peaks() noexcept { store_.restart_peaks(); }
 
 private:
     remat::host_store store_;

@@ -26,6 +26,7 @@
 #include "remat/store/async_level.hpp"
 #include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
+#include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_traits.hpp"
 #include "remat/store/snapshot_view.hpp"

@@ -28,6 +28,13 @@ void copy_on_stream(void* context, void* dst, memory_space dst_space, const void
     detail::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
+// The copier's wait: the user's kernels on its stream.
+void wait_for_stream(void* context)
+{
+    const cudaStream_t stream = context != nullptr ? static_cast<cudaStream_t>(context) : cudaStreamLegacy;
+    detail::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize of the user's stream");
+}
+
 } // namespace
 
 void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size)
@@ -39,7 +46,8 @@ byte_copier copier(cudaStream_t user_stream) noexcept
 {
     // cudaStreamLegacy is the stream null names here: one context for both, so that copies of a copier
     // compare equal whichever way the stream was written.
-    return {&copy_on_stream, user_stream == cudaStreamLegacy ? nullptr : static_cast<void*>(user_stream)};
+    return {&copy_on_stream, user_stream == cudaStreamLegacy ? nullptr : static_cast<void*>(user_stream),
+            &wait_for_stream};
 }
 
 std::optional<cudaStream_t> copier_stream(const byte_copier& copy) noexcept

@@ -12,9 +12,9 @@
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/detail/use_copier.hpp"
+#include "remat/store/level_accounting.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -32,19 +32,6 @@ using detail::hdf5_dataset;
 using detail::hdf5_scope;
 using detail::slot_state;
 using detail::snapshot_record;
-
-// Seconds spent inside one store call, added to the level's wait time on the way out.
-class call_timer {
-public:
-    explicit call_timer(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-    ~call_timer() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-    call_timer(const call_timer&) = delete;
-    call_timer& operator=(const call_timer&) = delete;
-
-private:
-    double& total_;
-    std::chrono::steady_clock::time_point start_;
-};
 
 } // namespace
 
@@ -77,7 +64,7 @@ struct hdf5_store::impl {
     std::uint64_t reserved_end = 0;      // the file has blocks up to here
     std::uint64_t guarded_end = 0;       // the end of file just after this session's last guard byte
     std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
-    level_stats stats;
+    level_accounting counts;
     bool open = false;
     detail::hdf5_fault_hook* faults = nullptr; // test-only (fault_hook.hpp)
     hdf5_scope* scope = nullptr;               // the scope of the call in progress (see unlocked)
@@ -423,12 +410,9 @@ struct hdf5_store::impl {
                 e.step = rr.record.step;
                 e.bytes = rr.record.bytes;
                 assign_parts(e, rr.record);
-                ++stats.slots_in_use;
-                stats.bytes_in_use += e.bytes;
+                counts.holds(e.bytes);
             }
         }
-        stats.peak_slots = stats.slots_in_use;
-        stats.peak_bytes = stats.bytes_in_use;
     }
 
     // The part sizes a record declares (one part: the whole snapshot).
@@ -472,7 +456,7 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
         throw argument_error("hdf5_store options need a copy function and a name");
     if (s.where.empty())
         throw argument_error("hdf5_store needs a file path");
-    s.stats.name = opts.name;
+    s.counts = level_accounting(opts.name);
 
     s.claim = detail::file_claim(s.path);
     hdf5_scope scope;
@@ -571,7 +555,7 @@ void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
                                  "another snapshot of " + std::to_string(src.size) + " bytes (" +
                                  std::to_string(s.allocated) + " bytes in the file's slots)");
     }
-    call_timer timer(s.stats.wait_seconds);
+    const level_accounting::wait_timer timer(s.counts);
     hdf5_scope scope;
     const impl::bind_scope bound(s, scope);
     try {
@@ -589,12 +573,7 @@ void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
     written.step = step;
     written.bytes = src.size;
     written.parts.assign(parts);
-    ++s.stats.stores;
-    s.stats.bytes_written += src.size;
-    ++s.stats.slots_in_use;
-    s.stats.bytes_in_use += src.size;
-    s.stats.peak_slots = std::max(s.stats.peak_slots, s.stats.slots_in_use);
-    s.stats.peak_bytes = std::max(s.stats.peak_bytes, s.stats.bytes_in_use);
+    s.counts.wrote(src.size);
 }
 
 void hdf5_store::read(slot_t slot, step_t step, mutable_parts parts)
@@ -612,7 +591,7 @@ void hdf5_store::read(slot_t slot, step_t step, mutable_parts parts)
                               (e.problem.empty() ? "" : " (" + e.problem + ")"));
     if (const std::optional<std::string> why = detail::part_mismatch(e.parts.sizes(), parts, step))
         throw integrity_error("disk slot " + std::to_string(slot) + " of " + s.where + " holds " + *why);
-    call_timer timer(s.stats.wait_seconds);
+    const level_accounting::wait_timer timer(s.counts);
     hdf5_scope scope;
     const impl::bind_scope bound(s, scope);
     const std::string ctx = s.context(slot);
@@ -659,8 +638,7 @@ void hdf5_store::read(slot_t slot, step_t step, mutable_parts parts)
         throw integrity_error(ctx + ": checksum mismatch for x_" + std::to_string(step) + ": the data hashes to " +
                               detail::hex(sum) + " but the record says " + detail::hex(r.checksum) +
                               " (the file was damaged or altered)");
-    ++s.stats.restores;
-    s.stats.bytes_read += dst.size;
+    s.counts.read(dst.size);
 }
 
 void hdf5_store::release(slot_t slot)
@@ -670,8 +648,7 @@ void hdf5_store::release(slot_t slot)
     if (e.step < 0)
         throw schedule_error("free of disk slot " + std::to_string(slot) + ", which holds no snapshot");
     e.step = -1;
-    --s.stats.slots_in_use;
-    s.stats.bytes_in_use -= e.bytes;
+    s.counts.released(e.bytes);
     e.bytes = 0;
 }
 
@@ -683,8 +660,7 @@ void hdf5_store::release_all() noexcept
         e.step = -1;
         e.bytes = 0;
     }
-    impl_->stats.slots_in_use = 0;
-    impl_->stats.bytes_in_use = 0;
+    impl_->counts.released_all();
 }
 
 std::span<const std::size_t> hdf5_store::part_sizes(slot_t slot) const
@@ -705,7 +681,17 @@ std::size_t hdf5_store::snapshot_bytes(slot_t slot) const
 
 const level_stats& hdf5_store::stats() const noexcept
 {
-    return impl_->stats;
+    return impl_->counts.stats();
+}
+
+void hdf5_store::restart_peaks() noexcept
+{
+    impl_->counts.restart_peaks();
+}
+
+void hdf5_store::wait_for_user() const
+{
+    impl_->opts.copy.wait_for_user();
 }
 
 step_t hdf5_store::snapshot_step(slot_t slot) const
@@ -719,7 +705,7 @@ void hdf5_store::flush()
 {
     impl& s = *impl_;
     s.require_open();
-    call_timer timer(s.stats.wait_seconds);
+    const level_accounting::wait_timer timer(s.counts);
     hdf5_scope scope;
     const impl::bind_scope bound(s, scope);
     s.flush_metadata();

@@ -60,6 +60,7 @@ async_level::async_level(std::unique_ptr<detail::level_interface> level, async_o
         throw argument_error("async_level options need a staging memory resource and a copy function");
     capacity_ = level_->capacity();
     name_ = level_->stats().name;
+    counts_ = level_accounting(name_);
     buffers_.resize(options_.staging_buffers);
     queue_.resize(2 * options_.staging_buffers + 8);
     worker_ = std::thread([this] { worker_loop(); });
@@ -188,7 +189,7 @@ void async_level::wait(std::unique_lock<std::mutex>& lock, auto&& ready)
         return;
     const auto start = clock_type::now();
     changed_.wait(lock, ready);
-    wait_seconds_ += seconds_since(start);
+    counts_.waited(seconds_since(start));
 }
 
 int async_level::free_or_evictable() noexcept
@@ -317,6 +318,7 @@ void async_level::write(slot_t slot, step_t step, const_parts parts)
     s.parts.assign(parts);
     s.staged = b;
     bytes_in_use_ += src.size;
+    counts_.wrote(src.size);
     push(job{job_kind::write, slot, step, b});
 }
 
@@ -347,6 +349,7 @@ void async_level::read(slot_t slot, step_t step, mutable_parts dst)
         ++staging_hits_;
         lock.unlock();
         scatter(dst, data);
+        counts_.read(size);
         return;
     }
     if (s.prefetched >= 0) {
@@ -367,6 +370,7 @@ void async_level::read(slot_t slot, step_t step, mutable_parts dst)
         const std::byte* data = b.data;
         lock.unlock();
         scatter(dst, data);
+        counts_.read(size);
         return;
     }
     ++demand_reads_;
@@ -378,6 +382,7 @@ void async_level::read(slot_t slot, step_t step, mutable_parts dst)
         wait(lock, [&] { return demand_done_; });
         if (demand_failure_)
             std::rethrow_exception(std::exchange(demand_failure_, nullptr));
+        counts_.read(size);
         return;
     }
     const int p = acquire_buffer(lock, size);
@@ -399,6 +404,7 @@ void async_level::read(slot_t slot, step_t step, mutable_parts dst)
     lock.lock();
     free_buffer(p);
     changed_.notify_all();
+    counts_.read(size);
 }
 
 void async_level::prefetch(slot_t slot, step_t step)
@@ -450,6 +456,7 @@ void async_level::release(slot_t slot)
         s.staged = -1;
     }
     bytes_in_use_ -= std::min(bytes_in_use_, static_cast<std::uint64_t>(s.size));
+    counts_.released(s.size);
     if (s.failed) // the level never got it
         on_level = false;
     s = slot_info{};
@@ -477,6 +484,7 @@ void async_level::release_all() noexcept
     for (slot_info& s : slots_)
         s = slot_info{};
     bytes_in_use_ = 0;
+    counts_.released_all();
     failure_ = nullptr;
     demand_failure_ = nullptr;
     changed_.notify_all();
@@ -511,6 +519,7 @@ void async_level::adopt(slot_t slot, step_t step, std::size_t size)
             s.parts.assign_single(size);
     }
     bytes_in_use_ += size;
+    counts_.holds(size);
 }
 
 std::span<const std::size_t> async_level::part_sizes(slot_t slot) const
@@ -529,23 +538,30 @@ std::size_t async_level::snapshot_bytes(slot_t slot) const
 
 level_stats async_level::stats() const
 {
-    level_stats s;
-    {
-        std::scoped_lock level_lock(level_mutex_);
-        s = level_->stats();
-    }
-    // The level's own waits happen on the worker, inside its busy time; what the caller waited for is
-    // this engine's to say.
+    // The level as the caller sees it: what it handed over, held and waited for; the wrapped level's own
+    // stats count what reached it. Its transfers run on the worker, so their time not waited for was
+    // hidden behind the caller's compute.
     std::scoped_lock lock(mutex_);
-    s.wait_seconds = wait_seconds_;
-    s.overlapped_seconds = std::max(0.0, busy_seconds_ - wait_seconds_);
+    level_stats s = counts_.stats();
+    s.overlapped_seconds = std::max(0.0, busy_seconds_ - s.wait_seconds);
     return s;
+}
+
+void async_level::restart_peaks() noexcept
+{
+    counts_.restart_peaks();
 }
 
 async_counters async_level::counters() const
 {
     std::scoped_lock lock(mutex_);
-    return {staging_hits_, cache_hits_, demand_reads_, prefetches_, skipped_writes_, busy_seconds_, wait_seconds_};
+    return {staging_hits_,
+            cache_hits_,
+            demand_reads_,
+            prefetches_,
+            skipped_writes_,
+            busy_seconds_,
+            counts_.stats().wait_seconds};
 }
 
 } // namespace remat

@@ -22,7 +22,7 @@ host_store::host_store(level_capacity capacity, options opts) : capacity_(capaci
     detail::require_room(capacity, "host_store");
     if (options_.memory == nullptr || options_.copy.target() == nullptr)
         throw argument_error("host_store options need a memory resource and a copy function");
-    stats_.name = options_.name;
+    counts_ = level_accounting(options_.name);
     if (capacity.slots != level_capacity::unlimited_slots)
         slots_.resize(static_cast<std::size_t>(capacity.slots));
 }
@@ -35,7 +35,7 @@ host_store::~host_store()
 
 host_store::host_store(host_store&& other) noexcept
     : capacity_(other.capacity_), options_(other.options_), slots_(std::move(other.slots_)),
-      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)), stats_(std::move(other.stats_))
+      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)), counts_(std::move(other.counts_))
 {
     other.slots_.clear();
 }
@@ -49,7 +49,7 @@ host_store& host_store::operator=(host_store&& other) noexcept
         slots_ = std::move(other.slots_);
         other.slots_.clear();
         allocated_bytes_ = std::exchange(other.allocated_bytes_, 0);
-        stats_ = std::move(other.stats_);
+        counts_ = std::move(other.counts_);
     }
     return *this;
 }
@@ -107,12 +107,7 @@ void host_store::write(slot_t slot, step_t step, const_parts parts)
     e.parts.assign(parts);
     e.size = src.size;
     e.step = step;
-    ++stats_.stores;
-    stats_.bytes_written += src.size;
-    ++stats_.slots_in_use;
-    stats_.bytes_in_use += src.size;
-    stats_.peak_slots = std::max(stats_.peak_slots, stats_.slots_in_use);
-    stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
+    counts_.wrote(src.size);
 }
 
 void host_store::read(slot_t slot, step_t step, mutable_parts dst)
@@ -131,8 +126,7 @@ void host_store::read(slot_t slot, step_t step, mutable_parts dst)
         options_.copy(p.data, p.space, e.data + at, memory_space::host, p.size);
         at += p.size;
     }
-    ++stats_.restores;
-    stats_.bytes_read += e.size;
+    counts_.read(e.size);
 }
 
 void host_store::release(slot_t slot)
@@ -141,8 +135,7 @@ void host_store::release(slot_t slot)
     if (e.step < 0)
         throw schedule_error("free of host slot " + std::to_string(slot) + ", which holds no snapshot");
     e.step = -1;
-    --stats_.slots_in_use;
-    stats_.bytes_in_use -= e.size;
+    counts_.released(e.size);
     e.size = 0;
 }
 
@@ -152,8 +145,7 @@ void host_store::release_all() noexcept
         e.step = -1;
         e.size = 0;
     }
-    stats_.slots_in_use = 0;
-    stats_.bytes_in_use = 0;
+    counts_.released_all();
 }
 
 std::span<const std::size_t> host_store::part_sizes(slot_t slot) const

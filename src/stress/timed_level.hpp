@@ -46,6 +46,16 @@ public:
     }
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const { return level_.snapshot_bytes(slot); }
     [[nodiscard]] level_stats stats() const { return level_.stats(); }
+    void restart_peaks() noexcept
+        requires requires(Level& l) { l.restart_peaks(); }
+    {
+        level_.restart_peaks();
+    }
+    void wait_for_user()
+        requires requires(Level& l) { l.wait_for_user(); }
+    {
+        level_.wait_for_user();
+    }
 
     /// A tiered store's copier goes on to the level (a wrapper that dropped it would be refused).
     void use_copier(byte_copier copy)

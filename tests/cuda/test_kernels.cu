@@ -50,7 +50,20 @@ __global__ void gate_kernel(const volatile int* flag, int* timed_out, double* ds
         dst[i] = fill ? base + static_cast<double>(i) : src[i];
 }
 
+__global__ void spin_kernel(long long cycles)
+{
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+
 } // namespace
+
+void spin(long long cycles, cudaStream_t s)
+{
+    spin_kernel<<<1, 1, 0, s>>>(cycles);
+    cuda::detail::check(cudaGetLastError(), "spin_kernel launch");
+}
 
 void fill(double* dst, std::size_t n, double base, cudaStream_t s)
 {

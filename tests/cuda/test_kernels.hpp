@@ -42,6 +42,10 @@ private:
     int* device_ = nullptr;
 };
 
+/// Enqueues on `s` one thread that spins for `cycles` of its SM's clock (clock64): GPU work of a known
+/// length that leaves the host free at once.
+void spin(long long cycles, cudaStream_t s);
+
 /// Polls `done` for up to `seconds`; true as soon as it returns true.
 template <class Done>
 bool within(double seconds, Done done);

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstring>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -230,6 +231,29 @@ struct sim_setup {
     runtime_fault fault = runtime_fault::none;
 };
 
+/// The simulated device level without wait_for_user: the driver's wait for the user's stream at the end of
+/// each step would order every copy after the user's kernels by itself and hide a missing wait of the
+/// store's own, which these tests exist to catch. Everything else goes to the level.
+class without_user_wait {
+public:
+    explicit without_user_wait(sim_store& level) : level_(level) {}
+    [[nodiscard]] level_capacity capacity() const { return level_.capacity(); }
+    void write(slot_t n, step_t k, const_bytes src) { level_.write(n, k, src); }
+    void read(slot_t n, step_t k, mutable_bytes dst) { level_.read(n, k, dst); }
+    void write(slot_t n, step_t k, const_parts src) { level_.write(n, k, src); }
+    void read(slot_t n, step_t k, mutable_parts dst) { level_.read(n, k, dst); }
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t n) const { return level_.part_sizes(n); }
+    void release(slot_t n) { level_.release(n); }
+    void release_all() noexcept { level_.release_all(); }
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t n) const { return level_.snapshot_bytes(n); }
+    [[nodiscard]] const level_stats& stats() const noexcept { return level_.stats(); }
+    void restart_peaks() noexcept { level_.restart_peaks(); }
+
+private:
+    sim_store& level_;
+};
+static_assert(gathering_level<without_user_wait>);
+
 /// The problem's steps as kernels queued on the user's stream: they run whenever the simulator picks
 /// them, reading and writing the state's buffer then.
 rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, slot_t slots, std::uint64_t seed,
@@ -238,7 +262,8 @@ rd_gradient simulated_gradient(const reaction_diffusion& problem, step_t steps, 
     stream_simulator sim(seed);
     const int user = setup.own_user_stream ? sim.create_stream() : 0;
     simulated_runtime runtime{&sim, setup.fault, user};
-    sim_store store(level_capacity{.slots = slots}, {.user_stream = user}, runtime);
+    sim_store level(level_capacity{.slots = slots}, {.user_stream = user}, runtime);
+    without_user_wait store(level);
 
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     sim_state x{problem.initial_field()};
@@ -312,7 +337,8 @@ rd_gradient simulated_parts_gradient(const reaction_diffusion& problem, step_t s
     }
     stream_simulator sim(seed);
     simulated_runtime runtime{&sim, fault, 0};
-    sim_store store(level_capacity{.slots = slots}, {.user_stream = 0}, runtime);
+    sim_store level(level_capacity{.slots = slots}, {.user_stream = 0}, runtime);
+    without_user_wait store(level);
     rd_gradient g{problem.objective_gradient(problem.final_field(steps)), std::vector<double>(problem.points, 0.0)};
     sim_parts_state<HostPart> x{problem.initial_field(), problem.initial_field(), {0}};
     std::vector<double> scratch;

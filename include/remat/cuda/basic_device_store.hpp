@@ -30,13 +30,13 @@
 #include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
+#include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
 #include "remat/types.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -86,7 +86,7 @@ public:
         capacity_ = capacity;
         options_ = opts;
         options_.user_stream = canonical(opts.user_stream);
-        stats_.name = options_.name;
+        counts_ = level_accounting(options_.name);
         copy_stream_ = runtime_.create_stream();
         try {
             transfer_stream_ = runtime_.create_stream();
@@ -188,7 +188,7 @@ public:
         e.size = size;
         e.step = step;
         e.parts.assign(parts);
-        count_store(size);
+        counts_.wrote(size);
     }
 
     /// Copies x_step from `slot` back into the parts, each from its place in the slot, on the copy stream.
@@ -213,8 +213,7 @@ public:
         runtime_.wait(options_.user_stream, e.done);
         if (foreign)
             timed_synchronize(e.done);
-        ++stats_.restores;
-        stats_.bytes_read += e.size;
+        counts_.read(e.size);
     }
 
     /// Sizes of the parts the slot holds (one for a single view; empty when it holds none).
@@ -231,8 +230,7 @@ public:
         if (slot < 0 || static_cast<std::uint64_t>(slot) >= slots_.size() || slots_[index(slot)].step < 0)
             throw schedule_error("free of device slot " + std::to_string(slot) + ", which holds no snapshot");
         slot_entry& e = slots_[index(slot)];
-        --stats_.slots_in_use;
-        stats_.bytes_in_use -= e.size;
+        counts_.released(e.size);
         e.step = -1;
         e.size = 0;
     }
@@ -243,8 +241,7 @@ public:
             e.step = -1;
             e.size = 0;
         }
-        stats_.slots_in_use = 0;
-        stats_.bytes_in_use = 0;
+        counts_.released_all();
     }
 
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const
@@ -255,7 +252,14 @@ public:
         return e.step >= 0 ? e.size : 0;
     }
 
-    [[nodiscard]] const level_stats& stats() const noexcept { return stats_; }
+    [[nodiscard]] const level_stats& stats() const noexcept { return counts_.stats(); }
+    /// The peaks count from what the level holds now (the driver calls it as a run starts).
+    void restart_peaks() noexcept { counts_.restart_peaks(); }
+
+    /// Blocks until the user's stream is idle. The driver calls it when a user step returns, inside the
+    /// step's timing: the GPU time of the kernels the step enqueued is the step's, and a later host wait of
+    /// the store's (a copy into host memory) waits for the store's copy alone (docs/cuda.md, "Time").
+    void wait_for_user() { runtime_.synchronize_stream(options_.user_stream); }
 
     // --- for levels behind this one: write-behind and read-ahead ----------------------------------------
 
@@ -296,7 +300,7 @@ public:
         e.size = src.size;
         e.step = step;
         e.parts.assign_single(src.size);
-        count_store(src.size);
+        counts_.wrote(src.size);
     }
 
     /// Whether every copy enqueued so far into or out of `slot` has completed (never blocks).
@@ -459,21 +463,10 @@ private:
         slots_ = std::move(fresh);
     }
 
-    void count_store(std::size_t size)
-    {
-        ++stats_.stores;
-        stats_.bytes_written += size;
-        ++stats_.slots_in_use;
-        stats_.bytes_in_use += size;
-        stats_.peak_slots = std::max(stats_.peak_slots, stats_.slots_in_use);
-        stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.bytes_in_use);
-    }
-
     void timed_synchronize(event_handle e)
     {
-        const auto start = std::chrono::steady_clock::now();
+        const level_accounting::wait_timer timer(counts_);
         runtime_.synchronize(e);
-        stats_.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
     void destroy() noexcept
@@ -511,7 +504,7 @@ private:
         user_ready_ = other.user_ready_;
         slots_ = std::move(other.slots_);
         other.slots_.clear();
-        stats_ = std::move(other.stats_);
+        counts_ = std::move(other.counts_);
         owns_ = std::exchange(other.owns_, false);
     }
 
@@ -526,7 +519,7 @@ private:
     stream_handle transfer_stream_{};
     event_handle user_ready_{}; // recorded on the user's stream before each copy to or from the state
     std::vector<slot_entry> slots_;
-    level_stats stats_;
+    level_accounting counts_;
     bool owns_ = false;
 };
 

@@ -48,7 +48,9 @@ void copy_bytes(void* dst, memory_space dst_space, const void* src, memory_space
 /// launches go; the two make equal copiers). Each copy is enqueued there, so it starts after the kernels
 /// enqueued before it (it sees the state they produce), and returns once the bytes are in place.
 /// Host-to-host copies are a plain memcpy. Copies throw cuda_error. Given to a tiered_store, it also tells
-/// a device_store level which stream to order its own copies against (see copier_stream).
+/// a device_store level which stream to order its own copies against (see copier_stream). Its
+/// wait_for_user() synchronises the stream: the driver calls it when a user step returns, so that the
+/// GPU time of the step's kernels is charged to the step (docs/cuda.md, "Time").
 ///
 ///     remat::cuda::pinned_memory_resource pinned;
 ///     remat::tiered_store store(remat::cuda::copier(my_stream),

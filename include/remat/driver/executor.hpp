@@ -86,16 +86,16 @@ public:
         set_steps(steps);
         if constexpr (has_final)
             prepare_device_copy();
-        const store_stats before = store_.stats();
-        const auto levels = static_cast<std::size_t>(store_.level_count());
-        report_.levels.resize(levels);
-        occupied_bytes_.assign(levels, 0);
-        occupied_slots_.assign(levels, 0);
-        waits_before_.resize(levels);
-        for (std::size_t i = 0; i < levels && i < before.levels.size(); ++i) {
-            report_.levels[i].name = before.levels[i].name;
-            waits_before_[i] = {before.levels[i].wait_seconds, before.levels[i].overlapped_seconds};
-        }
+        // The user's GPU work enqueued before the run (x_0's kernels) is not the run's: wait for it before
+        // the clock starts. The store's counts are read from here on (finish() subtracts these), its
+        // peaks restart from what it holds now.
+        store_.wait_for_user();
+        store_.restart_peaks();
+        before_ = store_.stats();
+        report_.levels.resize(static_cast<std::size_t>(store_.level_count()));
+        for (std::size_t i = 0; i < report_.levels.size() && i < before_.levels.size(); ++i)
+            report_.levels[i].name = before_.levels[i].name;
+        clock_ = detail::tick_calibration{};
     }
 
     /// Checks, before any step runs, that a plan with these counts fits the store: the same number of
@@ -179,14 +179,7 @@ public:
         report_.forward_seconds = static_cast<double>(forward_ticks_) * per_tick;
         report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
         report_.final_seconds = static_cast<double>(final_ticks_) * per_tick;
-        const store_stats after = store_.stats();
-        for (std::size_t i = 0; i < report_.levels.size() && i < after.levels.size(); ++i) {
-            level_report& l = report_.levels[i];
-            l.wait_seconds = after.levels[i].wait_seconds - waits_before_[i].first;
-            l.overlapped_seconds = after.levels[i].overlapped_seconds - waits_before_[i].second;
-            report_.wait_seconds += l.wait_seconds;
-            report_.overlapped_seconds += l.overlapped_seconds;
-        }
+        read_store_counts();
         return report_;
     }
 
@@ -194,17 +187,8 @@ public:
     /// `s` (written by the run that crashed); count it as held, as though `s` had been applied here.
     void adopt(const store& s)
     {
-        level_report& l = level(s.level);
-        const auto L = static_cast<std::size_t>(s.level);
-        const auto size = static_cast<std::uint64_t>(store_.snapshot_bytes(s.level, s.slot));
-        occupied_bytes_[L] += size;
-        ++occupied_slots_[L];
-        total_bytes_ += size;
-        ++total_slots_;
-        l.peak_bytes = std::max(l.peak_bytes, occupied_bytes_[L]);
-        l.peak_slots = std::max(l.peak_slots, occupied_slots_[L]);
-        report_.peak_snapshot_bytes = std::max(report_.peak_snapshot_bytes, total_bytes_);
-        report_.peak_slots = std::max(report_.peak_slots, total_slots_);
+        check_level(s.level);
+        hold(store_.snapshot_bytes(s.level, s.slot));
     }
 
     /// After a failure: releases every slot so the store is consistent and reusable. Never throws.
@@ -234,6 +218,13 @@ private:
             current_ = -1; // the step failed part way: the state is undefined
             detail::rethrow_as_step_error(k, step_phase::forward);
         }
+        try {
+            store_.wait_for_user(); // the GPU time of the steps' kernels is the steps'
+        } catch (...) {
+            report_.forward_steps += static_cast<std::uint64_t>(a.to - a.from);
+            current_ = -1;
+            detail::rethrow_as_step_error(a.to - 1, step_phase::forward);
+        }
         forward_ticks_ += detail::tick_clock::now() - start;
         report_.forward_steps += static_cast<std::uint64_t>(a.to - a.from);
         current_ = a.to;
@@ -243,7 +234,7 @@ private:
     {
         if (s.step != current_)
             throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
-        level_report& l = level(s.level);
+        check_level(s.level);
         std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
             const const_bytes bytes = snapshot_traits<State>::bytes(std::as_const(state_));
@@ -265,19 +256,7 @@ private:
             }
             store_.write(s.level, s.slot, s.step, const_bytes{staging_.data(), size, memory_space::host});
         }
-        ++l.stores;
-        l.bytes_written += size;
-        ++report_.stores;
-        report_.bytes_written += size;
-        const auto L = static_cast<std::size_t>(s.level);
-        occupied_bytes_[L] += size;
-        ++occupied_slots_[L];
-        total_bytes_ += size;
-        ++total_slots_;
-        l.peak_bytes = std::max(l.peak_bytes, occupied_bytes_[L]);
-        l.peak_slots = std::max(l.peak_slots, occupied_slots_[L]);
-        report_.peak_snapshot_bytes = std::max(report_.peak_snapshot_bytes, total_bytes_);
-        report_.peak_slots = std::max(report_.peak_slots, total_slots_);
+        hold(size);
     }
 
     void perform(const restore& r)
@@ -285,9 +264,8 @@ private:
         if (r.step > next_reverse_)
             throw schedule_error("restore of x_" + std::to_string(r.step) + ", beyond the next step to reverse (" +
                                  std::to_string(next_reverse_) + ")");
-        level_report& l = level(r.level);
+        check_level(r.level);
         current_ = -1; // until the read succeeds
-        std::size_t size = 0;
         if constexpr (contiguous_state<State>) {
             mutable_bytes bytes = snapshot_traits<State>::bytes(state_);
             if constexpr (requires { snapshot_traits<State>::bytes_for(state_, std::size_t{}); }) {
@@ -295,12 +273,10 @@ private:
                 if (stored != bytes.size && stored != 0)
                     bytes = snapshot_traits<State>::bytes_for(state_, stored);
             }
-            size = bytes.size;
             store_.read(r.level, r.slot, r.step, bytes);
         } else if constexpr (multipart_state<State>) {
             const auto read_into = [&](const auto& parts) {
                 const mutable_parts view(std::ranges::data(parts), std::ranges::size(parts));
-                size = total_bytes(view);
                 store_.read(r.level, r.slot, r.step, view);
             };
             if constexpr (requires { snapshot_traits<State>::parts_for(state_, std::span<const std::size_t>{}); }) {
@@ -314,7 +290,7 @@ private:
                 read_into(snapshot_traits<State>::parts(state_));
             }
         } else {
-            size = store_.snapshot_bytes(r.level, r.slot);
+            const std::size_t size = store_.snapshot_bytes(r.level, r.slot);
             if (staging_.size() < size)
                 staging_.resize(size);
             store_.read(r.level, r.slot, r.step, mutable_bytes{staging_.data(), size, memory_space::host});
@@ -325,22 +301,14 @@ private:
             }
         }
         current_ = r.step;
-        ++l.restores;
-        l.bytes_read += size;
-        ++report_.restores;
-        report_.bytes_read += size;
     }
 
     void perform(const free_slot& f)
     {
-        (void)level(f.level);
-        const std::size_t size = store_.snapshot_bytes(f.level, f.slot);
+        check_level(f.level);
+        const std::size_t size = several_levels() ? store_.snapshot_bytes(f.level, f.slot) : 0;
         store_.release(f.level, f.slot);
-        const auto L = static_cast<std::size_t>(f.level);
-        occupied_bytes_[L] -= std::min(occupied_bytes_[L], static_cast<std::uint64_t>(size));
-        occupied_slots_[L] -= occupied_slots_[L] > 0 ? 1 : 0;
-        total_bytes_ -= std::min(total_bytes_, static_cast<std::uint64_t>(size));
-        total_slots_ -= total_slots_ > 0 ? 1 : 0;
+        let_go(size);
     }
 
     void perform(const reverse& v)
@@ -357,6 +325,7 @@ private:
         current_ = -1; // the adjoint may overwrite x_k
         try {
             std::invoke(adjoint_.fn, v.step, state_);
+            store_.wait_for_user();
         } catch (...) {
             detail::rethrow_as_step_error(v.step, step_phase::adjoint);
         }
@@ -374,6 +343,7 @@ private:
         const std::uint64_t start = detail::tick_clock::now();
         try {
             std::invoke(final_.fn, std::as_const(state_));
+            store_.wait_for_user();
         } catch (...) {
             detail::rethrow_as_step_error(steps, step_phase::final_state);
         }
@@ -392,6 +362,7 @@ private:
         const std::uint64_t start = detail::tick_clock::now();
         try {
             std::invoke(forward_.fn, last, state_);
+            store_.wait_for_user();
         } catch (...) {
             detail::rethrow_as_step_error(last, step_phase::forward);
         }
@@ -586,12 +557,58 @@ private:
                                  ", but the store's level has room for " + std::to_string(have.bytes) + " bytes");
     }
 
-    level_report& level(level_t L)
+    void check_level(level_t L) const
     {
         if (L < 0 || static_cast<std::size_t>(L) >= report_.levels.size())
             throw schedule_error("level " + std::to_string(L) + " does not exist; the store has " +
                                  std::to_string(report_.levels.size()));
-        return report_.levels[static_cast<std::size_t>(L)];
+    }
+
+    // The snapshots of all levels together are the one count no level can keep: the driver keeps it for a
+    // store of several levels. Each level's own counts and peaks are the level's (read_store_counts).
+    [[nodiscard]] bool several_levels() const noexcept { return report_.levels.size() > 1; }
+    void hold(std::uint64_t bytes) noexcept
+    {
+        if (!several_levels())
+            return;
+        ++held_slots_;
+        held_bytes_ += bytes;
+        report_.peak_slots = std::max(report_.peak_slots, held_slots_);
+        report_.peak_snapshot_bytes = std::max(report_.peak_snapshot_bytes, held_bytes_);
+    }
+    void let_go(std::uint64_t bytes) noexcept
+    {
+        held_slots_ -= std::min<std::uint64_t>(held_slots_, 1);
+        held_bytes_ -= std::min(held_bytes_, bytes);
+    }
+
+    // The report's counts, peaks and waits, as the store's levels counted them during the run.
+    void read_store_counts()
+    {
+        const store_stats after = store_.stats();
+        for (std::size_t i = 0; i < report_.levels.size() && i < after.levels.size(); ++i) {
+            const level_stats& now = after.levels[i];
+            const level_stats then = i < before_.levels.size() ? before_.levels[i] : level_stats{};
+            level_report& l = report_.levels[i];
+            l.stores = now.stores - then.stores;
+            l.restores = now.restores - then.restores;
+            l.bytes_written = now.bytes_written - then.bytes_written;
+            l.bytes_read = now.bytes_read - then.bytes_read;
+            l.peak_slots = now.peak_slots;
+            l.peak_bytes = now.peak_bytes;
+            l.wait_seconds = now.wait_seconds - then.wait_seconds;
+            l.overlapped_seconds = now.overlapped_seconds - then.overlapped_seconds;
+            report_.stores += l.stores;
+            report_.restores += l.restores;
+            report_.bytes_written += l.bytes_written;
+            report_.bytes_read += l.bytes_read;
+            report_.wait_seconds += l.wait_seconds;
+            report_.overlapped_seconds += l.overlapped_seconds;
+        }
+        if (!several_levels() && !report_.levels.empty()) {
+            report_.peak_slots = report_.levels[0].peak_slots;
+            report_.peak_snapshot_bytes = report_.levels[0].peak_bytes;
+        }
     }
 
     [[nodiscard]] std::string describe_current() const
@@ -615,11 +632,9 @@ private:
     std::uint64_t adjoint_ticks_ = 0;
     std::uint64_t final_ticks_ = 0;
     std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
-    std::vector<std::uint64_t> occupied_bytes_;
-    std::vector<std::uint64_t> occupied_slots_;
-    std::uint64_t total_bytes_ = 0;
-    std::uint64_t total_slots_ = 0;
-    std::vector<std::pair<double, double>> waits_before_;
+    store_stats before_;             // the store's counts as the run started
+    std::uint64_t held_slots_ = 0;   // snapshots held on all levels together (several levels only)
+    std::uint64_t held_bytes_ = 0;
     run_report report_;
 };
 

@@ -9,7 +9,7 @@
 
 namespace remat {
 
-/// One storage level's share of a run.
+/// One storage level's share of a run: the level's own counters (remat::level_stats) over the run.
 struct level_report {
     std::string name;
     std::uint64_t stores = 0;
@@ -41,9 +41,11 @@ struct run_report {
     std::uint64_t peak_slots = 0;          ///< most slots held at once, all levels
     std::uint64_t peak_snapshot_bytes = 0; ///< most snapshot bytes held at once, all levels
     std::vector<level_report> levels;
-    double seconds = 0;            ///< wall time of the whole run
-    double forward_seconds = 0;    ///< inside the user's forward step
-    double adjoint_seconds = 0;    ///< inside the user's adjoint step
+    double seconds = 0; ///< wall time of the whole run
+    /// Inside the user's forward steps, with the GPU time of the kernels they queue on the store's user
+    /// stream (the driver waits for it when the steps return: docs/driver.md, "Accounting").
+    double forward_seconds = 0;
+    double adjoint_seconds = 0;    ///< inside the user's adjoint step (its kernels' GPU time too)
     double final_seconds = 0;      ///< inside the terminal callable (remat::final_state)
     double wait_seconds = 0;       ///< waiting for a store's asynchronous transfers (part of remat time)
     double overlapped_seconds = 0; ///< transfer time hidden behind the user's compute

@@ -166,6 +166,11 @@ public:
     /// Counters of the level (named options::name, "disk" by default); wait_seconds is the time spent
     /// in write, read and flush.
     [[nodiscard]] const level_stats& stats() const noexcept;
+    /// The peaks count from what the level holds now (the driver calls it as a run starts).
+    void restart_peaks() noexcept;
+    /// Waits for the user's work on the stream of the copier (a remat::cuda::copier's); nothing for
+    /// host_copy. The driver calls it when a user step returns (docs/driver.md, "Accounting").
+    void wait_for_user() const;
 
     /// The step whose snapshot `slot` holds, or -1 when it holds none.
     [[nodiscard]] step_t snapshot_step(slot_t slot) const;

@@ -18,6 +18,7 @@
 #include "remat/schedule/action.hpp"
 #include "remat/store/detail/level_interface.hpp"
 #include "remat/store/detail/part_layout.hpp"
+#include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
@@ -89,8 +90,13 @@ public:
     void adopt(slot_t slot, step_t step, std::size_t size) override;
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const override;
     [[nodiscard]] level_capacity capacity() const override { return capacity_; }
-    /// The level's own counters, plus the time the caller waited and the transfer time overlapped.
+    /// The level as the caller sees it: the snapshots handed to it (those freed before the worker wrote
+    /// them included: counters().skipped_writes), held and read, the time the caller waited and the
+    /// transfer time overlapped. The wrapped level's own stats() count what reached it.
     [[nodiscard]] level_stats stats() const override;
+    void restart_peaks() noexcept override;
+    /// Waits for the user's work that the staging copies are ordered after (the copier's stream).
+    void wait_for_user() override { copy_.wait_for_user(); }
     [[nodiscard]] async_counters counters() const;
 
 private:
@@ -159,7 +165,7 @@ private:
     std::exception_ptr demand_failure_;
     std::uint64_t bytes_in_use_ = 0;
     std::uint64_t uses_ = 0;
-    double wait_seconds_ = 0;
+    level_accounting counts_; // the calling thread's: only it reports here
     double busy_seconds_ = 0;
     std::uint64_t staging_hits_ = 0;
     std::uint64_t cache_hits_ = 0;

@@ -4,6 +4,7 @@
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/detail/use_copier.hpp"
+#include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/storage_level.hpp"
 #include "remat/store/store_stats.hpp"
@@ -78,7 +79,12 @@ public:
     void release(slot_t slot);
     void release_all() noexcept;
     [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
-    [[nodiscard]] const level_stats& stats() const noexcept { return stats_; }
+    [[nodiscard]] const level_stats& stats() const noexcept { return counts_.stats(); }
+    /// The peaks count from what the level holds now (the driver calls it as a run starts).
+    void restart_peaks() noexcept { counts_.restart_peaks(); }
+    /// Waits for the user's work on the stream of the copier (a remat::cuda::copier's); nothing for
+    /// host_copy. The driver calls it when a user step returns, so that the step's GPU time is the step's.
+    void wait_for_user() const { options_.copy.wait_for_user(); }
 
     /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
     /// default copier or the same one; argument_error when it was given another one.
@@ -105,7 +111,7 @@ private:
     options options_;
     std::vector<slot_entry> slots_;
     std::uint64_t allocated_bytes_ = 0;
-    level_stats stats_;
+    level_accounting counts_;
 };
 
 static_assert(gathering_level<host_store>);

@@ -18,6 +18,9 @@
 //   optional:
 //     | s.prefetch(L, N, K)      | void           | a hint: x_K in slot N of level L will be read soon |
 //     | S::prefetches            | bool constant  | false: prefetch does nothing, skip the lookahead   |
+//     | s.restart_peaks()        | void, noexcept | every level's peaks count from what it holds now   |
+//     | s.wait_for_user()        | void           | blocks until the user's GPU work that the store's  |
+//     |                          |                | copies are ordered after has finished              |
 //
 // A store that gathers multi-part snapshots (remat::gathering_store; tiered_store is one when each of its
 // levels is a gathering_level) also has s.write(L, N, K, parts), s.read(L, N, K, parts) and
@@ -91,6 +94,16 @@ public:
         if constexpr (requires { s_.prefetch(l, n, k); })
             s_.prefetch(l, n, k);
     }
+    void restart_peaks() noexcept
+    {
+        if constexpr (requires { s_.restart_peaks(); })
+            s_.restart_peaks();
+    }
+    void wait_for_user()
+    {
+        if constexpr (requires { s_.wait_for_user(); })
+            s_.wait_for_user();
+    }
     [[nodiscard]] std::size_t snapshot_bytes(level_t l, slot_t n) const { return s_.snapshot_bytes(l, n); }
     [[nodiscard]] store_stats stats() const { return s_.stats(); }
     void write(level_t l, slot_t n, step_t k, const_parts src)
@@ -128,6 +141,16 @@ public:
     {
         if constexpr (requires { s_.prefetch(n, k); })
             s_.prefetch(n, k);
+    }
+    void restart_peaks() noexcept
+    {
+        if constexpr (requires { s_.restart_peaks(); })
+            s_.restart_peaks();
+    }
+    void wait_for_user()
+    {
+        if constexpr (requires { s_.wait_for_user(); })
+            s_.wait_for_user();
     }
     [[nodiscard]] std::size_t snapshot_bytes(level_t, slot_t n) const { return s_.snapshot_bytes(n); }
     [[nodiscard]] store_stats stats() const { return {{level_stats(s_.stats())}}; }

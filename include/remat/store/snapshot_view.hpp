@@ -78,7 +78,8 @@ void host_copy_bytes(void* context, void* dst, memory_space dst_space, const voi
 } // namespace detail
 
 /// Copies `size` bytes between memory spaces: a function and the context it was made with (a CUDA
-/// stream, say), two pointers, called without allocating. A store is given one copier, once: a lone
+/// stream, say), and optionally a function that waits for the user's work there; three pointers, called
+/// without allocating. A store is given one copier, once: a lone
 /// level in its options, a tiered_store in its constructor, which hands it to each of its levels and to
 /// their staging engines. The default copier is remat::host_copy, so host-only builds need no CUDA;
 /// remat::cuda::copier(stream) copies between host and device memory on the user's stream.
@@ -91,23 +92,40 @@ public:
     using function = void (*)(void* context, void* dst, memory_space dst_space, const void* src, memory_space src_space,
                               std::size_t size);
 
+    /// Blocks until the user's work that copies made with `context` are ordered after has finished (a
+    /// CUDA stream's kernels, say); null when there is none to wait for.
+    using wait_function = void (*)(void* context);
+
     /// remat::host_copy.
     constexpr byte_copier() noexcept = default;
-    /// Calls `copy(context, ...)`; a null `copy` is refused (argument_error) by the store given it.
-    constexpr byte_copier(function copy, void* context) noexcept : copy_(copy), context_(context) {}
+    /// Calls `copy(context, ...)`, and `wait(context)` for wait_for_user(); a null `copy` is refused
+    /// (argument_error) by the store given it.
+    constexpr byte_copier(function copy, void* context, wait_function wait = nullptr) noexcept
+        : copy_(copy), context_(context), wait_(wait)
+    {
+    }
 
     void operator()(void* dst, memory_space dst_space, const void* src, memory_space src_space, std::size_t size) const
     {
         copy_(context_, dst, dst_space, src, src_space, size);
     }
+    /// Waits for the user's work the copies are ordered after (remat::cuda::copier(stream): the kernels on
+    /// `stream`); nothing for host_copy. The driver calls it, through the store, when a user step
+    /// returns, so that the time the GPU spends on the step is charged to the step, not to remat.
+    void wait_for_user() const
+    {
+        if (wait_ != nullptr)
+            wait_(context_);
+    }
     [[nodiscard]] constexpr function target() const noexcept { return copy_; }
     [[nodiscard]] constexpr void* context() const noexcept { return context_; }
-    /// Same function, same context.
+    /// Same functions, same context.
     friend constexpr bool operator==(const byte_copier&, const byte_copier&) = default;
 
 private:
     function copy_ = &detail::host_copy_bytes;
     void* context_ = nullptr;
+    wait_function wait_ = nullptr;
 };
 
 /// memcpy between host buffers; throws remat::argument_error for device memory. The default copier.

@@ -23,6 +23,12 @@
 //     | l.use_copier(c)         | void           | take the store's byte_copier c (tiered_store hands  |
 //     |                         |                | its own to every level); argument_error if the level|
 //     |                         |                | was given another one                               |
+//     | l.restart_peaks()       | void, noexcept | the peaks count from what the level holds now (the  |
+//     |                         |                | driver calls it as a run starts; without it, a run  |
+//     |                         |                | reports the level's peaks since it was made)        |
+//     | l.wait_for_user()       | void           | blocks until the user's GPU work that the level's   |
+//     |                         |                | copies are ordered after has finished (the driver   |
+//     |                         |                | calls it when a user step returns)                  |
 //
 // A level that also takes snapshots made of several parts (remat::gathering_level; every level remat
 // provides is one) has, for parts src (const_parts) and dst (mutable_parts):
@@ -36,6 +42,9 @@
 //
 // A write that fails (capacity, I/O) leaves the slot as it was before; a level is never left holding
 // half a snapshot that reads as valid.
+//
+// The run report reads a level's stats(): its counts and peaks are kept by the level alone (remat::
+// level_accounting, level_accounting.hpp, keeps them for the levels remat provides), never again by the driver.
 //
 //     remat::host_store ram(4);                            // a storage_level of 4 slots
 //     std::vector<double> x(100, 1.0);

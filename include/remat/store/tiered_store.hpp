@@ -118,6 +118,20 @@ public:
         return s;
     }
 
+    /// The peaks of every level count from what it holds now (the driver calls it as a run starts).
+    void restart_peaks() noexcept
+    {
+        for (auto& t : tiers_)
+            t->restart_peaks();
+    }
+    /// Waits for the user's work that each level's copies are ordered after (a device level's user
+    /// stream, the copier's stream): the driver calls it when a user step returns (docs/cuda.md, "Time").
+    void wait_for_user()
+    {
+        for (auto& t : tiers_)
+            t->wait_for_user();
+    }
+
     /// Waits until every asynchronous transfer has reached its level; raises a pending failure.
     void flush()
     {

@@ -20,6 +20,7 @@
 #include <remat/detail/xxh64.hpp>
 #include <remat/error.hpp>
 #include <remat/store/detail/part_layout.hpp>
+#include <remat/store/level_accounting.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -290,7 +291,7 @@ struct parallel_hdf5_store::impl {
     std::vector<std::string> damaged; // why a resumed file's slot holds no valid snapshot ("" when it is empty)
     std::vector<std::uint64_t> gathered_counts; // every rank's part count and sizes in a write (kept, so
     std::vector<std::uint64_t> gathered_bytes;  //   that a write allocates nothing once they are large enough)
-    level_stats stats;
+    level_accounting counts;
 
     [[nodiscard]] const part_extent& mine() const { return parts[static_cast<std::size_t>(rank)]; }
     [[nodiscard]] std::string where(slot_t slot) const { return path.string() + ": " + slot_name(slot); }
@@ -489,7 +490,7 @@ parallel_hdf5_store::parallel_hdf5_store(MPI_Comm comm, std::filesystem::path fi
     m.opts = opts;
     m.rank = rank(comm);
     m.ranks = size(comm);
-    m.stats.name = opts.name;
+    m.counts = level_accounting(opts.name);
 
     // What every rank was asked, gathered first: the same verdict everywhere.
     const std::array<std::uint64_t, 3> asked{static_cast<std::uint64_t>(slots), part_bytes,
@@ -710,13 +711,8 @@ void parallel_hdf5_store::write(slot_t slot, step_t step, const_parts src)
     layout.resize(src.size());
     for (std::size_t i = 0; i < src.size(); ++i)
         layout[i] = src[i].size;
-    ++m.stats.stores;
-    m.stats.bytes_written += size;
-    ++m.stats.slots_in_use;
-    m.stats.bytes_in_use += size;
-    m.stats.peak_slots = std::max(m.stats.peak_slots, m.stats.slots_in_use);
-    m.stats.peak_bytes = std::max(m.stats.peak_bytes, m.stats.bytes_in_use);
-    m.stats.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.counts.wrote(size);
+    m.counts.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_parts dst)
@@ -796,9 +792,8 @@ void parallel_hdf5_store::read(slot_t slot, step_t step, mutable_parts dst)
         problem = e.what();
     }
     throw_if_any<integrity_error>(agree(m.comm, problem), what);
-    ++m.stats.restores;
-    m.stats.bytes_read += size;
-    m.stats.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    m.counts.read(size);
+    m.counts.waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 std::span<const std::size_t> parallel_hdf5_store::part_sizes(slot_t slot) const
@@ -816,16 +811,14 @@ void parallel_hdf5_store::release(slot_t slot)
         throw schedule_error("release of parallel disk slot " + std::to_string(slot) + " of " + m.path.string() +
                              ", which holds no snapshot");
     m.held[static_cast<std::size_t>(slot)] = -1;
-    --m.stats.slots_in_use;
-    m.stats.bytes_in_use -= m.mine().bytes;
+    m.counts.released(m.mine().bytes);
 }
 
 void parallel_hdf5_store::release_all() noexcept
 {
     impl& m = *impl_;
     std::fill(m.held.begin(), m.held.end(), -1);
-    m.stats.slots_in_use = 0;
-    m.stats.bytes_in_use = 0;
+    m.counts.released_all();
 }
 
 std::size_t parallel_hdf5_store::snapshot_bytes(slot_t slot) const
@@ -846,7 +839,12 @@ step_t parallel_hdf5_store::snapshot_step(slot_t slot) const
 
 const level_stats& parallel_hdf5_store::stats() const noexcept
 {
-    return impl_->stats;
+    return impl_->counts.stats();
+}
+
+void parallel_hdf5_store::restart_peaks() noexcept
+{
+    impl_->counts.restart_peaks();
 }
 
 const std::vector<part_extent>& parallel_hdf5_store::decomposition() const noexcept

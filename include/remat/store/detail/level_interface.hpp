@@ -35,6 +35,10 @@ public:
     /// The level already holds x_step (size bytes) in `slot`, written before this object existed (a resumed
     /// run); nothing for a synchronous level, which knows its own contents.
     virtual void adopt(slot_t /*slot*/, step_t /*step*/, std::size_t /*size*/) {}
+    /// The peaks count from what the level holds now (see remat::level_accounting::restart_peaks).
+    virtual void restart_peaks() noexcept {}
+    /// Waits for the user's work the level's copies are ordered after (see remat::storage_level).
+    virtual void wait_for_user() {}
 };
 
 /// A storage level behind the interface (its own prefetch and flush, when it has them).
@@ -87,6 +91,16 @@ public:
     {
         if constexpr (requires { level_.flush(); })
             level_.flush();
+    }
+    void restart_peaks() noexcept override
+    {
+        if constexpr (requires { level_.restart_peaks(); })
+            level_.restart_peaks();
+    }
+    void wait_for_user() override
+    {
+        if constexpr (requires { level_.wait_for_user(); })
+            level_.wait_for_user();
     }
 
 private:

@@ -105,6 +105,8 @@ public:
     /// The step whose snapshot `slot` holds (complete), or -1.
     [[nodiscard]] step_t snapshot_step(slot_t slot) const;
     [[nodiscard]] const level_stats& stats() const noexcept;
+    /// The peaks count from what this rank's level holds now (the driver calls it as a run starts).
+    void restart_peaks() noexcept;
     /// Every rank's part, rank 0 first.
     [[nodiscard]] const std::vector<part_extent>& decomposition() const noexcept;
     /// Collective: makes everything written durable.
