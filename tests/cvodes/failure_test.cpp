@@ -218,6 +218,9 @@ BOOST_AUTO_TEST_CASE(bad_horizons_windows_and_budgets_are_refused_naming_the_val
     f.settings.absolute_tolerances = {1e-8, 1e-8};
     BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "2 absolute_tolerances for 3 unknowns"));
     f = model.forward();
+    f.settings.nonlinear_convergence_coefficient = -0.5;
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "nonlinear_convergence_coefficient -0.5"));
+    f = model.forward();
     f.settings.relative_tolerance = -1;
     BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, {}); }), "relative_tolerance -1"));
     auto b = model.backward(10.0);

@@ -143,6 +143,9 @@ void check_settings(const integrator_settings& s, std::size_t size, const std::s
             (s.lmm == method::bdf ? "5 for BDF" : "12 for Adams"));
     if (!positive(s.max_step))
         bad("max_step " + format(s.max_step) + " is not a finite value >= 0");
+    if (!positive(s.nonlinear_convergence_coefficient))
+        bad("nonlinear_convergence_coefficient " + format(s.nonlinear_convergence_coefficient) +
+            " is not a finite value >= 0");
     if (const auto* band = std::get_if<newton_band>(&s.iteration)) {
         const auto n = static_cast<std::int64_t>(size);
         if (band->upper < 0 || band->lower < 0 || band->upper >= n || band->lower >= n)
@@ -182,6 +185,8 @@ void configure_forward(void* mem, forward_callbacks& callbacks, N_Vector y, N_Ve
         check(CVodeSetMaxOrd(mem, s.max_order), "CVodeSetMaxOrd", setup);
     if (s.max_step > 0)
         check(CVodeSetMaxStep(mem, s.max_step), "CVodeSetMaxStep", setup);
+    if (s.nonlinear_convergence_coefficient > 0)
+        check(CVodeSetNonlinConvCoef(mem, s.nonlinear_convergence_coefficient), "CVodeSetNonlinConvCoef", setup);
     if (q != nullptr) {
         check(CVodeQuadInit(mem, forward_quadrature, q), "CVodeQuadInit", setup);
         check(CVodeSetQuadErrCon(mem, s.quadrature_error_control ? SUNTRUE : SUNFALSE), "CVodeSetQuadErrCon", setup);
@@ -221,6 +226,10 @@ int create_backward(void* mem, backward_callbacks& callbacks, double tB0, N_Vect
         check(CVodeSetMaxOrdB(mem, which, s.max_order), "CVodeSetMaxOrdB", where);
     if (s.max_step > 0)
         check(CVodeSetMaxStepB(mem, which, s.max_step), "CVodeSetMaxStepB", where);
+    // CVODES has no ...B form of this one: the backward problem's own CVODES memory takes it.
+    if (s.nonlinear_convergence_coefficient > 0)
+        check(CVodeSetNonlinConvCoef(CVodeGetAdjCVodeBmem(mem, which), s.nonlinear_convergence_coefficient),
+              "CVodeSetNonlinConvCoef (backward)", where);
     if (qB != nullptr) {
         check(CVodeQuadInitB(mem, which, backward_quadrature, qB), "CVodeQuadInitB", where);
         check(CVodeSetQuadErrConB(mem, which, s.quadrature_error_control ? SUNTRUE : SUNFALSE), "CVodeSetQuadErrConB",
