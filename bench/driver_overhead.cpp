@@ -3,7 +3,11 @@
 // trivial step and for a ~1 us step. Medians of repeated runs; the baseline runs in the same process,
 // interleaved with the measured runs. Goal: <= 1.05 for the 1 us step.
 //
-//     ./build/bench/driver_overhead [repeats]
+//     ./build/bench/driver_overhead [repeats] [case]
+//
+// `case` runs one row alone: trivial:8, trivial:64, 1us:8 or 1us:64. The trivial rows calibrate nothing,
+// so their instruction counts are the same from run to run (valgrind --tool=callgrind), a measure that the
+// load of a shared machine does not move (docs/driver.md, "Time and memory").
 #include "bench_util.hpp"
 
 #include "remat/driver/run.hpp"
@@ -14,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -87,17 +92,27 @@ measurement measure(long work, remat::step_t steps, remat::slot_t slots, int rep
 int main(int argc, char** argv)
 {
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 7;
-    const long microsecond = calibrate_one_microsecond();
+    const std::string only = argc > 2 ? argv[2] : "";
+    if (repeats < 1 ||
+        (!only.empty() && only != "trivial:8" && only != "trivial:64" && only != "1us:8" && only != "1us:64")) {
+        std::fprintf(stderr, "usage: driver_overhead [repeats >= 1] [trivial:8|trivial:64|1us:8|1us:64]\n");
+        return 2;
+    }
+    const bool calibrate = only.empty() || only.starts_with("1us");
+    const long microsecond = calibrate ? calibrate_one_microsecond() : 0;
     std::printf("driver overhead: revolve, median of %d runs against raw calls in the same process\n", repeats);
     std::printf("%-22s %8s %6s %14s %14s %14s %8s\n", "step", "T", "slots", "forward steps", "driver ns/call",
                 "raw ns/call", "ratio");
     const struct {
         const char* name;
+        const char* key;
         long work;
         remat::step_t steps;
-    } cases[] = {{"trivial", 0, 1'000'000}, {"~1 us", microsecond, 20'000}};
+    } cases[] = {{"trivial", "trivial", 0, 1'000'000}, {"~1 us", "1us", microsecond, 20'000}};
     for (const auto& c : cases) {
         for (const remat::slot_t slots : {8, 64}) {
+            if (!only.empty() && only != std::string(c.key) + ":" + std::to_string(slots))
+                continue;
             const measurement m = measure(c.work, c.steps, slots, repeats);
             std::printf("%-22s %8lld %6lld %14llu %14.1f %14.1f %8.3f\n", c.name, static_cast<long long>(c.steps),
                         static_cast<long long>(slots), static_cast<unsigned long long>(m.forward_steps),
