@@ -37,22 +37,34 @@ double median(std::vector<double> v)
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// A RAM slot that a run writes was last touched many steps before, so it is no longer in the caches: the
+// host copy is timed into destinations that together span at least this much (more than a core's caches
+// hold), each taken in turn. Copying into one buffer again and again measured the cached copy, 2-2.5x
+// faster than a slot write for states of a few MiB (docs/stress.md).
+constexpr std::uint64_t uncached_span = std::uint64_t{64} << 20;
+
+std::size_t host_copy_destinations(std::uint64_t snapshot_bytes)
+{
+    return static_cast<std::size_t>(std::max<std::uint64_t>(1, (uncached_span + snapshot_bytes - 1) / snapshot_bytes));
+}
+
 // The calibration holds three snapshot-sized buffers (the state, its read-back, the baseline's aligned
-// buffer); refused up front when they exceed the machine's memory, instead of failing with bad_alloc or
-// pushing the machine into swap.
+// buffer) and the host copy's destinations (up to uncached_span more); refused up front when they exceed
+// the machine's memory, instead of failing with bad_alloc or pushing the machine into swap.
 void require_memory_for(std::uint64_t snapshot_bytes)
 {
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long page_size = ::sysconf(_SC_PAGE_SIZE);
     const std::uint64_t physical =
         pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size) : 0;
-    const bool too_large =
-        snapshot_bytes > std::numeric_limits<std::size_t>::max() / 3 || (physical > 0 && 3 * snapshot_bytes > physical);
+    const bool too_large = snapshot_bytes > std::numeric_limits<std::size_t>::max() / 4 ||
+                           (physical > 0 && 3 * snapshot_bytes + uncached_span > physical);
     if (too_large)
-        throw capacity_error("a snapshot of " + std::to_string(snapshot_bytes) +
-                             " bytes cannot be calibrated here: it needs three buffers of that size in memory, "
-                             "more than this machine's " +
-                             std::to_string(physical) + " bytes");
+        throw capacity_error(
+            "a snapshot of " + std::to_string(snapshot_bytes) +
+            " bytes cannot be calibrated here: it needs three buffers of that size (and up to 64 MiB more) in memory, "
+            "more than this machine's " +
+            std::to_string(physical) + " bytes");
 }
 
 std::string os_error(int err = errno)
@@ -159,11 +171,15 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
 
     // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector).
     std::vector<std::byte> state, back;
+    // The host copy's destinations besides `back` (none for states of 64 MiB or more).
+    std::vector<std::vector<std::byte>> more_destinations(host_copy_destinations(snapshot_bytes) - 1);
     try {
         state.resize(bytes);
         back.resize(bytes);
+        for (std::vector<std::byte>& d : more_destinations)
+            d.resize(bytes);
     } catch (const std::bad_alloc&) {
-        throw capacity_error("cannot allocate two buffers of " + std::to_string(snapshot_bytes) +
+        throw capacity_error("cannot allocate the buffers of " + std::to_string(snapshot_bytes) +
                              " bytes to calibrate snapshots of that size");
     }
     std::uint64_t x = 0x9E3779B97F4A7C15ULL;
@@ -213,8 +229,13 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
             if (store_first)
                 rr.push_back(raw.read());
 
+            // `back` was just read into: a destination of its own unless the state alone exceeds the caches.
+            std::vector<std::byte>& destination =
+                more_destinations.empty()
+                    ? back
+                    : more_destinations[static_cast<std::size_t>(i - 1) % more_destinations.size()];
             start = now();
-            std::memcpy(back.data(), state.data(), bytes);
+            std::memcpy(destination.data(), state.data(), bytes);
             copy.push_back(now() - start);
         }
         c.write_seconds = median(w);

@@ -19,7 +19,7 @@ struct disk_calibration {
     double read_seconds = 0;      ///< hdf5_store::read, checksum checked, page cache dropped first
     double raw_write_seconds = 0; ///< pwrite of the same bytes with O_DIRECT, then fdatasync
     double raw_read_seconds = 0;  ///< pread with O_DIRECT, page cache dropped first
-    double host_copy_seconds = 0; ///< memcpy between two host buffers
+    double host_copy_seconds = 0; ///< memcpy into a host buffer not in the caches, as into a RAM slot
     bool direct_io = false;       ///< the store moved its bytes with O_DIRECT
     bool raw_direct_io = false;   ///< the baseline could use O_DIRECT (else page cache, dropped)
 
@@ -39,7 +39,8 @@ private:
 /// Measures snapshots of `snapshot_bytes` in directory `dir` (`repeats` times each, interleaving the
 /// store and the baseline so that both see the same disk conditions); the temporary files are removed.
 /// Throws argument_error for zero bytes or repeats, capacity_error when three buffers of `snapshot_bytes`
-/// do not fit in the machine's memory, io_error when `dir` is not a writable directory.
+/// (and 64 MiB for the host copy's destinations) do not fit in the machine's memory, io_error when `dir` is not a
+/// writable directory.
 ///
 ///     remat::disk_calibration c = remat::calibrate_disk("/scratch", 64 << 20, 5);
 ///     double ratio = c.write_bytes_per_s() / c.raw_write_bytes_per_s(); // about 1 on a good setup
