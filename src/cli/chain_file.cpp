@@ -49,6 +49,9 @@ chain_model parse_chain(const std::string& text, const std::string& source)
         doc = json::parse(text);
     } catch (const json::parse_error& e) {
         throw usage_error(source + ": not valid JSON (" + e.what() + ")");
+    } catch (const json::out_of_range& e) {
+        // JSON has no infinity: a literal such as 1e400 is how a non-finite cost reaches this file
+        throw usage_error(source + ": a number too large to be finite (" + e.what() + ")");
     }
     if (!doc.is_object())
         throw usage_error(source + ": expected an object with \"steps\" and \"final_state_bytes\", got " +

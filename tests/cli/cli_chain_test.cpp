@@ -130,6 +130,10 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", bad("g.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": -8}],
             "final_state_bytes": 8})")},
          "\"state_bytes\" must be a whole number of bytes"},
+        // JSON has no infinity or NaN: a cost too large for a double is how a non-finite one arrives
+        {{"plan", "--chain", bad("i.json", R"({"steps": [{"forward": 1e400, "adjoint": 1, "state_bytes": 8}],
+            "final_state_bytes": 8})")},
+         "i.json: a number too large to be finite"},
         {{"plan", "--chain", bad("h.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8}]})")},
          "missing \"final_state_bytes\""},
         {{"plan", "--chain", (dir / "missing.json").string()}, "cannot be read"},
