@@ -12,8 +12,11 @@
 #include <remat/remat.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -22,6 +25,32 @@
 namespace {
 
 using remat::examples::layer_net;
+
+[[noreturn]] void usage(const std::string& why)
+{
+    std::fprintf(stderr, "layer_chain: %s\nusage: layer_chain [blocks] [budget-percent] [width] [costs.json]\n",
+                 why.c_str());
+    std::exit(2);
+}
+
+long long at_least(const char* name, const char* text, long long least)
+{
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE || v < least)
+        usage(std::string(name) + " wants a whole number >= " + std::to_string(least) + ", got '" + text + "'");
+    return v;
+}
+
+double positive(const char* name, const char* text)
+{
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !std::isfinite(v) || v <= 0)
+        usage(std::string(name) + " wants a number > 0, got '" + text + "'");
+    return v;
+}
 
 struct outcome {
     double predicted = 0; // seconds, from the profile
@@ -56,12 +85,14 @@ outcome run_plan(const remat::any_schedule& plan, const remat::chain_model& m, c
 
 int main(int argc, char** argv)
 {
-    const int blocks = argc > 1 ? std::stoi(argv[1]) : 32;
-    const double percent = argc > 2 ? std::stod(argv[2]) : 30.0;
-    const std::size_t d = argc > 3 ? std::stoul(argv[3]) : 96;
+    if (argc > 5)
+        usage(std::string("unexpected argument '") + argv[5] + "'");
+    const long long blocks = argc > 1 ? at_least("blocks", argv[1], 1) : 32;
+    const double percent = argc > 2 ? positive("budget-percent", argv[2]) : 30.0;
+    const auto d = static_cast<std::size_t>(argc > 3 ? at_least("width", argv[3], 1) : 96);
 
     std::vector<std::size_t> widths{d};
-    for (int b = 0; b < blocks; ++b)
+    for (long long b = 0; b < blocks; ++b)
         widths.insert(widths.end(), {4 * d, d, d}); // expand (4d^2), contract (4d^2), mix (d^2)
     const layer_net net(widths, 42);
     const remat::step_t layers = net.layers();
@@ -87,7 +118,13 @@ int main(int argc, char** argv)
                 static_cast<unsigned long long>(budget));
 
     // 3. The plans: heterogeneous optimum, every k-th layer at the best k that fits, store-all.
-    const remat::chain plan(m, budget);
+    std::optional<remat::chain> fitted;
+    try {
+        fitted.emplace(m, budget);
+    } catch (const remat::error& e) { // a budget below what one layer needs, or below any plan's least
+        return std::fprintf(stderr, "layer_chain: %s\n", e.what()), 2;
+    }
+    const remat::chain& plan = *fitted;
     std::optional<remat::uniform> every_k;
     double every_k_cost = 0;
     for (remat::step_t k = 1; k <= layers; ++k) {
@@ -105,7 +142,7 @@ int main(int argc, char** argv)
                 static_cast<unsigned long long>(best.peak_bytes), best.predicted * 1e3, best.measured * 1e3);
     if (every_k) {
         const outcome o = run_plan(*every_k, m, net, x0);
-        const std::string name = "every " + std::to_string(every_k->every()) + "-th layer";
+        const std::string name = "every k-th layer, k=" + std::to_string(every_k->every());
         std::printf("%-22s %14llu %14.3f %14.3f\n", name.c_str(), static_cast<unsigned long long>(o.peak_bytes),
                     o.predicted * 1e3, o.measured * 1e3);
         if (o.gradient != best.gradient)
@@ -114,8 +151,8 @@ int main(int argc, char** argv)
         std::printf("%-22s  no spacing fits the budget\n", "every k-th layer");
     }
     const outcome all = run_plan(remat::store_all(layers, layers), m, net, x0);
-    std::printf("%-22s %14llu %14.3f %14.3f  (over the budget)\n", "store-all",
-                static_cast<unsigned long long>(all.peak_bytes), all.predicted * 1e3, all.measured * 1e3);
+    std::printf("%-22s %14llu %14.3f %14.3f%s\n", "store-all", static_cast<unsigned long long>(all.peak_bytes),
+                all.predicted * 1e3, all.measured * 1e3, all.peak_bytes > budget ? "  (over the budget)" : "");
     if (all.gradient != best.gradient)
         return std::puts("gradients differ"), 1;
     std::puts("gradients identical across schedules");
