@@ -11,6 +11,7 @@
 
 #include "remat/schedule/chain.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -169,4 +170,31 @@ BOOST_AUTO_TEST_CASE(draw_shows_the_chain_step_by_step)
     BOOST_TEST(facts["classes"]["advance"].get<std::uint64_t>() == plan.cost().forward_steps);
     BOOST_TEST(facts["classes"]["reverse"].get<std::uint64_t>() == 12u);
     BOOST_TEST(facts["classes"]["store"].get<std::uint64_t>() == plan.cost().stores);
+
+    // Each segment's width is its step's f_k (advance) or b_k (reverse) at one scale: the steps' costs in
+    // the order the plan runs them, against the segments in the order the file has them.
+    std::vector<double> advance_costs;
+    std::vector<double> reverse_costs;
+    for (const action& a : plan) {
+        if (const auto* x = std::get_if<advance>(&a))
+            for (step_t k = x->from; k < x->to; ++k)
+                advance_costs.push_back(m.steps[static_cast<std::size_t>(k)].forward);
+        else if (const auto* rev = std::get_if<reverse>(&a))
+            reverse_costs.push_back(m.steps[static_cast<std::size_t>(rev->step)].adjoint);
+    }
+    const auto& advances = facts["segments"]["advance"];
+    const auto& reverses = facts["segments"]["reverse"];
+    BOOST_TEST_REQUIRE(advances.size() == advance_costs.size());
+    BOOST_TEST_REQUIRE(reverses.size() == reverse_costs.size());
+    const auto width = [](const nlohmann::json& s) { return std::abs(s[2].get<double>() - s[0].get<double>()); };
+    double total_width = 0;
+    for (const auto& s : advances)
+        total_width += width(s);
+    for (const auto& s : reverses)
+        total_width += width(s);
+    const double per_cost = total_width / plan.cost().predicted_cost;
+    for (std::size_t i = 0; i < advances.size(); ++i)
+        BOOST_TEST(std::abs(width(advances[i]) - per_cost * advance_costs[i]) < 0.02, "advance segment " << i);
+    for (std::size_t i = 0; i < reverses.size(); ++i)
+        BOOST_TEST(std::abs(width(reverses[i]) - per_cost * reverse_costs[i]) < 0.02, "reverse segment " << i);
 }

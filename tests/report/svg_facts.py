@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Parses an SVG file with a real XML parser (xml.etree) and prints, as JSON, what the tests check in
 remat's charts and diagrams: the document size, each series (its curves, markers, label and leader line),
-reference lines, callouts, ticks, and counts of elements by class. A file that is not well-formed XML
+reference lines, callouts, ticks, counts of elements by class, and the advance and reverse segments of a
+schedule diagram ([x1, y1, x2, y2], in document order). A file that is not well-formed XML
 exits 1 with the parser's message.
 
     svg_facts.py FILE.svg
@@ -64,11 +65,16 @@ def main():
         "callouts": [],
         "ticks": {"x": [], "y": []},
         "classes": {},
+        "segments": {"advance": [], "reverse": []},
     }
     for element in root.iter():
         for c in classes(element):
             facts["classes"][c] = facts["classes"].get(c, 0) + 1
         kind = classes(element)
+        if local(element.tag) == "line":
+            for c in kind:
+                if c in facts["segments"]:
+                    facts["segments"][c].append(line(element))
         if local(element.tag) == "g" and "series" in kind:
             series = {"name": element.get("data-name"), "curves": [], "markers": [], "label": None, "leader": None}
             for child in element.iter():
