@@ -55,14 +55,17 @@ void choose_granularity(chain_plan& p, const chain::options& opts)
         // its blocks' states are counted in units too: it takes all the units the table allows (bench/chain_plan,
         // T = 10000 in blocks of 80 at 50%: 29795 units cost 2.8% less than 4096). An eighth of them is kept above
         // the budget for the rounding's slack (below).
+        // Memory past what storing every state needs is never used (that plan is the cheapest of all), so it
+        // must not coarsen the units. Blocks keep the budget: their kept states may hold more than that.
+        const std::uint64_t useful = p.block == 1 ? std::min(p.budget, p.fine.store_all_bytes()) : p.budget;
         const auto t = static_cast<std::uint64_t>(p.model.size());
         const std::uint64_t allowed = opts.max_table_entries / (t * std::min<std::uint64_t>(t, 8) + 1);
         const std::uint64_t most = p.block > 1 ? std::max(opts.max_units, allowed) : opts.max_units;
-        const bool fits = p.budget / divisor <= most;
+        const bool fits = useful / divisor <= most;
         const std::uint64_t table =
             std::clamp<std::uint64_t>(allowed, opts.units_target, std::max(opts.units_target, most));
         automatic = !fits;
-        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(p.budget, table - table / 9));
+        p.granularity = fits ? divisor : std::max<std::uint64_t>(1, units_of(useful, table - table / 9));
     }
     p.lossless = divisor % p.granularity == 0;
     p.budget_units = p.budget / p.granularity;
@@ -765,9 +768,6 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
     p->steps = p->model.size();
     const chain_model& m = p->model;
     choose_granularity(*p, opts);
-    limited = true; // until the horizon is known
-    choose_horizon(*p, opts);
-    limited = p->horizon < p->steps;
     p->u.resize(static_cast<std::size_t>(p->steps) + 1);
     p->r.resize(static_cast<std::size_t>(p->steps));
     for (step_t k = 0; k <= p->steps; ++k)
@@ -776,6 +776,15 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
         const auto ki = static_cast<std::size_t>(k);
         p->r[ki] = std::max(p->u[ki], p->u[ki + 1]) + units_of(m.steps[ki].adjoint_bytes, p->granularity);
     }
+    if (p->block == 1) { // every entry is the same from the units of storing everything on: a longer row only
+                         // costs table (and horizon); blocks' kept states may hold more, so they keep theirs
+        const std::uint64_t all = store_all_units(*p);
+        p->units = std::min(p->units, all);
+        p->budget_units = std::min(p->budget_units, all);
+    }
+    limited = true; // until the horizon is known
+    choose_horizon(*p, opts);
+    limited = p->horizon < p->steps;
     // An advance through a block holds its widest state, which may be an inner one.
     p->wide.assign(static_cast<std::size_t>(p->steps), 0);
     for (step_t k = 0; k < p->fine.size(); ++k) {

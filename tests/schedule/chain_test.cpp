@@ -225,6 +225,42 @@ BOOST_AUTO_TEST_CASE(discretisation_costs_at_most_the_stated_gap)
     BOOST_TEST(bounded > 200);
 }
 
+BOOST_AUTO_TEST_CASE(a_budget_beyond_store_all_plans_as_store_all_does)
+{
+    // Memory past what storing every state needs is never used, so it must not change the plan or its report:
+    // it coarsened the automatic units (4 GiB for a chain of 26 KiB: lossless lost, the least budget reported
+    // 900 times too large) and, at a given granularity, grew the table until the horizon shrank.
+    std::mt19937_64 rng(11);
+    for (int trial = 0; trial < 30; ++trial) {
+        chain_model m = random_chain(rng, 2 + trial % 9, 6, trial % 2 == 0 ? 3 : 0);
+        for (chain_step& s : m.steps) { // sizes of whole KiB, and a divisor of 512 bytes
+            s.state_bytes *= 1024;
+            s.adjoint_bytes *= 512;
+        }
+        m.final_state_bytes *= 1024;
+        const std::uint64_t all = m.store_all_bytes();
+        chain::options given;
+        given.granularity = 512;
+        for (const chain::options& o : {chain::options{}, given}) {
+            const chain at(m, all, o);
+            for (const std::uint64_t budget : {all + 1, 3 * all, 1000 * all, std::uint64_t{1} << 40}) {
+                BOOST_TEST_CONTEXT("trial " << trial << " granularity " << o.granularity << " budget " << budget)
+                {
+                    const chain beyond(m, budget, o);
+                    BOOST_TEST(beyond.granularity() == at.granularity());
+                    BOOST_TEST(beyond.lossless());
+                    BOOST_TEST(beyond.exact());
+                    BOOST_TEST(beyond.least_budget_bytes() == at.least_budget_bytes());
+                    BOOST_TEST(beyond.units() <= at.units());
+                    BOOST_TEST(beyond.table_bytes() == at.table_bytes());
+                    BOOST_TEST(beyond.cost().predicted_cost == at.cost().predicted_cost);
+                    check_plan(beyond, m, budget);
+                }
+            }
+        }
+    }
+}
+
 BOOST_AUTO_TEST_CASE(an_automatic_granularity_uses_the_roundings_slack)
 {
     // Sizes of thousands of bytes with no useful common divisor: the automatic granularity rounds them up.

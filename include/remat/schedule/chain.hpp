@@ -80,7 +80,8 @@ public:
     [[nodiscard]] std::uint64_t budget_bytes() const noexcept;
     /// Bytes per memory unit of the dynamic program.
     [[nodiscard]] std::uint64_t granularity() const noexcept;
-    /// Memory units of the budget (budget / granularity, rounded down).
+    /// Memory units of the budget (budget / granularity, rounded down), at most those of storing every state
+    /// (more are never used).
     [[nodiscard]] std::uint64_t units() const noexcept;
     /// Memory units the plan was made for: units(), or more where the rounding's slack let a plan for more
     /// units fit the budget in true bytes (options::use_rounding_slack).
