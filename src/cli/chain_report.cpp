@@ -62,8 +62,10 @@ void write_chain_text(std::ostream& out, const plan_choice& choice)
     const double all = store_all_cost(m);
     out << fmt::format("schedule       {}\n", choice.description);
     out << fmt::format("steps          {}\n", c.steps);
-    out << fmt::format("budget         {} (store-all needs {}; this chain at least {})\n",
-                       format_bytes(plan.budget_bytes()), format_bytes(m.store_all_bytes()),
+    // The least budget is the chain's own only where nothing is rounded or cut short; else it is this table's.
+    out << fmt::format("budget         {} (store-all needs {}; {} at least {})\n", format_bytes(plan.budget_bytes()),
+                       format_bytes(m.store_all_bytes()),
+                       plan.lossless() && plan.exact() ? "this chain" : "at these units and horizon",
                        format_bytes(plan.least_budget_bytes()));
     out << fmt::format("peak memory    {} (snapshots + the current state + a running adjoint's extra)\n",
                        format_bytes(plan.peak_bytes()));

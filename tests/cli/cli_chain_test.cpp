@@ -89,6 +89,11 @@ BOOST_AUTO_TEST_CASE(granularity_and_horizon_options)
     BOOST_TEST(j["horizon"].get<std::int64_t>() == 5);
     BOOST_TEST(!j["exact"].get<bool>());
     BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() <= m.store_all_bytes() / 3);
+    // the least budget of a rounded, cut-short table is not claimed for the chain itself
+    const test::tool_result text =
+        test::run_tool({"plan", "--chain", file, "--budget", budget, "--granularity", "300000", "--horizon", "5"});
+    BOOST_TEST(text.out.find("; at these units and horizon at least ") != std::string::npos, text.out);
+    BOOST_TEST(text.out.find("this chain at least") == std::string::npos, text.out);
     // The library's plan with and without the greedy fallback, whichever method each ends with.
     chain::options o;
     o.granularity = 300000;
