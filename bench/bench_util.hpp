@@ -1,11 +1,10 @@
 // Small helpers shared by the benchmarks: repeated timing and medians.
 #pragma once
 
+#include "remat/detail/median.hpp"
 #include "remat/schedule/action.hpp"
 
-#include <algorithm>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -24,12 +23,7 @@ std::vector<double> time_runs(int repeats, Body&& body)
     return seconds;
 }
 
-inline double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using detail::median; // the library's, so that remat calibrate and the benchmarks take one median
 
 /// Keeps a value alive so the optimiser cannot drop the work that produced it.
 template <class T>

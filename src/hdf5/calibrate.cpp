@@ -2,6 +2,7 @@
 
 #include "raw_file.hpp"
 
+#include "remat/detail/median.hpp"
 #include "remat/error.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 
@@ -28,13 +29,6 @@ constexpr std::size_t block = 4096;
 double now()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // A RAM slot that a run writes was last touched many steps before, so it is no longer in the caches: the
@@ -238,11 +232,11 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
             std::memcpy(destination.data(), state.data(), bytes);
             copy.push_back(now() - start);
         }
-        c.write_seconds = median(w);
-        c.read_seconds = median(r);
-        c.raw_write_seconds = median(rw);
-        c.raw_read_seconds = median(rr);
-        c.host_copy_seconds = median(copy);
+        c.write_seconds = detail::median(w);
+        c.read_seconds = detail::median(r);
+        c.raw_write_seconds = detail::median(rw);
+        c.raw_read_seconds = detail::median(rr);
+        c.host_copy_seconds = detail::median(copy);
     }
     return c;
 }
