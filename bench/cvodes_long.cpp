@@ -172,51 +172,32 @@ struct outcome {
     long long extra = 0;                // checkpoints (CVODES) or peak snapshot bytes (remat)
 };
 
-// Where a child leaves its gradient (too long for the pipe's one write); the parent names it (before the
-// fork: the child's pid differs), reads and removes it.
-std::filesystem::path gradient_file(const std::string& name)
+// Where a child leaves a vector (its gradient, its steps per window: too long for the pipe's one write); the
+// parent names it (before the fork: the child's pid differs), reads and removes it.
+std::filesystem::path child_file(const std::string& name)
 {
-    return std::filesystem::temp_directory_path() /
-           ("cvodes_long." + std::to_string(::getpid()) + "." + name + ".gradient");
+    return std::filesystem::temp_directory_path() / ("cvodes_long." + std::to_string(::getpid()) + "." + name);
 }
 
-void save_gradient(const std::filesystem::path& path, const std::vector<double>& g)
+template <class T>
+void save_values(const std::filesystem::path& path, const std::vector<T>& values)
 {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(g.data()), static_cast<std::streamsize>(g.size() * sizeof(double)));
+    out.write(reinterpret_cast<const char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
     if (!out)
         throw std::runtime_error("cannot write " + path.string());
 }
 
-void save_steps(const std::filesystem::path& path, const std::vector<std::int64_t>& steps)
+template <class T>
+std::vector<T> load_values(const std::filesystem::path& path)
 {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(steps.data()),
-              static_cast<std::streamsize>(steps.size() * sizeof(std::int64_t)));
-    if (!out)
-        throw std::runtime_error("cannot write " + path.string());
-}
-
-std::vector<std::int64_t> load_steps(const std::filesystem::path& path)
-{
-    std::vector<std::int64_t> steps(std::filesystem::file_size(path) / sizeof(std::int64_t));
+    std::vector<T> values(std::filesystem::file_size(path) / sizeof(T));
     std::ifstream in(path, std::ios::binary);
-    in.read(reinterpret_cast<char*>(steps.data()), static_cast<std::streamsize>(steps.size() * sizeof(std::int64_t)));
+    in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
     if (!in)
         throw std::runtime_error("cannot read " + path.string());
     std::filesystem::remove(path);
-    return steps;
-}
-
-std::vector<double> load_gradient(const std::filesystem::path& path)
-{
-    std::vector<double> g(std::filesystem::file_size(path) / sizeof(double));
-    std::ifstream in(path, std::ios::binary);
-    in.read(reinterpret_cast<char*>(g.data()), static_cast<std::streamsize>(g.size() * sizeof(double)));
-    if (!in)
-        throw std::runtime_error("cannot read " + path.string());
-    std::filesystem::remove(path);
-    return g;
+    return values;
 }
 
 // Runs `body` in a child; returns what it gave with the child's peak RSS and CPU time.
@@ -290,6 +271,14 @@ options parse(int argc, char** argv)
     };
     auto to_double = [](const std::string& s, std::size_t* used) { return std::stod(s, used); };
     auto to_long = [](const std::string& s, std::size_t* used) { return std::stol(s, used); };
+    // "400 800": each a number as above
+    auto list = [&](std::string_view name, const char* text) {
+        std::vector<long> values;
+        std::istringstream in(text);
+        for (std::string w; in >> w;)
+            values.push_back(number(name, w.c_str(), to_long));
+        return values;
+    };
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (a == "--field") {
@@ -311,21 +300,16 @@ options parse(int argc, char** argv)
             o.problem.rtol = number(a, v, to_double);
         else if (a == "--nonlinear-coefficient")
             o.problem.nlscoef = number(a, v, to_double);
-        else if (a == "--windows" || a == "--slots") {
-            auto& list = a == "--windows" ? o.windows : o.slots;
-            list.clear();
-            std::istringstream in(v);
-            for (std::string w; in >> w;)
-                list.push_back(number(a, w.c_str(), to_long));
-        } else if (a == "--gradient-tolerance")
+        else if (a == "--windows")
+            o.windows = list(a, v);
+        else if (a == "--slots")
+            o.slots = list(a, v);
+        else if (a == "--gradient-tolerance")
             o.gradient_tolerance = number(a, v, to_double);
         else if (a == "--window-nd")
             o.window_nd = number(a, v, to_long);
         else if (a == "--nd") {
-            o.nds.clear();
-            std::istringstream in(v);
-            for (std::string w; in >> w;)
-                o.nds.push_back(number("--nd", w.c_str(), to_long));
+            o.nds = list(a, v);
             if (o.nds.empty())
                 throw std::invalid_argument("--nd \"" + std::string(v) + "\" names no Nd");
         } else if (a == "--format") {
@@ -374,11 +358,11 @@ int main(int argc, char** argv)
         std::vector<outcome> own;
         std::vector<std::vector<double>> own_gradients;
         for (const long nd : opt.nds) {
-            const auto path = gradient_file("nd" + std::to_string(nd));
+            const auto path = child_file("nd" + std::to_string(nd) + ".gradient");
             own.push_back(in_child([&] {
                 const auto start = std::chrono::steady_clock::now();
                 const auto s = remat::cvodes::solve_in_ram(c.forward(), {c.backward()}, c.tf, nd);
-                save_gradient(path, s.backward[0].quadratures);
+                save_values(path, s.backward[0].quadratures);
                 return outcome{.seconds = seconds_since(start),
                                .G = s.final_state.back(),
                                .steps = s.forward_steps,
@@ -387,7 +371,7 @@ int main(int argc, char** argv)
                                .backward_evaluations = s.backward_rhs_evaluations,
                                .extra = s.checkpoints};
             }));
-            own_gradients.push_back(load_gradient(path));
+            own_gradients.push_back(load_values<double>(path));
             if (!opt.json)
                 std::printf("CVODES Nd = %4ld: %7.2f s CPU (%.2f system, %7.2f s wall), peak RSS %8.1f MiB, %lld "
                             "checkpoints, %lld backward steps; right-hand side evaluations: %lld forward (one pass), "
@@ -419,8 +403,8 @@ int main(int argc, char** argv)
             // one more forward integration of its first part.
             const long nd_in =
                 opt.window_nd > 0 ? opt.window_nd : std::max<long>(1, own[best].steps * 6 / 5 / windows + 8);
-            const auto mine_path = gradient_file("remat" + std::to_string(r));
-            const auto steps_path = gradient_file("remat" + std::to_string(r) + ".backward_steps");
+            const auto mine_path = child_file("remat" + std::to_string(r) + ".gradient");
+            const auto steps_path = child_file("remat" + std::to_string(r) + ".backward_steps");
             const outcome mine = in_child([&] {
                 remat::cvodes::solver_options options;
                 options.steps_per_checkpoint = nd_in;
@@ -453,11 +437,11 @@ int main(int argc, char** argv)
                 const auto start = std::chrono::steady_clock::now();
                 const auto s = remat::cvodes::solve(solver, w, remat::revolve(windows, slots), store);
                 bar.finish();
-                save_gradient(mine_path, s.backward[0].quadratures);
+                save_values(mine_path, s.backward[0].quadratures);
                 long long steps = 0;
                 for (const auto f : first)
                     steps += f;
-                save_steps(steps_path, back);
+                save_values(steps_path, back);
                 long long backward_steps = 0;
                 for (const auto b : back)
                     backward_steps += b;
@@ -471,8 +455,8 @@ int main(int argc, char** argv)
                                .backward_evaluations = backward_evaluations,
                                .extra = static_cast<long long>(s.report.peak_snapshot_bytes)};
             });
-            const std::vector<double> mine_gradient = load_gradient(mine_path);
-            const std::vector<std::int64_t> backward_per_window = load_steps(steps_path);
+            const std::vector<double> mine_gradient = load_values<double>(mine_path);
+            const std::vector<std::int64_t> backward_per_window = load_values<std::int64_t>(steps_path);
             auto memory_ratio = [&](const outcome& o) {
                 return static_cast<double>(o.rss - fixed.rss) / static_cast<double>(mine.rss - fixed.rss);
             };
