@@ -1,6 +1,7 @@
 #include "chain_report.hpp"
 
 #include "parse.hpp"
+#include "plan_report.hpp"
 
 #include <fmt/format.h>
 
@@ -45,12 +46,7 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["block_steps"] = plan.block_steps();
     j["exact"] = plan.exact();
     j["method"] = plan.method();
-    j["forward_steps"] = c.forward_steps;
-    j["reverse_steps"] = c.reverse_steps;
-    j["stores"] = c.stores;
-    j["restores"] = c.restores;
-    j["peak_slots"] = c.peak_slots;
-    j["repetition"] = c.repetition;
+    add_counts(j, c);
     return j;
 }
 

@@ -28,6 +28,16 @@ double offline_ratio(const schedule_cost& c, std::uint64_t offline)
 
 } // namespace
 
+void add_counts(nlohmann::ordered_json& j, const schedule_cost& c)
+{
+    j["forward_steps"] = c.forward_steps;
+    j["reverse_steps"] = c.reverse_steps;
+    j["stores"] = c.stores;
+    j["restores"] = c.restores;
+    j["peak_slots"] = c.peak_slots;
+    j["repetition"] = c.repetition;
+}
+
 nlohmann::ordered_json plan_json(const plan_choice& choice)
 {
     if (choice.chain)
@@ -39,12 +49,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     j["slots"] = choice.slots;
     if (choice.every)
         j["every"] = *choice.every;
-    j["forward_steps"] = c.forward_steps;
-    j["reverse_steps"] = c.reverse_steps;
-    j["stores"] = c.stores;
-    j["restores"] = c.restores;
-    j["peak_slots"] = c.peak_slots;
-    j["repetition"] = c.repetition;
+    add_counts(j, c);
     j["store_all_forward_steps"] = store_all_forward_steps(c.steps);
     j["recompute_ratio"] = recompute_ratio(c);
     j["predicted_cost"] = predicted_cost(c, choice.model);
