@@ -4,6 +4,7 @@
 #include "remat/error.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -44,6 +45,17 @@ std::uint64_t chain_model::store_all_bytes() const noexcept
     return peak;
 }
 
+namespace {
+
+// The shortest text that reads back as `v` (std::to_string rounds to six decimals: -1e-9 became "-0.000000").
+std::string shortest(double v)
+{
+    char buffer[32];
+    return {buffer, std::to_chars(buffer, buffer + sizeof buffer, v).ptr};
+}
+
+} // namespace
+
 void validate(const chain_model& chain)
 {
     if (chain.steps.empty())
@@ -58,9 +70,9 @@ void validate(const chain_model& chain)
         const chain_step& s = chain.steps[k];
         const std::string at = "step " + std::to_string(k);
         if (!std::isfinite(s.forward) || s.forward < 0)
-            throw argument_error(at + ": forward cost must be finite and >= 0, got " + std::to_string(s.forward));
+            throw argument_error(at + ": forward cost must be finite and >= 0, got " + shortest(s.forward));
         if (!std::isfinite(s.adjoint) || s.adjoint < 0)
-            throw argument_error(at + ": adjoint cost must be finite and >= 0, got " + std::to_string(s.adjoint));
+            throw argument_error(at + ": adjoint cost must be finite and >= 0, got " + shortest(s.adjoint));
         if (s.state_bytes == 0)
             throw argument_error(at + ": state_bytes must be at least 1, got 0");
         add(s.state_bytes);

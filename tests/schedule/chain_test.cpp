@@ -460,6 +460,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
     m.steps[2].forward = -1;
     BOOST_TEST(message([&] { chain(m, 1000); }).find("step 2: forward cost must be finite and >= 0, got -1") !=
                std::string::npos);
+    m.steps[2].forward = -1e-9; // named as it is, not rounded to six decimals ("-0.000000")
+    BOOST_TEST(message([&] { chain(m, 1000); }) == "step 2: forward cost must be finite and >= 0, got -1e-09");
     m.steps[2].forward = std::numeric_limits<double>::quiet_NaN();
     BOOST_CHECK_THROW(chain(m, 1000), argument_error);
     m.steps[2].forward = 1;
