@@ -31,6 +31,7 @@ nlohmann::ordered_json run_report_json(const run_report& r)
             {"forward_seconds", r.forward_seconds},
             {"adjoint_seconds", r.adjoint_seconds},
             {"final_seconds", r.final_seconds},
+            {"test_seconds", r.test_seconds},
             {"user_seconds", r.user_seconds()},
             {"remat_seconds", r.remat_seconds()},
             {"wait_seconds", r.wait_seconds},

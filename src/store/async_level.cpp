@@ -49,8 +49,9 @@ std::exception_ptr unlocked_on_level(std::unique_lock<std::mutex>& lock, std::mu
 
 } // namespace
 
-async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy)
-    : level_(std::move(level)), options_(options), copy_(copy)
+async_level::async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy,
+                         bool level_waits)
+    : level_(std::move(level)), options_(options), copy_(copy), level_waits_(level_waits)
 {
     if (!level_)
         throw argument_error("async_level needs a level");

@@ -70,5 +70,6 @@ BOOST_AUTO_TEST_CASE(a_run_report_as_json_has_every_count_of_the_run)
     BOOST_TEST(j["levels"][0]["stores"].get<std::uint64_t>() == r.levels[0].stores);
     BOOST_TEST(j["levels"][0]["name"].get<std::string>() == r.levels[0].name);
     BOOST_TEST(j["final_seconds"].get<double>() == r.final_seconds);
+    BOOST_TEST(j["test_seconds"].get<double>() == r.test_seconds);
     BOOST_TEST(j["user_seconds"].get<double>() == r.user_seconds());
 }

@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "accounting_check.hpp"
+#include "simulated_stream.hpp"
 
 #include "remat/cuda/basic_device_store.hpp"
 #include "remat/cuda/host_runtime.hpp"
@@ -108,40 +109,14 @@ BOOST_AUTO_TEST_CASE(through_a_tiered_store_with_a_device_level)
 
 // --- the time rule, with a simulated GPU stream -----------------------------------------------------------
 
-namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-// A stream of work the "GPU" runs after the host queued it: a user step queues some and returns at once;
-// a copy on the stream (as cudaMemcpyAsync + cudaStreamSynchronize) first waits until it is done.
-struct simulated_stream {
-    clock_type::time_point busy_until = clock_type::now();
-    void queue(std::chrono::microseconds work) { busy_until = std::max(busy_until, clock_type::now()) + work; }
-    void synchronize() const { std::this_thread::sleep_until(busy_until); }
-};
-
-void copy_after_the_stream(void* context, void* dst, memory_space, const void* src, memory_space, std::size_t size)
-{
-    static_cast<simulated_stream*>(context)->synchronize();
-    if (size != 0)
-        std::memcpy(dst, src, size);
-}
-
-void wait_for_the_stream(void* context)
-{
-    static_cast<simulated_stream*>(context)->synchronize();
-}
-
-} // namespace
-
 // The steps' queued work is charged to the steps: the driver waits for the stream (the copier's
 // wait_for_user) when a step returns, inside the step's timing, so the store's copies no longer wait for it
 // in remat's time. Work queued before the run is not the run's.
 BOOST_AUTO_TEST_CASE(work_a_step_leaves_on_the_stream_is_the_steps_time)
 {
     constexpr auto work = std::chrono::microseconds(1000);
-    simulated_stream stream;
-    host_store store(4, {.copy = byte_copier(&copy_after_the_stream, &stream, &wait_for_the_stream)});
+    test::simulated_stream stream;
+    host_store store(4, {.copy = stream.copier()});
     const revolve plan(steps, 4);
     std::vector<double> x(doubles, 1.0);
     stream.queue(std::chrono::microseconds(200'000)); // x_0's kernels, before the run

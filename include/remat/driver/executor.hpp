@@ -139,6 +139,27 @@ public:
     /// be x_k.
     void step_forward(step_t k) { perform(advance{k, k + 1}); }
 
+    /// Asks the loop's termination test `test(k, x_k)` about the current state (run_online does, at every
+    /// x_k). It is the user's code: timed into the report's test_seconds, with the store's wait for the
+    /// user's GPU work inside the timing, as a step is. A throwing test becomes remat::step_error
+    /// (step_phase::predicate, step k).
+    ///
+    ///     const bool last = ex.ask([&](remat::step_t, const State& s) { return s.t >= t_end; }, k);
+    template <class Test>
+    bool ask(Test& test, step_t k)
+    {
+        const std::uint64_t start = detail::tick_clock::now();
+        bool answer = false;
+        try {
+            answer = static_cast<bool>(std::invoke(test, k, std::as_const(state_)));
+            store_.wait_for_user();
+        } catch (...) {
+            detail::rethrow_as_step_error(k, step_phase::predicate);
+        }
+        test_ticks_ += detail::tick_clock::now() - start;
+        return answer;
+    }
+
     /// Online loops learn T only when their forward sweep ends: make the executor with an upper bound
     /// (e.g. INT64_MAX), run the forward sweep, then fix T here before the reverse sweep. The current
     /// state may be x_T (a loop that learns only afterwards that it has ended). Throws
@@ -179,6 +200,7 @@ public:
         report_.forward_seconds = static_cast<double>(forward_ticks_) * per_tick;
         report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
         report_.final_seconds = static_cast<double>(final_ticks_) * per_tick;
+        report_.test_seconds = static_cast<double>(test_ticks_) * per_tick;
         read_store_counts();
         return report_;
     }
@@ -631,6 +653,7 @@ private:
     std::uint64_t forward_ticks_ = 0;
     std::uint64_t adjoint_ticks_ = 0;
     std::uint64_t final_ticks_ = 0;
+    std::uint64_t test_ticks_ = 0;
     std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
     store_stats before_;             // the store's counts as the run started
     std::uint64_t held_slots_ = 0;   // snapshots held on all levels together (several levels only)

@@ -29,6 +29,10 @@ struct profile_options {
     slot_t slots = 0;
     /// a_k, the extra bytes the adjoint of step k needs (not measurable in general); none: 0.
     std::function<std::uint64_t(step_t)> adjoint_bytes{};
+    /// The copier of the reverse sweep's store in RAM, and the wait that ends every timing: for a state on
+    /// the GPU whose steps queue kernels on `stream`, remat::cuda::copier(stream), so that each step is
+    /// timed until its kernels have run (they are asynchronous) and the snapshots reach host memory.
+    byte_copier copy = host_copy;
 };
 
 namespace detail {
@@ -48,7 +52,8 @@ std::uint64_t state_size(const State& x)
 /// snapshot size of every x_k; then a real reverse sweep (remat::run with revolve on options.slots slots
 /// in RAM, from x0 again) times every adjoint(k, x) in its proper order. So prepare the adjoint as for a
 /// run (seed dJ/dx_T, zero the gradients): afterwards it holds a true gradient. Costs are in seconds; a
-/// throwing step becomes remat::step_error.
+/// throwing step becomes remat::step_error. For a state on the GPU give options.copy =
+/// remat::cuda::copier(stream): every timing then waits for the kernels the step queued on `stream`.
 ///
 ///     remat::chain_model m = remat::profile(T, x0, remat::forward_step(f), remat::adjoint_step(g));
 ///     std::ofstream("costs.json") << remat::to_json(m);          // for `remat plan --chain costs.json`
@@ -66,6 +71,9 @@ chain_model profile(step_t steps, const State& x0, forward_step_fn<Forward> forw
         throw argument_error("repeats must be at least 1, got " + std::to_string(options.repeats));
     if (options.slots < 0)
         throw argument_error("slots must be >= 0, got " + std::to_string(options.slots));
+    // Every timing waits for the user's GPU work before it starts (a copy of the state, the previous step)
+    // and before it stops (the step's own kernels), as the driver does (docs/driver.md, "Accounting").
+    const byte_copier& wait = options.copy;
     chain_model m;
     m.steps.resize(static_cast<std::size_t>(steps));
     State x = x0;
@@ -82,8 +90,12 @@ chain_model profile(step_t steps, const State& x0, forward_step_fn<Forward> forw
                 [&](int run) {
                     if (!last(run))
                         work = x;
+                    wait.wait_for_user();
                 },
-                [&](int run) { std::invoke(forward, k, last(run) ? x : work); });
+                [&](int run) {
+                    std::invoke(forward, k, last(run) ? x : work);
+                    wait.wait_for_user();
+                });
         } catch (...) {
             detail::rethrow_as_step_error(k, step_phase::forward);
         }
@@ -93,11 +105,13 @@ chain_model profile(step_t steps, const State& x0, forward_step_fn<Forward> forw
     slot_t slots = options.slots;
     while (slots == 0 || (slots < steps && slots * slots < steps))
         ++slots;
-    host_store store(slots);
+    host_store store(slots, {.copy = options.copy});
     x = x0;
     auto timed_adjoint = [&](step_t k, State& state) {
+        wait.wait_for_user(); // the restore of x_k, the forward steps before
         const auto start = std::chrono::steady_clock::now();
         std::invoke(adjoint, k, state);
+        wait.wait_for_user();
         m.steps[static_cast<std::size_t>(k)].adjoint =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };

@@ -80,16 +80,6 @@ static_assert(online_schedule<online_revolve>);
 
 namespace detail {
 
-template <class Test, class State>
-bool ask(Test& test, step_t k, const State& state)
-{
-    try {
-        return static_cast<bool>(std::invoke(test, k, state));
-    } catch (...) {
-        rethrow_as_step_error(k, step_phase::predicate);
-    }
-}
-
 /// The loop both run_online variants share: `ended(cursor)` asks the loop's test at the cursor's position
 /// and tells the cursor (answer or end_state); the forward actions run until it says the loop has ended,
 /// then the reverse sweep. The store's slots are released before any exception leaves.
@@ -125,6 +115,9 @@ run_report drive_online(const Plan& plan, Executor& ex, Ended&& ended, const run
 /// to 0, exactly as in remat::run (and a final_state callable, if given, sees x_T first); gradients are
 /// bit-identical to a store-everything run. The report's `steps` is the T the loop found.
 ///
+/// The test is the user's code: its time (with the wait for the user's GPU work it leaves on the store's
+/// stream, as after a step) is reported in test_seconds, not in remat's time.
+///
 /// Errors: an online schedule holding more slots (or levels) than the store is refused with
 /// remat::capacity_error before step 0; a throwing `is_last` becomes remat::step_error with
 /// step_phase::predicate and the step k of the state it was asked about; forward, adjoint and snapshot
@@ -148,7 +141,7 @@ run_report run_online(const Plan& plan, Store& store, State& state, forward_step
     return detail::drive_online<Plan, decltype(ex), std::remove_cvref_t<Store>>(
         plan, ex,
         [&](auto& cursor) {
-            const bool last = detail::ask(is_last, cursor.position(), std::as_const(state));
+            const bool last = ex.ask(is_last, cursor.position());
             cursor.answer(last);
             return last;
         },
@@ -186,7 +179,7 @@ run_report run_online_converged(const Plan& plan, Store& store, State& state, fo
         plan, ex,
         [&](auto& cursor) {
             const step_t k = cursor.position();
-            if (k >= 1 && detail::ask(converged, k, std::as_const(state))) {
+            if (k >= 1 && ex.ask(converged, k)) {
                 cursor.end_state();
                 return true;
             }

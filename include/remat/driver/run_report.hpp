@@ -45,13 +45,18 @@ struct run_report {
     /// Inside the user's forward steps, with the GPU time of the kernels they queue on the store's user
     /// stream (the driver waits for it when the steps return: docs/driver.md, "Accounting").
     double forward_seconds = 0;
-    double adjoint_seconds = 0;    ///< inside the user's adjoint step (its kernels' GPU time too)
-    double final_seconds = 0;      ///< inside the terminal callable (remat::final_state)
+    double adjoint_seconds = 0; ///< inside the user's adjoint step (its kernels' GPU time too)
+    double final_seconds = 0;   ///< inside the terminal callable (remat::final_state)
+    /// Inside the loop's termination test (remat::run_online, run_online_converged; its kernels' GPU time too).
+    double test_seconds = 0;
     double wait_seconds = 0;       ///< waiting for a store's asynchronous transfers (part of remat time)
     double overlapped_seconds = 0; ///< transfer time hidden behind the user's compute
 
     /// Time in the user's code.
-    [[nodiscard]] double user_seconds() const noexcept { return forward_seconds + adjoint_seconds + final_seconds; }
+    [[nodiscard]] double user_seconds() const noexcept
+    {
+        return forward_seconds + adjoint_seconds + final_seconds + test_seconds;
+    }
     /// Time in remat: snapshot copies, transfers, the schedule and bookkeeping. (Only the user's calls
     /// are timed, with the time-stamp counter, so that timing costs a few ns per step.)
     [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }

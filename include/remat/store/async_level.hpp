@@ -1,10 +1,10 @@
 // remat/store/async_level.hpp — a slow storage level behind a worker thread: write-behind and read-ahead.
 //
-// The calling thread never touches the wrapped level; one worker thread does, in the order the calls
-// were made. A write copies the snapshot into a staging buffer and returns; the worker writes it to the
-// level. A prefetch starts reading a snapshot into a staging buffer; the restore that follows takes it
-// from there (or from a write still in staging) and waits only when the data is not ready. A snapshot
-// freed before the worker reached its write is never written at all.
+// The calling thread never touches the wrapped level (but for its wait_for_user, which storage_level lets
+// run beside transfers); one worker thread does, in the order the calls were made. A write copies the snapshot into a
+// staging buffer and returns; the worker writes it to the level. A prefetch starts reading a snapshot into a staging
+// buffer; the restore that follows takes it from there (or from a write still in staging) and waits only when the data
+// is not ready. A snapshot freed before the worker reached its write is never written at all.
 //
 // A written or prefetched snapshot stays in its buffer afterwards, as a cache for the next restores of
 // the same checkpoint, until the slot is freed or the buffer is needed (least recently used first).
@@ -63,10 +63,13 @@ struct async_counters {
 ///     remat::async_level disk(std::make_unique<remat::detail::level_adapter<remat::host_store>>(slow), {});
 ///
 /// `copy` moves bytes between the caller's views and the staging buffers (tiered_store gives it the
-/// store's copier).
+/// store's copier). `level_waits`: wait_for_user() asks the wrapped level as well as `copy` (a device
+/// level waits for its user stream); tiered_store passes false for a level whose wait is its copier's,
+/// which is `copy`'s.
 class async_level final : public detail::level_interface {
 public:
-    async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy = host_copy);
+    async_level(std::unique_ptr<detail::level_interface> level, async_options options, byte_copier copy = host_copy,
+                bool level_waits = true);
     ~async_level() override;
     async_level(const async_level&) = delete;
     async_level& operator=(const async_level&) = delete;
@@ -95,8 +98,16 @@ public:
     /// transfer time overlapped. The wrapped level's own stats() count what reached it.
     [[nodiscard]] level_stats stats() const override;
     void restart_peaks() noexcept override;
-    /// Waits for the user's work that the staging copies are ordered after (the copier's stream).
-    void wait_for_user() override { copy_.wait_for_user(); }
+    /// Waits for the user's work that the staging copies are ordered after (the copier's stream) and, with
+    /// `level_waits`, that the wrapped level's copies are (a device level's user stream): called on the
+    /// calling thread while the worker may be in a transfer (storage_level allows it), so that the user's
+    /// GPU time is the step's, never the worker's nor a wait of the caller's.
+    void wait_for_user() override
+    {
+        copy_.wait_for_user();
+        if (level_waits_)
+            level_->wait_for_user();
+    }
     [[nodiscard]] async_counters counters() const;
 
 private:
@@ -148,6 +159,7 @@ private:
     std::unique_ptr<detail::level_interface> level_;
     async_options options_;
     byte_copier copy_;
+    bool level_waits_;
     level_capacity capacity_;
     std::string name_;
 

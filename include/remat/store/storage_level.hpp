@@ -28,7 +28,9 @@
 //     |                         |                | reports the level's peaks since it was made)        |
 //     | l.wait_for_user()       | void           | blocks until the user's GPU work that the level's   |
 //     |                         |                | copies are ordered after has finished (the driver   |
-//     |                         |                | calls it when a user step returns)                  |
+//     |                         |                | calls it when a user step returns; behind an        |
+//     |                         |                | asynchronous tier, on the driver's thread while the |
+//     |                         |                | worker may be in a transfer: touch no slot)         |
 //
 // A level that also takes snapshots made of several parts (remat::gathering_level; every level remat
 // provides is one) has, for parts src (const_parts) and dst (mutable_parts):

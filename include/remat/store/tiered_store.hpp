@@ -179,7 +179,10 @@ private:
                 staging = level.copier();
         using adapter = detail::level_adapter<std::tuple_element_t<I, std::tuple<Levels...>>>;
         if (options.asynchronous) {
-            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async, staging);
+            // The level's own wait for the user's work (a device level's user stream) goes on from the
+            // driver's thread; a level that copies with a copier waits as the staging copier does already.
+            constexpr bool own_wait = requires { level.wait_for_user(); } && !requires { byte_copier{level.copier()}; };
+            auto a = std::make_unique<async_level>(std::make_unique<adapter>(level), options.async, staging, own_wait);
             async_[I] = a.get();
             tiers_[I] = std::move(a);
         } else {
