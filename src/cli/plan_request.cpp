@@ -53,8 +53,11 @@ void add_plan_options(CLI::App& command, plan_request& request)
                        "a chain whose steps differ: a JSON file of per-step forward and adjoint costs and state "
                        "sizes (docs/heterogeneous.md); plans the time-optimal schedule within --budget");
     command.add_option("--granularity", request.granularity,
-                       "--chain: bytes per memory unit of the dynamic program, e.g. 1MiB (default: exact when the "
-                       "sizes' common divisor allows, else the budget / 256)");
+                       "--chain: bytes per memory unit of the dynamic program, e.g. 1MiB (default: the sizes' "
+                       "greatest common divisor, exact, when the budget, or store-all's bytes if fewer, is at most "
+                       "4096 of them; else that many bytes over as many units as a table of horizon min(T, 8) allows, "
+                       "clamped to 256..4096 (a chain planned in blocks: the whole budget, and more units), less an "
+                       "eighth kept for the rounding's slack)");
     command.add_option("--horizon", request.horizon,
                        "--chain: most steps of a left part of the outermost checkpoints (default: T when the table "
                        "fits; less is faster and may cost more)");
