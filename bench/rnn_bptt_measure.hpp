@@ -175,7 +175,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         };
         const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
         const uniform segments(steps, every);
-        const auto uniform_slots = static_cast<slot_t>(segments.cost().peak_slots);
+        const slot_t uniform_slots = segments.cost().peak_slots;
         measure("uniform sqrt(T)", segments, uniform_slots);
         measure("binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots);
         const auto budget = static_cast<std::uint64_t>(o.fraction * static_cast<double>(plain.memory_bytes));

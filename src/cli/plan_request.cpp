@@ -188,7 +188,7 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
                                                     plan.horizon());
     choice.plan = plan;
     choice.budget_bytes = budget;
-    choice.slots = static_cast<slot_t>(plan.cost().peak_slots);
+    choice.slots = plan.cost().peak_slots;
     choice.chain = plan;
     return choice;
 }
@@ -292,7 +292,7 @@ plan_choice choose_plan(const plan_request& request)
         if (!request.every.empty()) {
             const step_t every = parse_count("--every", request.every, 1);
             const uniform plan(steps, every);
-            const auto needed = static_cast<slot_t>(plan.cost().peak_slots);
+            const slot_t needed = plan.cost().peak_slots;
             if (choice.slots == 0)
                 choice.slots = std::max<slot_t>(needed, 1);
             else if (needed > choice.slots)

@@ -57,8 +57,8 @@ tradeoff::tradeoff(tradeoff_setup setup) : setup_(std::move(setup))
     baseline_ = predicted_cost(store_all(t, all_).cost(), single_level_model(all_, setup_.reverse_cost));
     sqrt_every_ = std::max<step_t>(1, std::llround(std::sqrt(static_cast<double>(t))));
     const schedule_cost c = uniform(t, sqrt_every_).cost();
-    sqrt_rule_ = make_row(tradeoff_schedule::sqrt_rule, static_cast<slot_t>(std::max<std::uint64_t>(c.peak_slots, 1)),
-                          c, predicted_cost(c, single_level_model(all_, setup_.reverse_cost)));
+    sqrt_rule_ = make_row(tradeoff_schedule::sqrt_rule, std::max<slot_t>(c.peak_slots, 1), c,
+                          predicted_cost(c, single_level_model(all_, setup_.reverse_cost)));
     sqrt_rule_.every = sqrt_every_;
     if (!setup_.levels.empty())
         (void)row(tradeoff_schedule::multilevel, 1); // a bad level combination fails here, once

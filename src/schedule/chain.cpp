@@ -940,7 +940,7 @@ chain_evaluation evaluate(const chain_model& m, const any_schedule& plan)
     std::vector<std::uint32_t> advanced(static_cast<std::size_t>(m.size()), 0);
     std::vector<std::int64_t> slot_step; // what each slot of level 0 holds, -1 when free
     std::uint64_t held = 0;
-    std::uint64_t slots = 0;
+    slot_t slots = 0;
     const auto bad = [](const action& a, const char* why) {
         throw schedule_error("evaluate: " + to_string(a) + " " + why);
     };

@@ -128,7 +128,7 @@ schedule_cost combine(const multilevel_plan& plan)
     struct run_kind {
         std::uint64_t times;
         const multilevel_counts* counts;
-        std::uint64_t outer_held;
+        slot_t outer_held;
         std::uint64_t outer_advances;
     };
     std::vector<run_kind> runs;
@@ -137,14 +137,15 @@ schedule_cost combine(const multilevel_plan& plan)
     if (!outer_level) {
         runs.push_back({1, &plan.tail_run, 0, 0});
     } else if (plan.shape == multilevel_shape::spine) {
-        const auto full = static_cast<std::uint64_t>(plan.segments - 1);
+        const slot_t held = plan.segments - 1;
+        const auto full = static_cast<std::uint64_t>(held);
         forward.add(full, static_cast<std::uint64_t>(plan.period));
         stores[slow].add(full, 1);
         restores[slow].add(full, 1);
         // Segment j runs while x_0..x_{jk} are held (its own start included in its counts): j = N-2 is
         // the fullest. The last segment runs while all N-1 are held.
-        runs.push_back({full, &plan.stored_run, full - 1, 1});
-        runs.push_back({1, &plan.tail_run, full, 0});
+        runs.push_back({full, &plan.stored_run, held - 1, 1});
+        runs.push_back({1, &plan.tail_run, held, 0});
     } else {
         const schedule_cost& o = plan.outer;
         const auto full = static_cast<std::uint64_t>(plan.segments - 1);
@@ -154,7 +155,7 @@ schedule_cost combine(const multilevel_plan& plan)
         // Revolve reverses some stored and (when it has any) some unstored segment while all its slots
         // are held, never with more (checked in multilevel_schedule_test). Stored segments are advanced
         // most often; unstored ones at most that often, so their repetition is a bound.
-        const std::uint64_t held = o.peak_slots;
+        const slot_t held = o.peak_slots;
         if (o.stores > 0)
             runs.push_back({o.stores, &plan.stored_run, held - 1, o.repetition});
         if (full > o.stores)
@@ -169,7 +170,7 @@ schedule_cost combine(const multilevel_plan& plan)
         for (std::size_t i = 0; i < n; ++i) {
             stores[i].add(r.times, k.stores[i]);
             restores[i].add(r.times, k.restores[i]);
-            const std::uint64_t outer = outer_level && i == slow ? r.outer_held : 0;
+            const slot_t outer = outer_level && i == slow ? r.outer_held : 0;
             c.levels[i].peak_slots = std::max(c.levels[i].peak_slots, outer + k.peak[i]);
         }
     }
@@ -189,19 +190,18 @@ schedule_cost combine(const multilevel_plan& plan)
 
 // Slots of the slowest level that a plan needs: its peak, and for the spine also the highest slot index
 // (the outer checkpoints keep indices 0..N-2; a segment's own snapshots there come after them).
-std::uint64_t slow_slots_needed(const multilevel_plan& plan)
+slot_t slow_slots_needed(const multilevel_plan& plan)
 {
     const std::size_t slow = plan.model.levels.size() - 1;
-    std::uint64_t needed = combine(plan).levels[slow].peak_slots;
+    slot_t needed = combine(plan).levels[slow].peak_slots;
     if (plan.shape == multilevel_shape::spine)
-        needed = std::max(needed, static_cast<std::uint64_t>(plan.segments - 1) +
-                                      std::max(plan.stored_run.peak[slow], plan.tail_run.peak[slow]));
+        needed = std::max(needed, (plan.segments - 1) + std::max(plan.stored_run.peak[slow], plan.tail_run.peak[slow]));
     return needed;
 }
 
 bool fits_slow_level(const multilevel_plan& plan)
 {
-    return slow_slots_needed(plan) <= static_cast<std::uint64_t>(plan.model.levels.back().slots); // >= 1
+    return slow_slots_needed(plan) <= plan.model.levels.back().slots; // >= 1
 }
 
 // The counts of any plan: a plan over some of the levels has its counts moved to this model's levels.

@@ -157,7 +157,7 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
     c.levels.resize(n);
     if (steps >= 2) {
         c.levels[static_cast<std::size_t>(layout.level[0])].stores = 1; // x_0
-        c.peak_slots = static_cast<std::uint64_t>(used);
+        c.peak_slots = used;
         for (slot_t d = 0; d < used; ++d)
             ++c.levels[static_cast<std::size_t>(layout.level[static_cast<std::size_t>(d)])].peak_slots;
     }

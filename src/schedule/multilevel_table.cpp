@@ -405,8 +405,8 @@ multilevel_counts multilevel_table::counts(step_t length, std::uint64_t row, lev
         if (to >= 0) {
             // Just after the move's store both copies are held.
             ++c.stores[Li];
-            c.peak[static_cast<std::size_t>(L0)] = std::max<std::uint64_t>(c.peak[static_cast<std::size_t>(L0)], 1);
-            c.peak_slots = std::max<std::uint64_t>(c.peak_slots, 2);
+            c.peak[static_cast<std::size_t>(L0)] = std::max<slot_t>(c.peak[static_cast<std::size_t>(L0)], 1);
+            c.peak_slots = std::max<slot_t>(c.peak_slots, 2);
         }
         memo.emplace(key, c);
         stack.pop_back();

@@ -282,11 +282,11 @@ schedule_cost online_multilevel::cost(step_t steps, online_end end) const
     schedule_cost c;
     c.steps = steps;
     c.levels.assign(2, {});
-    std::vector<std::uint64_t> held(2, 0);
+    std::vector<slot_t> held(2, 0);
     // Advances per step, for the repetition number (only where T fits a table of 2^24 counters).
     const bool track = steps <= (step_t{1} << 24);
     std::vector<std::uint32_t> runs(track ? static_cast<std::size_t>(steps) : 0, 0);
-    std::uint64_t total_held = 0;
+    slot_t total_held = 0;
     for (const action& a : replay(steps, end)) {
         std::visit(
             [&](const auto& x) {

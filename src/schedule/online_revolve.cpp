@@ -175,7 +175,8 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
         const auto d = static_cast<std::uint64_t>(decisions);
         c.steps = steps;
         c.reverse_steps = static_cast<std::uint64_t>(steps);
-        c.forward_steps = c.stores = c.restores = c.peak_slots = d;
+        c.forward_steps = c.stores = c.restores = d;
+        c.peak_slots = decisions;
         c.repetition = d > 0 ? 1 : 0;
         finish_single_level(c);
         return c;
@@ -197,15 +198,15 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
     c.reverse_steps = static_cast<std::uint64_t>(steps);
     c.forward_steps = static_cast<std::uint64_t>(decisions);
     c.stores = forward.stores;
-    c.peak_slots = forward.positions.size();
-    c.repetition = decisions > 0 ? 1 : 0;
     const std::size_t kept = forward.positions.size();
+    c.peak_slots = static_cast<slot_t>(kept);
+    c.repetition = decisions > 0 ? 1 : 0;
     for (std::size_t i = 0; i < kept; ++i) {
         const step_t start = forward.positions[i];
         const step_t stop = i + 1 < kept ? forward.positions[i + 1] : decisions;
         const step_t length = stop - start;
         const slot_t sigma = slots_ - static_cast<slot_t>(i);
-        std::uint64_t used = 1;
+        slot_t used = 1;
         if (length == 1) {
             c.restores += 1;
         } else {
@@ -216,7 +217,7 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
             c.repetition = std::max(c.repetition, 1 + part.repetition);
             used = part.peak_slots;
         }
-        c.peak_slots = std::max<std::uint64_t>(c.peak_slots, i + used);
+        c.peak_slots = std::max(c.peak_slots, static_cast<slot_t>(i) + used);
     }
     finish_single_level(c);
     return c;

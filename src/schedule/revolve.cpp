@@ -111,7 +111,7 @@ schedule_cost revolve::cost() const
         const std::uint64_t beta_s = binomial::max_steps(used_slots_, r - 1);
         const std::uint64_t beta_s1 = mul_div_exact(beta_s, s, s + r - 1);
         c.stores = beta_s1 + (t > beta_s + beta_s1 ? t - beta_s - beta_s1 : 0);
-        c.peak_slots = static_cast<std::uint64_t>(used_slots_);
+        c.peak_slots = used_slots_;
     }
     finish_single_level(c);
     return c;

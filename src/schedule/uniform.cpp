@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace remat {
@@ -18,7 +19,7 @@ namespace {
 struct uniform_counts {
     std::uint64_t forward_steps;
     std::uint64_t stores;
-    std::uint64_t peak_slots;
+    slot_t peak_slots;
 };
 
 uniform_counts counts_for(step_t steps, step_t every)
@@ -31,7 +32,7 @@ uniform_counts counts_for(step_t steps, step_t every)
     uniform_counts c{};
     c.forward_steps = t - 1 + (n - 1) * (k - 1); // (n-1)(k-1) < T: no overflow
     c.stores = (n - 1) + (last - 1) + (n - 1) * extra;
-    c.peak_slots = n == 1 ? t - 1 : (n - 1) + std::max(last - 1, extra);
+    c.peak_slots = static_cast<slot_t>(n == 1 ? t - 1 : (n - 1) + std::max(last - 1, extra)); // < T
     return c;
 }
 
@@ -50,10 +51,10 @@ slot_t uniform::min_slots(step_t steps)
     detail::require_positive_steps(steps);
     // The peak is at least n + k - 3 with n*k >= T, so only spacings near sqrt(T) can be minimal.
     const auto root = static_cast<step_t>(std::sqrt(static_cast<long double>(steps)));
-    std::uint64_t best = detail::uint64_max;
+    slot_t best = std::numeric_limits<slot_t>::max();
     for (step_t k = std::max<step_t>(1, root - 2); k <= std::min(steps, root + 2); ++k)
         best = std::min(best, counts_for(steps, k).peak_slots);
-    return static_cast<slot_t>(best);
+    return best;
 }
 
 uniform uniform::fit(step_t steps, slot_t slots)
@@ -71,8 +72,8 @@ uniform uniform::fit(step_t steps, slot_t slots)
     uniform_counts best{detail::uint64_max, detail::uint64_max, 0};
     auto consider = [&](std::uint64_t k) {
         const uniform_counts c = counts_for(steps, static_cast<step_t>(k));
-        if (c.peak_slots <= s && (c.forward_steps < best.forward_steps ||
-                                  (c.forward_steps == best.forward_steps && c.stores < best.stores))) {
+        if (c.peak_slots <= slots && (c.forward_steps < best.forward_steps ||
+                                      (c.forward_steps == best.forward_steps && c.stores < best.stores))) {
             best = c;
             best_k = static_cast<step_t>(k);
         }

@@ -283,7 +283,7 @@ fault_result run_fault(fault_kind kind, const round_setup& given, capped_memory&
     switch (kind) {
     case fault_kind::disk_full: {
         // The file may grow to a few snapshots only: the disk fills during the forward sweep.
-        const auto room = std::max<std::int64_t>(1, static_cast<std::int64_t>(planned_disk_slots(setup)) / 2);
+        const auto room = std::max<std::int64_t>(1, planned_disk_slots(setup) / 2);
         const auto limit = static_cast<rlim_t>(uniform(1, room) * static_cast<std::int64_t>(setup.state_bytes) +
                                                (std::int64_t{1} << 20));
         const child_outcome c = run_child(

@@ -94,7 +94,7 @@ void run_tested(const multilevel& plan, const std::optional<resume_point>& point
 
 } // namespace
 
-std::uint64_t planned_disk_slots(const round_setup& setup)
+slot_t planned_disk_slots(const round_setup& setup)
 {
     return plan_for(setup).cost().levels.back().peak_slots;
 }
@@ -140,7 +140,7 @@ tested_run tested_gradient(const round_setup& setup, capped_memory& memory, cons
             return level == file_level ? disk.snapshot_step(slot) : step_t{-1};
         });
         // The slots the killed run used: a multi-level plan's disk slots are below its peak.
-        const auto disk_slots = static_cast<slot_t>(plan.cost().levels.back().peak_slots);
+        const slot_t disk_slots = plan.cost().levels.back().peak_slots;
         if (point)
             release_except(disk, disk_slots, *point, file_level);
         else

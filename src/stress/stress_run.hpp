@@ -10,6 +10,7 @@
 
 #include "remat/driver/run_report.hpp"
 #include "remat/schedule/action.hpp"
+#include "remat/types.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -80,7 +81,7 @@ std::string device_level_missing();
 double device_transfer_seconds(std::size_t state_bytes);
 
 /// Most disk slots the round's plan holds at once.
-std::uint64_t planned_disk_slots(const round_setup& setup);
+slot_t planned_disk_slots(const round_setup& setup);
 
 /// The reaction-diffusion model for a state size.
 reaction_diffusion model_for(std::size_t state_bytes);

@@ -55,7 +55,7 @@ std::optional<std::uint64_t> best_uniform(step_t t, slot_t slots)
     std::optional<std::uint64_t> best;
     for (step_t k = 1; k <= t; ++k) {
         const schedule_cost c = uniform(t, k).cost();
-        if (c.peak_slots <= static_cast<std::uint64_t>(slots) && (!best || c.forward_steps < *best))
+        if (c.peak_slots <= slots && (!best || c.forward_steps < *best))
             best = c.forward_steps;
     }
     return best;

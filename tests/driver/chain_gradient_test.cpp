@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(gradients_are_bit_identical_to_store_all_with_every_host_st
             BOOST_TEST(plan->peak_bytes() <= budget);
             const test::chain_replay replay = test::replay_chain_plan(m, *plan);
             BOOST_TEST_REQUIRE(!replay.error.has_value());
-            const auto slots = static_cast<slot_t>(std::max<std::uint64_t>(plan->cost().peak_slots, 1));
+            const slot_t slots = std::max<slot_t>(plan->cost().peak_slots, 1);
 
             host_store by_slots(slots);
             const test::layer_gradient a = test::layer_run(*plan, by_slots, net(), input());
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(a_chain_planned_in_blocks_gives_the_same_bits)
             BOOST_TEST_REQUIRE(!replay.error.has_value(), *replay.error);
             BOOST_TEST(replay.peak_bytes <= budget);
             BOOST_TEST(replay.peak_bytes == plan.peak_bytes());
-            const auto slots = static_cast<slot_t>(std::max<std::uint64_t>(plan.cost().peak_slots, 1));
+            const slot_t slots = std::max<slot_t>(plan.cost().peak_slots, 1);
             host_store store(slots);
             const test::layer_gradient a = test::layer_run(plan, store, net(), input());
             BOOST_TEST(a.same_bits_as(reference));
@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(the_greedy_rankings_plan_gives_the_same_bits)
             BOOST_TEST(replay.peak_bytes <= budget);
             BOOST_TEST(replay.peak_bytes == plan.peak_bytes());
             BOOST_TEST(replay.cost == plan.cost().predicted_cost);
-            host_store store(static_cast<slot_t>(std::max<std::uint64_t>(plan.cost().peak_slots, 1)));
+            host_store store(std::max<slot_t>(plan.cost().peak_slots, 1));
             const test::layer_gradient a = test::layer_run(plan, store, net(), input());
             BOOST_TEST(a.same_bits_as(reference));
             BOOST_TEST(a.report.forward_steps == plan.cost().forward_steps);

@@ -49,8 +49,7 @@ BOOST_AUTO_TEST_CASE(lorenz_gradients_are_bit_identical_to_store_all)
     const lorenz_gradient reference = lorenz_run(store_all(steps, steps - 1), steps - 1, model, x0);
     for (const any_schedule& plan : every_kind(steps)) {
         const schedule_cost c = plan.cost();
-        const lorenz_gradient g =
-            lorenz_run(plan, static_cast<slot_t>(std::max<std::uint64_t>(c.peak_slots, 1)), model, x0);
+        const lorenz_gradient g = lorenz_run(plan, std::max<slot_t>(c.peak_slots, 1), model, x0);
         BOOST_TEST_REQUIRE(same_bits(g.dx0, reference.dx0), "peak " << c.peak_slots);
         BOOST_TEST_REQUIRE(same_bits(g.dp, reference.dp));
         BOOST_TEST_REQUIRE(g.objective == reference.objective);
@@ -114,8 +113,7 @@ BOOST_AUTO_TEST_CASE(burgers_gradient_bit_identical_and_matches_differences)
         const std::vector<double> g = gradient(revolve(steps, s), s, nullptr);
         BOOST_TEST_REQUIRE(std::memcmp(g.data(), reference.data(), g.size() * sizeof(double)) == 0, "s=" << s);
     }
-    const std::vector<double> g =
-        gradient(uniform(steps, 20), static_cast<slot_t>(uniform(steps, 20).cost().peak_slots), nullptr);
+    const std::vector<double> g = gradient(uniform(steps, 20), uniform(steps, 20).cost().peak_slots, nullptr);
     BOOST_TEST_REQUIRE(std::memcmp(g.data(), reference.data(), g.size() * sizeof(double)) == 0);
 
     auto energy_of = [&](std::vector<double> u) {

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <string>
+#include <type_traits>
 
 using namespace remat;
 
@@ -107,8 +108,8 @@ BOOST_AUTO_TEST_CASE(each_level_is_checked_on_its_own)
     const multilevel plan(300, two);
     const schedule_cost c = plan.cost();
     BOOST_TEST_REQUIRE(c.levels.size() == 2u);
-    BOOST_TEST_REQUIRE(c.levels[1].peak_slots > 1u);
-    const auto disk_peak = static_cast<slot_t>(c.levels[1].peak_slots);
+    BOOST_TEST_REQUIRE(c.levels[1].peak_slots > 1);
+    const slot_t disk_peak = c.levels[1].peak_slots;
     counted_loop loop;
     tiered_store<host_store, host_store> small_disk(host_store(4), host_store(disk_peak - 1));
     const std::string what = capacity_message([&] { loop.run_with(plan, small_disk); });
@@ -146,7 +147,7 @@ BOOST_AUTO_TEST_CASE(capacity_for_states_the_slots_once)
     BOOST_TEST(capacity_for(plan).slots == 12);
     BOOST_TEST(capacity_for(plan).bytes == level_capacity::unlimited_bytes);
     BOOST_TEST(capacity_for(revolve(3, 12)).slots == 2); // x_0 and x_1: the most a 3-step loop holds
-    BOOST_TEST(capacity_for(uniform(100, 10)).slots == static_cast<slot_t>(uniform(100, 10).cost().peak_slots));
+    BOOST_TEST(capacity_for(uniform(100, 10)).slots == uniform(100, 10).cost().peak_slots);
     BOOST_CHECK_THROW((void)capacity_for(plan, 1), schedule_error);
     BOOST_CHECK_THROW((void)capacity_for(plan, -1), schedule_error);
 
@@ -165,6 +166,25 @@ BOOST_AUTO_TEST_CASE(capacity_for_states_the_slots_once)
     counted_loop loop;
     host_store store(capacity_for(plan));
     BOOST_TEST(loop.run_with(plan, store).peak_slots == 12u);
+}
+
+BOOST_AUTO_TEST_CASE(a_plans_peak_is_a_slot_count)
+{
+    // The cost's peaks have the type of a capacity's slots: a brace-init takes them without a cast (an
+    // unsigned peak is a narrowing error here), and a peak compares with a slot count directly.
+    static_assert(std::is_same_v<decltype(schedule_cost::peak_slots), slot_t>);
+    static_assert(std::is_same_v<decltype(level_cost::peak_slots), slot_t>);
+    const slot_t host_slots = 3;
+    const multilevel plan(300, cost_model{{{"host", host_slots, 0, 0}, {"disk", level_spec::unlimited, 5, 5}}});
+    const schedule_cost c = plan.cost();
+    BOOST_TEST_REQUIRE(c.levels.size() == 2u);
+    BOOST_TEST(c.levels[0].peak_slots <= host_slots);
+    BOOST_TEST(c.levels[1].peak_slots > 1);
+    counted_loop loop;
+    tiered_store<host_store, host_store> exact(host_store(level_capacity{.slots = c.levels[0].peak_slots}),
+                                               host_store(level_capacity{.slots = c.levels[1].peak_slots}));
+    const run_report r = loop.run_with(plan, exact);
+    BOOST_TEST(r.levels.at(1).peak_slots == static_cast<std::uint64_t>(c.levels[1].peak_slots));
 }
 
 BOOST_AUTO_TEST_CASE(negative_and_zero_capacities_name_the_value_given)

@@ -26,7 +26,7 @@ BOOST_AUTO_TEST_CASE(gradients_through_an_hdf5_store_are_bit_identical)
     test::scratch_dir dir;
     for (const std::uint64_t budget : {m.store_all_bytes() / 4, m.store_all_bytes() / 2}) {
         const chain plan(m, budget);
-        const auto slots = static_cast<slot_t>(plan.cost().peak_slots);
+        const slot_t slots = plan.cost().peak_slots;
         {
             hdf5_store disk(dir / "chain.h5", slots);
             const test::layer_gradient g = test::layer_run(plan, disk, net, x0);

@@ -281,8 +281,8 @@ BOOST_AUTO_TEST_CASE(revolve_reverses_segments_with_all_its_slots_held)
     for (slot_t d = 1; d <= 12; ++d)
         for (step_t n = 2; n <= 600; n += (n < 100 ? 1 : 7)) {
             const revolve plan(n, d);
-            std::int64_t held = 0;
-            std::uint64_t stored_max = 0, unstored_max = 0;
+            slot_t held = 0;
+            slot_t stored_max = 0, unstored_max = 0;
             std::vector<bool> stored(static_cast<std::size_t>(n), false);
             for (const action& a : plan) {
                 if (const auto* s = std::get_if<store>(&a)) {
@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(revolve_reverses_segments_with_all_its_slots_held)
                     --held;
                 } else if (const auto* r = std::get_if<reverse>(&a); r != nullptr && r->step < n - 1) {
                     auto& m = stored[static_cast<std::size_t>(r->step)] ? stored_max : unstored_max;
-                    m = std::max(m, static_cast<std::uint64_t>(held));
+                    m = std::max(m, held);
                 }
             }
             const schedule_cost c = plan.cost();

@@ -50,7 +50,7 @@ void check_cost_matches(const online_replay& plan, const test::replay_counts& n,
     BOOST_TEST_REQUIRE(n.stores == c.stores, "T=" << t << " s=" << plan.slots());
     BOOST_TEST_REQUIRE(n.restores == c.restores, "T=" << t << " s=" << plan.slots());
     BOOST_TEST_REQUIRE(n.peak_slots == c.peak_slots, "T=" << t << " s=" << plan.slots());
-    BOOST_TEST_REQUIRE(c.peak_slots <= static_cast<std::uint64_t>(plan.slots()));
+    BOOST_TEST_REQUIRE(c.peak_slots <= plan.slots());
     BOOST_TEST_REQUIRE(c.levels.size() == 1u);
     BOOST_TEST_REQUIRE(c.levels[0].stores == c.stores);
     BOOST_TEST_REQUIRE(c.levels[0].restores == c.restores);

@@ -45,16 +45,16 @@ BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_that_fits)
 {
     for (step_t t = 2; t <= 300; ++t) {
         std::vector<schedule_cost> by_spacing; // every spacing's cost, once per T
-        std::uint64_t fewest_slots = UINT64_MAX;
+        slot_t fewest_slots = INT64_MAX;
         for (step_t k = 1; k <= t; ++k) {
             by_spacing.push_back(uniform(t, k).cost());
             fewest_slots = std::min(fewest_slots, by_spacing.back().peak_slots);
         }
-        BOOST_TEST_REQUIRE(static_cast<std::uint64_t>(uniform::min_slots(t)) == fewest_slots, "T=" << t);
+        BOOST_TEST_REQUIRE(uniform::min_slots(t) == fewest_slots, "T=" << t);
         for (slot_t s = 1; s <= t; ++s) {
             test::forward_and_stores best{UINT64_MAX, UINT64_MAX};
             for (const schedule_cost& c : by_spacing)
-                if (c.peak_slots <= static_cast<std::uint64_t>(s))
+                if (c.peak_slots <= s)
                     best = std::min(best, test::forward_and_stores{c.forward_steps, c.stores});
             if (best.first == UINT64_MAX) {
                 BOOST_CHECK_THROW((void)uniform::fit(t, s), capacity_error);
@@ -62,8 +62,7 @@ BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_that_fits)
             }
             const uniform fitted = uniform::fit(t, s);
             const schedule_cost c = fitted.cost();
-            if (c.peak_slots > static_cast<std::uint64_t>(s) ||
-                test::forward_and_stores{c.forward_steps, c.stores} != best)
+            if (c.peak_slots > s || test::forward_and_stores{c.forward_steps, c.stores} != best)
                 BOOST_FAIL("T=" << t << " s=" << s << ": fit chose k=" << fitted.every());
         }
         // The fitted schedules replay to their cost (one slot count per T suffices: the counts are
@@ -81,7 +80,7 @@ BOOST_AUTO_TEST_CASE(store_all_is_optimal_with_enough_slots)
         const auto e = test::replay(plan, {static_cast<std::uint64_t>(std::max<step_t>(t - 1, 1))}, n);
         BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
         BOOST_TEST_REQUIRE(n.forward_steps == static_cast<std::uint64_t>(t - 1)); // the least possible
-        BOOST_TEST_REQUIRE(n.peak_slots == static_cast<std::uint64_t>(t - 1));
+        BOOST_TEST_REQUIRE(n.peak_slots == t - 1);
         BOOST_TEST_REQUIRE((plan.cost() == uniform(t, 1).cost()));
     }
     BOOST_CHECK_EXCEPTION(store_all(100, 98), capacity_error, [](const capacity_error& e) {
@@ -92,7 +91,7 @@ BOOST_AUTO_TEST_CASE(store_all_is_optimal_with_enough_slots)
 BOOST_AUTO_TEST_CASE(large_step_counts)
 {
     const uniform fitted = uniform::fit(1'000'000'000'000, 3'000'000);
-    BOOST_TEST(fitted.cost().peak_slots <= 3'000'000u);
+    BOOST_TEST(fitted.cost().peak_slots <= 3'000'000);
     BOOST_TEST(fitted.cost().forward_steps < 2'000'000'000'000u);
     (void)replay_checked(uniform::fit(200'000, 2000), 2000);
     BOOST_CHECK_EXCEPTION((void)uniform::fit(1'000'000, 100), capacity_error, [](const capacity_error& e) {

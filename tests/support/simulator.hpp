@@ -8,6 +8,7 @@
 #pragma once
 
 #include "remat/schedule/action.hpp"
+#include "remat/types.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -21,11 +22,11 @@ struct replay_counts {
     std::uint64_t reverse_steps = 0;
     std::uint64_t stores = 0;
     std::uint64_t restores = 0;
-    std::uint64_t peak_slots = 0; ///< all levels together
+    slot_t peak_slots = 0; ///< all levels together
     std::uint64_t actions = 0;
     std::vector<std::uint64_t> stores_per_level;
     std::vector<std::uint64_t> restores_per_level;
-    std::vector<std::uint64_t> peak_per_level;
+    std::vector<slot_t> peak_per_level;
     std::uint64_t max_advances_of_one_step = 0; ///< only when tracked (small T)
 };
 
@@ -44,8 +45,8 @@ private:
     step_t steps_;
     std::vector<std::uint64_t> capacity_;
     std::vector<std::vector<std::optional<step_t>>> slots_; // grown on demand up to capacity
-    std::vector<std::uint64_t> occupied_;
-    std::uint64_t occupied_total_ = 0;
+    std::vector<slot_t> occupied_;
+    slot_t occupied_total_ = 0;
     std::optional<step_t> current_ = 0; // x_0 is the current state at the start
     step_t next_reverse_;
     std::vector<std::uint32_t> advances_;

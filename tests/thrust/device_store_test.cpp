@@ -199,7 +199,7 @@ BOOST_AUTO_TEST_CASE(gradients_through_the_driver_are_bit_identical_to_store_all
         }
     }
     const uniform periodic(100, 15);
-    host_device_store store(static_cast<slot_t>(periodic.cost().peak_slots));
+    host_device_store store(periodic.cost().peak_slots);
     const rd_gradient g = test::run_host_gradient(problem, periodic, store);
     BOOST_TEST(same_bits(g, test::store_all_gradient(problem, 100)));
 }

@@ -47,6 +47,7 @@
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+#include "remat/types.hpp"
 
 #include <array>
 #include <cstdint>
@@ -60,10 +61,10 @@ namespace remat::detail {
 struct multilevel_counts {
     std::uint64_t forward_steps = 0;
     std::uint64_t repetition = 0; ///< the most advances of any one step of the subtree
-    std::uint64_t peak_slots = 0; ///< all levels together
+    slot_t peak_slots = 0;        ///< all levels together
     std::array<std::uint64_t, max_levels> stores{};
     std::array<std::uint64_t, max_levels> restores{};
-    std::array<std::uint64_t, max_levels> peak{};
+    std::array<slot_t, max_levels> peak{};
 };
 
 class multilevel_table;

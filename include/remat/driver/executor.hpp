@@ -115,7 +115,7 @@ public:
                                  (cost.levels.size() == 1 ? "" : "s") + " but the store has " + std::to_string(levels));
         const std::uint64_t size = same_sizes ? snapshot_size() : 0; // 0: slots only
         for (std::size_t i = 0; i < std::max<std::size_t>(cost.levels.size(), 1); ++i) {
-            const std::uint64_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
+            const slot_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
             check_level_fits(static_cast<level_t>(i), peak, size);
         }
     }
@@ -565,15 +565,16 @@ private:
     }
 
     // Checks that level `level` holds `slots` snapshots of the current state at once (see check_fits).
-    void check_level_fits(level_t level, std::uint64_t slots, std::uint64_t snapshot_bytes)
+    void check_level_fits(level_t level, slot_t slots, std::uint64_t snapshot_bytes)
     {
         const level_capacity have = store_.capacity(level);
         const std::string name =
             "level " + std::to_string(level) + " (" + report_.levels[static_cast<std::size_t>(level)].name + ")";
-        if (slots > static_cast<std::uint64_t>(have.slots))
+        if (slots > have.slots)
             throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots at once on " + name +
                                  ", but the store's level has " + std::to_string(have.slots) + " slots");
-        if (have.bytes != level_capacity::unlimited_bytes && snapshot_bytes != 0 && slots > have.bytes / snapshot_bytes)
+        if (have.bytes != level_capacity::unlimited_bytes && snapshot_bytes != 0 &&
+            static_cast<std::uint64_t>(slots) > have.bytes / snapshot_bytes)
             throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots of " +
                                  std::to_string(snapshot_bytes) + " bytes at once on " + name +
                                  ", but the store's level has room for " + std::to_string(have.bytes) + " bytes");

@@ -88,7 +88,7 @@ run_report drive_online(const Plan& plan, Executor& ex, Ended&& ended, const run
 {
     schedule_cost need; // the online schedule may fill every slot it has, whatever T turns out to be
     for (const slot_t slots : plan.slot_bounds())
-        need.levels.push_back(level_cost{0, 0, static_cast<std::uint64_t>(slots)});
+        need.levels.push_back(level_cost{0, 0, slots});
     ex.check_fits(need);
     try {
         auto cursor = plan.cursor();

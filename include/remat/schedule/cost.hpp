@@ -2,6 +2,7 @@
 #pragma once
 
 #include "remat/schedule/action.hpp"
+#include "remat/types.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -10,9 +11,9 @@ namespace remat {
 
 /// Counts for one storage level.
 struct level_cost {
-    std::uint64_t stores = 0;     ///< store actions into this level
-    std::uint64_t restores = 0;   ///< restore actions from this level
-    std::uint64_t peak_slots = 0; ///< most slots of this level occupied at once
+    std::uint64_t stores = 0;   ///< store actions into this level
+    std::uint64_t restores = 0; ///< restore actions from this level
+    slot_t peak_slots = 0;      ///< most slots of this level occupied at once
     friend bool operator==(const level_cost&, const level_cost&) = default;
 };
 
@@ -26,7 +27,7 @@ struct schedule_cost {
     std::uint64_t reverse_steps = 0; ///< reverse actions, always T
     std::uint64_t stores = 0;        ///< store actions, all levels
     std::uint64_t restores = 0;      ///< restore actions, all levels
-    std::uint64_t peak_slots = 0;    ///< most slots occupied at once, all levels together
+    slot_t peak_slots = 0;           ///< most slots occupied at once, all levels together
     std::uint64_t repetition = 0;    ///< the most times any one step is run by advance actions
     std::vector<level_cost> levels;  ///< per level, level 0 first
     /// The cost under the schedule's model (remat/schedule/multilevel_model.hpp): for the single-level

@@ -36,8 +36,7 @@ namespace remat {
     if (level < 0 || static_cast<std::size_t>(level) >= cost.levels.size())
         throw schedule_error("level " + std::to_string(level) + " is not a level of the plan, which has " +
                              std::to_string(cost.levels.size()));
-    const std::uint64_t peak = cost.levels[static_cast<std::size_t>(level)].peak_slots;
-    return {.slots = std::max<slot_t>(static_cast<slot_t>(peak), 1)};
+    return {.slots = std::max<slot_t>(cost.levels[static_cast<std::size_t>(level)].peak_slots, 1)};
 }
 
 /// The capacity that level `level` of `plan` needs: its peak slots (plan.cost() is closed-form).
