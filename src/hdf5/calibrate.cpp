@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 namespace remat {
@@ -41,6 +42,40 @@ std::size_t host_copy_destinations(std::uint64_t snapshot_bytes)
 {
     return static_cast<std::size_t>(std::max<std::uint64_t>(1, (uncached_span + snapshot_bytes - 1) / snapshot_bytes));
 }
+
+// The host copy's destinations besides the read-back buffer, in one anonymous mapping that goes back to the
+// system when the calibration ends: from the heap, a sanitizer's quarantine kept the 64 MiB resident, and a
+// caller that measures its baseline after calibrating (remat-stress) found it 64 MiB higher.
+class copy_destinations {
+public:
+    copy_destinations(std::size_t count, std::size_t bytes) : count_(count), bytes_(bytes)
+    {
+        if (count_ == 0)
+            return;
+        void* p = ::mmap(nullptr, count_ * bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            throw capacity_error("cannot map " + std::to_string(count_ * bytes_) +
+                                 " bytes for the host copy's calibration: " + std::system_category().message(errno));
+        data_ = static_cast<std::byte*>(p);
+        std::memset(data_, 0, count_ * bytes_); // every page faulted in before any copy is timed
+    }
+    ~copy_destinations()
+    {
+        if (data_ != nullptr)
+            ::munmap(data_, count_ * bytes_);
+    }
+    copy_destinations(const copy_destinations&) = delete;
+    copy_destinations& operator=(const copy_destinations&) = delete;
+
+    [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+    /// The destination of the i-th copy, taking them in turn.
+    [[nodiscard]] std::byte* at(std::size_t i) const noexcept { return data_ + (i % count_) * bytes_; }
+
+private:
+    std::size_t count_;
+    std::size_t bytes_;
+    std::byte* data_ = nullptr;
+};
 
 // The calibration holds three snapshot-sized buffers (the state, its read-back, the baseline's aligned
 // buffer) and the host copy's destinations (up to uncached_span more); refused up front when they exceed
@@ -165,17 +200,15 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
 
     // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector).
     std::vector<std::byte> state, back;
-    // The host copy's destinations besides `back` (none for states of 64 MiB or more).
-    std::vector<std::vector<std::byte>> more_destinations(host_copy_destinations(snapshot_bytes) - 1);
     try {
         state.resize(bytes);
         back.resize(bytes);
-        for (std::vector<std::byte>& d : more_destinations)
-            d.resize(bytes);
     } catch (const std::bad_alloc&) {
         throw capacity_error("cannot allocate the buffers of " + std::to_string(snapshot_bytes) +
                              " bytes to calibrate snapshots of that size");
     }
+    // The host copy's destinations besides `back` (none for states of 64 MiB or more).
+    const copy_destinations more_destinations(host_copy_destinations(snapshot_bytes) - 1, bytes);
     std::uint64_t x = 0x9E3779B97F4A7C15ULL;
     for (std::byte& b : state) {
         x ^= x << 13;
@@ -224,12 +257,10 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
                 rr.push_back(raw.read());
 
             // `back` was just read into: a destination of its own unless the state alone exceeds the caches.
-            std::vector<std::byte>& destination =
-                more_destinations.empty()
-                    ? back
-                    : more_destinations[static_cast<std::size_t>(i - 1) % more_destinations.size()];
+            std::byte* destination =
+                more_destinations.empty() ? back.data() : more_destinations.at(static_cast<std::size_t>(i - 1));
             start = now();
-            std::memcpy(destination.data(), state.data(), bytes);
+            std::memcpy(destination, state.data(), bytes);
             copy.push_back(now() - start);
         }
         c.write_seconds = detail::median(w);
