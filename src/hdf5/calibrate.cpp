@@ -1,6 +1,7 @@
 #include "remat/hdf5/calibrate.hpp"
 
 #include "raw_file.hpp"
+#include "store_probe.hpp"
 
 #include "remat/detail/median.hpp"
 #include "remat/error.hpp"
@@ -101,15 +102,16 @@ std::string os_error(int err = errno)
     return std::system_category().message(err);
 }
 
-// Drops a file's pages from the page cache, so that the next read comes from the disk.
-void drop_cache(const std::filesystem::path& file)
+// Bytes that neither compress nor repeat (xorshift), as a state's would.
+void fill_like_a_state(std::vector<std::byte>& state)
 {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        throw io_error("cannot open " + file.string() + ": " + os_error());
-    (void)::fdatasync(fd);
-    (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (std::byte& b : state) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b = static_cast<std::byte>(x >> 56);
+    }
 }
 
 // The temporary files of one calibration, removed however it ends.
@@ -160,7 +162,7 @@ public:
 
     double read()
     {
-        drop_cache(file_);
+        detail::drop_page_cache(file_);
         const double start = now();
         std::size_t done = 0;
         if (const int err = detail::read_all(fd_, buffer_.get(), size_, 0, done); err != 0 || done != size_) {
@@ -209,13 +211,7 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
     }
     // The host copy's destinations besides `back` (none for states of 64 MiB or more).
     const copy_destinations more_destinations(host_copy_destinations(snapshot_bytes) - 1, bytes);
-    std::uint64_t x = 0x9E3779B97F4A7C15ULL;
-    for (std::byte& b : state) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        b = static_cast<std::byte>(x >> 56);
-    }
+    fill_like_a_state(state);
     const const_bytes src{state.data(), bytes, memory_space::host};
     const mutable_bytes dst{back.data(), bytes, memory_space::host};
 
@@ -223,13 +219,12 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
     c.snapshot_bytes = snapshot_bytes;
     c.repeats = repeats;
     {
-        hdf5_store store(files.store, level_capacity{1});
+        // A first round, untimed, allocates the space of both files: the timed rounds overwrite in place.
+        detail::store_probe store(files.store, src);
         raw_baseline raw(files.raw, bytes);
         raw.fill(state);
         c.direct_io = store.direct_io();
         c.raw_direct_io = raw.direct();
-        // A first round, untimed, allocates the space of both files: the timed rounds overwrite in place.
-        store.write(0, 0, src);
         (void)raw.write();
         std::vector<double> w, r, rw, rr, copy;
         for (int i = 1; i <= repeats; ++i) {
@@ -237,21 +232,13 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
             const bool store_first = i % 2 == 1;
             if (!store_first)
                 rw.push_back(raw.write());
-            store.release(0);
-            double start = now();
-            store.write(0, i, src);
-            w.push_back(now() - start);
+            w.push_back(store.write(i, src));
             if (store_first)
                 rw.push_back(raw.write());
 
             if (!store_first)
                 rr.push_back(raw.read());
-            drop_cache(files.store);
-            start = now();
-            store.read(0, i, dst);
-            r.push_back(now() - start);
-            if (back != state)
-                throw integrity_error("calibration read back other bytes than it wrote in " + files.store.string());
+            r.push_back(store.read(i, dst, src));
             std::fill(back.begin(), back.end(), std::byte{0});
             if (store_first)
                 rr.push_back(raw.read());
@@ -259,7 +246,7 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
             // `back` was just read into: a destination of its own unless the state alone exceeds the caches.
             std::byte* destination =
                 more_destinations.empty() ? back.data() : more_destinations.at(static_cast<std::size_t>(i - 1));
-            start = now();
+            const double start = now();
             std::memcpy(destination, state.data(), bytes);
             copy.push_back(now() - start);
         }
@@ -270,6 +257,62 @@ disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t 
         c.host_copy_seconds = detail::median(copy);
     }
     return c;
+}
+
+void store_transfer_samples::append(const store_transfer_samples& more)
+{
+    const bool mine = !write_seconds.empty() || !read_seconds.empty();
+    const bool theirs = !more.write_seconds.empty() || !more.read_seconds.empty();
+    if (mine && theirs && more.snapshot_bytes != snapshot_bytes)
+        throw argument_error("store_transfer_samples of " + std::to_string(snapshot_bytes) +
+                             "-byte snapshots cannot take samples of " + std::to_string(more.snapshot_bytes) +
+                             " bytes");
+    if (!mine)
+        snapshot_bytes = more.snapshot_bytes;
+    write_seconds.insert(write_seconds.end(), more.write_seconds.begin(), more.write_seconds.end());
+    read_seconds.insert(read_seconds.end(), more.read_seconds.begin(), more.read_seconds.end());
+}
+
+double store_transfer_samples::rate(const std::vector<double>& seconds) const
+{
+    double total = 0;
+    for (const double s : seconds)
+        total += s;
+    return total > 0 ? static_cast<double>(snapshot_bytes) * static_cast<double>(seconds.size()) / total : 0;
+}
+
+store_transfer_samples time_store_transfers(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats)
+{
+    if (snapshot_bytes == 0 || repeats < 1)
+        throw argument_error("time_store_transfers needs snapshot bytes > 0 and repeats >= 1, got " +
+                             std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw io_error("cannot time snapshot transfers in " + dir.string() + ": not a directory");
+    if (snapshot_bytes > std::numeric_limits<std::size_t>::max() / 2)
+        throw capacity_error("a snapshot of " + std::to_string(snapshot_bytes) + " bytes cannot be timed here");
+    const auto bytes = static_cast<std::size_t>(snapshot_bytes);
+    scratch_files files{dir / ("remat-time-store-" + std::to_string(::getpid()) + ".h5"), {}};
+    std::vector<std::byte> state, back;
+    try {
+        state.resize(bytes);
+        back.resize(bytes);
+    } catch (const std::bad_alloc&) {
+        throw capacity_error("cannot allocate the buffers of " + std::to_string(snapshot_bytes) +
+                             " bytes to time snapshots of that size");
+    }
+    fill_like_a_state(state);
+    const const_bytes src{state.data(), bytes, memory_space::host};
+    const mutable_bytes dst{back.data(), bytes, memory_space::host};
+    store_transfer_samples out;
+    out.snapshot_bytes = snapshot_bytes;
+    detail::store_probe store(files.store, src);
+    for (int i = 1; i <= repeats; ++i) {
+        out.write_seconds.push_back(store.write(i, src));
+        out.read_seconds.push_back(store.read(i, dst, src));
+        std::fill(back.begin(), back.end(), std::byte{0});
+    }
+    return out;
 }
 
 } // namespace remat

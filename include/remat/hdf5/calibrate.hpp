@@ -4,10 +4,13 @@
 // (writes until durable, reads with the file's page cache dropped), the same bytes through a raw
 // sequential O_DIRECT write and read (the baseline: what the disk gives), and a host memory copy. These
 // are the per-level costs a multi-level schedule needs; `remat calibrate --disk DIR` prints them.
+// time_store_transfers repeats the store's part alone, for holding a long run's disk level against the
+// disk as it is during the run.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <vector>
 
 namespace remat {
 
@@ -45,5 +48,35 @@ private:
 ///     remat::disk_calibration c = remat::calibrate_disk("/scratch", 64 << 20, 5);
 ///     double ratio = c.write_bytes_per_s() / c.raw_write_bytes_per_s(); // about 1 on a good setup
 disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats);
+
+/// Every timed transfer of time_store_transfers, in the order taken.
+struct store_transfer_samples {
+    std::uint64_t snapshot_bytes = 0;
+    std::vector<double> write_seconds; ///< hdf5_store::write, durable, as calibrate_disk times it
+    std::vector<double> read_seconds;  ///< hdf5_store::read, page cache dropped first, as calibrate_disk times it
+
+    /// Bytes over the seconds of all samples: the figure to hold a level's throughput (the bytes it moved
+    /// over the time its calls took) against. A median, as calibrate_disk reports, leaves the slow
+    /// transfers out: above it when some are slow (a disk whose cache flush sometimes takes milliseconds).
+    [[nodiscard]] double write_bytes_per_s() const { return rate(write_seconds); }
+    [[nodiscard]] double read_bytes_per_s() const { return rate(read_seconds); }
+    /// Appends another measurement's samples (of the same snapshot size).
+    void append(const store_transfer_samples& more);
+
+private:
+    [[nodiscard]] double rate(const std::vector<double>& seconds) const;
+};
+
+/// The store's part of calibrate_disk alone: `repeats` durable writes and reads of a snapshot of
+/// `snapshot_bytes` through an hdf5_store in a scratch file in `dir` (removed afterwards), timed as
+/// calibrate_disk times them, with two buffers of that size and no host-copy or raw-disk baseline. For
+/// measuring the disk again and again during a long run (remat-stress does, between rounds). Throws as
+/// calibrate_disk does.
+///
+///     remat::store_transfer_samples s = remat::time_store_transfers("/scratch", 16 << 20, 4);
+///     s.append(remat::time_store_transfers("/scratch", 16 << 20, 4)); // later in the run
+///     double rate = s.write_bytes_per_s();
+store_transfer_samples time_store_transfers(const std::filesystem::path& dir, std::uint64_t snapshot_bytes,
+                                            int repeats);
 
 } // namespace remat
