@@ -73,9 +73,10 @@ struct settings {
 // What one level did over the whole run, and what `remat calibrate` says it should do.
 struct level_total {
     std::string name;
-    std::uint64_t stores = 0, restores = 0, bytes_written = 0, bytes_read = 0;
-    double write_seconds = 0, read_seconds = 0;
-    double calibrated_write_seconds = 0, calibrated_read_seconds = 0; // the same bytes at calibrate's rates
+    std::uint64_t stores = 0, restores = 0, bytes_written = 0, bytes_read = 0; // as the run handed them over
+    std::uint64_t level_bytes_written = 0, level_bytes_read = 0;               // what the level's own calls moved
+    double write_seconds = 0, read_seconds = 0;                                // the time those calls took
+    double calibrated_write_seconds = 0, calibrated_read_seconds = 0;          // the same bytes at calibrate's rates
 };
 
 struct size_plan {
@@ -84,6 +85,9 @@ struct size_plan {
     slot_t reference_slots = 0;
     double write_cost = 1, read_cost = 1;
     disk_calibration calibration;
+    // calibrate's store transfers, timed again after every round of this size: the disk as the run found it
+    store_transfer_samples during_run;
+    std::uint64_t disk_bytes_written = 0, disk_bytes_read = 0; // what the disk level moved in those rounds
     double step_seconds = 0;
     double device_seconds = 0; // one device-level transfer, when there is that level
 };
@@ -117,10 +121,12 @@ nlohmann::ordered_json level_json(const level_total& l)
             {"restores", l.restores},
             {"bytes_written", l.bytes_written},
             {"bytes_read", l.bytes_read},
+            {"level_bytes_written", l.level_bytes_written},
+            {"level_bytes_read", l.level_bytes_read},
             {"write_seconds", l.write_seconds},
             {"read_seconds", l.read_seconds},
-            {"write_bytes_per_s", rate(l.bytes_written, l.write_seconds)},
-            {"read_bytes_per_s", rate(l.bytes_read, l.read_seconds)},
+            {"write_bytes_per_s", rate(l.level_bytes_written, l.write_seconds)},
+            {"read_bytes_per_s", rate(l.level_bytes_read, l.read_seconds)},
             {"write_vs_calibrated", ratio(l.calibrated_write_seconds, l.write_seconds)},
             {"read_vs_calibrated", ratio(l.calibrated_read_seconds, l.read_seconds)}};
 }
@@ -212,7 +218,7 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
             opt.faults && ((opt.fault_every > 0 && rounds % opt.fault_every == opt.fault_every - 1) ||
                            transfers >= opt.transfers || stopped);
         const std::uint64_t bytes = fault_round ? fault_bytes : opt.state_bytes[rounds % opt.state_bytes.size()];
-        const size_plan& p = plans.at(bytes);
+        size_plan& p = plans.at(bytes);
         round_setup setup{.state_bytes = bytes,
                           .steps = p.steps,
                           .host_slots = p.host_slots,
@@ -249,29 +255,44 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
             for (std::size_t i = 0; i < levels.size(); ++i) {
                 level_total& l = levels[i];
                 const level_report& lr = r.levels.at(i);
+                const transfer_time& moved = t.times.at(i);
                 l.stores += lr.stores;
                 l.restores += lr.restores;
                 l.bytes_written += lr.bytes_written;
                 l.bytes_read += lr.bytes_read;
-                l.write_seconds += t.times.at(i).write_seconds;
-                l.read_seconds += t.times.at(i).read_seconds;
-                const disk_calibration& c = p.calibration;
+                l.level_bytes_written += moved.bytes_written;
+                l.level_bytes_read += moved.bytes_read;
+                l.write_seconds += moved.write_seconds;
+                l.read_seconds += moved.read_seconds;
+                if (l.name == "disk") { // priced at the end, at the disk's rates measured through the run
+                    p.disk_bytes_written += moved.bytes_written;
+                    p.disk_bytes_read += moved.bytes_read;
+                    continue;
+                }
                 const double device_rate = p.device_seconds > 0 ? static_cast<double>(bytes) / p.device_seconds : 0;
-                const double write_rate = l.name == "device" ? device_rate
-                                          : l.name == "host" ? c.host_copy_bytes_per_s()
-                                                             : c.write_bytes_per_s();
-                const double read_rate = l.name == "device" ? device_rate
-                                         : l.name == "host" ? c.host_copy_bytes_per_s()
-                                                            : c.read_bytes_per_s();
-                l.calibrated_write_seconds += write_rate > 0 ? static_cast<double>(lr.bytes_written) / write_rate : 0;
-                l.calibrated_read_seconds += read_rate > 0 ? static_cast<double>(lr.bytes_read) / read_rate : 0;
+                const double copy_rate = l.name == "device" ? device_rate : p.calibration.host_copy_bytes_per_s();
+                if (copy_rate > 0) {
+                    l.calibrated_write_seconds += static_cast<double>(moved.bytes_written) / copy_rate;
+                    l.calibrated_read_seconds += static_cast<double>(moved.bytes_read) / copy_rate;
+                }
             }
+            // The disk's speed drifts with what else the machine does (its cache flush took 0.1 ms in one
+            // minute and 3 ms in the next on this VM): calibrate's transfers are timed again beside each round.
+            p.during_run.append(time_store_transfers(work, bytes, opt.calibrate_repeats));
         }
         ++rounds;
         bar.update(std::min(transfers, opt.transfers));
     }
     bar.finish();
     const std::uint64_t peak = peak_rss_bytes();
+    level_total& disk = levels.back();
+    for (const auto& [bytes, p] : plans) {
+        const double write_rate = p.during_run.write_bytes_per_s(), read_rate = p.during_run.read_bytes_per_s();
+        if (write_rate > 0)
+            disk.calibrated_write_seconds += static_cast<double>(p.disk_bytes_written) / write_rate;
+        if (read_rate > 0)
+            disk.calibrated_read_seconds += static_cast<double>(p.disk_bytes_read) / read_rate;
+    }
     const double wall = seconds_since(start);
     std::uint64_t injected = 0, survived = 0, saved = 0;
     for (const fault_result& f : faults) {
@@ -297,6 +318,9 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                          {"calibrated_write_bytes_per_s", p.calibration.write_bytes_per_s()},
                          {"calibrated_read_bytes_per_s", p.calibration.read_bytes_per_s()},
                          {"calibrated_host_copy_bytes_per_s", p.calibration.host_copy_bytes_per_s()},
+                         {"during_run_write_bytes_per_s", p.during_run.write_bytes_per_s()},
+                         {"during_run_read_bytes_per_s", p.during_run.read_bytes_per_s()},
+                         {"during_run_samples", p.during_run.write_seconds.size()},
                          {"device_transfer_seconds", p.device_seconds}});
     nlohmann::ordered_json level_list = nlohmann::ordered_json::array();
     for (const level_total& l : levels)

@@ -1,22 +1,27 @@
-// A storage level that times its own writes and reads: throughput per level for the stress report.
+// A storage level that times and counts its own writes and reads: throughput per level for the stress report.
 #pragma once
 
 #include "remat/store/storage_level.hpp"
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace remat::stress {
 
-/// Seconds spent moving bytes into and out of one level.
+/// Seconds spent moving bytes into and out of one level, and the bytes moved in them.
 struct transfer_time {
     double write_seconds = 0;
     double read_seconds = 0;
+    std::uint64_t bytes_written = 0;
+    std::uint64_t bytes_read = 0;
 };
 
-/// Forwards every call to `Level`, timing write and read. When the level sits behind an asynchronous
-/// engine the times are the worker's: read them after the engine is flushed.
+/// Forwards every call to `Level`, timing write and read and counting their bytes. When the level sits behind
+/// an asynchronous engine the times and bytes are the worker's, which differ from what the caller handed
+/// to the engine: restores served from its staging buffers move nothing here, read-aheads that nobody
+/// consumes do. Read them after the engine is flushed.
 template <storage_level Level>
 class timed_level {
 public:
@@ -30,12 +35,14 @@ public:
         const auto start = std::chrono::steady_clock::now();
         level_.write(slot, step, src);
         time_.write_seconds += seconds_since(start);
+        time_.bytes_written += src.size;
     }
     void read(slot_t slot, step_t step, mutable_bytes dst)
     {
         const auto start = std::chrono::steady_clock::now();
         level_.read(slot, step, dst);
         time_.read_seconds += seconds_since(start);
+        time_.bytes_read += dst.size;
     }
     void release(slot_t slot) { level_.release(slot); }
     void release_all() noexcept { level_.release_all(); }
