@@ -361,6 +361,14 @@ struct raw_file::state {
         direct_fd = -1;
     }
 
+    // One host buffer aligned as O_DIRECT needs here: the disk moves its bytes with no copy through a piece.
+    template <class Parts>
+    [[nodiscard]] bool takes_straight(Parts parts) const noexcept
+    {
+        return parts.size() == 1 && parts.front().space == memory_space::host &&
+               reinterpret_cast<std::uintptr_t>(parts.front().data) % memory_alignment == 0;
+    }
+
     [[nodiscard]] bool direct_for(std::uint64_t offset, std::size_t size) const
     {
         return direct_fd >= 0 && offset % block == 0 && size >= block;
@@ -391,16 +399,19 @@ struct raw_file::state {
                      std::uint64_t& failed_at)
     {
         const std::size_t piece_size = std::min(piece, aligned);
+        failed_at = offset;
         if (piece_at(0, aligned, piece_size) == aligned) { // one piece: no hand-over
+            if (takes_straight(parts)) {                   // and no copy
+                h.update(parts.front().data, aligned);
+                return write_all(direct_fd, parts.front().data, aligned, offset);
+            }
             buffers[0].ensure(aligned);
             gather_and_hash(buffers[0].data, parts, 0, aligned, copy, h);
-            failed_at = offset;
             return write_all(direct_fd, buffers[0].data, aligned, offset);
         }
         drain_on_exit drain{thread};
         const const_bytes src = parts.front();
-        if (parts.size() == 1 && src.space == memory_space::host &&
-            reinterpret_cast<std::uintptr_t>(src.data) % memory_alignment == 0) {
+        if (takes_straight(parts)) {
             // The caller's buffer is aligned as O_DIRECT needs: the disk takes the bytes straight from it,
             // and the hash reads them meanwhile. No copy.
             for (std::size_t pos = 0; pos < aligned;) {
@@ -496,21 +507,28 @@ struct raw_file::state {
     {
         const std::size_t piece_size = std::min(piece, aligned);
         if (piece_at(0, aligned, piece_size) == aligned) { // one piece: no hand-over
-            buffers[0].ensure(aligned);
+            const bool straight = takes_straight(parts);   // into the caller's buffer: no copy
+            std::byte* into = parts.front().data;
+            if (!straight) {
+                buffers[0].ensure(aligned);
+                into = buffers[0].data;
+            }
             std::size_t done = 0;
-            if (const int err = read_all(direct_fd, buffers[0].data, aligned, offset, done)) {
+            if (const int err = read_all(direct_fd, into, aligned, offset, done)) {
                 failed_at = offset;
                 return err;
             }
             if (done < aligned)
                 throw short_read{offset + done};
-            hash_and_scatter(parts, 0, buffers[0].data, aligned, copy, h);
+            if (straight)
+                h.update(into, aligned);
+            else
+                hash_and_scatter(parts, 0, into, aligned, copy, h);
             return 0;
         }
         drain_on_exit drain{thread};
         const mutable_bytes dst = parts.front();
-        if (parts.size() == 1 && dst.space == memory_space::host &&
-            reinterpret_cast<std::uintptr_t>(dst.data) % memory_alignment == 0) {
+        if (takes_straight(parts)) {
             // An aligned destination takes the bytes straight from the disk; each piece is hashed while the
             // next ones are read. No copy.
             std::size_t queued_pos = 0;
