@@ -156,7 +156,9 @@ void write_actions(std::ostream& out, const any_schedule& plan)
     auto it = std::back_inserter(buffer);
     for (const action& a : plan) {
         std::visit(overloaded{
-                       [&](const advance& x) { fmt::format_to(it, "advance {} {}\n", x.from, x.to); },
+                       [&](const advance& x) {
+                           fmt::format_to(it, "advance {} {}{}\n", x.from, x.to, x.taped ? " tape" : "");
+                       },
                        [&](const store& x) { fmt::format_to(it, "store {} {} {}\n", x.level, x.slot, x.step); },
                        [&](const restore& x) { fmt::format_to(it, "restore {} {} {}\n", x.level, x.slot, x.step); },
                        [&](const free_slot& x) { fmt::format_to(it, "free {} {}\n", x.level, x.slot); },

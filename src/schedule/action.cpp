@@ -43,7 +43,9 @@ std::string to_string(const action& a)
 {
     return std::visit(
         overloaded{
-            [](const advance& x) { return "advance " + std::to_string(x.from) + ' ' + std::to_string(x.to); },
+            [](const advance& x) {
+                return "advance " + std::to_string(x.from) + ' ' + std::to_string(x.to) + (x.taped ? " tape" : "");
+            },
             [](const store& x) {
                 return "store " + std::to_string(x.level) + ' ' + std::to_string(x.slot) + ' ' + std::to_string(x.step);
             },
@@ -68,10 +70,17 @@ action parse_action(std::string_view line)
     if (w.empty())
         throw argument_error("not an action: an empty line");
     if (w[0] == "advance") {
-        expect_words(3);
-        const advance a{parse_int<step_t>(w[1], line), parse_int<step_t>(w[2], line)};
+        if (w.size() == 4 && w[3] != "tape")
+            throw argument_error("not an action: \"" + std::string(line) + "\" (\"" + std::string(w[3]) +
+                                 "\" after advance A B: only \"tape\" may follow)");
+        if (w.size() != 4)
+            expect_words(3);
+        const advance a{parse_int<step_t>(w[1], line), parse_int<step_t>(w[2], line), w.size() == 4};
         if (a.to <= a.from)
             throw argument_error("not an action: \"" + std::string(line) + "\" (advance needs A < B)");
+        if (a.taped && a.to - a.from != 1)
+            throw argument_error("not an action: \"" + std::string(line) +
+                                 "\" (a taped advance runs one step: advance K K+1 tape)");
         return a;
     }
     if (w[0] == "store") {

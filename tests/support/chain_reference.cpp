@@ -43,6 +43,8 @@ chain_replay replay_chain(const chain_model& chain, const std::vector<action>& a
     for (; index < actions.size(); ++index) {
         const action& a = actions[index];
         if (const auto* v = std::get_if<advance>(&a)) {
+            if (v->taped)
+                return fail("a taped advance: chains are replayed with states only"), out;
             if (current != v->from || v->to <= v->from || v->to > next)
                 return fail("does not start at the current state or passes the next step to reverse"), out;
             for (step_t k = v->from; k < v->to; ++k) {

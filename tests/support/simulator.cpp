@@ -33,6 +33,8 @@ std::optional<std::string> simulator::apply(const action& a)
         return &v[static_cast<std::size_t>(slot)];
     };
     if (const auto* x = std::get_if<advance>(&a)) {
+        if (x->taped)
+            return fail("a taped advance: this simulator replays state-only schedules (taped_simulator.hpp)");
         if (!current_)
             return fail("advance with no current state (after a reverse, restore first)");
         if (*current_ != x->from)

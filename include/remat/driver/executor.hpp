@@ -109,6 +109,11 @@ public:
     ///     ex.check_fits(plan.cost());   // before the first ex.apply
     void check_fits(const schedule_cost& cost, bool same_sizes = true)
     {
+        if (cost.taped_steps > 0)
+            throw schedule_error("the plan has " + std::to_string(cost.taped_steps) +
+                                 " taped advances: taped advances need a forward step that keeps its tape and an "
+                                 "adjoint step that uses it (not supported by this driver yet; plan with a "
+                                 "state-only schedule)");
         const std::size_t levels = report_.levels.size();
         if (!cost.levels.empty() && cost.levels.size() != levels)
             throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
@@ -223,6 +228,10 @@ public:
 private:
     void perform(const advance& a)
     {
+        if (a.taped)
+            throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
+                                 " tape: taped advances need a forward step that keeps its tape and an adjoint step "
+                                 "that uses it (not supported by this driver yet; plan with a state-only schedule)");
         if (a.from != current_)
             throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
                                  " but the state is " + describe_current());

@@ -30,6 +30,10 @@ struct schedule_cost {
     slot_t peak_slots = 0;           ///< most slots occupied at once, all levels together
     std::uint64_t repetition = 0;    ///< the most times any one step is run by advance actions
     std::vector<level_cost> levels;  ///< per level, level 0 first
+    /// Advances that keep their step's tape (remat::taped_revolve); 0 for state-only schedules. Each is
+    /// also one of forward_steps, and spares its step's re-run in the adjoint.
+    std::uint64_t taped_steps = 0;
+    std::uint64_t peak_tapes = 0; ///< most tapes held at once (0 for state-only schedules)
     /// The cost under the schedule's model (remat/schedule/multilevel_model.hpp): for the single-level
     /// schedules (revolve, uniform, store-all) one level of zero write and read costs and step cost 1,
     /// so it equals forward_steps; multi-level schedules price their own levels.

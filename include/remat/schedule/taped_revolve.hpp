@@ -1,0 +1,111 @@
+// remat/schedule/taped_revolve.hpp — the optimal schedule for T equal steps that may hold, besides
+// snapshots of states, the tapes of steps (their activations), in one memory budget.
+//
+// A state-only schedule's adjoint of step K re-runs step K from x_K, so even with every state kept a
+// gradient costs T - 1 + T forward evaluations. A taped advance (`advance K K+1 tape`, see
+// remat/schedule/action.hpp) runs step K once keeping its tape, and `reverse K` then back-propagates
+// through it without the re-run: BPTT keeps all T tapes; PyTorch's checkpoint_sequential keeps segment
+// inputs and one segment's tapes. This planner chooses, for each step, which (Beaumont et al. 2019's
+// heterogeneous-chain model with one kind of step; Gruslys et al. 2016's BPTT-MSM).
+//
+// Memory model, in units of one state's size:
+//   - a snapshot of a state (a `store`) takes 1 unit; x_0's snapshot counts, as in remat::revolve;
+//   - a tape takes `tape_units` units, its input state x_K included (so x_K need not be kept beside it);
+//   - the current (working) state is not counted, and neither is the working memory of the adjoint step
+//     that runs (for a reverse from a state, one tape while it runs) — the conventions of remat::revolve,
+//     whose `slots` are exactly this budget when no tape fits;
+//   - at every moment, snapshots held + tape_units x tapes held <= `units`.
+// Tape sizes that are not whole states are rounded up by the caller (5.9 states -> 6 units): a plan for
+// the larger tape fits the smaller one.
+//
+// Costs: a forward evaluation of a step costs F, a backward step through a tape costs B. `advance` costs
+// F per step, `reverse K` costs B after a taped advance of K and F + B otherwise. Every step is reversed
+// once, so B only adds T x B: the plan minimises forward evaluations (advances plus re-runs), whatever F
+// and B are, and they only price it (cost().predicted_cost = F x evaluations() + B x T).
+//
+// The plan is exact: a dynamic program over (segment length l, free units b) with, for each segment, the
+// choice between (a) a taped first step (then the rest with b - tape_units, the step's snapshot freed) and
+// (b) storing x_s, advancing j steps, the right part with b - 1 and the left part with b; the best j is
+// found by branch and bound on the monotonicity of the cost in l (exact, not a heuristic). Planning time
+// and memory grow with T x min(units, (T-1) x tape_units): about 1 s for T = 1000 and up to a minute for
+// T = 10^4 with 3000 units; the table (4 bytes an entry) is limited to 2^27 entries.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/cost.hpp"
+#include "remat/schedule/range.hpp"
+#include "remat/types.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace remat {
+
+/// The optimal schedule with states and tapes for `steps` equal steps within `units` units of memory (one
+/// unit: one state), each tape taking `tape_units` units; `forward_cost` (F) and `backward_cost` (B) price
+/// it. The actions are planned at construction (O(T) of them) and shared by copies.
+///
+///     remat::taped_revolve plan(1000, 154, 6, 0.69, 1.19);   // a GRU: tape 5.9 states, B = 1.7 F
+///     plan.evaluations();               // forward evaluations, adjoint re-runs included (>= T)
+///     plan.cost().predicted_cost;       // 0.69 * evaluations() + 1.19 * 1000
+///     for (const remat::action& a : plan)   // advance 0 1 tape, store 0 0 1, advance 1 9, ...
+///         std::cout << a << '\n';
+///
+/// Throws remat::argument_error naming the value when steps < 1, units < 1, tape_units < 1, a cost is
+/// negative or not finite, or the planning table would exceed 2^27 entries (or T > 90000).
+class taped_revolve : public action_range<taped_revolve> {
+public:
+    taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost = 1.0, double backward_cost = 1.0);
+
+    [[nodiscard]] step_t steps() const noexcept { return steps_; }
+    /// The memory budget asked for, in units of one state.
+    [[nodiscard]] slot_t units() const noexcept { return units_; }
+    [[nodiscard]] slot_t tape_units() const noexcept { return tape_units_; }
+    /// Forward evaluations of steps: advances (taped or not) plus the re-run of each reverse from a state;
+    /// the optimum, T at least (reached with (T-1) x tape_units units: every step but the last taped).
+    [[nodiscard]] std::uint64_t evaluations() const noexcept { return evaluations_; }
+    /// Most units held at once (snapshots + tape_units x tapes); never more than units().
+    [[nodiscard]] slot_t peak_units() const noexcept { return peak_units_; }
+
+    /// The counts (forward_steps: advances, taped ones included; taped_steps; stores; restores; peak_slots:
+    /// snapshots; peak_tapes) and predicted_cost = F x evaluations() + B x T.
+    [[nodiscard]] schedule_cost cost() const { return cost_; }
+
+    /// One pass over the planned actions.
+    class cursor_type {
+    public:
+        cursor_type() = default;
+        bool next(action& out)
+        {
+            if (actions_ == nullptr || next_ == actions_->size())
+                return false;
+            out = (*actions_)[next_++];
+            return true;
+        }
+
+    private:
+        friend class taped_revolve;
+        std::shared_ptr<const std::vector<action>> actions_;
+        std::size_t next_ = 0;
+    };
+
+    [[nodiscard]] cursor_type cursor() const
+    {
+        cursor_type c;
+        c.actions_ = actions_;
+        return c;
+    }
+
+private:
+    step_t steps_;
+    slot_t units_;
+    slot_t tape_units_;
+    std::uint64_t evaluations_ = 0;
+    slot_t peak_units_ = 0;
+    schedule_cost cost_;
+    std::shared_ptr<const std::vector<action>> actions_;
+};
+
+} // namespace remat

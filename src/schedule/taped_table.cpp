@@ -1,0 +1,101 @@
+// The dynamic program of remat::taped_revolve. For l >= 2 steps and b units:
+//   taped:  1 + E(l-1, b-u)                                  (b >= u; x_s's snapshot lives in the tape)
+//   split:  min over 1 <= j < l of j + E(j, b) + E(l-j, b-1)  (b >= 1; store x_s, advance j, right, left)
+// with E(1, b) = 1 (reverse from x_s, re-running step s) and E(l, 0) infeasible for l >= 2. B is the same
+// T x B for every plan, so only evaluations are minimised.
+//
+// The split's minimum is found exactly by branch and bound: E is nondecreasing in l (reversing fewer
+// steps never costs more), so over j in [a, c] the cost is at least a + E(a, b) + E(l-c, b-1). E is not
+// convex in l (measured: it fails for u = 1..10 at b >= 2), so no Monge or monotone-argmin shortcut holds.
+#include "taped_table.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace remat::detail {
+
+taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units)
+    : width_(static_cast<std::size_t>(steps) + 1), tape_units_(tape_units),
+      rows_(static_cast<std::size_t>(units + 1) * width_, infeasible)
+{
+    for (slot_t b = 0; b <= units; ++b) {
+        std::uint32_t* row = rows_.data() + static_cast<std::size_t>(b) * width_;
+        row[0] = 0;
+        if (steps >= 1)
+            row[1] = 1;
+        step_t guess = 1;
+        for (step_t l = 2; l <= steps; ++l) {
+            // Every step but the last taped: the lower bound l, reached (and nothing else is needed).
+            if (b / tape_units >= l - 1) {
+                row[l] = static_cast<std::uint32_t>(l);
+                continue;
+            }
+            std::uint64_t best = UINT64_MAX;
+            if (b >= tape_units && at(l - 1, b - tape_units) != infeasible)
+                best = 1 + static_cast<std::uint64_t>(at(l - 1, b - tape_units));
+            if (b >= 1) {
+                const split s = best_split_of(l, b, guess);
+                if (s.evaluations != UINT64_MAX)
+                    guess = s.left;
+                best = std::min(best, s.evaluations);
+            }
+            row[l] = best == UINT64_MAX ? infeasible : static_cast<std::uint32_t>(best);
+        }
+    }
+}
+
+taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess) const
+{
+    const std::uint32_t* left = rows_.data() + static_cast<std::size_t>(b) * width_;
+    const std::uint32_t* right = rows_.data() + static_cast<std::size_t>(b - 1) * width_;
+    auto cost = [&](step_t j) -> std::uint64_t {
+        if (right[l - j] == infeasible || left[j] == infeasible)
+            return UINT64_MAX;
+        return static_cast<std::uint64_t>(j) + left[j] + right[l - j];
+    };
+    split best{UINT64_MAX, 0};
+    if (guess >= 1 && guess < l)
+        best = {cost(guess), guess};
+    struct range {
+        step_t from, to;
+    };
+    std::array<range, 130> stack{}; // depth <= 2 log2(T) + 2: halving intervals
+    std::size_t top = 0;
+    stack[top++] = {1, l - 1};
+    while (top > 0) {
+        const range r = stack[--top];
+        if (right[l - r.to] == infeasible || left[r.from] == infeasible)
+            continue; // no j here is feasible (E(k, 0) is, for k = 1 only)
+        const std::uint64_t bound = static_cast<std::uint64_t>(r.from) + left[r.from] + right[l - r.to];
+        if (bound >= best.evaluations)
+            continue;
+        if (r.to - r.from < 8) {
+            for (step_t j = r.from; j <= r.to; ++j)
+                if (const std::uint64_t c = cost(j); c < best.evaluations)
+                    best = {c, j};
+            continue;
+        }
+        const step_t mid = r.from + (r.to - r.from) / 2;
+        if (best.left <= mid) { // the half nearer the best so far first
+            stack[top++] = {mid + 1, r.to};
+            stack[top++] = {r.from, mid};
+        } else {
+            stack[top++] = {r.from, mid};
+            stack[top++] = {mid + 1, r.to};
+        }
+    }
+    return best;
+}
+
+bool taped_table::taped_is_best(step_t l, slot_t b) const
+{
+    return b >= tape_units_ && at(l - 1, b - tape_units_) != infeasible &&
+           1 + static_cast<std::uint64_t>(at(l - 1, b - tape_units_)) == at(l, b);
+}
+
+step_t taped_table::best_split(step_t l, slot_t b) const
+{
+    return best_split_of(l, b, 1).left;
+}
+
+} // namespace remat::detail

@@ -1,0 +1,197 @@
+// Schedules with tapes: optimal against an exhaustive search of every action sequence (T <= 8), legal
+// and within their memory under an independent simulator whose counts equal the plan's cost, equal to
+// revolve when no tape fits, at the lower bound T when every tape fits, and refused by the driver.
+#define BOOST_TEST_MODULE taped_revolve
+#include <boost/test/unit_test.hpp>
+
+#include "simulator.hpp"
+#include "taped_search.hpp"
+#include "taped_simulator.hpp"
+
+#include "remat/driver/run.hpp"
+#include "remat/error.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
+#include "remat/store/host_store.hpp"
+
+#include <cmath>
+#include <limits>
+#include <ranges>
+#include <string>
+#include <vector>
+
+using namespace remat;
+
+static_assert(std::ranges::input_range<taped_revolve>);
+static_assert(schedule<taped_revolve>);
+
+namespace {
+
+// Replays `plan` and checks it against its own cost; returns the counts.
+test::taped_counts replay_and_check(const taped_revolve& plan, double f = 1, double b = 1)
+{
+    test::taped_counts n;
+    const auto error = test::replay_taped(plan, plan.units(), plan.tape_units(), n);
+    BOOST_TEST_REQUIRE(!error.has_value(), "T=" << plan.steps() << " M=" << plan.units() << " u=" << plan.tape_units()
+                                                << ": " << error.value_or(""));
+    const schedule_cost c = plan.cost();
+    BOOST_TEST_REQUIRE(n.evaluations() == plan.evaluations());
+    BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps);
+    BOOST_TEST_REQUIRE(n.taped_steps == c.taped_steps);
+    BOOST_TEST_REQUIRE(n.tape_reverses == c.taped_steps);
+    BOOST_TEST_REQUIRE(n.stores == c.stores);
+    BOOST_TEST_REQUIRE(n.restores == c.restores);
+    BOOST_TEST_REQUIRE(n.peak_slots == c.peak_slots);
+    BOOST_TEST_REQUIRE(n.peak_tapes == c.peak_tapes);
+    BOOST_TEST_REQUIRE(n.peak_units == plan.peak_units());
+    BOOST_TEST_REQUIRE(n.peak_units <= plan.units());
+    BOOST_TEST_REQUIRE(c.reverse_steps == static_cast<std::uint64_t>(plan.steps()));
+    // Priced from the replay's own counts: F per evaluation, B per step.
+    const double counted =
+        f * static_cast<double>(n.forward_steps + n.reruns) + b * static_cast<double>(n.reruns + n.tape_reverses);
+    BOOST_TEST_REQUIRE(std::abs(c.predicted_cost - counted) <= 1e-9 * counted);
+    return n;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_plan_up_to_eight_steps_is_as_good_as_exhaustive_search)
+{
+    int compared = 0;
+    for (step_t t = 1; t <= 8; ++t)
+        for (slot_t u = 1; u <= 3; ++u)
+            for (slot_t m = 1; m <= (t - 1) * u + 1; ++m) {
+                if (t == 8 && m > 4 && m != (t - 1) * u && m != (t - 1) * u - 1)
+                    continue; // the 8-step searches are the slow ones: a few budgets, the edges included
+                const taped_revolve plan(t, m, u, 0.69, 1.19);
+                const auto best = test::fewest_taped_evaluations(t, m, u);
+                BOOST_TEST_REQUIRE(best.has_value());
+                BOOST_TEST_REQUIRE(plan.evaluations() == *best, "T=" << t << " M=" << m << " u=" << u);
+                replay_and_check(plan, 0.69, 1.19);
+                ++compared;
+            }
+    BOOST_TEST(compared > 150);
+}
+
+BOOST_AUTO_TEST_CASE(tapes_beat_states_where_the_search_says_so)
+{
+    // 4 steps, 3 units, tapes of 1: tape steps 0..2, reverse 3 from x_3: 4 evaluations, T itself;
+    // states only (revolve, 3 slots) need 3 advances and 4 re-runs.
+    BOOST_TEST(taped_revolve(4, 3, 1).evaluations() == 4u);
+    BOOST_TEST(test::fewest_taped_evaluations(4, 3, 1).value() == 4u);
+    BOOST_TEST(revolve(4, 3).cost().forward_steps + 4 == 7u);
+    // With tapes of 2 units, 3 units hold one tape and one snapshot.
+    const taped_revolve plan(4, 3, 2);
+    BOOST_TEST(plan.evaluations() == test::fewest_taped_evaluations(4, 3, 2).value());
+    BOOST_TEST(plan.cost().taped_steps > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(plans_on_a_larger_grid_are_legal_and_priced_as_replayed)
+{
+    for (step_t t : {2, 3, 9, 17, 40, 77})
+        for (slot_t u : {1, 2, 3, 6})
+            for (slot_t m : {1, 2, 3, 5, 8, 13, 30, 100})
+                replay_and_check(taped_revolve(t, m, u, 0.69, 1.19), 0.69, 1.19);
+}
+
+BOOST_AUTO_TEST_CASE(more_memory_never_costs_more)
+{
+    for (step_t t : {10, 33})
+        for (slot_t u : {1, 2, 5}) {
+            std::uint64_t previous = std::numeric_limits<std::uint64_t>::max();
+            for (slot_t m = 1; m <= (t - 1) * u + 2; ++m) {
+                const std::uint64_t e = taped_revolve(t, m, u).evaluations();
+                BOOST_TEST_REQUIRE(e <= previous, "T=" << t << " u=" << u << " M=" << m);
+                previous = e;
+            }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(when_no_tape_fits_it_is_revolve)
+{
+    for (step_t t = 1; t <= 120; t += 7)
+        for (slot_t m = 1; m <= 12; ++m) {
+            const taped_revolve plan(t, m, m + 1); // a tape is larger than the whole budget
+            const std::uint64_t binomial = revolve(t, m).cost().forward_steps;
+            BOOST_TEST_REQUIRE(plan.evaluations() == binomial + static_cast<std::uint64_t>(t), "T=" << t << " M=" << m);
+            BOOST_TEST_REQUIRE(plan.cost().taped_steps == 0u);
+            BOOST_TEST_REQUIRE(plan.cost().forward_steps == binomial);
+            replay_and_check(plan);
+        }
+}
+
+BOOST_AUTO_TEST_CASE(the_lower_bound_is_reached_exactly_when_every_tape_but_the_last_fits)
+{
+    // Every step runs forward at least once (step T-1 in its reverse) and is reversed once: T (F + B). With
+    // fewer than (T-1) u units some step k < T-1 is reversed from a state, so it ran twice.
+    const double f = 0.69;
+    const double b = 1.19;
+    for (step_t t : {1, 2, 5, 50, 300})
+        for (slot_t u : {1, 3, 6}) {
+            const slot_t enough = std::max<slot_t>((t - 1) * u, 1);
+            const taped_revolve full(t, enough, u, f, b);
+            BOOST_TEST_REQUIRE(full.evaluations() == static_cast<std::uint64_t>(t));
+            BOOST_TEST_REQUIRE(std::abs(full.cost().predicted_cost - static_cast<double>(t) * (f + b)) <=
+                               1e-9 * static_cast<double>(t));
+            replay_and_check(full, f, b);
+            BOOST_TEST_REQUIRE(taped_revolve(t, enough + 1000, u).evaluations() == static_cast<std::uint64_t>(t));
+            if (t >= 2 && enough >= 2) {
+                const taped_revolve less(t, enough - 1, u, f, b);
+                BOOST_TEST_REQUIRE(less.evaluations() > static_cast<std::uint64_t>(t), "T=" << t << " u=" << u);
+                BOOST_TEST_REQUIRE(less.cost().predicted_cost > static_cast<double>(t) * (f + b));
+            }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(a_thousand_gru_steps_at_checkpoint_sequentials_memory)
+{
+    // docs/tapes.md's case: T = 1000, tapes of 6 states, 154 units (checkpoint_sequential with 13-step
+    // segments: 13 x 5.9 + 77 states). At least T evaluations, at most revolve's with the same slots.
+    const taped_revolve plan(1000, 154, 6, 0.69, 1.19);
+    BOOST_TEST(plan.evaluations() >= 1000u);
+    BOOST_TEST(plan.evaluations() <= revolve(1000, 154).cost().forward_steps + 1000u);
+    replay_and_check(plan, 0.69, 1.19);
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
+{
+    auto refused = [](auto make, const std::string& name) {
+        try {
+            make();
+            BOOST_ERROR("accepted " << name);
+        } catch (const argument_error& e) {
+            BOOST_TEST(std::string(e.what()).find(name) != std::string::npos, e.what());
+        }
+    };
+    refused([] { return taped_revolve(0, 3, 2); }, "steps = 0");
+    refused([] { return taped_revolve(-5, 3, 2); }, "steps = -5");
+    refused([] { return taped_revolve(10, 0, 2); }, "units = 0");
+    refused([] { return taped_revolve(10, 3, 0); }, "tape_units = 0");
+    refused([] { return taped_revolve(10, 3, -1); }, "tape_units = -1");
+    refused([] { return taped_revolve(10, 3, 2, -1.0, 1.0); }, "forward_cost = -1");
+    refused([] { return taped_revolve(10, 3, 2, 1.0, std::nan("")); }, "backward_cost = nan");
+    refused([] { return taped_revolve(10, 3, 2, std::numeric_limits<double>::infinity(), 1.0); }, "forward_cost = inf");
+    refused([] { return taped_revolve(80000, 5000, 6); }, "entries");
+    refused([] { return taped_revolve(std::numeric_limits<step_t>::max(), 5, 6); }, "steps = ");
+}
+
+BOOST_AUTO_TEST_CASE(the_driver_and_the_state_only_simulator_refuse_taped_plans)
+{
+    const taped_revolve plan(6, 10, 2);
+    BOOST_TEST_REQUIRE(plan.cost().taped_steps > 0u);
+    host_store store(10);
+    std::vector<double> x{1.0};
+    int steps_run = 0;
+    auto f = [&](step_t, std::vector<double>& s) { s[0] += 1, ++steps_run; };
+    auto a = [](step_t, std::vector<double>&) {};
+    BOOST_CHECK_EXCEPTION(
+        (void)run(plan, store, x, forward_step(f), adjoint_step(a)), schedule_error, [](const schedule_error& e) {
+            return std::string(e.what()).find("not supported by this driver yet") != std::string::npos;
+        });
+    BOOST_TEST(steps_run == 0);
+    BOOST_TEST(store.stats().slots_in_use == 0u);
+    test::replay_counts counts;
+    const auto error = test::replay(plan, {10}, counts);
+    BOOST_TEST_REQUIRE(error.has_value());
+    BOOST_TEST(error->find("taped advance") != std::string::npos, *error);
+}
