@@ -4,9 +4,10 @@
 // with E(1, b) = 1 (reverse from x_s, re-running step s) and E(l, 0) infeasible for l >= 2. B is the same
 // T x B for every plan, so only evaluations are minimised.
 //
-// The split's minimum is found exactly by branch and bound: E is nondecreasing in l (reversing fewer
-// steps never costs more), so over j in [a, c] the cost is at least a + E(a, b) + E(l-c, b-1). E is not
-// convex in l (measured: it fails for u = 1..10 at b >= 2), so no Monge or monotone-argmin shortcut holds.
+// The split's minimum is found exactly by branch and bound: E(l+1, b) >= E(l, b) + 1 (drop the last step
+// from a plan of l+1 steps: it ran at least once, in a taped advance or in its reverse's re-run), so over
+// j in [a, c] the cost is at least c + E(a, b) + E(l-c, b-1). E is not convex in l (measured: it fails
+// for u = 1..10 at b >= 2), so no Monge or monotone-argmin shortcut holds.
 #include "taped_table.hpp"
 
 #include <algorithm>
@@ -66,7 +67,8 @@ taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess) 
         const range r = stack[--top];
         if (right[l - r.to] == infeasible || left[r.from] == infeasible)
             continue; // no j here is feasible (E(k, 0) is, for k = 1 only)
-        const std::uint64_t bound = static_cast<std::uint64_t>(r.from) + left[r.from] + right[l - r.to];
+        // E(j, b) >= E(from, b) + (j - from) and E(l-j, b-1) >= E(l-to, b-1) + (to - j) on [from, to]
+        const std::uint64_t bound = static_cast<std::uint64_t>(r.to) + left[r.from] + right[l - r.to];
         if (bound >= best.evaluations)
             continue;
         if (r.to - r.from < 8) {

@@ -16,10 +16,11 @@
 // once and keeps that tape; the later `reverse K` back-propagates through it instead of re-running step
 // K from x_K, so a taped step costs one forward evaluation instead of two (Beaumont et al. 2019's "F_all";
 // Gruslys et al. 2016's internal states). The tape is held from its advance until `reverse K` consumes
-// it. Only remat::taped_revolve emits taped advances; every state-only schedule leaves `taped` false.
-// remat::run and remat::executor do not support them yet and refuse them with remat::schedule_error, as
-// does anything else that cannot honour them: a consumer that ignored the flag would re-run step K in the
-// adjoint from a state that is not current.
+// it; unlike a plain advance, a taped one may run the next step to reverse itself (x_{K+1} is then of no
+// use, the tape is). Only remat::taped_revolve emits taped advances; every state-only schedule leaves
+// `taped` false. remat::run, remat::executor and remat::find_resume_point do not support them yet and
+// refuse them with remat::schedule_error, as must anything else that cannot honour them: a consumer that
+// ignored the flag would reverse step K with x_K not current.
 #pragma once
 
 #include "remat/types.hpp"
