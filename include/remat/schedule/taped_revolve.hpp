@@ -50,7 +50,7 @@ namespace remat {
 ///     remat::taped_revolve plan(1000, 154, 6, 0.69, 1.19);   // a GRU: tape 5.9 states, B = 1.7 F
 ///     plan.evaluations();               // forward evaluations, adjoint re-runs included (>= T)
 ///     plan.cost().predicted_cost;       // 0.69 * evaluations() + 1.19 * 1000
-///     for (const remat::action& a : plan)   // advance 0 1 tape, store 0 0 1, advance 1 9, ...
+///     for (const remat::action& a : plan)   // advance 0 1 tape, store 0 0 1, advance 1 18, ...
 ///         std::cout << a << '\n';
 ///
 /// Throws remat::argument_error naming the value when steps < 1, units < 1, tape_units < 1, a cost is
