@@ -59,6 +59,8 @@ std::uint64_t hash_of(const plan_signature& s)
     add(c.restores);
     add(c.peak_slots);
     add(c.repetition);
+    add(c.taped_steps);
+    add(c.peak_tapes);
     add(c.levels.size());
     for (const level_cost& l : c.levels) {
         add(l.stores);
