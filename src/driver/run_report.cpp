@@ -25,11 +25,12 @@ std::string to_string(const run_report& r)
     std::string s;
     s += line("steps            %lld (forward steps %llu, reverse steps %llu)\n", static_cast<long long>(r.steps),
               u(r.forward_steps), u(r.reverse_steps));
-    s += line("snapshots        %llu stores, %llu restores; peak %llu slots, %llu bytes\n", u(r.stores), u(r.restores),
-              u(r.peak_slots), u(r.peak_snapshot_bytes));
+    s += line("snapshots        %llu stores, %llu restores; peak %lld slots, %llu bytes\n", u(r.stores), u(r.restores),
+              static_cast<long long>(r.peak_slots), u(r.peak_snapshot_bytes));
     for (const level_report& l : r.levels)
-        s += line("  level %-8s %llu stores, %llu restores, %llu bytes written, %llu read, peak %llu slots\n",
-                  l.name.c_str(), u(l.stores), u(l.restores), u(l.bytes_written), u(l.bytes_read), u(l.peak_slots));
+        s += line("  level %-8s %llu stores, %llu restores, %llu bytes written, %llu read, peak %lld slots\n",
+                  l.name.c_str(), u(l.stores), u(l.restores), u(l.bytes_written), u(l.bytes_read),
+                  static_cast<long long>(l.peak_slots));
     if (r.final_calls > 0)
         s += line("final state      x_T given to the terminal callable (%llu extra forward step)\n",
                   u(r.final_forward_steps));

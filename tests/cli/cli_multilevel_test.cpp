@@ -66,9 +66,9 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
             const result r = run_tool(args);
             BOOST_TEST_REQUIRE(r.status == 0, r.err);
             const auto j = plan_json(options);
-            std::vector<std::uint64_t> capacity;
+            std::vector<slot_t> capacity;
             for (const auto& l : j["levels"])
-                capacity.push_back(l["slots"].is_null() ? inf : l["slots"].get<std::uint64_t>());
+                capacity.push_back(l["slots"].is_null() ? inf : l["slots"].get<slot_t>());
             test::simulator sim(300, capacity);
             std::istringstream lines(r.out);
             std::string line;

@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_the_reported_counts)
             run_tool({"plan", "--online", "--steps", std::to_string(t), "--slots", s, "--format", "actions"});
         BOOST_TEST_REQUIRE(r.status == 0, r.err);
         const auto j = online_json(std::to_string(t), s);
-        test::simulator sim(t, {static_cast<std::uint64_t>(std::stoll(s))});
+        test::simulator sim(t, {static_cast<slot_t>(std::stoll(s))});
         std::istringstream lines(r.out);
         std::string line;
         while (std::getline(lines, line)) {

@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(actions_format_replays_legally_with_the_reported_counts)
             run_tool({"plan", "--steps", "57", "--slots", slots, "--schedule", schedule, "--format", "actions"});
         BOOST_TEST_REQUIRE(r.status == 0, r.err);
         const auto j = plan_json({"--steps", "57", "--slots", slots, "--schedule", schedule});
-        test::simulator sim(57, {j["slots"].get<std::uint64_t>()});
+        test::simulator sim(57, {j["slots"].get<slot_t>()});
         std::istringstream lines(r.out);
         std::string line;
         while (std::getline(lines, line)) {

@@ -106,7 +106,7 @@ multilevel with_method(step_t steps, const cost_model& m, multilevel::method how
 BOOST_AUTO_TEST_CASE(lorenz_gradients_through_two_and_three_levels_are_bit_identical)
 {
     const step_t steps = 2000;
-    const cost_model all{{{"host", static_cast<std::uint64_t>(steps), 0, 0}}};
+    const cost_model all{{{"host", steps, 0, 0}}};
     const lorenz_result reference = lorenz_gradient(store_all(steps, steps - 1), all);
     const std::vector<cost_model> models{
         {{{"host", 3, 0, 0}, {"disk", inf, 2, 2}}, 1, 0},
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(burgers_gradient_through_host_and_disk_is_bit_identical)
         layered_store store(levels);
         return test::burgers_gradient(model, plan, store).gradient;
     };
-    const cost_model all{{{"host", static_cast<std::uint64_t>(steps), 0, 0}}};
+    const cost_model all{{{"host", steps, 0, 0}}};
     const std::vector<double> reference = gradient(store_all(steps, steps - 1), all);
     const cost_model two{{{"host", 2, 0, 0}, {"disk", inf, 1.5, 1.5}}, 1, 0};
     const std::vector<double> g = gradient(multilevel(steps, two), two);

@@ -45,11 +45,8 @@ BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
                                                    << T << " end " << static_cast<int>(end))
                         {
                             test::replay_counts c;
-                            const auto error =
-                                test::check_online_replay(plan.replay(T, end),
-                                                          {static_cast<std::uint64_t>(m.levels[0].slots),
-                                                           static_cast<std::uint64_t>(m.levels[1].slots)},
-                                                          c);
+                            const auto error = test::check_online_replay(plan.replay(T, end),
+                                                                         {m.levels[0].slots, m.levels[1].slots}, c);
                             BOOST_TEST_REQUIRE(!error.has_value(), error.value_or(""));
                             const schedule_cost k = plan.cost(T, end);
                             BOOST_TEST(k.forward_steps == c.forward_steps);

@@ -37,7 +37,7 @@ std::uint64_t beta(slot_t s, std::uint64_t r)
 
 std::optional<std::string> replay_online(const online_replay& plan, test::replay_counts& counts, bool track = true)
 {
-    return test::check_online_replay(plan, {static_cast<std::uint64_t>(plan.slots())}, counts, track);
+    return test::check_online_replay(plan, {plan.slots()}, counts, track);
 }
 
 void check_cost_matches(const online_replay& plan, const test::replay_counts& n, bool tracked)

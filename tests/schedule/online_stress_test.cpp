@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(long_random_loops_replayed_in_full)
         const slot_t s = slots(rng);
         const online_replay plan = online_revolve(s).replay(t);
         test::replay_counts n;
-        const auto e = test::replay(plan, {static_cast<std::uint64_t>(s)}, n, false);
+        const auto e = test::replay(plan, {s}, n, false);
         BOOST_TEST_REQUIRE(!e.has_value(), "T=" << t << " s=" << s << ": " << e.value_or(""));
         const schedule_cost c = plan.cost();
         BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps, "T=" << t << " s=" << s);

@@ -65,7 +65,7 @@ BOOST_AUTO_TEST_CASE(every_schedule_on_the_grid_is_legal_and_optimal)
         for (step_t t = 1; t <= 300; ++t) {
             const revolve plan(t, s);
             test::replay_counts n;
-            const auto e = test::replay(plan, {static_cast<std::uint64_t>(s)}, n);
+            const auto e = test::replay(plan, {s}, n);
             BOOST_TEST_REQUIRE(!e.has_value(), "T=" << t << " s=" << s << ": " << e.value_or(""));
             const auto [forward, stores] = dp(t, s);
             BOOST_TEST_REQUIRE(n.forward_steps == forward, "T=" << t << " s=" << s);
@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(random_step_and_slot_counts)
         const slot_t s = std::min<slot_t>(slots(rng), t > 3000 ? 64 : 6); // keep one-slot runs short
         const revolve plan(t, s == 1 && t > 3000 ? 2 : s);
         test::replay_counts n;
-        const auto e = test::replay(plan, {static_cast<std::uint64_t>(plan.slots())}, n, false);
+        const auto e = test::replay(plan, {plan.slots()}, n, false);
         BOOST_TEST_REQUIRE(!e.has_value(), "T=" << t << " s=" << s << ": " << e.value_or(""));
         check_counts_match_cost(plan, n);
         BOOST_TEST_REQUIRE(n.forward_steps == binomial::min_forward_steps(t, plan.slots()));
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(million_steps_replayed_in_full)
     for (const slot_t s : {2, 10, 100}) {
         const revolve plan(1'000'000, s);
         test::replay_counts n;
-        const auto e = test::replay(plan, {static_cast<std::uint64_t>(s)}, n, false);
+        const auto e = test::replay(plan, {s}, n, false);
         BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
         check_counts_match_cost(plan, n);
     }
@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(astronomical_step_counts_run_without_overflow)
                 BOOST_TEST(c.peak_slots == s);
                 BOOST_TEST(c.stores < c.forward_steps);
             }
-            test::simulator sim(t, {static_cast<std::uint64_t>(s)}, false);
+            test::simulator sim(t, {s}, false);
             int count = 0;
             bool reversed = false;
             for (const action& a : plan) {

@@ -15,7 +15,7 @@ using namespace remat;
 
 namespace {
 
-test::replay_counts replay_checked(const uniform& plan, std::uint64_t capacity)
+test::replay_counts replay_checked(const uniform& plan, slot_t capacity)
 {
     // Tens of thousands of schedules: compare plainly and fail with the whole story, rather than pay a
     // framework assertion per count.
@@ -38,7 +38,7 @@ BOOST_AUTO_TEST_CASE(every_spacing_on_the_grid_is_legal_and_counted_exactly)
 {
     for (step_t t = 1; t <= 300; ++t)
         for (step_t k = 1; k <= t; ++k)
-            (void)replay_checked(uniform(t, k), static_cast<std::uint64_t>(t));
+            (void)replay_checked(uniform(t, k), t);
 }
 
 BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_that_fits)
@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_that_fits)
         }
         // The fitted schedules replay to their cost (one slot count per T suffices: the counts are
         // checked against replay for every spacing in the test above).
-        (void)replay_checked(uniform::fit(t, t / 2 + 1), static_cast<std::uint64_t>(t / 2 + 1));
+        (void)replay_checked(uniform::fit(t, t / 2 + 1), t / 2 + 1);
     }
 }
 
@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(store_all_is_optimal_with_enough_slots)
     for (step_t t = 1; t <= 300; ++t) {
         const store_all plan(t, std::max<step_t>(t - 1, 1));
         test::replay_counts n;
-        const auto e = test::replay(plan, {static_cast<std::uint64_t>(std::max<step_t>(t - 1, 1))}, n);
+        const auto e = test::replay(plan, {static_cast<slot_t>(std::max<step_t>(t - 1, 1))}, n);
         BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
         BOOST_TEST_REQUIRE(n.forward_steps == static_cast<std::uint64_t>(t - 1)); // the least possible
         BOOST_TEST_REQUIRE(n.peak_slots == t - 1);

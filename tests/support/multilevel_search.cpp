@@ -161,9 +161,9 @@ double reference_multilevel_optimum(step_t steps, const cost_model& model)
     return best;
 }
 
-std::vector<std::uint64_t> level_capacities(const cost_model& model)
+std::vector<slot_t> level_capacities(const cost_model& model)
 {
-    std::vector<std::uint64_t> c;
+    std::vector<slot_t> c;
     for (const level_spec& l : model.levels)
         c.push_back(l.slots);
     return c;

@@ -25,7 +25,7 @@ double exhaustive_multilevel_optimum(step_t steps, const cost_model& model);
 double reference_multilevel_optimum(step_t steps, const cost_model& model);
 
 /// The capacity of each level, in the simulator's form.
-std::vector<std::uint64_t> level_capacities(const cost_model& model);
+std::vector<slot_t> level_capacities(const cost_model& model);
 
 /// "T=100 [4 W=0 R=0] [inf W=5 R=5]": a test case in failure messages.
 std::string describe(step_t steps, const cost_model& model);

@@ -15,7 +15,7 @@ namespace remat::test {
 
 /// The first illegal action (or what finish() finds), or nothing; `counts` gets what the replay did.
 template <class OnlineReplay>
-std::optional<std::string> check_online_replay(const OnlineReplay& plan, std::vector<std::uint64_t> capacity,
+std::optional<std::string> check_online_replay(const OnlineReplay& plan, std::vector<slot_t> capacity,
                                                replay_counts& counts, bool track_steps = true)
 {
     simulator sim(plan.steps(), std::move(capacity), track_steps);

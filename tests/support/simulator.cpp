@@ -4,7 +4,7 @@
 
 namespace remat::test {
 
-simulator::simulator(step_t steps, std::vector<std::uint64_t> capacity, bool track_steps)
+simulator::simulator(step_t steps, std::vector<slot_t> capacity, bool track_steps)
     : steps_(steps), capacity_(std::move(capacity)), slots_(capacity_.size()), occupied_(capacity_.size(), 0),
       next_reverse_(steps - 1), advances_(track_steps ? static_cast<std::size_t>(steps) : 0, 0)
 {
@@ -25,7 +25,7 @@ std::optional<std::string> simulator::apply(const action& a)
     auto slot_ref = [&](level_t level, slot_t slot) -> std::optional<step_t>* {
         if (level < 0 || static_cast<std::size_t>(level) >= capacity_.size())
             return nullptr;
-        if (slot < 0 || static_cast<std::uint64_t>(slot) >= capacity_[static_cast<std::size_t>(level)])
+        if (slot < 0 || slot >= capacity_[static_cast<std::size_t>(level)])
             return nullptr;
         auto& v = slots_[static_cast<std::size_t>(level)];
         if (static_cast<std::size_t>(slot) >= v.size())

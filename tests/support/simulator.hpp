@@ -33,7 +33,7 @@ struct replay_counts {
 class simulator {
 public:
     /// `capacity[L]` is the number of slots of level L; `track_steps` records per-step advance counts.
-    simulator(step_t steps, std::vector<std::uint64_t> capacity, bool track_steps = true);
+    simulator(step_t steps, std::vector<slot_t> capacity, bool track_steps = true);
 
     /// Applies one action; returns an error message when it is illegal (and then stops accepting).
     std::optional<std::string> apply(const action& a);
@@ -43,7 +43,7 @@ public:
 
 private:
     step_t steps_;
-    std::vector<std::uint64_t> capacity_;
+    std::vector<slot_t> capacity_;
     std::vector<std::vector<std::optional<step_t>>> slots_; // grown on demand up to capacity
     std::vector<slot_t> occupied_;
     slot_t occupied_total_ = 0;
@@ -56,7 +56,7 @@ private:
 
 /// Replays a whole schedule; BOOST-free so it can be used anywhere. Returns the first error, if any.
 template <class Schedule>
-std::optional<std::string> replay(const Schedule& plan, std::vector<std::uint64_t> capacity, replay_counts& counts,
+std::optional<std::string> replay(const Schedule& plan, std::vector<slot_t> capacity, replay_counts& counts,
                                   bool track_steps = true)
 {
     simulator sim(plan.steps(), std::move(capacity), track_steps);

@@ -610,7 +610,7 @@ private:
     }
     void let_go(std::uint64_t bytes) noexcept
     {
-        held_slots_ -= std::min<std::uint64_t>(held_slots_, 1);
+        held_slots_ -= std::min<slot_t>(held_slots_, 1);
         held_bytes_ -= std::min(held_bytes_, bytes);
     }
 
@@ -666,7 +666,7 @@ private:
     std::uint64_t test_ticks_ = 0;
     std::vector<std::byte> staging_; // serialised states only; grows, never shrinks
     store_stats before_;             // the store's counts as the run started
-    std::uint64_t held_slots_ = 0;   // snapshots held on all levels together (several levels only)
+    slot_t held_slots_ = 0;          // snapshots held on all levels together (several levels only)
     std::uint64_t held_bytes_ = 0;
     run_report report_;
 };

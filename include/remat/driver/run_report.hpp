@@ -16,7 +16,7 @@ struct level_report {
     std::uint64_t restores = 0;
     std::uint64_t bytes_written = 0;
     std::uint64_t bytes_read = 0;
-    std::uint64_t peak_slots = 0;  ///< most slots of this level held at once during the run
+    slot_t peak_slots = 0;         ///< most slots of this level held at once during the run
     std::uint64_t peak_bytes = 0;  ///< most snapshot bytes of this level held at once
     double wait_seconds = 0;       ///< time the run waited for this level's transfers
     double overlapped_seconds = 0; ///< this level's transfer time hidden behind compute
@@ -38,7 +38,7 @@ struct run_report {
     std::uint64_t restores = 0;
     std::uint64_t bytes_written = 0;       ///< snapshot bytes copied into the store
     std::uint64_t bytes_read = 0;          ///< snapshot bytes copied out of it
-    std::uint64_t peak_slots = 0;          ///< most slots held at once, all levels
+    slot_t peak_slots = 0;                 ///< most slots held at once, all levels
     std::uint64_t peak_snapshot_bytes = 0; ///< most snapshot bytes held at once, all levels
     std::vector<level_report> levels;
     double seconds = 0; ///< wall time of the whole run

@@ -53,7 +53,7 @@ public:
     /// The slot holding a snapshot of `bytes` was freed.
     void released(std::uint64_t bytes) noexcept
     {
-        stats_.slots_in_use -= std::min<std::uint64_t>(stats_.slots_in_use, 1);
+        stats_.slots_in_use -= std::min<slot_t>(stats_.slots_in_use, 1);
         stats_.bytes_in_use -= std::min(stats_.bytes_in_use, bytes);
     }
     /// Every slot was freed.
