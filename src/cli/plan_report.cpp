@@ -2,6 +2,7 @@
 
 #include "chain_report.hpp"
 #include "parse.hpp"
+#include "snapshot_bytes.hpp"
 
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/cost.hpp"
@@ -77,8 +78,9 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     }
     if (choice.state_bytes) {
         j["state_bytes"] = *choice.state_bytes;
-        j["budget_bytes"] = *choice.budget_bytes;
-        j["peak_snapshot_bytes"] = c.peak_slots * *choice.state_bytes;
+        if (choice.budget_bytes) // a multi-level plan has per-level capacities instead
+            j["budget_bytes"] = *choice.budget_bytes;
+        j["peak_snapshot_bytes"] = snapshot_bytes(c.peak_slots, *choice.state_bytes);
     }
     nlohmann::ordered_json levels = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < c.levels.size(); ++i) {
@@ -107,10 +109,12 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.chain)
         return write_chain_text(out, choice);
     const schedule_cost c = choice.plan.cost();
+    // Before any output: a peak beyond 64 bits of bytes is refused, not half a report.
+    const std::uint64_t peak_bytes = choice.state_bytes ? snapshot_bytes(c.peak_slots, *choice.state_bytes) : 0;
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
     out << fmt::format("schedule       {}\n", choice.description);
     out << fmt::format("steps          {}\n", c.steps);
-    if (choice.state_bytes)
+    if (choice.budget_bytes) // with --level, capacities per level instead (below)
         out << fmt::format("budget         {} for snapshots of {}: {} slots\n", format_bytes(*choice.budget_bytes),
                            format_bytes(*choice.state_bytes), choice.slots);
     else if (choice.levels.empty())
@@ -131,7 +135,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     out << fmt::format("restores       {}\n", c.restores);
     out << fmt::format("peak slots     {}", c.peak_slots);
     if (choice.state_bytes)
-        out << fmt::format(" ({} of snapshots)", format_bytes(c.peak_slots * *choice.state_bytes));
+        out << fmt::format(" ({} of snapshots)", format_bytes(peak_bytes));
     out << '\n';
     for (std::size_t i = 0; i < choice.levels.size() && i < c.levels.size(); ++i) {
         const level_spec& l = choice.levels[i].spec;

@@ -1,6 +1,7 @@
 #include "tradeoff_report.hpp"
 
 #include "parse.hpp"
+#include "snapshot_bytes.hpp"
 
 #include "remat/error.hpp"
 #include "remat/report/line_chart.hpp"
@@ -17,14 +18,11 @@
 namespace remat::cli {
 namespace {
 
-std::optional<std::uint64_t> snapshot_bytes(const tradeoff& t, const tradeoff_row& r)
+std::optional<std::uint64_t> row_snapshot_bytes(const tradeoff& t, const tradeoff_row& r)
 {
     if (!t.setup().state_bytes)
         return std::nullopt;
-    std::uint64_t product = 0;
-    if (__builtin_mul_overflow(r.cost.peak_slots, *t.setup().state_bytes, &product))
-        return UINT64_MAX; // only for counts no machine has
-    return product;
+    return snapshot_bytes(r.cost.peak_slots, *t.setup().state_bytes);
 }
 
 nlohmann::ordered_json row_json(const tradeoff& t, const tradeoff_row& r)
@@ -38,7 +36,7 @@ nlohmann::ordered_json row_json(const tradeoff& t, const tradeoff_row& r)
     j["forward_steps"] = r.cost.forward_steps;
     j["recompute_ratio"] = r.recompute_ratio;
     j["overhead"] = r.overhead;
-    if (const auto bytes = snapshot_bytes(t, r))
+    if (const auto bytes = row_snapshot_bytes(t, r))
         j["snapshot_bytes"] = *bytes;
     return j;
 }
@@ -77,7 +75,7 @@ void ask_each(const tradeoff& t, Ask&& ask, std::vector<std::pair<tradeoff_sched
 
 std::string bytes_text(const tradeoff& t, const tradeoff_row& r)
 {
-    const auto bytes = snapshot_bytes(t, r);
+    const auto bytes = row_snapshot_bytes(t, r);
     return bytes ? " (" + format_bytes(*bytes) + ")" : std::string();
 }
 
@@ -105,6 +103,8 @@ tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, s
     });
     if (bar)
         bar->finish();
+    for (const tradeoff_row& r : a.rows)
+        (void)row_snapshot_bytes(t, r); // a row beyond 64 bits of bytes is refused before anything is printed
     a.max_overhead = max_overhead;
     if (max_overhead)
         ask_each(t, [&](tradeoff_schedule s) { return t.least_slots(s, *max_overhead); }, a.least, a.least_omitted, 0);
@@ -172,7 +172,7 @@ void write_tradeoff_text(std::ostream& out, const tradeoff& t, const tradeoff_an
     for (const tradeoff_row& r : a.rows)
         out << fmt::format("{:<11} {:>12} {:>8} {:>20} {:>11.3f}x {:>10.4f}{}\n", schedule_name(r.schedule), r.slots,
                            r.every ? std::to_string(*r.every) : "-", r.cost.forward_steps, r.recompute_ratio,
-                           r.overhead, bytes ? "  " + format_bytes(*snapshot_bytes(t, r)) : "");
+                           r.overhead, bytes ? "  " + format_bytes(*row_snapshot_bytes(t, r)) : "");
     for (const omitted_row& o : a.omitted)
         out << fmt::format("{:<11} {:>12}  not computed: {}\n", schedule_name(o.schedule), o.slots, o.reason);
     if (a.max_overhead) {

@@ -122,6 +122,27 @@ BOOST_AUTO_TEST_CASE(byte_capacities_become_slots)
     const cost_model m{{{"device", 16, 0, 0}, {"host", 200, 0.5, 0.5}, {"disk", inf, 8, 8}}};
     BOOST_TEST(j["predicted_cost"].get<double>() == multilevel(300, m).cost().predicted_cost);
     BOOST_TEST(j["state_bytes"].get<std::uint64_t>() == 1ull << 30);
+    // Levels give capacities, not a budget: no budget_bytes (it printed 0, read from an empty optional).
+    BOOST_TEST(!j.contains("budget_bytes"));
+    const result text = run_tool(
+        {"plan", "--steps", "300", "--level", "host:200GiB", "--level", "disk:inf:8:8", "--state-bytes", "1GiB"});
+    BOOST_TEST_REQUIRE(text.status == 0, text.err);
+    BOOST_TEST(text.out.find("budget") == std::string::npos, text.out); // was "budget 0 B for snapshots of ..."
+    BOOST_TEST(text.out.find("peak slots     200 (200 GiB of snapshots)") != std::string::npos, text.out);
+    BOOST_TEST(j["peak_snapshot_bytes"].get<std::uint64_t>() == j["peak_slots"].get<std::uint64_t>() << 30);
+}
+
+BOOST_AUTO_TEST_CASE(a_peak_of_snapshots_beyond_64_bits_is_refused_not_wrapped)
+{
+    // 9 snapshots of 4e6 TiB are 3.96e19 bytes: the report printed 2.69e18 (the product wrapped).
+    for (const char* format : {"json", "text"}) {
+        const result r = run_tool({"plan", "--steps", "100", "--level", "host:4", "--level", "disk:inf:5:5",
+                                   "--state-bytes", "4000000TiB", "--format", format});
+        BOOST_TEST(r.status == 2, format);
+        BOOST_TEST(r.err.find("--state-bytes 4398046511104000000: 9 snapshots of it take about 3.96e+19 bytes, "
+                              "beyond the 64-bit range") != std::string::npos,
+                   r.err);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(slots_still_mean_one_free_level)

@@ -213,6 +213,15 @@ BOOST_AUTO_TEST_CASE(rows_have_snapshot_bytes_with_state_bytes)
         BOOST_TEST(!row.contains("snapshot_bytes"));
 }
 
+BOOST_AUTO_TEST_CASE(snapshot_bytes_beyond_64_bits_are_refused_not_saturated)
+{
+    // A row of 99 slots of 4e6 TiB is 4.4e20 bytes; the report printed 2^64 - 1 (16 EiB) for it.
+    const test::tool_result r = run_tool({"tradeoff", "-T", "100", "--state-bytes", "4000000TiB", "--format", "json"});
+    BOOST_TEST(r.status == 2);
+    BOOST_TEST(r.err.find("--state-bytes 4398046511104000000: ") != std::string::npos, r.err);
+    BOOST_TEST(r.err.find("beyond the 64-bit range") != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(multilevel_rows_put_the_slots_on_the_first_level)
 {
     const step_t t = 60;
