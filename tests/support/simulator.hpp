@@ -7,6 +7,8 @@
 // and it counts what happened.
 #pragma once
 
+#include "replay_actions.hpp"
+
 #include "remat/schedule/action.hpp"
 #include "remat/types.hpp"
 
@@ -60,15 +62,7 @@ std::optional<std::string> replay(const Schedule& plan, std::vector<slot_t> capa
                                   bool track_steps = true)
 {
     simulator sim(plan.steps(), std::move(capacity), track_steps);
-    std::uint64_t index = 0;
-    for (const action& a : plan) {
-        if (auto e = sim.apply(a))
-            return "action " + std::to_string(index) + " (" + to_string(a) + "): " + *e;
-        ++index;
-    }
-    auto e = sim.finish();
-    counts = sim.counts();
-    return e;
+    return replay_actions(sim, plan, counts);
 }
 
 } // namespace remat::test

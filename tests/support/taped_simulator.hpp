@@ -8,6 +8,8 @@
 // and it counts forward evaluations (advanced steps, plus one re-run per reverse without a tape).
 #pragma once
 
+#include "replay_actions.hpp"
+
 #include "remat/schedule/action.hpp"
 #include "remat/types.hpp"
 
@@ -61,15 +63,7 @@ template <class Schedule>
 std::optional<std::string> replay_taped(const Schedule& plan, slot_t units, slot_t tape_units, taped_counts& counts)
 {
     taped_simulator sim(plan.steps(), units, tape_units);
-    std::uint64_t index = 0;
-    for (const action& a : plan) {
-        if (auto e = sim.apply(a))
-            return "action " + std::to_string(index) + " (" + to_string(a) + "): " + *e;
-        ++index;
-    }
-    auto e = sim.finish();
-    counts = sim.counts();
-    return e;
+    return replay_actions(sim, plan, counts);
 }
 
 } // namespace remat::test
