@@ -114,6 +114,41 @@ void fill_like_a_state(std::vector<std::byte>& state)
     }
 }
 
+// The checks calibrate_disk and time_store_transfers both make first; `caller` and `doing` (what it does in `dir`)
+// name the refusal.
+void check_timing_arguments(const char* caller, const char* doing, const std::filesystem::path& dir,
+                            std::uint64_t snapshot_bytes, int repeats)
+{
+    if (snapshot_bytes == 0 || repeats < 1)
+        throw argument_error(std::string(caller) + " needs snapshot bytes > 0 and repeats >= 1, got " +
+                             std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw io_error(std::string("cannot ") + doing + " in " + dir.string() + ": not a directory");
+}
+
+// Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector) and the buffer they are read
+// back into.
+struct state_buffers {
+    std::vector<std::byte> state;
+    std::vector<std::byte> back;
+};
+
+// `verb` ("calibrate", "time") says what the buffers were for when they cannot be had.
+state_buffers make_state_buffers(std::size_t bytes, const char* verb)
+{
+    state_buffers b;
+    try {
+        b.state.resize(bytes);
+        b.back.resize(bytes);
+    } catch (const std::bad_alloc&) {
+        throw capacity_error("cannot allocate the buffers of " + std::to_string(bytes) + " bytes to " + verb +
+                             " snapshots of that size");
+    }
+    fill_like_a_state(b.state);
+    return b;
+}
+
 // The temporary files of one calibration, removed however it ends.
 struct scratch_files {
     std::filesystem::path store;
@@ -189,29 +224,15 @@ private:
 
 disk_calibration calibrate_disk(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats)
 {
-    if (snapshot_bytes == 0 || repeats < 1)
-        throw argument_error("calibrate_disk needs snapshot bytes > 0 and repeats >= 1, got " +
-                             std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-        throw io_error("cannot calibrate in " + dir.string() + ": not a directory");
+    check_timing_arguments("calibrate_disk", "calibrate", dir, snapshot_bytes, repeats);
     require_memory_for(snapshot_bytes);
     const auto bytes = static_cast<std::size_t>(snapshot_bytes);
     const std::string stem = "remat-calibrate-" + std::to_string(::getpid());
     scratch_files files{dir / (stem + ".h5"), dir / (stem + ".raw")};
 
-    // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector).
-    std::vector<std::byte> state, back;
-    try {
-        state.resize(bytes);
-        back.resize(bytes);
-    } catch (const std::bad_alloc&) {
-        throw capacity_error("cannot allocate the buffers of " + std::to_string(snapshot_bytes) +
-                             " bytes to calibrate snapshots of that size");
-    }
+    auto [state, back] = make_state_buffers(bytes, "calibrate");
     // The host copy's destinations besides `back` (none for states of 64 MiB or more).
     const copy_destinations more_destinations(host_copy_destinations(snapshot_bytes) - 1, bytes);
-    fill_like_a_state(state);
     const const_bytes src{state.data(), bytes, memory_space::host};
     const mutable_bytes dst{back.data(), bytes, memory_space::host};
 
@@ -283,25 +304,12 @@ double store_transfer_samples::rate(const std::vector<double>& seconds) const
 
 store_transfer_samples time_store_transfers(const std::filesystem::path& dir, std::uint64_t snapshot_bytes, int repeats)
 {
-    if (snapshot_bytes == 0 || repeats < 1)
-        throw argument_error("time_store_transfers needs snapshot bytes > 0 and repeats >= 1, got " +
-                             std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec))
-        throw io_error("cannot time snapshot transfers in " + dir.string() + ": not a directory");
+    check_timing_arguments("time_store_transfers", "time snapshot transfers", dir, snapshot_bytes, repeats);
     if (snapshot_bytes > std::numeric_limits<std::size_t>::max() / 2)
         throw capacity_error("a snapshot of " + std::to_string(snapshot_bytes) + " bytes cannot be timed here");
     const auto bytes = static_cast<std::size_t>(snapshot_bytes);
     scratch_files files{dir / ("remat-time-store-" + std::to_string(::getpid()) + ".h5"), {}};
-    std::vector<std::byte> state, back;
-    try {
-        state.resize(bytes);
-        back.resize(bytes);
-    } catch (const std::bad_alloc&) {
-        throw capacity_error("cannot allocate the buffers of " + std::to_string(snapshot_bytes) +
-                             " bytes to time snapshots of that size");
-    }
-    fill_like_a_state(state);
+    auto [state, back] = make_state_buffers(bytes, "time");
     const const_bytes src{state.data(), bytes, memory_space::host};
     const mutable_bytes dst{back.data(), bytes, memory_space::host};
     store_transfer_samples out;
