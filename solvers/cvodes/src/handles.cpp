@@ -1,6 +1,8 @@
 // The SUNDIALS owners' constructors and the return-code-to-exception conversion.
 #include "handles.hpp"
 
+#include "serial_kernels.hpp"
+
 #include "remat/cvodes/error.hpp"
 
 #include <cstdio>
@@ -65,6 +67,7 @@ cvode_memory::cvode_memory(int lmm, SUNContext ctx) : mem_(CVodeCreate(lmm, ctx)
 vector_ptr new_vector(std::size_t size, SUNContext ctx)
 {
     vector_ptr v(check_created(N_VNew_Serial(static_cast<sunindextype>(size), ctx), "N_VNew_Serial"));
+    use_compiled_kernels(v.get());
     N_VConst(0.0, v.get());
     return v;
 }

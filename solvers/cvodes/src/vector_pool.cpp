@@ -2,6 +2,8 @@
 // also names its pool and its array's place there, with its own clone and destroy operations.
 #include "vector_pool.hpp"
 
+#include "serial_kernels.hpp"
+
 #include <cassert>
 #include <cstdlib>
 #include <limits>
@@ -96,6 +98,7 @@ vector_ptr vector_pool::new_vector(std::size_t size, SUNContext ctx)
     v->ops->nvclone = pooled_clone;
     v->ops->nvcloneempty = pooled_clone_empty;
     v->ops->nvdestroy = pooled_destroy;
+    use_compiled_kernels(v.get());
     c->serial.data = new double[size];
     c->serial.own_data = SUNTRUE;
     N_VConst(0.0, v.get());
