@@ -10,6 +10,11 @@
 //     | remat::forward_step(f)   | f(k, x)   (x is State&)    | x_k -> x_{k+1} in place                    |
 //     | remat::adjoint_step(g)   | g(k, x)   (x is State&)    | called with x == x_k, k = T-1 down to 0    |
 //     | remat::final_state(h)    | h(x)      (x const State&) | x == x_T, once, before the first adjoint   |
+//     | remat::taped_step(f)     | f(k, x, tape)              | x_k -> x_{k+1}, filling step k's tape      |
+//     | remat::tape_adjoint(g)   | g(k, tape)                 | step k's adjoint from its tape (no x)      |
+//
+// The last two are for plans with taped advances (remat::taped_revolve, docs/tapes.md); with them the
+// drivers also take a tape factory (remat/driver/tapes.hpp).
 //
 // An lvalue is held by reference (it must outlive the run, and its state, e.g. accumulated gradients,
 // stays the caller's); an rvalue (a lambda written in place) is moved into the wrapper.
@@ -42,6 +47,15 @@ concept adjoint_function = std::invocable<F&, step_t, State&>;
 template <class F, class State>
 concept final_function = std::invocable<F&, const State&>;
 
+/// A taped forward step: `f(k, x, tape)` turns x_k into x_{k+1} in place and fills `tape` with what
+/// step k's adjoint needs (x_k included).
+template <class F, class State, class Tape>
+concept taped_function = std::invocable<F&, step_t, State&, Tape&>;
+
+/// An adjoint step from a tape: `g(k, tape)` back-propagates step k from the tape its taped step filled.
+template <class F, class Tape>
+concept tape_adjoint_function = std::invocable<F&, step_t, Tape&>;
+
 /// The forward step of a run (made by remat::forward_step). F is a reference type for an lvalue.
 template <class F>
 struct forward_step_fn {
@@ -55,6 +69,17 @@ struct adjoint_step_fn {
 /// The terminal callable of a run (made by remat::final_state).
 template <class F>
 struct final_state_fn {
+    F fn;
+};
+
+/// The taped forward step of a run (made by remat::taped_step).
+template <class F>
+struct taped_step_fn {
+    F fn;
+};
+/// The adjoint step from a tape (made by remat::tape_adjoint).
+template <class F>
+struct tape_adjoint_fn {
     F fn;
 };
 
@@ -86,6 +111,27 @@ template <class F>
 [[nodiscard]] constexpr final_state_fn<F> final_state(F&& h)
 {
     return {std::forward<F>(h)};
+}
+
+/// Marks `f` as the taped forward step: `f(k, x, tape)` maps x_k to x_{k+1} in place and fills `tape`
+/// with what the adjoint of step k needs. It must compute x_{k+1} exactly as the forward step does.
+///
+///     auto taped = remat::taped_step([&](remat::step_t k, State& x, Tape& t) { record(k, x, t); step(k, x); });
+template <class F>
+[[nodiscard]] constexpr taped_step_fn<F> taped_step(F&& f)
+{
+    return {std::forward<F>(f)};
+}
+
+/// Marks `g` as the adjoint step from a tape: `g(k, tape)` with the tape remat::taped_step filled for
+/// step k. For gradients bit-identical to a state-only run, the adjoint step should be its composition
+/// with the recording: `adjoint(k, x) = { record(k, x, t); backward(k, t); }`.
+///
+///     auto from_tape = remat::tape_adjoint([&](remat::step_t k, Tape& t) { backward(k, t, a); });
+template <class F>
+[[nodiscard]] constexpr tape_adjoint_fn<F> tape_adjoint(F&& g)
+{
+    return {std::forward<F>(g)};
 }
 
 /// No terminal callable (the drivers' default).
