@@ -27,6 +27,9 @@ std::string to_string(const run_report& r)
               u(r.forward_steps), u(r.reverse_steps));
     s += line("snapshots        %llu stores, %llu restores; peak %lld slots, %llu bytes\n", u(r.stores), u(r.restores),
               static_cast<long long>(r.peak_slots), u(r.peak_snapshot_bytes));
+    if (r.taped_steps > 0 || r.tape_reverses > 0)
+        s += line("tapes            %llu taped steps, %llu reverses from a tape; peak %llu tapes\n", u(r.taped_steps),
+                  u(r.tape_reverses), u(r.peak_tapes));
     for (const level_report& l : r.levels)
         s += line("  level %-8s %llu stores, %llu restores, %llu bytes written, %llu read, peak %lld slots\n",
                   l.name.c_str(), u(l.stores), u(l.restores), u(l.bytes_written), u(l.bytes_read),

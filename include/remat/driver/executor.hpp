@@ -9,6 +9,7 @@
 #include "remat/detail/tick_clock.hpp"
 #include "remat/driver/callables.hpp"
 #include "remat/driver/run_report.hpp"
+#include "remat/driver/tapes.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
@@ -63,25 +64,63 @@ inline std::string current_exception_message()
 ///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), T);
 ///     for (const remat::action& a : remat::revolve(T, 10)) ex.apply(a);
 ///     remat::run_report r = ex.finish();
-template <snapshot_state State, store_for_run Store, class Forward, class Adjoint, class Final = no_final_state>
+///
+/// With tapes (remat/driver/tapes.hpp), for plans with taped advances (remat::taped_revolve):
+///
+///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g),
+///                        remat::with_tapes(remat::taped_step(ft), remat::tape_adjoint(gt), make_tape), T);
+///     ex.check_fits(plan.cost());   // makes plan.cost().peak_tapes tapes
+template <snapshot_state State, store_for_run Store, class Forward, class Adjoint, class Final = no_final_state,
+          class Tapes = detail::no_tapes>
     requires forward_function<Forward, State> && adjoint_function<Adjoint, State> && final_function<Final, State>
 class executor {
     static_assert(!multipart_state<State> || contiguous_state<State> || store_for_parts<Store>,
                   "a state made of several parts (snapshot_traits<State>::parts) needs a store that gathers them "
                   "into one slot: host_store, hdf5_store, cuda::device_store, or a tiered_store of such levels");
 
+    static constexpr bool has_tapes = !std::is_same_v<Tapes, detail::no_tapes>;
+    struct init_tag {};
+
 public:
     executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
              step_t steps)
-        : executor(store, state, std::move(forward), std::move(adjoint), final_state_fn<Final>{}, steps)
+        requires(!has_tapes)
+        : executor(init_tag{}, store, state, std::move(forward), std::move(adjoint), final_state_fn<Final>{}, Tapes{},
+                   steps)
     {
     }
 
     /// With a terminal callable: `final(x_T)` is called once, at the end of the first forward sweep.
     executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
              final_state_fn<Final> final, step_t steps)
+        requires(!has_tapes)
+        : executor(init_tag{}, store, state, std::move(forward), std::move(adjoint), std::move(final), Tapes{}, steps)
+    {
+    }
+
+    /// With tapes (remat::with_tapes), for plans with taped advances.
+    executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+             Tapes tapes, step_t steps)
+        requires has_tapes
+        : executor(init_tag{}, store, state, std::move(forward), std::move(adjoint), final_state_fn<Final>{},
+                   std::move(tapes), steps)
+    {
+    }
+
+    /// With a terminal callable and tapes.
+    executor(Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+             final_state_fn<Final> final, Tapes tapes, step_t steps)
+        requires has_tapes
+        : executor(init_tag{}, store, state, std::move(forward), std::move(adjoint), std::move(final), std::move(tapes),
+                   steps)
+    {
+    }
+
+private:
+    executor(init_tag, Store& store, State& state, forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
+             final_state_fn<Final> final, Tapes tapes, step_t steps)
         : store_(store), state_(state), forward_(std::move(forward)), adjoint_(std::move(adjoint)),
-          final_(std::move(final))
+          final_(std::move(final)), tapes_(std::move(tapes))
     {
         set_steps(steps);
         if constexpr (has_final)
@@ -98,22 +137,28 @@ public:
         clock_ = detail::tick_calibration{};
     }
 
+public:
     /// Checks, before any step runs, that a plan with these counts fits the store: the same number of
     /// levels, and on each level the plan's peak slots within the level's capacity, and (when
     /// `same_sizes`: every snapshot is the size of the current state) their bytes. Throws
-    /// remat::capacity_error naming both numbers. A cost without per-level counts (a schedule of one's
-    /// own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states whose
-    /// size changes from step to step (remat::chain): only the slots are checked then.
+    /// remat::capacity_error naming both numbers. A plan with taped advances needs an executor with tapes
+    /// (else remat::schedule_error); its cost().peak_tapes tapes are made here. A cost without per-level counts (a
+    /// schedule of one's own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states
+    /// whose size changes from step to step (remat::chain): only the slots are checked then.
     ///
     ///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), T);
     ///     ex.check_fits(plan.cost());   // before the first ex.apply
     void check_fits(const schedule_cost& cost, bool same_sizes = true)
     {
-        if (cost.taped_steps > 0)
-            throw schedule_error("the plan has " + std::to_string(cost.taped_steps) +
-                                 " taped advances: taped advances need a forward step that keeps its tape and an "
-                                 "adjoint step that uses it (not supported by this driver yet; plan with a "
-                                 "state-only schedule)");
+        if (cost.taped_steps > 0) {
+            if constexpr (has_tapes)
+                tapes_.reserve(cost.peak_tapes, report_.steps); // the plan's tapes, before step 0
+            else
+                throw schedule_error("the plan has " + std::to_string(cost.taped_steps) +
+                                     " taped advances: they need the tape callables, remat::with_tapes(remat::"
+                                     "taped_step(f), remat::tape_adjoint(g), make_tape), passed after the adjoint "
+                                     "step (or plan with a state-only schedule)");
+        }
         const std::size_t levels = report_.levels.size();
         if (!cost.levels.empty() && cost.levels.size() != levels)
             throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
@@ -194,6 +239,12 @@ public:
     [[nodiscard]] step_t current() const noexcept { return current_; }
     [[nodiscard]] step_t next_reverse() const noexcept { return next_reverse_; }
     [[nodiscard]] State& state() noexcept { return state_; }
+    /// Tapes held now (each by a step whose taped advance filled it); 0 after abort().
+    [[nodiscard]] std::uint64_t tapes_held() const noexcept
+        requires has_tapes
+    {
+        return tapes_.held();
+    }
 
     /// Checks that every step was reversed and completes the report.
     run_report finish()
@@ -206,6 +257,8 @@ public:
         report_.adjoint_seconds = static_cast<double>(adjoint_ticks_) * per_tick;
         report_.final_seconds = static_cast<double>(final_ticks_) * per_tick;
         report_.test_seconds = static_cast<double>(test_ticks_) * per_tick;
+        if constexpr (has_tapes)
+            report_.peak_tapes = tapes_.peak();
         read_store_counts();
         return report_;
     }
@@ -222,16 +275,24 @@ public:
     void abort() noexcept
     {
         store_.release_all();
+        if constexpr (has_tapes)
+            tapes_.release_all();
         current_ = -1;
     }
 
 private:
     void perform(const advance& a)
     {
-        if (a.taped)
-            throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
-                                 " tape: taped advances need a forward step that keeps its tape and an adjoint step "
-                                 "that uses it (not supported by this driver yet; plan with a state-only schedule)");
+        if (a.taped) {
+            if constexpr (has_tapes)
+                perform_taped(a);
+            else
+                throw schedule_error(
+                    "advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
+                    " tape: taped advances need the tape callables, remat::with_tapes(remat::"
+                    "taped_step(f), remat::tape_adjoint(g), make_tape), passed after the adjoint step");
+            return;
+        }
         if (a.from != current_)
             throw schedule_error("advance " + std::to_string(a.from) + " " + std::to_string(a.to) +
                                  " but the state is " + describe_current());
@@ -342,11 +403,45 @@ private:
         let_go(size);
     }
 
+    // `advance K K+1 tape`: step K runs once, filling a free tape that step K holds until `reverse K`. It
+    // may run the next step to reverse itself (x_{K+1} is then of no use, the tape is).
+    void perform_taped(const advance& a)
+    {
+        const std::string what = "advance " + std::to_string(a.from) + " " + std::to_string(a.to) + " tape";
+        if (a.from != current_)
+            throw schedule_error(what + " but the state is " + describe_current());
+        if (a.to != a.from + 1 || a.from > next_reverse_)
+            throw schedule_error(what + " must run one step, at most the next step to reverse (" +
+                                 std::to_string(next_reverse_) + ")");
+        if (tapes_.holds(a.from))
+            throw schedule_error(what + " but step " + std::to_string(a.from) + "'s tape is already held");
+        const std::uint64_t start = detail::tick_clock::now();
+        current_ = -1; // until the step is done
+        try {
+            tapes_.record(a.from, state_); // a throwing step leaves the tape free
+            ++report_.forward_steps;
+            ++report_.taped_steps;
+            store_.wait_for_user();
+        } catch (...) {
+            detail::rethrow_as_step_error(a.from, step_phase::forward);
+        }
+        forward_ticks_ += detail::tick_clock::now() - start;
+        current_ = a.to;
+        if constexpr (has_final)
+            if (current_ == report_.steps && !final_called_) // step T-1 taped: x_T is here
+                call_final_here(current_);
+    }
+
     void perform(const reverse& v)
     {
         if (v.step != next_reverse_)
             throw schedule_error("reverse " + std::to_string(v.step) + " out of order: the next step to reverse is " +
                                  std::to_string(next_reverse_));
+        if constexpr (has_tapes)
+            if (tapes_.holds(v.step)) {
+                reverse_from_tape(v.step);
+                return;
+            }
         if (v.step != current_)
             throw schedule_error("reverse " + std::to_string(v.step) + " but the state is " + describe_current());
         if constexpr (has_final)
@@ -363,6 +458,33 @@ private:
         adjoint_ticks_ += detail::tick_clock::now() - start;
         ++report_.reverse_steps;
         --next_reverse_;
+    }
+
+    // `reverse K` with K's tape held: the adjoint from the tape, x is neither needed nor touched.
+    void reverse_from_tape(step_t k)
+    {
+        if constexpr (has_final)
+            if (!final_called_) {
+                if (current_ != k)
+                    throw schedule_error("reverse " + std::to_string(k) +
+                                         " is the first reverse: the terminal callable needs x_" + std::to_string(k) +
+                                         " or x_" + std::to_string(k + 1) + " current, but the state is " +
+                                         describe_current());
+                call_final_beyond(k);
+            }
+        const std::uint64_t start = detail::tick_clock::now();
+        try {
+            tapes_.reverse(k); // frees the tape, also when the adjoint throws
+            store_.wait_for_user();
+        } catch (...) {
+            detail::rethrow_as_step_error(k, step_phase::adjoint);
+        }
+        adjoint_ticks_ += detail::tick_clock::now() - start;
+        ++report_.reverse_steps;
+        ++report_.tape_reverses;
+        --next_reverse_;
+        if (current_ > next_reverse_)
+            current_ = -1; // x_K and beyond are of no use any more
     }
 
     static constexpr bool has_final = !std::is_same_v<std::remove_cvref_t<Final>, no_final_state>;
@@ -653,6 +775,7 @@ private:
     forward_step_fn<Forward> forward_;
     adjoint_step_fn<Adjoint> adjoint_;
     final_state_fn<Final> final_;
+    [[no_unique_address]] Tapes tapes_;
     bool final_called_ = false;
     std::size_t kept_size_ = 0;       // bytes of x_{T-1} kept in staging_ around the final-state call
     detail::part_layout kept_sizes_;  // and the sizes of its parts (one for a contiguous state)
@@ -676,5 +799,11 @@ executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, step_t) -> exec
 template <class State, class Store, class F, class A, class H>
 executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, final_state_fn<H>, step_t)
     -> executor<State, Store, F, A, H>;
+template <class State, class Store, class F, class A, class TS, class TA, class M>
+executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, tape_set<TS, TA, M>, step_t)
+    -> executor<State, Store, F, A, no_final_state, tape_set<TS, TA, M>>;
+template <class State, class Store, class F, class A, class H, class TS, class TA, class M>
+executor(Store&, State&, forward_step_fn<F>, adjoint_step_fn<A>, final_state_fn<H>, tape_set<TS, TA, M>, step_t)
+    -> executor<State, Store, F, A, H, tape_set<TS, TA, M>>;
 
 } // namespace remat

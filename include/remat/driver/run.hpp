@@ -4,6 +4,7 @@
 #include "remat/driver/callables.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run_report.hpp"
+#include "remat/driver/tapes.hpp"
 #include "remat/schedule/range.hpp"
 
 #include <algorithm>
@@ -115,6 +116,52 @@ run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn
                adjoint_step_fn<Adjoint> adjoint, const run_options& options = {})
 {
     return run(plan, store, state, std::move(forward), std::move(adjoint), final_state_fn<no_final_state>{}, options);
+}
+
+/// remat::run for plans with taped advances (remat::taped_revolve, docs/tapes.md): `tapes`
+/// (remat::with_tapes) gives the taped step `f(k, x, tape)`, the adjoint from a tape `g(k, tape)` and the
+/// factory of tapes. The plan's cost().peak_tapes tapes are made before step 0; `advance K K+1 tape`
+/// fills a free one, `reverse K` with K's tape held calls g(k, tape) (else the adjoint step, as always).
+/// Gradients are bit-identical to a state-only run when the adjoint step is the taped step's recording
+/// followed by g. The report counts taped_steps, tape_reverses and peak_tapes. The other overloads
+/// refuse a taped plan with remat::schedule_error before any step runs.
+///
+///     struct tape { std::vector<double> x; };
+///     remat::run(remat::taped_revolve(T, 40, 2), store, x, remat::forward_step(f), remat::adjoint_step(g),
+///                remat::with_tapes(remat::taped_step([&](remat::step_t k, std::vector<double>& s, tape& t) {
+///                                      t.x = s; f(k, s); }),
+///                                  remat::tape_adjoint([&](remat::step_t k, tape& t) { g(k, t.x); }),
+///                                  [&] { return tape{std::vector<double>(n)}; }),
+///                remat::final_state([&](const std::vector<double>& xT) { a = dJ_dx(xT); }));
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, class Taped, class TapeAdjoint, class Make, final_function<State> Final>
+run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+               adjoint_step_fn<Adjoint> adjoint, tape_set<Taped, TapeAdjoint, Make> tapes, final_state_fn<Final> final,
+               const run_options& options = {})
+{
+    using tapes_type = tape_set<Taped, TapeAdjoint, Make>;
+    executor<State, Store, Forward, Adjoint, Final, tapes_type> ex(store, state, std::move(forward), std::move(adjoint),
+                                                                   std::move(final), std::move(tapes), plan.steps());
+    ex.check_fits(plan.cost(), !requires { plan.peak_bytes(); }); // makes the plan's tapes
+    try {
+        auto cursor = plan.cursor();
+        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
+/// remat::run with tapes, without a terminal callable.
+template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
+          adjoint_function<State> Adjoint, class Taped, class TapeAdjoint, class Make>
+run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
+               adjoint_step_fn<Adjoint> adjoint, tape_set<Taped, TapeAdjoint, Make> tapes,
+               const run_options& options = {})
+{
+    return run(plan, store, state, std::move(forward), std::move(adjoint), std::move(tapes),
+               final_state_fn<no_final_state>{}, options);
 }
 
 /// Bare callables (or the two steps given in the wrong order) are refused with a message.

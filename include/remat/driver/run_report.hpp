@@ -34,6 +34,11 @@ struct run_report {
     /// the loop stopped at x_T itself). Its time is in forward_seconds; it is not in forward_steps.
     std::uint64_t final_forward_steps = 0;
     std::uint64_t final_calls = 0; ///< calls of the terminal callable (0 or 1)
+    /// Forward steps run by the taped step (remat::taped_step), each also one of forward_steps; 0 in a
+    /// run without tapes. Forward evaluations = forward_steps + reverse_steps - tape_reverses.
+    std::uint64_t taped_steps = 0;
+    std::uint64_t tape_reverses = 0; ///< reverse steps from a tape (remat::tape_adjoint), of reverse_steps
+    std::uint64_t peak_tapes = 0;    ///< most tapes held at once
     std::uint64_t stores = 0;
     std::uint64_t restores = 0;
     std::uint64_t bytes_written = 0;       ///< snapshot bytes copied into the store
