@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(wrong_schedules_are_caught_where_they_go_wrong)
         {{store{0, 9, 0}}, "outside the host store's 2 slots"},
         {{store{1, 0, 0}}, "level 1 does not exist; the store has 1"},
         {{free_slot{0, 1}}, "holds no snapshot"},
-        {{advance{0, 1, true}}, "taped advances need a forward step that keeps its tape"},
+        {{advance{0, 1, true}}, "taped advances need the tape callables, remat::with_tapes"},
     };
     for (const auto& c : cases) {
         host_store store(2);

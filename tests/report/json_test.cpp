@@ -9,6 +9,7 @@
 #include "remat/report/json.hpp"
 #include "remat/report/run_report_json.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
 #include "remat/store/host_store.hpp"
 
 #include <cstdint>
@@ -72,4 +73,29 @@ BOOST_AUTO_TEST_CASE(a_run_report_as_json_has_every_count_of_the_run)
     BOOST_TEST(j["final_seconds"].get<double>() == r.final_seconds);
     BOOST_TEST(j["test_seconds"].get<double>() == r.test_seconds);
     BOOST_TEST(j["user_seconds"].get<double>() == r.user_seconds());
+}
+
+BOOST_AUTO_TEST_CASE(a_taped_run_reports_its_tapes_in_json_and_text)
+{
+    // x_{k+1} = x_k / 2 with a tape of x_k, under a plan that keeps tapes.
+    const taped_revolve plan(20, 6, 2);
+    BOOST_TEST_REQUIRE(plan.cost().taped_steps > 0u);
+    double x = 1.0;
+    host_store store(plan.cost().peak_slots);
+    const run_report r =
+        run(plan, store, x, forward_step([](step_t, double& s) { s *= 0.5; }), adjoint_step([](step_t, double&) {}),
+            with_tapes(taped_step([](step_t, double& s, double& tape) {
+                           tape = s;
+                           s *= 0.5;
+                       }),
+                       tape_adjoint([](step_t, double&) {}), [] { return 0.0; }));
+    const nlohmann::json j = nlohmann::json::parse(nlohmann::ordered_json(report::run_report_json(r)).dump());
+    BOOST_TEST(j["taped_steps"].get<std::uint64_t>() == plan.cost().taped_steps);
+    BOOST_TEST(j["tape_reverses"].get<std::uint64_t>() == plan.cost().taped_steps);
+    BOOST_TEST(j["peak_tapes"].get<std::uint64_t>() == plan.cost().peak_tapes);
+    const std::string text = to_string(r);
+    const std::string line = std::to_string(plan.cost().taped_steps) + " taped steps, " +
+                             std::to_string(plan.cost().taped_steps) + " reverses from a tape; peak " +
+                             std::to_string(plan.cost().peak_tapes) + " tapes";
+    BOOST_TEST(text.find(line) != std::string::npos, text);
 }

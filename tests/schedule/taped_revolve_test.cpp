@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
     refused([] { return taped_revolve(std::numeric_limits<step_t>::max(), 5, 6); }, "steps = ");
 }
 
-BOOST_AUTO_TEST_CASE(the_driver_and_the_state_only_simulator_refuse_taped_plans)
+BOOST_AUTO_TEST_CASE(the_driver_without_tapes_and_the_state_only_simulator_refuse_taped_plans)
 {
     const taped_revolve plan(6, 10, 2);
     BOOST_TEST_REQUIRE(plan.cost().taped_steps > 0u);
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(the_driver_and_the_state_only_simulator_refuse_taped_plans)
     auto a = [](step_t, std::vector<double>&) {};
     BOOST_CHECK_EXCEPTION(
         (void)run(plan, store, x, forward_step(f), adjoint_step(a)), schedule_error, [](const schedule_error& e) {
-            return std::string(e.what()).find("not supported by this driver yet") != std::string::npos;
+            return std::string(e.what()).find("need the tape callables, remat::with_tapes") != std::string::npos;
         });
     BOOST_TEST(steps_run == 0);
     BOOST_TEST(store.stats().slots_in_use == 0u);

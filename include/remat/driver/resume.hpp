@@ -136,8 +136,8 @@ std::optional<resume_point> find_resume_point(const Schedule& plan, Held&& held)
         if (const auto* adv = std::get_if<advance>(&a)) {
             if (adv->taped) // a crash loses the tapes, which no store holds
                 throw schedule_error("advance " + std::to_string(adv->from) + " " + std::to_string(adv->to) +
-                                     " tape: taped advances need a driver that keeps tapes (not supported by "
-                                     "this driver yet), and a run that held tapes cannot resume");
+                                     " tape: tapes are not persisted, so a run of a plan with taped advances "
+                                     "cannot resume (run it again from x_0)");
             forward += static_cast<std::uint64_t>(adv->to - adv->from);
         } else if (const auto* f = std::get_if<free_slot>(&a)) {
             live.erase({f->level, f->slot});

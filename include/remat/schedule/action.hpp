@@ -18,9 +18,10 @@
 // Gruslys et al. 2016's internal states). The tape is held from its advance until `reverse K` consumes
 // it; unlike a plain advance, a taped one may run the next step to reverse itself (x_{K+1} is then of no
 // use, the tape is). Only remat::taped_revolve emits taped advances; every state-only schedule leaves
-// `taped` false. remat::run, remat::executor and remat::find_resume_point do not support them yet and
-// refuse them with remat::schedule_error, as must anything else that cannot honour them: a consumer that
-// ignored the flag would reverse step K with x_K not current.
+// `taped` false. remat::run and remat::executor carry them out when given the tape callables
+// (remat::with_tapes, remat/driver/tapes.hpp) and refuse them with remat::schedule_error otherwise;
+// remat::find_resume_point refuses them (tapes are not persisted). Anything else that cannot honour them
+// must refuse them too: a consumer that ignored the flag would reverse step K with x_K not current.
 #pragma once
 
 #include "remat/types.hpp"
