@@ -10,6 +10,7 @@
 
 #include "remat/driver/run.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -176,4 +178,55 @@ BOOST_AUTO_TEST_CASE(the_counter_sees_allocations)
     auto* v = new std::vector<int>(100);
     delete v;
     BOOST_TEST(allocations.load() - before >= 2u);
+}
+
+namespace {
+
+// A taped run of Burgers' equation whose tape is x_k (one allocation per tape, made by the factory).
+std::uint64_t allocations_of_taped_run(const taped_revolve& plan, host_store& store, std::uint64_t& tapes_made)
+{
+    examples::burgers model;
+    model.points = 256;
+    model.dt = 1e-4;
+    std::vector<double> u = model.initial_field();
+    std::vector<double> lambda(u.size(), 1.0);
+    std::vector<double> scratch(u.size());
+    auto forward = [&](step_t, std::vector<double>& s) { model.step(s, scratch); };
+    auto adjoint = [&](step_t, std::vector<double>& s) { model.adjoint_step(s, lambda, scratch); };
+    auto taped = [&](step_t, std::vector<double>& s, std::vector<double>& tape) {
+        tape = s; // the same size: no allocation
+        model.step(s, scratch);
+    };
+    auto from_tape = [&](step_t, std::vector<double>& tape) { model.adjoint_step(tape, lambda, scratch); };
+    tapes_made = 0;
+    const std::uint64_t before = allocations.load();
+    (void)run(plan, store, u, remat::forward_step(forward), remat::adjoint_step(adjoint),
+              remat::with_tapes(remat::taped_step(taped), remat::tape_adjoint(from_tape), [&] {
+                  ++tapes_made;
+                  return std::vector<double>(256);
+              }));
+    return allocations.load() - before;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_taped_run_makes_its_tapes_before_step_0_and_allocates_nothing_per_step)
+{
+    // Beyond its tapes (one allocation each), a run makes the same few allocations for 30 steps as for
+    // 3000, whatever its plan holds.
+    std::vector<std::uint64_t> beyond_tapes;
+    for (const auto& [steps, units, tape_units] :
+         {std::tuple{30, 8, 2}, std::tuple{3000, 8, 2}, std::tuple{3000, 60, 3}, std::tuple{3000, 400, 1}}) {
+        const taped_revolve plan(steps, units, tape_units);
+        BOOST_TEST_REQUIRE(plan.cost().peak_tapes > 0u);
+        host_store store(plan.cost().peak_slots);
+        std::uint64_t tapes = 0;
+        (void)allocations_of_taped_run(plan, store, tapes); // the store's slots now exist
+        const std::uint64_t all = allocations_of_taped_run(plan, store, tapes);
+        BOOST_TEST(tapes == plan.cost().peak_tapes);
+        beyond_tapes.push_back(all - tapes);
+    }
+    for (const std::uint64_t n : beyond_tapes)
+        BOOST_TEST(n == beyond_tapes.front());
+    BOOST_TEST(beyond_tapes.front() <= 20u);
 }

@@ -407,14 +407,16 @@ private:
     // may run the next step to reverse itself (x_{K+1} is then of no use, the tape is).
     void perform_taped(const advance& a)
     {
-        const std::string what = "advance " + std::to_string(a.from) + " " + std::to_string(a.to) + " tape";
+        const auto what = [&] { // only on error: no allocation per step
+            return "advance " + std::to_string(a.from) + " " + std::to_string(a.to) + " tape";
+        };
         if (a.from != current_)
-            throw schedule_error(what + " but the state is " + describe_current());
+            throw schedule_error(what() + " but the state is " + describe_current());
         if (a.to != a.from + 1 || a.from > next_reverse_)
-            throw schedule_error(what + " must run one step, at most the next step to reverse (" +
+            throw schedule_error(what() + " must run one step, at most the next step to reverse (" +
                                  std::to_string(next_reverse_) + ")");
         if (tapes_.holds(a.from))
-            throw schedule_error(what + " but step " + std::to_string(a.from) + "'s tape is already held");
+            throw schedule_error(what() + " but step " + std::to_string(a.from) + "'s tape is already held");
         const std::uint64_t start = detail::tick_clock::now();
         current_ = -1; // until the step is done
         try {

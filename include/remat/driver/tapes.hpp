@@ -57,6 +57,8 @@ public:
         if (steps > 0 && table_.size() < static_cast<std::size_t>(steps))
             table_.resize(static_cast<std::size_t>(steps), none);
         tapes_.reserve(static_cast<std::size_t>(count));
+        owner_.reserve(static_cast<std::size_t>(count));
+        free_.reserve(static_cast<std::size_t>(count));
         while (tapes_.size() < count)
             add_tape();
     }
@@ -120,7 +122,8 @@ private:
     {
         tapes_.push_back(std::invoke(make_));
         owner_.push_back(-1);
-        free_.reserve(tapes_.size()); // release() never allocates
+        if (free_.capacity() < tapes_.size()) // release() never allocates
+            free_.reserve(2 * tapes_.size());
         free_.push_back(tapes_.size() - 1);
     }
 
