@@ -1,6 +1,7 @@
 // Back-propagation through time under remat::run: the loss and the gradient (parameters and dL/dh_0) of
 // every schedule kind and store are bit-identical to the store-everything run, in float and double, GRU
-// and LSTM, with and without dropout; and bad input is refused with a message naming it, nothing changed.
+// and LSTM, with and without dropout (taped_revolve plans too, which keep some steps' tapes); and bad input is refused
+// with a message naming it, nothing changed.
 #define BOOST_TEST_MODULE rnn_bptt
 #include <boost/test/unit_test.hpp>
 
@@ -11,6 +12,7 @@
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
@@ -79,6 +81,21 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
     BOOST_TEST(same({r.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
                what << " multilevel");
     BOOST_TEST(r.report.forward_steps > static_cast<std::uint64_t>(steps)); // it did recompute
+    // Taped plans: a step whose tape (h_k and its gates) is kept is back-propagated without a re-run.
+    const std::int64_t state = model.state_size();
+    const auto tape_units = static_cast<slot_t>((state + model.tape_size() + state - 1) / state);
+    for (const slot_t units : {slot_t{2}, slot_t{9}, slot_t{40}, static_cast<slot_t>(tape_units * (steps - 1))}) {
+        const taped_revolve plan(steps, units, tape_units);
+        host_store taped_store(std::max<slot_t>(plan.cost().peak_slots, 1));
+        const rnn::bptt_result t = bp.gradient(plan, taped_store, data, grad);
+        BOOST_TEST(same({t.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
+                   what << " taped, " << units << " units");
+        BOOST_TEST(t.report.taped_steps == plan.cost().taped_steps);
+        BOOST_TEST(t.report.tape_reverses == plan.cost().taped_steps);
+        BOOST_TEST(t.report.forward_steps + t.report.reverse_steps - t.report.tape_reverses == plan.evaluations());
+        if (units >= tape_units * (steps - 1)) // every step but the last taped: plain BPTT's evaluations
+            BOOST_TEST(t.report.taped_steps == static_cast<std::uint64_t>(steps - 1), what);
+    }
     // Plain BPTT (every tape kept, nothing recomputed): the same bits, so recomputation is exact.
     const rnn::bptt_result plain = bp.plain_gradient(data, grad);
     BOOST_TEST(same({plain.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),

@@ -48,7 +48,10 @@ public:
     }
 
     /// grad = dL/dparameters (overwritten) along `plan` (plan.steps() must be data.steps()), keeping
-    /// snapshots in `store`. Throws remat::argument_error for data that does not fit the model or a
+    /// snapshots in `store`. A plan with taped advances (remat::taped_revolve) keeps those steps' tapes
+    /// (h_k and the step's gates: state_size() + tape_size() elements each, plan.cost().peak_tapes of them
+    /// allocated for the call) and back-propagates through them instead of recomputing; the bits are the
+    /// same. Throws remat::argument_error for data that does not fit the model or a
     /// gradient of the wrong length, remat::schedule_error for a plan of another length; failures in a
     /// step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint() afterwards.
     template <schedule Schedule, store_for_run Store, class A>
@@ -67,14 +70,32 @@ public:
         dense::fill(b, dense::view(grad), T(0));
         double loss = 0;
         bptt_result r;
-        r.report = remat::run(plan, store, state_, remat::forward_step([&](step_t k, thrust::device_vector<T>& s) {
-                                  model_->step(k, data, dense::view(s));
-                              }),
-                              remat::adjoint_step([&](step_t k, thrust::device_vector<T>& s) {
-                                  loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)),
-                                                               dense::view(adjoint_), dense::view(grad));
-                              }),
-                              options);
+        // A step's tape for taped plans: h_k (state_size()) then the step's gates and outputs (tape_size()),
+        // recorded and read back by the same kernels as the adjoint step's recomputation, so a taped plan
+        // gives the same bits. State-only plans make no tape.
+        const auto state = model_->state_size();
+        const auto tape = model_->tape_size();
+        r.report = remat::run(
+            plan, store, state_,
+            remat::forward_step([&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); }),
+            remat::adjoint_step([&](step_t k, thrust::device_vector<T>& s) {
+                loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)), dense::view(adjoint_),
+                                             dense::view(grad));
+            }),
+            remat::with_tapes(
+                remat::taped_step([&](step_t k, thrust::device_vector<T>& s, thrust::device_vector<T>& t) {
+                    const dense::vector_view<T> all = dense::view(t);
+                    dense::copy(b, dense::view(std::as_const(s)), all.sub(0, state));
+                    model_->record_step(k, data, dense::view(s), all.sub(state, tape));
+                }),
+                remat::tape_adjoint([&](step_t k, thrust::device_vector<T>& t) {
+                    const dense::vector_view<T> all = dense::view(t);
+                    loss += model_->backward_step(k, data, dense::vector_view<const T>(all.sub(0, state)),
+                                                  dense::vector_view<const T>(all.sub(state, tape)),
+                                                  dense::view(adjoint_), dense::view(grad));
+                }),
+                [&] { return thrust::device_vector<T>(static_cast<std::size_t>(state + tape)); }),
+            options);
         b.synchronize();
         r.loss = loss;
         return r;
