@@ -17,6 +17,10 @@
 //   uniform sqrt(T)  a checkpoint every ceil(sqrt(T)) steps, that segment's states kept while reversing it
 //   binomial (equal) remat::revolve with the uniform plan's peak slots
 //   binomial 5%      remat::revolve with 5% of plain BPTT's memory in snapshots
+//   taped (equal)    remat::taped_revolve in the uniform plan's memory, snapshots and tapes together (a
+//                    tape, h_k and the step's gates, planned as whole states; docs/tapes.md)
+//   taped 5%         remat::taped_revolve in the binomial 5% row's memory
+// (Planning a taped row takes up to a minute at T = 10^4; it is not in the timed runs.)
 #include "rnn_bptt_rows.hpp"
 
 #include "remat/error.hpp"

@@ -1,6 +1,7 @@
 // bench/rnn_bptt's measurement, compiled once per back end (see rnn_bptt_rows.hpp): for each T, plain BPTT
 // (the reference gradient and the baseline), then uniform sqrt(T) segments, binomial at their memory and
-// binomial at a fraction of plain BPTT's memory, each gradient compared bit for bit with plain BPTT's.
+// binomial at a fraction of plain BPTT's memory, then taped_revolve (steps' tapes kept) at the same two
+// memories, each gradient compared bit for bit with plain BPTT's.
 // On the CPU the snapshots go to a host store; on the GPU to remat::cuda::device_store (GPU memory), the
 // clock is read after cudaDeviceSynchronize, and device memory is counted exactly.
 #pragma once
@@ -16,6 +17,7 @@
 #include "remat/rnn/sequence_model.hpp"
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 
@@ -139,6 +141,9 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     thrust::device_vector<float> grad(static_cast<std::size_t>(model.parameter_count()));
     const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);
     const std::uint64_t state_bytes = bp.state_bytes();
+    // A tape of taped_revolve: h_k and the step's gates and outputs, planned in whole states.
+    const std::uint64_t tape_bytes = static_cast<std::uint64_t>(model.state_size() + model.tape_size()) * sizeof(float);
+    const auto tape_units = static_cast<slot_t>((tape_bytes + state_bytes - 1) / state_bytes);
     rnn_bptt_result result{.blas = dense::blas::library(), .device = std::move(device), .rows = {}};
     device_memory_probe probe;
     for (const std::int64_t steps : o.steps) {
@@ -155,15 +160,19 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         const std::vector<float> reference = host(grad);
         std::fprintf(stderr, "rnn_bptt: T = %lld, plain BPTT: %.3f s\n", static_cast<long long>(steps), plain.seconds);
         result.rows.push_back(plain);
-        auto measure = [&](const std::string& method, const any_schedule& plan, slot_t slots) {
+        // `held_bytes`: the most snapshot and tape bytes held at once, where the report's separate peaks of
+        // each would overstate it (taped plans); 0: the report's snapshot peak.
+        auto measure = [&](const std::string& method, const any_schedule& plan, slot_t slots,
+                           std::uint64_t held_bytes = 0) {
             rnn_bptt_row r{.method = method, .steps = steps, .slots = slots};
             probe.start(r);
             {
                 snapshot_store store(slots);
                 std::tie(r.seconds, r.cpu_seconds) = time_both(o.repeats, [&] {
                     const rnn::bptt_result res = bp.gradient(plan, store, data, grad);
-                    r.forward_steps = res.report.forward_steps + static_cast<std::uint64_t>(steps);
-                    r.memory_bytes = res.report.peak_snapshot_bytes + workspace;
+                    // every reverse without a tape re-runs its step
+                    r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
+                    r.memory_bytes = (held_bytes != 0 ? held_bytes : res.report.peak_snapshot_bytes) + workspace;
                 });
             }
             probe.stop(r);
@@ -182,8 +191,17 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         // (at least one slot: at tiny sizes the workspace alone can exceed the fraction)
         const auto slots =
             std::max<slot_t>(1, static_cast<slot_t>((budget - std::min(budget, workspace)) / state_bytes));
-        measure("binomial " + std::to_string(static_cast<int>(o.fraction * 100 + 0.5)) + "% memory",
-                revolve(steps, slots), slots);
+        const std::string percent = std::to_string(static_cast<int>(o.fraction * 100 + 0.5)) + "% memory";
+        measure("binomial " + percent, revolve(steps, slots), slots);
+        // With tapes, in the same memory (units of one state; the store needs only the plan's snapshots).
+        // Their memory is the plan's peak of snapshots and tapes held at once, a tape counted as its
+        // whole units (at most a state's bytes more than the tape's own).
+        const auto taped = [&](const std::string& method, const taped_revolve& plan) {
+            measure(method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
+                    static_cast<std::uint64_t>(plan.peak_units()) * state_bytes);
+        };
+        taped("taped (equal memory)", taped_revolve(steps, uniform_slots, tape_units));
+        taped("taped " + percent, taped_revolve(steps, slots, tape_units));
     }
     return result;
 }
