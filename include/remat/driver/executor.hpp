@@ -141,10 +141,11 @@ public:
     /// Checks, before any step runs, that a plan with these counts fits the store: the same number of
     /// levels, and on each level the plan's peak slots within the level's capacity, and (when
     /// `same_sizes`: every snapshot is the size of the current state) their bytes. Throws
-    /// remat::capacity_error naming both numbers. A plan with taped advances needs an executor with tapes
-    /// (else remat::schedule_error); its cost().peak_tapes tapes are made here. A cost without per-level counts (a
-    /// schedule of one's own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states
-    /// whose size changes from step to step (remat::chain): only the slots are checked then.
+    /// remat::capacity_error naming both numbers. A cost without per-level counts (a schedule of one's
+    /// own) is checked for its total peak on level 0. Pass same_sizes = false for a plan over states whose
+    /// size changes from step to step (remat::chain): only the slots are checked then. A plan with taped
+    /// advances needs an executor with tapes (else remat::schedule_error); its cost().peak_tapes tapes
+    /// are made here.
     ///
     ///     remat::executor ex(store, x, remat::forward_step(f), remat::adjoint_step(g), T);
     ///     ex.check_fits(plan.cost());   // before the first ex.apply
@@ -470,7 +471,7 @@ private:
                 if (current_ != k)
                     throw schedule_error("reverse " + std::to_string(k) +
                                          " is the first reverse: the terminal callable needs x_" + std::to_string(k) +
-                                         " or x_" + std::to_string(k + 1) + " current, but the state is " +
+                                         " current to compute x_" + std::to_string(k + 1) + ", but the state is " +
                                          describe_current());
                 call_final_beyond(k);
             }
