@@ -143,19 +143,16 @@ struct no_final_state {
 };
 
 namespace detail {
-template <class T>
-inline constexpr bool is_forward_step_fn = false;
-template <class F>
-inline constexpr bool is_forward_step_fn<forward_step_fn<F>> = true;
-template <class T>
-inline constexpr bool is_adjoint_step_fn = false;
-template <class F>
-inline constexpr bool is_adjoint_step_fn<adjoint_step_fn<F>> = true;
+/// Whether T is the wrapper Tag<F> of some callable F (forward_step_fn, taped_step_fn, ...).
+template <class T, template <class> class Tag>
+inline constexpr bool is_tagged = false;
+template <class F, template <class> class Tag>
+inline constexpr bool is_tagged<Tag<F>, Tag> = true;
 
 /// True when a driver was given bare callables (or the tags in the wrong order), for its static_assert.
 template <class Forward, class Adjoint>
-inline constexpr bool untagged_steps =
-    !is_forward_step_fn<std::remove_cvref_t<Forward>> || !is_adjoint_step_fn<std::remove_cvref_t<Adjoint>>;
+inline constexpr bool untagged_steps = !is_tagged<std::remove_cvref_t<Forward>, forward_step_fn> ||
+                                       !is_tagged<std::remove_cvref_t<Adjoint>, adjoint_step_fn>;
 
 template <class>
 inline constexpr bool always_false = false;

@@ -60,6 +60,24 @@ void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
     }
 }
 
+/// The drivers' common body: checks the plan against the store before step 0 (and makes its tapes), then
+/// applies it; on any failure the store's slots and the tapes are released before the exception leaves.
+/// A plan that prices its own bytes (remat::chain) is over states whose size changes from step to step:
+/// only its slots can be checked before step 0.
+template <class Store, class Executor, class Schedule>
+run_report run_plan(Executor& ex, const Schedule& plan, const run_options& options)
+{
+    ex.check_fits(plan.cost(), !requires { plan.peak_bytes(); }); // nothing has run: nothing to release
+    try {
+        auto cursor = plan.cursor();
+        apply_all<Store>(ex, cursor, options);
+        return ex.finish();
+    } catch (...) {
+        ex.abort();
+        throw;
+    }
+}
+
 } // namespace detail
 
 /// Runs the reverse sweep of a loop of plan.steps() steps, starting from `state` == x_0.
@@ -96,17 +114,7 @@ run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn
 {
     executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
                                                        std::move(final), plan.steps());
-    // Before step 0: nothing has run, nothing to release. A plan that prices its own bytes (remat::chain)
-    // is over states whose size changes from step to step: only its slots can be checked here.
-    ex.check_fits(plan.cost(), !requires { plan.peak_bytes(); });
-    try {
-        auto cursor = plan.cursor();
-        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);
-        return ex.finish();
-    } catch (...) {
-        ex.abort();
-        throw;
-    }
+    return detail::run_plan<std::remove_cvref_t<Store>>(ex, plan, options);
 }
 
 /// remat::run without a terminal callable.
@@ -142,15 +150,7 @@ run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn
     using tapes_type = tape_set<Taped, TapeAdjoint, Make>;
     executor<State, Store, Forward, Adjoint, Final, tapes_type> ex(store, state, std::move(forward), std::move(adjoint),
                                                                    std::move(final), std::move(tapes), plan.steps());
-    ex.check_fits(plan.cost(), !requires { plan.peak_bytes(); }); // makes the plan's tapes
-    try {
-        auto cursor = plan.cursor();
-        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);
-        return ex.finish();
-    } catch (...) {
-        ex.abort();
-        throw;
-    }
+    return detail::run_plan<std::remove_cvref_t<Store>>(ex, plan, options);
 }
 
 /// remat::run with tapes, without a terminal callable.

@@ -160,21 +160,10 @@ template <class Taped, class TapeAdjoint, class Make>
     return {std::move(step), std::move(adjoint), std::forward<Make>(make)};
 }
 
-namespace detail {
-template <class T>
-inline constexpr bool is_taped_step_fn = false;
-template <class F>
-inline constexpr bool is_taped_step_fn<taped_step_fn<F>> = true;
-template <class T>
-inline constexpr bool is_tape_adjoint_fn = false;
-template <class F>
-inline constexpr bool is_tape_adjoint_fn<tape_adjoint_fn<F>> = true;
-} // namespace detail
-
 /// Bare tape callables (or the two given in the wrong order) are refused with a message.
 template <class Step, class Adjoint, class Make>
-    requires(!detail::is_taped_step_fn<std::remove_cvref_t<Step>> ||
-             !detail::is_tape_adjoint_fn<std::remove_cvref_t<Adjoint>>)
+    requires(!detail::is_tagged<std::remove_cvref_t<Step>, taped_step_fn> ||
+             !detail::is_tagged<std::remove_cvref_t<Adjoint>, tape_adjoint_fn>)
 detail::no_tapes with_tapes(Step&&, Adjoint&&, Make&&)
 {
     static_assert(detail::always_false<Step>,
