@@ -9,6 +9,7 @@
 #include "remat/driver/run.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/taped_revolve.hpp"
+#include "remat/schedule/taped_uniform.hpp"
 #include "remat/schedule/uniform.hpp" // store_all
 #include "remat/store/host_store.hpp"
 
@@ -158,4 +159,25 @@ BOOST_AUTO_TEST_CASE(every_step_but_the_last_taped_is_plain_bptt)
     BOOST_TEST(o.report.tape_reverses == static_cast<std::uint64_t>(steps - 1));
     BOOST_TEST(o.adjoint_calls == 1u);
     BOOST_TEST(plan.evaluations() == static_cast<std::uint64_t>(steps));
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_sequentials_plan_gives_the_same_bits)
+{
+    // remat::taped_uniform (segment inputs kept, each segment re-run with tapes) through the same driver.
+    const tanh_recurrence model(5);
+    for (const step_t steps : {1, 2, 3, 7, 31, 150}) {
+        const outcome reference = run_plan(store_all(steps, std::max<step_t>(steps - 1, 1)), model, false);
+        for (const step_t every : {1, 2, 5, 13, 150}) {
+            const taped_uniform plan(steps, every, 2);
+            const schedule_cost c = plan.cost();
+            const outcome o = run_plan(plan, model, true, 2);
+            BOOST_TEST_INFO("T " << steps << " every " << every);
+            BOOST_TEST_REQUIRE(same_gradient(o, reference));
+            BOOST_TEST_REQUIRE(same_bits(o.x_final, reference.x_final));
+            BOOST_TEST(o.report.forward_steps + o.report.reverse_steps - o.report.tape_reverses == plan.evaluations());
+            BOOST_TEST(o.report.taped_steps == c.taped_steps);
+            BOOST_TEST(o.tapes_made == c.peak_tapes);
+            BOOST_TEST(o.peak_units <= static_cast<std::uint64_t>(plan.peak_units()));
+        }
+    }
 }

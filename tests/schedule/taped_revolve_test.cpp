@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "simulator.hpp"
+#include "taped_plan_check.hpp"
 #include "taped_search.hpp"
 #include "taped_simulator.hpp"
 
@@ -28,30 +29,9 @@ static_assert(schedule<taped_revolve>);
 
 namespace {
 
-// Replays `plan` and checks it against its own cost; returns the counts.
 test::taped_counts replay_and_check(const taped_revolve& plan, double f = 1, double b = 1)
 {
-    test::taped_counts n;
-    const auto error = test::replay_taped(plan, plan.units(), plan.tape_units(), n);
-    BOOST_TEST_REQUIRE(!error.has_value(), "T=" << plan.steps() << " M=" << plan.units() << " u=" << plan.tape_units()
-                                                << ": " << error.value_or(""));
-    const schedule_cost c = plan.cost();
-    BOOST_TEST_REQUIRE(n.evaluations() == plan.evaluations());
-    BOOST_TEST_REQUIRE(n.forward_steps == c.forward_steps);
-    BOOST_TEST_REQUIRE(n.taped_steps == c.taped_steps);
-    BOOST_TEST_REQUIRE(n.tape_reverses == c.taped_steps);
-    BOOST_TEST_REQUIRE(n.stores == c.stores);
-    BOOST_TEST_REQUIRE(n.restores == c.restores);
-    BOOST_TEST_REQUIRE(n.peak_slots == c.peak_slots);
-    BOOST_TEST_REQUIRE(n.peak_tapes == c.peak_tapes);
-    BOOST_TEST_REQUIRE(n.peak_units == plan.peak_units());
-    BOOST_TEST_REQUIRE(n.peak_units <= plan.units());
-    BOOST_TEST_REQUIRE(c.reverse_steps == static_cast<std::uint64_t>(plan.steps()));
-    // Priced from the replay's own counts: F per evaluation, B per step.
-    const double counted =
-        f * static_cast<double>(n.forward_steps + n.reruns) + b * static_cast<double>(n.reruns + n.tape_reverses);
-    BOOST_TEST_REQUIRE(std::abs(c.predicted_cost - counted) <= 1e-9 * counted);
-    return n;
+    return test::replay_and_check(plan, plan.units(), f, b);
 }
 
 } // namespace

@@ -32,6 +32,7 @@
 #pragma once
 
 #include "remat/schedule/action.hpp"
+#include "remat/schedule/action_list.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/types.hpp"
@@ -74,29 +75,8 @@ public:
     [[nodiscard]] schedule_cost cost() const { return cost_; }
 
     /// One pass over the planned actions.
-    class cursor_type {
-    public:
-        cursor_type() = default;
-        bool next(action& out)
-        {
-            if (actions_ == nullptr || next_ == actions_->size())
-                return false;
-            out = (*actions_)[next_++];
-            return true;
-        }
-
-    private:
-        friend class taped_revolve;
-        std::shared_ptr<const std::vector<action>> actions_;
-        std::size_t next_ = 0;
-    };
-
-    [[nodiscard]] cursor_type cursor() const
-    {
-        cursor_type c;
-        c.actions_ = actions_;
-        return c;
-    }
+    using cursor_type = action_list_cursor;
+    [[nodiscard]] cursor_type cursor() const { return cursor_type(actions_); }
 
 private:
     step_t steps_;

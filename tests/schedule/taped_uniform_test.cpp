@@ -1,0 +1,127 @@
+// checkpoint_sequential as a plan (remat::taped_uniform): legal and within its memory under the
+// independent simulator, its counts equal to the replay's, its evaluations and memory equal to the
+// closed forms, never better than the optimal remat::taped_revolve in the same memory, fit() equal to a
+// search over every spacing, and bad input refused naming the value.
+#define BOOST_TEST_MODULE taped_uniform
+#include <boost/test/unit_test.hpp>
+
+#include "taped_plan_check.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/taped_revolve.hpp"
+#include "remat/schedule/taped_uniform.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <ranges>
+#include <string>
+
+using namespace remat;
+
+static_assert(std::ranges::input_range<taped_uniform>);
+static_assert(schedule<taped_uniform>);
+
+namespace {
+
+// The closed forms, written from the plan's description (PyTorch's checkpoint_sequential): every
+// segment but the last runs twice, the last once.
+std::uint64_t expected_evaluations(step_t t, step_t k)
+{
+    const step_t segments = (t + k - 1) / k;
+    return static_cast<std::uint64_t>(t + (segments - 1) * k);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_spacing_is_legal_and_counted_as_replayed)
+{
+    for (step_t t = 1; t <= 40; ++t)
+        for (step_t k = 1; k <= t + 1; ++k)
+            for (const slot_t u : {1, 2, 3, 6}) {
+                BOOST_TEST_INFO("T " << t << " k " << k << " u " << u);
+                const taped_uniform plan(t, k, u, 0.69, 1.19);
+                const test::taped_counts n = test::replay_and_check(plan, plan.peak_units(), 0.69, 1.19);
+                BOOST_TEST_REQUIRE(plan.evaluations() == expected_evaluations(t, std::min(k, t)));
+                BOOST_TEST_REQUIRE(plan.peak_units() == taped_uniform::peak_units_for(t, k, u));
+                BOOST_TEST_REQUIRE(plan.cost().repetition <= 2u);
+                // One segment is plain back-propagation: every step but the last taped, T evaluations.
+                if (k >= t)
+                    BOOST_TEST_REQUIRE(n.taped_steps == static_cast<std::uint64_t>(t - 1));
+            }
+}
+
+BOOST_AUTO_TEST_CASE(the_optimal_plan_never_needs_more_evaluations_in_the_same_memory)
+{
+    int strictly_better = 0, cases = 0;
+    for (step_t t = 2; t <= 60; t += 3)
+        for (step_t k = 1; k <= t; k += 2)
+            for (const slot_t u : {1, 2, 5}) {
+                const taped_uniform baseline(t, k, u);
+                const taped_revolve best(t, baseline.peak_units(), u);
+                BOOST_TEST_INFO("T " << t << " k " << k << " u " << u);
+                BOOST_TEST_REQUIRE(best.evaluations() <= baseline.evaluations());
+                strictly_better += best.evaluations() < baseline.evaluations() ? 1 : 0;
+                ++cases;
+            }
+    BOOST_TEST(strictly_better > cases / 4); // the comparison is not vacuous
+}
+
+BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_a_full_search_finds)
+{
+    for (step_t t = 1; t <= 50; t += 7)
+        for (const slot_t u : {1, 3, 6})
+            for (slot_t units = 1; units <= 3 * t * u; units += 1 + units / 4) {
+                std::uint64_t best = std::numeric_limits<std::uint64_t>::max();
+                slot_t least = std::numeric_limits<slot_t>::max();
+                for (step_t k = 1; k <= t; ++k) {
+                    const taped_uniform plan(t, k, u); // written out and replayed, not the closed form
+                    least = std::min(least, plan.peak_units());
+                    if (plan.peak_units() <= units)
+                        best = std::min(best, plan.evaluations());
+                }
+                BOOST_TEST_INFO("T " << t << " u " << u << " units " << units);
+                if (best == std::numeric_limits<std::uint64_t>::max()) {
+                    BOOST_CHECK_EXCEPTION(
+                        (void)taped_uniform::fit(t, units, u), capacity_error, [&](const capacity_error& e) {
+                            return std::string(e.what()).find("at least " + std::to_string(least) + " units") !=
+                                   std::string::npos;
+                        });
+                    continue;
+                }
+                const taped_uniform fitted = taped_uniform::fit(t, units, u);
+                BOOST_TEST_REQUIRE(fitted.peak_units() <= units);
+                BOOST_TEST_REQUIRE(fitted.evaluations() == best);
+            }
+}
+
+BOOST_AUTO_TEST_CASE(a_thousand_gru_steps_in_thirteen_step_segments)
+{
+    // docs/tapes.md's comparison: T = 1000, tapes of 6 states, 13-step segments: 2T - L evaluations (the
+    // last segment of 1000 - 76 x 13 = 12 steps runs once); at most 75 inputs and 12 tapes held while a
+    // full segment is re-run (a segment's last step needs no tape): 75 + 12 x 6 = 147 units.
+    const taped_uniform plan(1000, 13, 6, 0.69, 1.19);
+    BOOST_TEST(plan.evaluations() == 1988u);
+    BOOST_TEST(plan.peak_units() == 147);
+    test::replay_and_check(plan, 147, 0.69, 1.19);
+    BOOST_TEST(taped_revolve(1000, 147, 6).evaluations() <= plan.evaluations());
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
+{
+    auto refused = [](auto make, const std::string& name) {
+        try {
+            make();
+            BOOST_ERROR("accepted " << name);
+        } catch (const argument_error& e) {
+            BOOST_TEST(std::string(e.what()).find(name) != std::string::npos, e.what());
+        }
+    };
+    refused([] { return taped_uniform(0, 3, 2); }, "steps = 0");
+    refused([] { return taped_uniform(-4, 3, 2); }, "steps = -4");
+    refused([] { return taped_uniform(std::numeric_limits<step_t>::max(), 3, 2); }, "steps = ");
+    refused([] { return taped_uniform(10, 0, 2); }, "every = 0");
+    refused([] { return taped_uniform(10, 3, 0); }, "tape_units = 0");
+    refused([] { return taped_uniform(10, 3, 2, -1.0, 1.0); }, "forward_cost = -1");
+    refused([] { return taped_uniform::fit(10, 0, 2); }, "units = 0");
+    BOOST_CHECK_THROW((void)taped_uniform::peak_units_for(10, 5, std::numeric_limits<slot_t>::max()), overflow_error);
+}
