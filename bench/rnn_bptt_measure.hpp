@@ -1,7 +1,8 @@
 // bench/rnn_bptt's measurement, compiled once per back end (see rnn_bptt_rows.hpp): for each T, plain BPTT
 // (the reference gradient and the baseline), then uniform sqrt(T) segments, binomial at their memory and
 // binomial at a fraction of plain BPTT's memory, then taped_revolve (steps' tapes kept) at the same two
-// memories, each gradient compared bit for bit with plain BPTT's.
+// memories, then PyTorch's checkpoint_sequential (remat::taped_uniform, sqrt(T) segments) and
+// taped_revolve in its memory, each gradient compared bit for bit with plain BPTT's.
 // On the CPU the snapshots go to a host store; on the GPU to remat::cuda::device_store (GPU memory), the
 // clock is read after cudaDeviceSynchronize, and device memory is counted exactly.
 #pragma once
@@ -18,6 +19,7 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/taped_revolve.hpp"
+#include "remat/schedule/taped_uniform.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 
@@ -196,12 +198,17 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         // With tapes, in the same memory (units of one state; the store needs only the plan's snapshots).
         // Their memory is the plan's peak of snapshots and tapes held at once, a tape counted as its
         // whole units (at most a state's bytes more than the tape's own).
-        const auto taped = [&](const std::string& method, const taped_revolve& plan) {
+        const auto taped = [&](const std::string& method, const auto& plan) {
             measure(method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
                     static_cast<std::uint64_t>(plan.peak_units()) * state_bytes);
         };
         taped("taped (equal memory)", taped_revolve(steps, uniform_slots, tape_units));
         taped("taped " + percent, taped_revolve(steps, slots, tape_units));
+        // PyTorch's checkpoint_sequential with sqrt(T) segments (segment inputs kept, each segment re-run
+        // with its tapes), then remat's optimal taped plan in the memory it holds.
+        const taped_uniform sequential(steps, every, tape_units);
+        taped("checkpoint_sequential", sequential);
+        taped("taped (its memory)", taped_revolve(steps, sequential.peak_units(), tape_units));
     }
     return result;
 }
