@@ -62,6 +62,8 @@ nlohmann::ordered_json to_json(const command_line& c, const examples::training_r
     j["forward_steps"] = r.forward_steps;
     j["state_bytes"] = r.state_bytes;
     j["peak_snapshot_bytes"] = r.peak_snapshot_bytes;
+    j["taped_steps"] = r.taped_steps;
+    j["peak_tape_bytes"] = r.peak_tape_bytes;
     j["store_all_bytes"] = r.store_all_bytes;
     j["plain_bptt_bytes"] = r.plain_bptt_bytes;
     if (r.bit_identical)
@@ -104,6 +106,10 @@ void print_text(const command_line& c, const examples::training_result& r)
         o.schedule.c_str(), static_cast<long long>(r.slots), static_cast<unsigned long long>(r.forward_steps),
         cli::format_bytes(r.peak_snapshot_bytes).c_str(), cli::format_bytes(r.store_all_bytes).c_str(),
         cli::format_bytes(r.plain_bptt_bytes).c_str());
+    if (r.taped_steps > 0)
+        std::printf("%llu taped steps per gradient, tapes %s at most (%s a step)\n",
+                    static_cast<unsigned long long>(r.taped_steps), cli::format_bytes(r.peak_tape_bytes).c_str(),
+                    cli::format_bytes(r.tape_bytes).c_str());
     std::printf("gradient bit-identical to store-all: %s\n",
                 r.bit_identical ? (*r.bit_identical ? "yes" : "NO") : "not compared (store-all needs > 1 GiB)");
 }
@@ -129,8 +135,13 @@ int main(int argc, char** argv)
     app.add_option("--target-loss", o.target_loss, "stop when a held-out batch scores below this")
         ->capture_default_str();
     app.add_option("--time-limit", o.time_limit, "stop after this many seconds (0: no limit)")->capture_default_str();
-    app.add_option("--schedule", o.schedule, "revolve, uniform or store-all")->capture_default_str();
-    app.add_option("--slots", o.slots, "snapshot slots (default: 2 sqrt(T), or what --budget buys)");
+    app.add_option("--schedule", o.schedule,
+                   "revolve, uniform, store-all, taped (remat::taped_revolve: steps' tapes kept where they pay) or "
+                   "checkpoint-sequential (PyTorch's plan: segment inputs, each segment re-run with tapes)")
+        ->capture_default_str();
+    app.add_option("--slots", o.slots,
+                   "snapshot slots (default: 2 sqrt(T), or what --budget buys); taped schedules share them, in "
+                   "states, between snapshots and tapes");
     app.add_option("--budget", c.budget, "snapshot memory, e.g. 4MiB (instead of --slots)");
     app.add_option("--store", o.store, "host or device (GPU memory under --device cuda)")->capture_default_str();
     app.add_option("--device", c.device, "cpu or cuda")->capture_default_str();

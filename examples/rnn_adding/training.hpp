@@ -25,8 +25,8 @@ struct training_options {
     double clip = 1.0;                ///< gradient norm clipping (0: none)
     double target_loss = 0.01;        ///< stop when a held-out batch scores below it
     double time_limit = 0;            ///< seconds; 0: none
-    std::string schedule = "revolve"; ///< revolve, uniform, store-all
-    std::int64_t slots = 0;           ///< 0: from the budget, or 2 sqrt(T)
+    std::string schedule = "revolve"; ///< revolve, uniform, store-all, taped, checkpoint-sequential
+    std::int64_t slots = 0;           ///< 0: from the budget, or 2 sqrt(T); taped: snapshots and tapes, in states
     std::uint64_t budget = 0;         ///< snapshot bytes, 0: use slots
     std::string store = "host";       ///< host, device
     bool float64 = false;
@@ -44,6 +44,9 @@ struct training_result {
     std::uint64_t state_bytes = 0;
     std::uint64_t forward_steps = 0; ///< of one gradient (recomputation included)
     std::uint64_t peak_snapshot_bytes = 0;
+    std::uint64_t taped_steps = 0;      ///< of forward_steps, those that kept their tape (taped schedules)
+    std::uint64_t tape_bytes = 0;       ///< one step's tape: h_k and the step's gates and outputs
+    std::uint64_t peak_tape_bytes = 0;  ///< the most tape bytes held at once
     std::uint64_t store_all_bytes = 0;  ///< T snapshots
     std::uint64_t plain_bptt_bytes = 0; ///< every state and gate activation of every step
     std::optional<bool> bit_identical;  ///< against store-all on one batch; nullopt when store-all would not fit

@@ -19,6 +19,8 @@
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
+#include "remat/schedule/taped_uniform.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/host_store.hpp"
 
@@ -37,7 +39,8 @@ inline namespace REMAT_DENSE_BACKEND_NS {
 
 namespace training_detail {
 
-inline any_schedule make_schedule(const std::string& kind, step_t steps, slot_t slots)
+// `slots`: units of one state; the taped kinds share them between snapshots and tapes of `tape_units`.
+inline any_schedule make_schedule(const std::string& kind, step_t steps, slot_t slots, slot_t tape_units)
 {
     if (kind == "revolve")
         return revolve(steps, slots);
@@ -45,7 +48,12 @@ inline any_schedule make_schedule(const std::string& kind, step_t steps, slot_t 
         return uniform::fit(steps, slots);
     if (kind == "store-all")
         return store_all(steps, steps);
-    throw argument_error("schedule '" + kind + "' (expected revolve, uniform or store-all)");
+    if (kind == "taped")
+        return taped_revolve(steps, slots, tape_units);
+    if (kind == "checkpoint-sequential")
+        return taped_uniform::fit(steps, slots, tape_units);
+    throw argument_error("schedule '" + kind +
+                         "' (expected revolve, uniform, store-all, taped or checkpoint-sequential)");
 }
 
 template <class T>
@@ -85,12 +93,17 @@ training_result train(const training_options& o, const training_progress& progre
     if (o.schedule == "store-all")
         slots = o.steps;
     result.slots = slots;
-    const any_schedule plan = training_detail::make_schedule(o.schedule, o.steps, slots);
+    // A step's tape (taped schedules): h_k and the step's gates and outputs, planned in whole states.
+    result.tape_bytes = static_cast<std::uint64_t>(model.state_size() + model.tape_size()) * sizeof(T);
+    const auto tape_units = static_cast<slot_t>((result.tape_bytes + result.state_bytes - 1) / result.state_bytes);
+    const any_schedule plan = training_detail::make_schedule(o.schedule, o.steps, slots, tape_units);
     if (o.store != "host" && o.store != "device")
         throw argument_error("store '" + o.store + "' (expected host or device)");
-    auto store = o.store == "host" ? std::variant<host_store, cuda::device_store>(std::in_place_index<0>, slots,
+    // The store holds the plan's snapshots; a taped plan keeps the rest of its units as tapes.
+    const slot_t store_slots = plan.cost().taped_steps > 0 ? std::max<slot_t>(plan.cost().peak_slots, 1) : slots;
+    auto store = o.store == "host" ? std::variant<host_store, cuda::device_store>(std::in_place_index<0>, store_slots,
                                                                                   cuda::host_level_options())
-                                   : std::variant<host_store, cuda::device_store>(std::in_place_index<1>, slots);
+                                   : std::variant<host_store, cuda::device_store>(std::in_place_index<1>, store_slots);
 
     dense::adam<T> adam(model.parameter_count(), {.learning_rate = o.learning_rate});
     thrust::device_vector<T> grad(static_cast<std::size_t>(model.parameter_count()));
@@ -114,7 +127,9 @@ training_result train(const training_options& o, const training_progress& progre
         if (!std::isfinite(r.loss))
             throw error("training diverged: loss " + std::to_string(r.loss) + " at iteration " + std::to_string(it));
         result.forward_steps = r.report.forward_steps;
+        result.taped_steps = r.report.taped_steps;
         result.peak_snapshot_bytes = r.report.peak_snapshot_bytes;
+        result.peak_tape_bytes = r.report.peak_tapes * result.tape_bytes;
         result.losses.push_back(r.loss);
         if (o.clip > 0) {
             const double norm = std::sqrt(
