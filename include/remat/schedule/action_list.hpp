@@ -1,5 +1,5 @@
 // remat/schedule/action_list.hpp — a cursor over a plan's actions written out at construction, shared by
-// the copies of the plan (remat::taped_revolve, remat::taped_uniform).
+// the copies of the plan (remat::taped_revolve, remat::taped_uniform, remat::listed_plan).
 #pragma once
 
 #include "remat/schedule/action.hpp"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "remat/schedule/action.hpp"
+#include "remat/schedule/action_list.hpp"
 #include "remat/schedule/chain_model.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/range.hpp"
@@ -31,22 +32,7 @@ public:
     [[nodiscard]] const std::shared_ptr<const std::vector<action>>& actions() const noexcept { return actions_; }
     [[nodiscard]] bool empty() const noexcept { return actions_ == nullptr || actions_->empty(); }
 
-    class cursor_type {
-    public:
-        cursor_type() = default;
-        explicit cursor_type(std::shared_ptr<const std::vector<action>> a) : actions_(std::move(a)) {}
-        bool next(action& out)
-        {
-            if (actions_ == nullptr || at_ >= actions_->size())
-                return false;
-            out = (*actions_)[at_++];
-            return true;
-        }
-
-    private:
-        std::shared_ptr<const std::vector<action>> actions_;
-        std::size_t at_ = 0;
-    };
+    using cursor_type = action_list_cursor;
     [[nodiscard]] cursor_type cursor() const { return cursor_type(actions_); }
 
 private:
