@@ -55,6 +55,60 @@ void make_file(const std::filesystem::path& file, std::size_t size)
     store.write(1, 4, view(pattern_bytes(4, size)));
 }
 
+// The superblock the store's file format (HDF5 1.8 bounds) writes: version 2, 48 bytes at offset 0 (no
+// user block), ending in its own checksum, so a whole earlier copy put back is one HDF5 accepts.
+constexpr std::size_t superblock_bytes = 48;
+constexpr std::size_t end_of_allocation_at = 28; // after the signature, 4 bytes of sizes and flags, 2 addresses
+
+std::vector<char> superblock_of(const std::filesystem::path& file)
+{
+    std::vector<char> block(superblock_bytes);
+    std::ifstream(file, std::ios::binary).read(block.data(), static_cast<std::streamsize>(block.size()));
+    BOOST_TEST_REQUIRE(std::string(block.data(), 8) == std::string("\x89HDF\r\n\x1a\n", 8));
+    BOOST_TEST_REQUIRE(static_cast<int>(block[8]) == 2); // superblock version
+    return block;
+}
+
+std::uint64_t end_of_allocation(const std::vector<char>& superblock)
+{
+    std::uint64_t eoa = 0;
+    for (std::size_t i = 8; i-- > 0;) // little-endian
+        eoa = eoa << 8 | static_cast<unsigned char>(superblock[end_of_allocation_at + i]);
+    return eoa;
+}
+
+void put_back(const std::filesystem::path& file, const std::vector<char>& superblock)
+{
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.write(superblock.data(), static_cast<std::streamsize>(superblock.size()));
+    BOOST_TEST_REQUIRE(f.good());
+}
+
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* text)
+{
+    *static_cast<std::string*>(text) += std::string(e->desc != nullptr ? e->desc : "") + "; ";
+    return 0;
+}
+
+// HDF5's own messages when it reads a dataset whole from a read-only file (the C API, not remat); "" when
+// the read succeeds.
+std::string plain_hdf5_read_error(const std::filesystem::path& file, const std::string& dataset, std::size_t bytes)
+{
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+    BOOST_TEST_REQUIRE(d >= 0);
+    std::vector<unsigned char> back(bytes);
+    std::string text;
+    if (H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, back.data()) < 0) {
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &text);
+        H5Eclear2(H5E_DEFAULT);
+    }
+    H5Dclose(d);
+    H5Fclose(f);
+    return text;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(a_flipped_data_byte_fails_the_checksum)
@@ -261,4 +315,79 @@ BOOST_AUTO_TEST_CASE(a_snapshot_of_another_slot_or_step_is_refused)
     const std::string what = message_of<integrity_error>([&] { store.read(1, 3, view(back)); });
     BOOST_TEST(contains(what, "slot 0"), what);
     BOOST_TEST(hdf5_inspect(file).snapshots.at(1).status == hdf5_snapshot_status::damaged);
+}
+
+BOOST_AUTO_TEST_CASE(verify_reads_a_snapshot_that_lies_beyond_a_stale_end_of_allocation)
+{
+    // A writer killed part way through a flush (CI run 31: remat-stress, kill_forward) can leave metadata
+    // on disk newer than the superblock, which HDF5 writes last: a complete dataset whose bytes lie beyond
+    // the end of allocation (EOA) the superblock records. The bytes are in the file, but a read-only HDF5
+    // refuses them ("addr overflow"). Built here on purpose: slot 2 is written again, larger (its new
+    // header takes the old one's place; its data goes to the end of the file), then the superblock from
+    // before that write is put back.
+    scratch_dir dir;
+    const auto file = dir / "stale.h5";
+    const std::string slot2 = "/snapshots/slot_000002/state";
+    constexpr std::size_t size = 300000;
+    std::vector<char> stale;
+    {
+        hdf5_store store(file, level_capacity{3});
+        store.write(0, 3, view(pattern_bytes(3, size)));
+        store.write(1, 4, view(pattern_bytes(4, size)));
+        store.write(2, 5, view(pattern_bytes(5, size)));
+        store.release(2);
+        stale = superblock_of(file); // every write ends with the superblock flushed
+        BOOST_TEST_REQUIRE(end_of_allocation(stale) == std::filesystem::file_size(file)); // the field is the EOA
+        store.write(2, 6, view(pattern_bytes(6, 2 * size)));
+    }
+    put_back(file, stale);
+    const std::uint64_t eoa = end_of_allocation(stale);
+    const std::uint64_t data = remat::test::hdf5_data_offset(file, slot2);
+    BOOST_TEST_REQUIRE(remat::test::hdf5_header_address(file, slot2) < eoa);
+    BOOST_TEST_REQUIRE(data + 2 * size > eoa);
+    BOOST_TEST_REQUIRE(std::filesystem::file_size(file) >= data + 2 * size);
+    // The state the kill left, as HDF5 reads it (what `remat inspect --verify` used to report as damage).
+    const std::string refusal = plain_hdf5_read_error(file, slot2, 2 * size);
+    BOOST_TEST_REQUIRE(contains(refusal, "addr overflow"), refusal);
+    BOOST_TEST_REQUIRE(contains(refusal, "eoa = " + std::to_string(eoa)), refusal);
+    BOOST_TEST(plain_hdf5_read_error(file, "/snapshots/slot_000001/state", size).empty());
+
+    // Every committed slot verifies, slot 2 from the bytes in the file.
+    const hdf5_file_contents c = hdf5_inspect(file, true);
+    BOOST_TEST_REQUIRE(c.snapshots.size() == 3u);
+    for (const hdf5_snapshot_info& s : c.snapshots) {
+        BOOST_TEST_INFO("slot " << s.slot << ": " << s.problem);
+        BOOST_TEST(s.status == hdf5_snapshot_status::complete);
+        BOOST_TEST(s.verified);
+    }
+    BOOST_TEST(c.snapshots[2].step == 6);
+    BOOST_TEST(c.snapshots[2].bytes == 2 * size);
+
+    // Those bytes are still checked: one flipped is damage.
+    const auto flipped = dir / "stale-flipped.h5";
+    std::filesystem::copy_file(file, flipped);
+    flip_byte(flipped, data + size + 7);
+    const hdf5_file_contents f = hdf5_inspect(flipped, true);
+    BOOST_TEST_REQUIRE(f.snapshots.size() == 3u);
+    BOOST_TEST(f.snapshots[0].verified);
+    BOOST_TEST(f.snapshots[1].verified);
+    BOOST_TEST(f.snapshots[2].status == hdf5_snapshot_status::damaged);
+    BOOST_TEST(!f.snapshots[2].verified);
+    BOOST_TEST(contains(f.snapshots[2].problem, "checksum mismatch"), f.snapshots[2].problem);
+
+    // And bytes that are not all in the file are damage too, with HDF5's reason.
+    const auto cut = dir / "stale-cut.h5";
+    std::filesystem::copy_file(file, cut);
+    std::filesystem::resize_file(cut, data + size);
+    const hdf5_file_contents t = hdf5_inspect(cut, true);
+    BOOST_TEST_REQUIRE(t.snapshots.size() == 3u);
+    BOOST_TEST(t.snapshots[1].verified);
+    BOOST_TEST(t.snapshots[2].status == hdf5_snapshot_status::damaged);
+    BOOST_TEST(contains(t.snapshots[2].problem, "addr overflow"), t.snapshots[2].problem);
+
+    // A writer reopening the file moves the end up to the file's size, and reads the snapshot.
+    hdf5_store store(file, level_capacity{3}, resume);
+    std::vector<std::byte> back(2 * size);
+    store.read(2, 6, view(back));
+    BOOST_TEST((back == pattern_bytes(6, 2 * size)));
 }
