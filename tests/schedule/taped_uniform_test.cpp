@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE taped_uniform
 #include <boost/test/unit_test.hpp>
 
+#include "expect_kind.hpp"
 #include "taped_plan_check.hpp"
 
 #include "remat/error.hpp"
@@ -108,20 +109,12 @@ BOOST_AUTO_TEST_CASE(a_thousand_gru_steps_in_thirteen_step_segments)
 
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
 {
-    auto refused = [](auto make, const std::string& name) {
-        try {
-            make();
-            BOOST_ERROR("accepted " << name);
-        } catch (const argument_error& e) {
-            BOOST_TEST(std::string(e.what()).find(name) != std::string::npos, e.what());
-        }
-    };
-    refused([] { return taped_uniform(0, 3, 2); }, "steps = 0");
-    refused([] { return taped_uniform(-4, 3, 2); }, "steps = -4");
-    refused([] { return taped_uniform(std::numeric_limits<step_t>::max(), 3, 2); }, "steps = ");
-    refused([] { return taped_uniform(10, 0, 2); }, "every = 0");
-    refused([] { return taped_uniform(10, 3, 0); }, "tape_units = 0");
-    refused([] { return taped_uniform(10, 3, 2, -1.0, 1.0); }, "forward_cost = -1");
-    refused([] { return taped_uniform::fit(10, 0, 2); }, "units = 0");
+    test::refused_naming([] { return taped_uniform(0, 3, 2); }, "steps = 0");
+    test::refused_naming([] { return taped_uniform(-4, 3, 2); }, "steps = -4");
+    test::refused_naming([] { return taped_uniform(std::numeric_limits<step_t>::max(), 3, 2); }, "steps = ");
+    test::refused_naming([] { return taped_uniform(10, 0, 2); }, "every = 0");
+    test::refused_naming([] { return taped_uniform(10, 3, 0); }, "tape_units = 0");
+    test::refused_naming([] { return taped_uniform(10, 3, 2, -1.0, 1.0); }, "forward_cost = -1");
+    test::refused_naming([] { return taped_uniform::fit(10, 0, 2); }, "units = 0");
     BOOST_CHECK_THROW((void)taped_uniform::peak_units_for(10, 5, std::numeric_limits<slot_t>::max()), overflow_error);
 }

@@ -6,6 +6,8 @@
 //     remat::test::check_error_kinds("host", [](remat::level_capacity c) { return remat::host_store(c); });
 #pragma once
 
+#include "expect_kind.hpp"
+
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/error.hpp"
@@ -24,25 +26,6 @@
 #include <vector>
 
 namespace remat::test {
-
-/// Runs `f`, which must throw exactly `Kind` (not merely a remat::error), with every one of `names` in
-/// its message. `where` says which case failed.
-template <class Kind, class F>
-void expect_kind(const std::string& where, F&& f, std::initializer_list<const char*> names)
-{
-    try {
-        f();
-    } catch (const Kind& e) {
-        const std::string what = e.what();
-        for (const char* name : names)
-            BOOST_TEST(what.find(name) != std::string::npos, where << ": \"" << what << "\" does not name " << name);
-        return;
-    } catch (const error& e) {
-        BOOST_ERROR(where << ": wrong kind of error: " << e.what());
-        return;
-    }
-    BOOST_ERROR(where << ": accepted");
-}
 
 namespace error_kinds_detail {
 
