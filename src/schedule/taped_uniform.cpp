@@ -84,35 +84,48 @@ taped_uniform::taped_uniform(step_t steps, step_t every, slot_t tape_units, doub
     actions_ = std::move(p.actions);
 }
 
-taped_uniform taped_uniform::fit(step_t steps, slot_t units, slot_t tape_units, double forward_cost,
-                                 double backward_cost)
+step_t taped_uniform::fit_every(step_t steps, slot_t units, slot_t tape_units)
 {
     check_arguments(steps, tape_units);
     if (units < 1)
         throw argument_error("taped_uniform: units = " + std::to_string(units) +
                              " (expected at least 1: x_0's snapshot; memory is counted in states)");
-    // Evaluations 2T - L_last; every spacing is priced in closed form (O(T), no plan written).
+    // Evaluations are 2T - L_last: the longest last segment wins, then the fewest units, then (as a scan
+    // from k = 1 meets them) the smallest spacing. Only the first spacing of each segment count needs
+    // pricing, O(sqrt(T)) of them: the spacings that make n >= 2 segments are a run k0 = ceil(T/n), ..., and
+    // along it L_last = T - (n - 1) k falls while the peak, max(n - 1 + (L_last - 1) u, n - 2 + (k - 1) u),
+    // is its second term, which grows with k, wherever n k > T (the first minus the second is
+    // 1 + (T - n k) u <= 0); only k0 can have n k0 = T, and its peak n - 1 + (k0 - 1) u is then at most
+    // the next one's n - 2 + k0 u. So k0 leaves the longest last segment in the fewest units of its run:
+    // the best spacing and the least units over every spacing are found among the first ones. (A peak
+    // that overflows overflows at k = T too, the largest peak, (T - 1) u, which is always priced.)
     step_t best = 0;
     step_t best_last = -1;
     slot_t best_units = 0;
     slot_t least = std::numeric_limits<slot_t>::max();
-    for (step_t k = 1; k <= steps; ++k) {
+    for (step_t k = 1; k <= steps;) {
+        const step_t n = (steps + k - 1) / k;
         const slot_t need = peak_units_for(steps, k, tape_units);
         least = std::min(least, need);
-        if (need > units)
-            continue;
-        const step_t last = steps - ((steps + k - 1) / k - 1) * k;
-        if (last > best_last || (last == best_last && need < best_units)) {
+        const step_t last = steps - (n - 1) * k;
+        if (need <= units && (last > best_last || (last == best_last && need < best_units))) {
             best = k;
             best_last = last;
             best_units = need;
         }
+        k = n == 1 ? steps + 1 : (steps + n - 2) / (n - 1); // the first spacing of fewer segments
     }
     if (best == 0)
         throw capacity_error("taped_uniform: no segment length fits " + std::to_string(units) + " units for " +
                              std::to_string(steps) + " steps with tapes of " + std::to_string(tape_units) +
                              " units; it needs at least " + std::to_string(least) + " units");
-    return taped_uniform(steps, best, tape_units, forward_cost, backward_cost);
+    return best;
+}
+
+taped_uniform taped_uniform::fit(step_t steps, slot_t units, slot_t tape_units, double forward_cost,
+                                 double backward_cost)
+{
+    return taped_uniform(steps, fit_every(steps, units, tape_units), tape_units, forward_cost, backward_cost);
 }
 
 } // namespace remat

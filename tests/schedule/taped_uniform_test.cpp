@@ -1,7 +1,8 @@
 // checkpoint_sequential as a plan (remat::taped_uniform): legal and within its memory under the
 // independent simulator, its counts equal to the replay's, its evaluations and memory equal to the
 // closed forms, never better than the optimal remat::taped_revolve in the same memory, fit() equal to a
-// search over every spacing, and bad input refused naming the value.
+// search over every written plan, its few-spacings choice (fit_every) equal to a scan of all T spacings up
+// to T = 10^6, and bad input refused naming the value.
 #define BOOST_TEST_MODULE taped_uniform
 #include <boost/test/unit_test.hpp>
 
@@ -12,10 +13,13 @@
 #include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/taped_uniform.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <ranges>
 #include <string>
+#include <vector>
 
 using namespace remat;
 
@@ -30,6 +34,55 @@ std::uint64_t expected_evaluations(step_t t, step_t k)
 {
     const step_t segments = (t + k - 1) / k;
     return static_cast<std::uint64_t>(t + (segments - 1) * k);
+}
+
+// Every spacing 1..T priced in the closed form (what fit() did before it skipped spacings).
+std::vector<slot_t> price_every_spacing(step_t t, slot_t u)
+{
+    std::vector<slot_t> need(static_cast<std::size_t>(t) + 1);
+    for (step_t k = 1; k <= t; ++k)
+        need[static_cast<std::size_t>(k)] = taped_uniform::peak_units_for(t, k, u);
+    return need;
+}
+
+// The full scan's choice: the longest last segment (fewest evaluations), then the fewest units, then the
+// smallest spacing (0 when none fits); and the least units any spacing needs.
+struct scan_result {
+    step_t every = 0;
+    slot_t least = std::numeric_limits<slot_t>::max();
+};
+
+scan_result scan_every_spacing(step_t t, slot_t units, const std::vector<slot_t>& need)
+{
+    scan_result r;
+    step_t best_last = -1;
+    slot_t best_units = 0;
+    for (step_t k = 1; k <= t; ++k) {
+        const slot_t n = need[static_cast<std::size_t>(k)];
+        r.least = std::min(r.least, n);
+        const step_t last = t - ((t + k - 1) / k - 1) * k;
+        if (n <= units && (last > best_last || (last == best_last && n < best_units))) {
+            r.every = k;
+            best_last = last;
+            best_units = n;
+        }
+    }
+    return r;
+}
+
+// fit_every against the full scan, for one (T, units, u).
+void check_against_the_scan(step_t t, slot_t units, slot_t u, const scan_result& scan)
+{
+    BOOST_TEST_INFO("T " << t << " units " << units << " u " << u);
+    if (scan.every == 0) {
+        BOOST_CHECK_EXCEPTION(
+            (void)taped_uniform::fit_every(t, units, u), capacity_error, [&](const capacity_error& e) {
+                return std::string(e.what()).find("at least " + std::to_string(scan.least) + " units") !=
+                       std::string::npos;
+            });
+        return;
+    }
+    BOOST_TEST_REQUIRE(taped_uniform::fit_every(t, units, u) == scan.every);
 }
 
 } // namespace
@@ -92,7 +145,37 @@ BOOST_AUTO_TEST_CASE(fit_is_the_best_spacing_a_full_search_finds)
                 const taped_uniform fitted = taped_uniform::fit(t, units, u);
                 BOOST_TEST_REQUIRE(fitted.peak_units() <= units);
                 BOOST_TEST_REQUIRE(fitted.evaluations() == best);
+                BOOST_TEST_REQUIRE(fitted.every() == taped_uniform::fit_every(t, units, u));
             }
+}
+
+BOOST_AUTO_TEST_CASE(fit_prices_a_few_spacings_and_chooses_as_a_scan_of_every_spacing)
+{
+    // fit_every prices only the first spacing of each segment count; a scan over all T spacings must
+    // choose the same one (and, when none fits, name the same least units). Every T up to 120 with every
+    // budget from 1 to (T - 1) u + 1, then larger T with budgets around the least and around plain
+    // back-propagation's (T - 1) u, and at random between.
+    for (step_t t = 1; t <= 120; ++t)
+        for (const slot_t u : {1, 2, 3, 7}) {
+            const std::vector<slot_t> need = price_every_spacing(t, u);
+            for (slot_t units = 1; units <= (t - 1) * u + 1; ++units)
+                check_against_the_scan(t, units, u, scan_every_spacing(t, units, need));
+        }
+    std::mt19937_64 random(20261129);
+    for (const step_t t : {997, 1000, 4096, 65537, 100000, 999983, 1000000})
+        for (const slot_t u : {1, 6, 1000}) {
+            const std::vector<slot_t> need = price_every_spacing(t, u);
+            const slot_t least = scan_every_spacing(t, 1, need).least;
+            const slot_t most = (t - 1) * u;
+            std::vector<slot_t> budgets{least - 1, least, least + 1, 2 * least, most - 1, most};
+            for (int i = 0; i < 10; ++i)
+                budgets.push_back(least + static_cast<slot_t>(random() % static_cast<std::uint64_t>(most - least)));
+            for (const slot_t units : budgets)
+                check_against_the_scan(t, units, u, scan_every_spacing(t, units, need));
+        }
+    // A peak that overflows is refused either way.
+    BOOST_CHECK_THROW((void)price_every_spacing(10, std::numeric_limits<slot_t>::max()), overflow_error);
+    BOOST_CHECK_THROW((void)taped_uniform::fit_every(10, 5, std::numeric_limits<slot_t>::max()), overflow_error);
 }
 
 BOOST_AUTO_TEST_CASE(a_thousand_gru_steps_in_thirteen_step_segments)

@@ -44,6 +44,8 @@ public:
     /// remat::capacity_error naming the fewest units any spacing needs when none fits.
     [[nodiscard]] static taped_uniform fit(step_t steps, slot_t units, slot_t tape_units, double forward_cost = 1.0,
                                            double backward_cost = 1.0);
+    /// The spacing fit() chooses, without writing the plan; O(sqrt(T)) time. Throws as fit() does.
+    [[nodiscard]] static step_t fit_every(step_t steps, slot_t units, slot_t tape_units);
 
     /// The peak units of segments of `every` steps, in closed form (see the top of this file).
     [[nodiscard]] static slot_t peak_units_for(step_t steps, step_t every, slot_t tape_units);
