@@ -2,11 +2,11 @@
 // CPP, OpenBLAS) or on the GPU (--device cuda: Thrust CUDA, cuBLAS, snapshots in GPU memory), from one
 // source: remat's binomial schedule against uniform segments of sqrt(T) (what PyTorch's
 // checkpoint_sequential does) at equal memory, and against plain BPTT (every hidden state and gate
-// activation kept). Medians of --repeats runs of wall time and of the process's CPU time (on the CPU
-// steadier where other work shares the machine; run with OPENBLAS_NUM_THREADS=1 so that BLAS threads do
-// not spin on it), ratios against baselines measured in the same run; every gradient is checked bit for
-// bit against plain BPTT's. On the GPU the clock is read after cudaDeviceSynchronize and the device
-// memory is counted exactly (every allocation, bench/device_memory.hpp).
+// activation kept). --repeats rounds, each running plain BPTT and then every row once (the rows' order
+// rotated); a row's time against plain BPTT is the median over the rounds of its ratio to that round's
+// plain BPTT, of wall time and of the process's CPU time (run with OPENBLAS_NUM_THREADS=1 so that BLAS
+// threads do not spin). Every gradient is checked bit for bit against plain BPTT's. On the GPU the clock is read after
+// cudaDeviceSynchronize and the device memory is counted exactly (every allocation, bench/device_memory.hpp).
 //
 //     OPENBLAS_NUM_THREADS=1 build/bench/rnn_bptt       # T = 1000 and 10000 (many minutes on 2 cores)
 //     build/bench/rnn_bptt --steps 1000 --repeats 5 --format json
@@ -20,6 +20,9 @@
 //   taped (equal)    remat::taped_revolve in the uniform plan's memory, snapshots and tapes together (a
 //                    tape, h_k and the step's gates, planned as whole states; docs/tapes.md)
 //   taped 5%         remat::taped_revolve in the binomial 5% row's memory
+//   checkpoint_sequential  PyTorch's plan (remat::taped_uniform): sqrt(T) segments' inputs kept, each
+//                    segment re-run keeping its tapes
+//   taped (its memory)     remat::taped_revolve in the memory checkpoint_sequential holds
 // (Planning a taped row takes up to a minute at T = 10^4; it is not in the timed runs.)
 #include "rnn_bptt_rows.hpp"
 
@@ -69,7 +72,8 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
                                    {"seconds", r.seconds},
                                    {"cpu_seconds", r.cpu_seconds},
                                    {"memory_vs_plain", ratio(r.memory_bytes, base->memory_bytes)},
-                                   {"time_vs_plain", r.seconds / base->seconds},
+                                   {"time_vs_plain", r.wall_vs_plain},
+                                   {"cpu_vs_plain", r.cpu_vs_plain},
                                    {"bit_identical_to_plain", r.identical}};
         if (r.device_peak_bytes) {
             row["device_peak_bytes"] = *r.device_peak_bytes;
@@ -84,7 +88,8 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
 
 void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& res)
 {
-    std::printf("BPTT of a %s, batch %lld, hidden %lld, input %lld, float, on %s, %s; medians of %d runs\n",
+    std::printf("BPTT of a %s, batch %lld, hidden %lld, input %lld, float, on %s, %s; medians of %d rounds (x/plain: "
+                "of each round's ratio)\n",
                 o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
                 static_cast<long long>(o.input), res.device.c_str(), res.blas.c_str(), o.repeats);
     const bool gpu = !res.rows.empty() && res.rows.front().device_peak_bytes.has_value();
@@ -100,8 +105,7 @@ void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
         std::printf("%7lld  %-24s %7lld %11llu %11.1f %8.3f %8.3f %9.3f %9.3f %9.3f", static_cast<long long>(r.steps),
                     r.method.c_str(), static_cast<long long>(r.slots), static_cast<unsigned long long>(r.forward_steps),
                     static_cast<double>(r.memory_bytes) / (1 << 20), r.seconds, r.cpu_seconds,
-                    ratio(r.memory_bytes, base->memory_bytes), r.seconds / base->seconds,
-                    r.cpu_seconds / base->cpu_seconds);
+                    ratio(r.memory_bytes, base->memory_bytes), r.wall_vs_plain, r.cpu_vs_plain);
         if (gpu)
             std::printf(" %12.1f %10.3f", static_cast<double>(*r.device_peak_bytes) / (1 << 20),
                         ratio(*r.device_peak_bytes, *base->device_peak_bytes));
@@ -122,7 +126,8 @@ int main(int argc, char** argv)
     app.add_option("--hidden", o.hidden)->capture_default_str();
     app.add_option("--input", o.input, "input features")->capture_default_str();
     app.add_option("--cell", o.cell, "gru or lstm")->capture_default_str();
-    app.add_option("--repeats", o.repeats, "runs per measurement (the median is reported)")->capture_default_str();
+    app.add_option("--repeats", o.repeats, "rounds: each runs plain BPTT and every row once (medians reported)")
+        ->capture_default_str();
     app.add_option("--memory-fraction", o.fraction, "snapshot memory of the last row, of plain BPTT's")
         ->capture_default_str();
     app.add_option("--device", device, "cpu or cuda (GPU: cuBLAS, snapshots in GPU memory)")->capture_default_str();

@@ -129,6 +129,101 @@ struct device_memory_probe {
     }
 };
 
+// A row to time: its plan, the snapshot slots its store gets, and the most snapshot and tape bytes it
+// holds at once (0: the report's snapshot peak; taped plans, whose separate peaks would overstate it).
+struct planned_row {
+    std::string method;
+    any_schedule plan;
+    slot_t slots;
+    std::uint64_t held_bytes;
+};
+
+// The timed runs of one T, in rounds: each round runs plain BPTT, then every row once, the rows' order
+// rotated from round to round. A row's time against plain is the median over rounds of its time over
+// that round's plain BPTT: this VM's speed drifts by tens of percent within minutes, and a ratio of two
+// runs a minute apart keeps little of that drift, where medians of runs made far apart (each row's
+// repeats back to back) kept all of it. Every gradient of every round is compared with plain BPTT's.
+inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::bptt<float>& bp,
+                           const rnn::sequence<float>& data, thrust::device_vector<float>& grad,
+                           std::uint64_t workspace, const std::vector<planned_row>& plans, rnn_bptt_result& result)
+{
+    const auto repeats = static_cast<std::size_t>(o.repeats);
+    rnn_bptt_row plain{.method = "plain BPTT", .steps = steps, .slots = steps};
+    std::vector<rnn_bptt_row> rows;
+    for (const planned_row& p : plans)
+        rows.push_back({.method = p.method, .steps = steps, .slots = p.slots});
+    std::vector<double> plain_wall(repeats);
+    std::vector<double> plain_cpu(repeats);
+    std::vector<std::vector<double>> wall(rows.size(), std::vector<double>(repeats));
+    std::vector<std::vector<double>> cpu(rows.size(), std::vector<double>(repeats));
+    std::vector<float> reference;
+    device_memory_probe probe;
+    // The most device bytes over the rounds (GPU only), and what was held before the first.
+    const auto keep_peak = [](rnn_bptt_row& total, const rnn_bptt_row& round) {
+        if (!round.device_peak_bytes)
+            return;
+        if (!total.device_bytes_before)
+            total.device_bytes_before = round.device_bytes_before;
+        total.device_peak_bytes = std::max(total.device_peak_bytes.value_or(0), *round.device_peak_bytes);
+    };
+    for (std::size_t round = 0; round < repeats; ++round) {
+        rnn_bptt_row this_round = plain;
+        probe.start(this_round);
+        std::tie(plain_wall[round], plain_cpu[round]) = time_both(1, [&] {
+            const rnn::bptt_result r = bp.plain_gradient(data, grad);
+            plain.forward_steps = r.report.forward_steps;
+            plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
+        });
+        probe.stop(this_round);
+        keep_peak(plain, this_round);
+        if (round == 0)
+            reference = host(grad);
+        std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, plain BPTT: %.3f s\n",
+                     static_cast<long long>(steps), round + 1, repeats, plain_wall[round]);
+        for (std::size_t n = 0; n < rows.size(); ++n) {
+            const std::size_t i = (n + round) % rows.size(); // rotated: no row always runs first or last
+            const planned_row& p = plans[i];
+            rnn_bptt_row& r = rows[i];
+            this_round = r;
+            probe.start(this_round);
+            {
+                snapshot_store store(p.slots);
+                std::tie(wall[i][round], cpu[i][round]) = time_both(1, [&] {
+                    const rnn::bptt_result res = bp.gradient(p.plan, store, data, grad);
+                    // every reverse without a tape re-runs its step
+                    r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
+                    r.memory_bytes = (p.held_bytes != 0 ? p.held_bytes : res.report.peak_snapshot_bytes) + workspace;
+                });
+            }
+            probe.stop(this_round);
+            keep_peak(r, this_round);
+            const std::vector<float> g = host(grad);
+            r.identical = r.identical && std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
+            std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, %s: %.3f s (%.3f x plain)\n",
+                         static_cast<long long>(steps), round + 1, repeats, p.method.c_str(), wall[i][round],
+                         wall[i][round] / plain_wall[round]);
+        }
+    }
+    const auto ratio_median = [&](const std::vector<double>& times, const std::vector<double>& base) {
+        std::vector<double> ratios(repeats);
+        for (std::size_t k = 0; k < repeats; ++k)
+            ratios[k] = times[k] / base[k];
+        return median(ratios);
+    };
+    plain.seconds = median(plain_wall);
+    plain.cpu_seconds = median(plain_cpu);
+    plain.wall_vs_plain = 1;
+    plain.cpu_vs_plain = 1;
+    result.rows.push_back(plain);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        rows[i].seconds = median(wall[i]);
+        rows[i].cpu_seconds = median(cpu[i]);
+        rows[i].wall_vs_plain = ratio_median(wall[i], plain_wall);
+        rows[i].cpu_vs_plain = ratio_median(cpu[i], plain_cpu);
+        result.rows.push_back(rows[i]);
+    }
+}
+
 } // namespace rnn_bptt_detail
 
 inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string device)
@@ -147,60 +242,30 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     const std::uint64_t tape_bytes = static_cast<std::uint64_t>(model.state_size() + model.tape_size()) * sizeof(float);
     const auto tape_units = static_cast<slot_t>((tape_bytes + state_bytes - 1) / state_bytes);
     rnn_bptt_result result{.blas = dense::blas::library(), .device = std::move(device), .rows = {}};
-    device_memory_probe probe;
     for (const std::int64_t steps : o.steps) {
         const rnn::sequence<float> data = random_sequence(o.input, o.batch, steps, 7);
-        // Plain BPTT: the reference gradient and the baseline.
-        rnn_bptt_row plain{.method = "plain BPTT", .steps = steps, .slots = steps};
-        probe.start(plain);
-        std::tie(plain.seconds, plain.cpu_seconds) = time_both(o.repeats, [&] {
-            const rnn::bptt_result r = bp.plain_gradient(data, grad);
-            plain.forward_steps = r.report.forward_steps;
-            plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
-        });
-        probe.stop(plain);
-        const std::vector<float> reference = host(grad);
-        std::fprintf(stderr, "rnn_bptt: T = %lld, plain BPTT: %.3f s\n", static_cast<long long>(steps), plain.seconds);
-        result.rows.push_back(plain);
-        // `held_bytes`: the most snapshot and tape bytes held at once, where the report's separate peaks of
-        // each would overstate it (taped plans); 0: the report's snapshot peak.
-        auto measure = [&](const std::string& method, const any_schedule& plan, slot_t slots,
-                           std::uint64_t held_bytes = 0) {
-            rnn_bptt_row r{.method = method, .steps = steps, .slots = slots};
-            probe.start(r);
-            {
-                snapshot_store store(slots);
-                std::tie(r.seconds, r.cpu_seconds) = time_both(o.repeats, [&] {
-                    const rnn::bptt_result res = bp.gradient(plan, store, data, grad);
-                    // every reverse without a tape re-runs its step
-                    r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
-                    r.memory_bytes = (held_bytes != 0 ? held_bytes : res.report.peak_snapshot_bytes) + workspace;
-                });
-            }
-            probe.stop(r);
-            const std::vector<float> g = host(grad);
-            r.identical = std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
-            std::fprintf(stderr, "rnn_bptt: T = %lld, %s: %.3f s\n", static_cast<long long>(steps), method.c_str(),
-                         r.seconds);
-            result.rows.push_back(r);
-        };
+        // Plain BPTT's memory first: the 5% rows' budget is a fraction of it (a run outside the timing).
+        const rnn::bptt_result first = bp.plain_gradient(data, grad);
+        const std::uint64_t plain_bytes = first.report.peak_snapshot_bytes + workspace;
+        // Every plan is made before any run is timed (a taped one takes up to a minute at T = 10^4).
+        std::vector<planned_row> plans;
         const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
         const uniform segments(steps, every);
         const slot_t uniform_slots = segments.cost().peak_slots;
-        measure("uniform sqrt(T)", segments, uniform_slots);
-        measure("binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots);
-        const auto budget = static_cast<std::uint64_t>(o.fraction * static_cast<double>(plain.memory_bytes));
+        plans.push_back({"uniform sqrt(T)", segments, uniform_slots, 0});
+        plans.push_back({"binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots, 0});
+        const auto budget = static_cast<std::uint64_t>(o.fraction * static_cast<double>(plain_bytes));
         // (at least one slot: at tiny sizes the workspace alone can exceed the fraction)
         const auto slots =
             std::max<slot_t>(1, static_cast<slot_t>((budget - std::min(budget, workspace)) / state_bytes));
         const std::string percent = std::to_string(static_cast<int>(o.fraction * 100 + 0.5)) + "% memory";
-        measure("binomial " + percent, revolve(steps, slots), slots);
+        plans.push_back({"binomial " + percent, revolve(steps, slots), slots, 0});
         // With tapes, in the same memory (units of one state; the store needs only the plan's snapshots).
         // Their memory is the plan's peak of snapshots and tapes held at once, a tape counted as its
         // whole units (at most a state's bytes more than the tape's own).
         const auto taped = [&](const std::string& method, const auto& plan) {
-            measure(method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
-                    static_cast<std::uint64_t>(plan.peak_units()) * state_bytes);
+            plans.push_back({method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
+                             static_cast<std::uint64_t>(plan.peak_units()) * state_bytes});
         };
         taped("taped (equal memory)", taped_revolve(steps, uniform_slots, tape_units));
         taped("taped " + percent, taped_revolve(steps, slots, tape_units));
@@ -209,6 +274,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         const taped_uniform sequential(steps, every, tape_units);
         taped("checkpoint_sequential", sequential);
         taped("taped (its memory)", taped_revolve(steps, sequential.peak_units(), tape_units));
+        measure_rounds(o, steps, bp, data, grad, workspace, plans, result);
     }
     return result;
 }

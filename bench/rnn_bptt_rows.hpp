@@ -19,7 +19,7 @@ struct rnn_bptt_options {
     std::int64_t hidden = 256;
     std::int64_t input = 32;
     std::string cell = "gru";
-    int repeats = 3;
+    int repeats = 3;        ///< rounds: each runs plain BPTT and then every row once
     double fraction = 0.05; ///< snapshot memory of the last row, of plain BPTT's
 };
 
@@ -31,7 +31,11 @@ struct rnn_bptt_row {
     std::uint64_t memory_bytes = 0;  ///< snapshots (plain: every state and tape), plus one step's workspace
     double seconds = 0;              ///< median wall time (on the GPU: after cudaDeviceSynchronize)
     double cpu_seconds = 0;          ///< median CPU time of the process (steadier on a shared machine)
-    bool identical = true;           ///< gradient bits equal plain BPTT's
+    /// Medians over the rounds of the row's time over the same round's plain BPTT (wall and CPU): the
+    /// figures to compare, since a round's runs are minutes apart at most (rnn_bptt_measure.hpp).
+    double wall_vs_plain = 0;
+    double cpu_vs_plain = 0;
+    bool identical = true; ///< gradient bits equal plain BPTT's
     /// GPU only: the most device bytes the program held at once during the row (every cudaMalloc and
     /// cudaMallocAsync of its own, counted; bench/device_memory.hpp), and what it held before the row
     /// began (parameters, gradient, the model's workspace, the input sequence).
