@@ -27,6 +27,12 @@ double offline_ratio(const schedule_cost& c, std::uint64_t offline)
     return offline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(offline);
 }
 
+// Taped plans price themselves: F per evaluation (a reverse from a state re-runs its step), B per reverse.
+double plan_cost(const plan_choice& choice, const schedule_cost& c)
+{
+    return choice.tape_units ? c.predicted_cost : predicted_cost(c, choice.model);
+}
+
 } // namespace
 
 void add_counts(nlohmann::ordered_json& j, const schedule_cost& c)
@@ -53,7 +59,16 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     add_counts(j, c);
     j["store_all_forward_steps"] = store_all_forward_steps(c.steps);
     j["recompute_ratio"] = recompute_ratio(c);
-    j["predicted_cost"] = predicted_cost(c, choice.model);
+    if (choice.tape_units) {
+        j["tape_units"] = *choice.tape_units;
+        j["taped_steps"] = c.taped_steps;
+        j["peak_tapes"] = c.peak_tapes;
+        j["peak_units"] = choice.peak_units;
+        if (choice.state_bytes)
+            j["peak_units_bytes"] = snapshot_bytes(choice.peak_units, *choice.state_bytes);
+        j["evaluations"] = choice.evaluations;
+    }
+    j["predicted_cost"] = plan_cost(choice, c);
     j["step_cost"] = choice.model.step_cost;
     j["reverse_cost"] = choice.model.reverse_cost;
     if (!choice.method.empty()) {
@@ -114,9 +129,16 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
     out << fmt::format("schedule       {}\n", choice.description);
     out << fmt::format("steps          {}\n", c.steps);
-    if (choice.budget_bytes) // with --level, capacities per level instead (below)
+    if (choice.budget_bytes && choice.tape_units)
+        out << fmt::format("budget         {} for snapshots and tapes, in states of {}: {} units (a tape {})\n",
+                           format_bytes(*choice.budget_bytes), format_bytes(*choice.state_bytes), choice.slots,
+                           *choice.tape_units);
+    else if (choice.budget_bytes) // with --level, capacities per level instead (below)
         out << fmt::format("budget         {} for snapshots of {}: {} slots\n", format_bytes(*choice.budget_bytes),
                            format_bytes(*choice.state_bytes), choice.slots);
+    else if (choice.tape_units)
+        out << fmt::format("units          {} (memory in states: snapshots, and tapes of {} units each)\n",
+                           choice.slots, *choice.tape_units);
     else if (choice.levels.empty())
         out << fmt::format("slots          {}\n", choice.slots);
     if (choice.every)
@@ -137,14 +159,25 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.state_bytes)
         out << fmt::format(" ({} of snapshots)", format_bytes(peak_bytes));
     out << '\n';
+    if (choice.tape_units) {
+        out << fmt::format("taped steps    {} (their tapes spare the re-run in their reverse; at most {} held)\n",
+                           c.taped_steps, c.peak_tapes);
+        out << fmt::format(
+            "peak units     {} (snapshots + {} x tapes, at once){}\n", choice.peak_units, *choice.tape_units,
+            choice.state_bytes ? " = " + format_bytes(snapshot_bytes(choice.peak_units, *choice.state_bytes))
+                               : std::string());
+        out << fmt::format("evaluations    {} (advances, and the re-run of each reverse from a state; at least {})\n",
+                           choice.evaluations, c.steps);
+    }
     for (std::size_t i = 0; i < choice.levels.size() && i < c.levels.size(); ++i) {
         const level_spec& l = choice.levels[i].spec;
         out << fmt::format("level {}        {} ({} slots, write {:g}, read {:g}): {} stores, {} restores, peak {}\n", i,
                            l.name, l.slots == level_spec::unlimited ? std::string("inf") : std::to_string(l.slots),
                            l.write_cost, l.read_cost, c.levels[i].stores, c.levels[i].restores, c.levels[i].peak_slots);
     }
-    out << fmt::format("predicted cost {:.6g} forward-step units (step cost {:g}, reverse cost {:g})\n",
-                       predicted_cost(c, choice.model), choice.model.step_cost, choice.model.reverse_cost);
+    out << fmt::format("predicted cost {:.6g} forward-step units (step cost {:g}{}, reverse cost {:g})\n",
+                       plan_cost(choice, c), choice.model.step_cost, choice.tape_units ? " an evaluation" : "",
+                       choice.model.reverse_cost);
     if (choice.lower_bound)
         out << fmt::format("lower bound    {:.6g} (every schedule costs at least this; this plan is {:.3f}% above)\n",
                            *choice.lower_bound, 100.0 * (predicted_cost(c, choice.model) / *choice.lower_bound - 1.0));

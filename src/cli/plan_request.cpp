@@ -7,6 +7,8 @@
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
+#include "remat/schedule/taped_uniform.hpp"
 #include "remat/schedule/uniform.hpp"
 
 #include <fmt/format.h>
@@ -30,9 +32,18 @@ void add_plan_options(CLI::App& command, plan_request& request)
                        "number of steps T of the loop (1 to 2^63-1; 1e6 form allowed); required unless --chain");
     command.add_option("--slots,-s", request.slots, "snapshot slots, x_0's included");
     command.add_option("--schedule", request.schedule,
-                       "revolve (binomial, optimal; the default), uniform, store-all, or multilevel (the default "
-                       "with --level)");
-    command.add_option("--every", request.every, "uniform: steps between checkpoints (default: best that fits)");
+                       "revolve (binomial, optimal; the default), uniform, store-all, multilevel (the default with "
+                       "--level), taped (states and steps' tapes, optimal; needs --tape-units or --tape-bytes; "
+                       "--slots is then memory in states), or checkpoint-sequential (PyTorch's: uniform segments "
+                       "re-run keeping their tapes)");
+    command.add_option("--every", request.every,
+                       "uniform, checkpoint-sequential: steps between checkpoints (default: best that fits)");
+    command.add_option("--tape-units", request.tape_units,
+                       "taped, checkpoint-sequential: the memory of one step's tape (its input state included), in "
+                       "states");
+    command.add_option("--tape-bytes", request.tape_bytes,
+                       "taped, checkpoint-sequential: the same in bytes, e.g. 1.5MiB (with --state-bytes; rounded "
+                       "up to whole states)");
     command.add_option("--budget", request.budget, "snapshot memory budget, e.g. 2GiB (instead of --slots)");
     command.add_option("--state-bytes", request.state_bytes,
                        "bytes of one snapshot, e.g. 64MiB (with --budget, or with byte-sized --level)");
@@ -46,7 +57,8 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_option("--step-cost", request.step_cost, "cost of one forward step (default 1)");
     command.add_option("--reverse-cost", request.reverse_cost,
                        "cost of one adjoint step (default 0; adds T times it to the predicted cost, never changes "
-                       "the schedule)");
+                       "the schedule; taped plans: the back-propagation through a tape, a reverse from a state "
+                       "re-running its step at --step-cost first)");
     command.add_option("--method", request.method, "multilevel: auto, exact (dynamic program) or near-optimal (any T)")
         ->capture_default_str();
     command.add_option("--chain", request.chain,
@@ -193,6 +205,81 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
     return choice;
 }
 
+bool keeps_tapes(const std::string& name)
+{
+    return name == "taped" || name == "checkpoint-sequential";
+}
+
+// A tape's memory in states, from --tape-units or from --tape-bytes over --state-bytes (rounded up: a plan
+// for the larger tape fits the smaller one).
+slot_t tape_units_of(const plan_request& request, const std::optional<std::uint64_t>& state_bytes,
+                     const std::string& name)
+{
+    if (request.tape_units.empty() == request.tape_bytes.empty())
+        throw usage_error("--schedule " + name +
+                          " needs --tape-units (a tape's memory in states) or --tape-bytes "
+                          "(with --state-bytes), one of them");
+    if (!request.tape_units.empty())
+        return parse_count("--tape-units", request.tape_units, 1);
+    if (!state_bytes)
+        throw usage_error("--tape-bytes needs --state-bytes (and --budget): the plan counts memory in states");
+    const std::uint64_t bytes = *parse_bytes("--tape-bytes", request.tape_bytes);
+    if (bytes == 0)
+        throw usage_error("--tape-bytes: expected at least 1 byte, got \"" + request.tape_bytes + "\"");
+    const std::uint64_t units = bytes / *state_bytes + (bytes % *state_bytes != 0 ? 1 : 0);
+    return static_cast<slot_t>(std::min<std::uint64_t>(units, std::numeric_limits<slot_t>::max()));
+}
+
+// --schedule taped (remat::taped_revolve) or checkpoint-sequential (remat::taped_uniform) in choice.slots
+// units of memory (states), priced with F = --step-cost and B = --reverse-cost.
+plan_choice choose_taped(const plan_request& request, plan_choice choice, step_t steps)
+{
+    const slot_t tape_units = tape_units_of(request, choice.state_bytes, choice.name);
+    const double f = choice.model.step_cost;
+    const double b = choice.model.reverse_cost;
+    const auto take = [&](const auto& plan, std::string description) {
+        choice.plan = plan;
+        choice.peak_units = plan.peak_units();
+        choice.evaluations = plan.evaluations();
+        choice.description = std::move(description);
+    };
+    try {
+        if (choice.name == "taped") {
+            if (!request.every.empty())
+                throw usage_error("--every applies to --schedule uniform and checkpoint-sequential only");
+            if (choice.slots == 0)
+                throw usage_error("taped needs --slots (memory in states: snapshots and tapes) or --budget with "
+                                  "--state-bytes");
+            take(taped_revolve(steps, choice.slots, tape_units, f, b),
+                 "taped (states and steps' tapes in one memory, optimal: the fewest evaluations)");
+        } else if (!request.every.empty()) {
+            const step_t every = parse_count("--every", request.every, 1);
+            const taped_uniform plan(steps, every, tape_units, f, b);
+            if (choice.slots == 0)
+                choice.slots = plan.peak_units();
+            else if (plan.peak_units() > choice.slots)
+                throw usage_error(fmt::format("--every {} needs {} units for {} steps with tapes of {} units, but "
+                                              "only {} are available",
+                                              every, plan.peak_units(), steps, tape_units, choice.slots));
+            choice.every = plan.every();
+            take(plan, "checkpoint-sequential (PyTorch's: uniform segments re-run keeping their tapes)");
+        } else {
+            if (choice.slots == 0)
+                throw usage_error("checkpoint-sequential needs --every, --slots, or --budget with --state-bytes");
+            const taped_uniform plan = taped_uniform::fit(steps, choice.slots, tape_units, f, b);
+            choice.every = plan.every();
+            take(plan, "checkpoint-sequential (PyTorch's: uniform segments re-run keeping their tapes)");
+        }
+    } catch (const argument_error& e) {
+        throw usage_error(e.what());
+    } catch (const capacity_error& e) {
+        throw usage_error(e.what());
+    }
+    choice.tape_units = tape_units;
+    choice.model.levels[0].slots = std::max<slot_t>(choice.slots, 1);
+    return choice;
+}
+
 } // namespace
 
 plan_choice choose_plan(const plan_request& request)
@@ -216,7 +303,10 @@ plan_choice choose_plan(const plan_request& request)
                        .lower_bound = {},
                        .levels_used = {},
                        .online = false,
-                       .chain = {}};
+                       .chain = {},
+                       .tape_units = {},
+                       .peak_units = 0,
+                       .evaluations = 0};
     if (!request.chain.empty())
         return choose_chain(request, std::move(choice));
     if (!request.granularity.empty() || !request.horizon.empty() || request.no_greedy_fallback)
@@ -230,6 +320,8 @@ plan_choice choose_plan(const plan_request& request)
         choice.model.reverse_cost = parse_cost("--reverse-cost", request.reverse_cost, false);
     if (request.online && !request.levels.empty())
         throw usage_error("--online plans one level: give --slots (or --budget with --state-bytes), not --level");
+    if (!keeps_tapes(name) && (!request.tape_units.empty() || !request.tape_bytes.empty()))
+        throw usage_error("--tape-units and --tape-bytes apply to --schedule taped and checkpoint-sequential only");
     if (name == "multilevel") {
         if (request.levels.empty())
             throw usage_error("--schedule multilevel needs --level (e.g. --level host:4 --level disk:inf:5:5)");
@@ -259,6 +351,8 @@ plan_choice choose_plan(const plan_request& request)
         choice.slots = parse_count("--slots", request.slots, 1);
     }
 
+    if (keeps_tapes(name) && !request.online)
+        return choose_taped(request, std::move(choice), steps);
     if (request.online) {
         if (name != "revolve")
             throw usage_error("--online applies to --schedule revolve only, got \"" + name + "\"");
@@ -324,7 +418,9 @@ plan_choice choose_plan(const plan_request& request)
         }
         choice.description = "store-all (every state kept, no recomputation)";
     } else {
-        throw usage_error("--schedule: expected revolve, uniform, store-all or multilevel, got \"" + name + "\"");
+        throw usage_error("--schedule: expected revolve, uniform, store-all, multilevel, taped or "
+                          "checkpoint-sequential, got \"" +
+                          name + "\"");
     }
     choice.model.levels[0].slots = std::max<slot_t>(choice.slots, 1);
     return choice;

@@ -34,11 +34,14 @@ struct plan_request {
     std::string granularity;         ///< chain: bytes per memory unit (default: automatic)
     std::string horizon;             ///< chain: most steps of an outer left part (default: T when it fits)
     bool no_greedy_fallback = false; ///< chain: keep the tables' own plan where the greedy ranking's costs less
+    std::string tape_units;          ///< taped, checkpoint-sequential: a tape's memory in states
+    std::string tape_bytes;          ///< the same in bytes (with --state-bytes; rounded up to whole states)
 };
 
 /// A validated choice of schedule.
 struct plan_choice {
-    std::string name;        ///< "revolve", "online-revolve", "uniform", "store-all" or "multilevel"
+    /// "revolve", "online-revolve", "uniform", "store-all", "multilevel", "taped" or "checkpoint-sequential"
+    std::string name;
     std::string description; ///< one line for humans
     any_schedule plan;
     slot_t slots = 0;                         ///< slots available to it
@@ -56,6 +59,11 @@ struct plan_choice {
     std::uint64_t planning_work = 0;   ///< multilevel: remat::multilevel::work() (table iterations)
     bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
+    /// Plans that keep steps' tapes (taped, checkpoint-sequential): `slots` is then their memory in states,
+    /// snapshots and tapes together (remat/schedule/taped_revolve.hpp), each tape `tape_units` of them.
+    std::optional<slot_t> tape_units;
+    slot_t peak_units = 0;         ///< taped: most units held at once
+    std::uint64_t evaluations = 0; ///< taped: advances plus the re-run of each reverse from a state
 };
 
 /// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions; the tool

@@ -23,6 +23,7 @@ constexpr double plot_width = 1000;
 constexpr double plot_height = 560;
 constexpr const char* reverse_color = "#d62728";
 constexpr const char* restore_color = "#2ca02c";
+constexpr const char* taped_color = "#9467bd"; // a step run keeping its tape
 
 struct mapping {
     double units; // total work: forward steps + reverse steps
@@ -97,6 +98,8 @@ void write_header(svg_document& svg, const plan_choice& choice, const schedule_c
     };
     legend_line(plot_top + 10, "black", 2, "advance");
     legend_line(plot_top + 30, reverse_color, 2, "reverse");
+    if (c.taped_steps > 0) // plans that keep steps' tapes (taped, checkpoint-sequential)
+        legend_line(plot_top + 110, taped_color, 2.5, "taped advance");
     legend_line(plot_top + 50, level_color(0), 4, "snapshot held", 0.5);
     svg.circle(lx + 15, plot_top + 70, 3, {{"fill", level_color(0)}});
     svg.text(lx + 38, plot_top + 74, "store");
@@ -178,7 +181,9 @@ void write_schedule_svg(std::ostream& out, const plan_choice& choice)
                            } else {
                                svg.line(map.x(now), map.y(static_cast<double>(x.from)), map.x(end),
                                         map.y(static_cast<double>(x.to)),
-                                        {{"class", "advance"}, {"stroke", "black"}, {"stroke-width", 1.5}});
+                                        {{"class", x.taped ? "advance taped" : "advance"},
+                                         {"stroke", x.taped ? taped_color : "black"},
+                                         {"stroke-width", x.taped ? 2.5 : 1.5}});
                            }
                            now = end;
                        },
