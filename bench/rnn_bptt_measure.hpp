@@ -185,6 +185,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::bptt<fl
             const planned_row& p = plans[i];
             rnn_bptt_row& r = rows[i];
             this_round = r;
+            bp.release_tapes(); // each row makes its own tapes, inside its time and its device peak
             probe.start(this_round);
             {
                 snapshot_store store(p.slots);

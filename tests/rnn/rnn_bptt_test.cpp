@@ -17,6 +17,7 @@
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -84,18 +85,27 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
     // Taped plans: a step whose tape (h_k and its gates) is kept is back-propagated without a re-run.
     const std::int64_t state = model.state_size();
     const auto tape_units = static_cast<slot_t>((state + model.tape_size() + state - 1) / state);
-    for (const slot_t units : {slot_t{2}, slot_t{9}, slot_t{40}, static_cast<slot_t>(tape_units * (steps - 1))}) {
+    // One bptt object throughout: the tapes it keeps from one call (dirty) serve the next, growing to the
+    // most any call needed, and the bits do not change.
+    std::uint64_t most_tapes = 0;
+    for (const slot_t units :
+         {slot_t{9}, slot_t{2}, slot_t{40}, static_cast<slot_t>(tape_units * (steps - 1)), slot_t{40}}) {
         const taped_revolve plan(steps, units, tape_units);
         host_store taped_store(std::max<slot_t>(plan.cost().peak_slots, 1));
         const rnn::bptt_result t = bp.gradient(plan, taped_store, data, grad);
         BOOST_TEST(same({t.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
                    what << " taped, " << units << " units");
+        most_tapes = std::max(most_tapes, plan.cost().peak_tapes);
+        BOOST_TEST(bp.tapes_kept() == most_tapes, what << " taped, " << units << " units");
         BOOST_TEST(t.report.taped_steps == plan.cost().taped_steps);
         BOOST_TEST(t.report.tape_reverses == plan.cost().taped_steps);
         BOOST_TEST(t.report.forward_steps + t.report.reverse_steps - t.report.tape_reverses == plan.evaluations());
         if (units >= tape_units * (steps - 1)) // every step but the last taped: plain BPTT's evaluations
             BOOST_TEST(t.report.taped_steps == static_cast<std::uint64_t>(steps - 1), what);
     }
+    BOOST_TEST(most_tapes > 0u);
+    bp.release_tapes();
+    BOOST_TEST(bp.tapes_kept() == 0u);
     // Plain BPTT (every tape kept, nothing recomputed): the same bits, so recomputation is exact.
     const rnn::bptt_result plain = bp.plain_gradient(data, grad);
     BOOST_TEST(same({plain.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),

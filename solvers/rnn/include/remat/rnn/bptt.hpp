@@ -17,6 +17,7 @@
 #include <thrust/device_vector.h>
 
 #include <chrono>
+#include <deque>
 #include <string>
 #include <utility>
 
@@ -49,11 +50,13 @@ public:
 
     /// grad = dL/dparameters (overwritten) along `plan` (plan.steps() must be data.steps()), keeping
     /// snapshots in `store`. A plan with taped advances (remat::taped_revolve) keeps those steps' tapes
-    /// (h_k and the step's gates: state_size() + tape_size() elements each, plan.cost().peak_tapes of them
-    /// allocated for the call) and back-propagates through them instead of recomputing; the bits are the
-    /// same. Throws remat::argument_error for data that does not fit the model or a
-    /// gradient of the wrong length, remat::schedule_error for a plan of another length; failures in a
-    /// step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint() afterwards.
+    /// (h_k and the step's gates: state_size() + tape_size() elements each, plan.cost().peak_tapes of them)
+    /// and back-propagates through them instead of recomputing; the bits are the same. The tapes stay with
+    /// this object for the next call, as the state does (a training loop allocates them once): it keeps
+    /// the most any call needed, tapes_kept() of them, until release_tapes(). Throws remat::argument_error for data
+    /// that does not fit the model or a gradient of the wrong length, remat::schedule_error for a plan of another
+    /// length; failures in a step come as remat::step_error naming it. The adjoint of h_0 is initial_adjoint()
+    /// afterwards.
     template <schedule Schedule, store_for_run Store, class A>
     bptt_result gradient(const Schedule& plan, Store& store, const sequence<T>& data, thrust::device_vector<T, A>& grad,
                          const run_options& options = {})
@@ -75,6 +78,7 @@ public:
         // gives the same bits. State-only plans make no tape.
         const auto state = model_->state_size();
         const auto tape = model_->tape_size();
+        tapes_handed_ = 0;
         r.report = remat::run(
             plan, store, state_,
             remat::forward_step([&](step_t k, thrust::device_vector<T>& s) { model_->step(k, data, dense::view(s)); }),
@@ -82,19 +86,16 @@ public:
                 loss += model_->adjoint_step(k, data, dense::view(std::as_const(s)), dense::view(adjoint_),
                                              dense::view(grad));
             }),
-            remat::with_tapes(
-                remat::taped_step([&](step_t k, thrust::device_vector<T>& s, thrust::device_vector<T>& t) {
-                    const dense::vector_view<T> all = dense::view(t);
-                    dense::copy(b, dense::view(std::as_const(s)), all.sub(0, state));
-                    model_->record_step(k, data, dense::view(s), all.sub(state, tape));
-                }),
-                remat::tape_adjoint([&](step_t k, thrust::device_vector<T>& t) {
-                    const dense::vector_view<T> all = dense::view(t);
-                    loss += model_->backward_step(k, data, dense::vector_view<const T>(all.sub(0, state)),
-                                                  dense::vector_view<const T>(all.sub(state, tape)),
-                                                  dense::view(adjoint_), dense::view(grad));
-                }),
-                [&] { return thrust::device_vector<T>(static_cast<std::size_t>(state + tape)); }),
+            remat::with_tapes(remat::taped_step([&](step_t k, thrust::device_vector<T>& s, dense::vector_view<T>& all) {
+                                  dense::copy(b, dense::view(std::as_const(s)), all.sub(0, state));
+                                  model_->record_step(k, data, dense::view(s), all.sub(state, tape));
+                              }),
+                              remat::tape_adjoint([&](step_t k, dense::vector_view<T>& all) {
+                                  loss += model_->backward_step(k, data, dense::vector_view<const T>(all.sub(0, state)),
+                                                                dense::vector_view<const T>(all.sub(state, tape)),
+                                                                dense::view(adjoint_), dense::view(grad));
+                              }),
+                              [&] { return next_tape(static_cast<std::size_t>(state + tape)); }),
             options);
         b.synchronize();
         r.loss = loss;
@@ -166,11 +167,31 @@ public:
     [[nodiscard]] const thrust::device_vector<T>& initial_adjoint() const noexcept { return adjoint_; }
     /// The bytes of one snapshot (the state between steps).
     [[nodiscard]] std::uint64_t state_bytes() const noexcept { return state_.size() * sizeof(T); }
+    /// Tapes kept from earlier gradient() calls for the next ones: the most peak_tapes of any call so far.
+    [[nodiscard]] std::uint64_t tapes_kept() const noexcept { return tapes_.size(); }
+    /// Frees the kept tapes (the next taped gradient() allocates its own again).
+    void release_tapes()
+    {
+        tapes_.clear();
+        tapes_.shrink_to_fit();
+        tapes_handed_ = 0;
+    }
 
 private:
+    // The driver asks for plan.cost().peak_tapes tapes before step 0; each call hands out the kept ones
+    // first and makes only those beyond them. (A deque: the views handed out stay valid as it grows.)
+    dense::vector_view<T> next_tape(std::size_t elements)
+    {
+        if (tapes_handed_ == tapes_.size())
+            tapes_.emplace_back(elements);
+        return dense::view(tapes_[tapes_handed_++]);
+    }
+
     sequence_model<T>* model_;
     thrust::device_vector<T> state_;
     thrust::device_vector<T> adjoint_;
+    std::deque<thrust::device_vector<T>> tapes_; // kept across gradient() calls
+    std::size_t tapes_handed_ = 0;               // handed out in the current call
 };
 
 } // namespace REMAT_DENSE_BACKEND_NS
