@@ -77,6 +77,9 @@ void write_text(std::ostream& out, const hdf5_file_contents& c)
         out << fmt::format("{} ranks, each rank's bytes (offset+size): {}; checksum below: rank 0's of {}\n",
                            c.decomposition.size(), parts, c.decomposition.size());
     }
+    if (!c.slots_in_writing.empty())
+        out << fmt::format("a write was in progress in slot{} {} when the writer stopped (the file's write intent)\n",
+                           c.slots_in_writing.size() == 1 ? "" : "s", fmt::join(c.slots_in_writing, ", "));
     if (c.snapshots.empty())
         return;
     out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}\n", "slot", "step", "bytes", "parts", "element",
@@ -124,6 +127,7 @@ nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)
         j["ranks"] = c.decomposition.size();
         j["decomposition"] = std::move(parts);
     }
+    j["slots_in_writing"] = c.slots_in_writing;
     j["snapshots"] = std::move(snapshots);
     return j;
 }

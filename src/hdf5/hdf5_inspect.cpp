@@ -2,6 +2,7 @@
 
 #include "parallel_format.hpp"
 #include "snapshot_format.hpp"
+#include "write_intent.hpp"
 
 #include "hdf5_handle.hpp"
 #include "remat/detail/xxh64.hpp"
@@ -394,6 +395,19 @@ hdf5_file_contents hdf5_inspect(const std::filesystem::path& file, bool verify)
                 left.status = hdf5_snapshot_status::superseded;
             contents.snapshots.push_back(std::move(left));
         }
+    }
+    // A slot the write intent names held no committed snapshot when the writer stopped: what is torn there is
+    // a write cut short (by a kill inside an HDF5 flush), not a lost snapshot.
+    if (const std::optional<detail::write_intent_place> intent = detail::read_write_intent(f.file.get())) {
+        for (const auto& [slot, place] : layout.slots)
+            if (intent->latest.names(slot))
+                contents.slots_in_writing.push_back(slot);
+        for (hdf5_snapshot_info& s : contents.snapshots)
+            if (s.status == hdf5_snapshot_status::damaged && intent->latest.names(s.slot)) {
+                s.status = hdf5_snapshot_status::interrupted;
+                s.problem += "; the file's write intent names slot " + std::to_string(s.slot) +
+                             ": a write into it was cut short";
+            }
     }
     for (const std::string& name : layout.unexpected)
         contents.snapshots.push_back(damaged(root + name, -1, "not a slot group (unexpected name)"));

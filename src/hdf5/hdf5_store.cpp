@@ -4,6 +4,7 @@
 #include "file_claim.hpp"
 #include "raw_file.hpp"
 #include "snapshot_format.hpp"
+#include "write_intent.hpp"
 
 #include "hdf5_handle.hpp"
 #include "remat/detail/xxh64.hpp"
@@ -15,6 +16,7 @@
 #include "remat/store/level_accounting.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -41,7 +43,7 @@ struct hdf5_store::impl {
         std::string dataset;       // its current dataset in that group, "" when none
         unsigned next_group = 0;   // generations for replacements of what cannot be deleted
         unsigned next_dataset = 0; //   (see detail::slot_group_name)
-        bool usable = false;       // the dataset's record reads back: it can be rewritten in place
+        bool usable = false;       // this store's own dataset: it can be rewritten in place, or deleted
         bool compressed = false;
         hdf5_element element = hdf5_element::uint8;
         std::uint64_t dataset_bytes = 0;
@@ -65,6 +67,9 @@ struct hdf5_store::impl {
     std::uint64_t guarded_end = 0;       // the end of file just after this session's last guard byte
     std::uint64_t groups_in_advance = 0; // slots 0 .. this-1 got their groups when the file was made
     level_accounting counts;
+    std::optional<std::uint64_t> intent_at; // where /write_intent's bytes start (none in an older remat's file)
+    detail::write_intent intent;            // the record last written there
+    slot_t unsettled = -1;                  // a failed write's slot whose metadata changes are not in the file yet
     bool open = false;
     detail::hdf5_fault_hook* faults = nullptr; // test-only (fault_hook.hpp)
     hdf5_scope* scope = nullptr;               // the scope of the call in progress (see unlocked)
@@ -108,6 +113,73 @@ struct hdf5_store::impl {
             throw io_error(std::string(write ? "writing" : "reading") + " " + std::to_string(bytes) +
                            " bytes at offset " + std::to_string(offset) +
                            " failed: " + std::system_category().message(err));
+    }
+
+    // The write intent (write_intent.hpp): before a slot's metadata changes, the file says which slots may
+    // be torn, so that a reader takes a kill's damage there for a write cut short, not for a lost commit.
+    void put_intent(detail::write_intent next)
+    {
+        next.sequence = intent.sequence + 1;
+        next.unsettled = unsettled;
+        const std::array<std::byte, detail::write_intent_record_bytes> bytes = detail::encode_write_intent(next);
+        const const_bytes record{bytes.data(), bytes.size(), memory_space::host};
+        raw->write(detail::write_intent_copy_offset(*intent_at, next.sequence), const_parts(&record, 1), opts.copy);
+        intent = next;
+    }
+
+    // Slots [first, end) are about to change.
+    void announce(slot_t first, slot_t end)
+    {
+        if (!intent_at)
+            return;
+        detail::write_intent next = intent;
+        next.writing = {first, end};
+        put_intent(next);
+    }
+
+    // The write in progress is over. A slot now holding a committed snapshot (`written`, or -1) has set
+    // aside whatever an earlier run left torn in it (a new generation supersedes it), so it is no longer
+    // kept named.
+    void settle(slot_t written)
+    {
+        if (!intent_at)
+            return;
+        detail::write_intent next = intent;
+        next.writing = {};
+        if (written >= 0)
+            next.unkeep(written);
+        put_intent(next);
+    }
+
+    // A write failed: its slot may have metadata changes that only a later flush puts in the file, so the
+    // intent keeps naming it until then. Best effort: the caller reports the write's own error.
+    void after_failed_write(slot_t slot) noexcept
+    {
+        unsettled = slot;
+        try {
+            settle(-1);
+        } catch (...) { // NOLINT(bugprone-empty-catch): the intent on file still names the slot
+        }
+    }
+
+    // Resume: the slots the killed run's intent named that still hold no snapshot stay named (in runs of
+    // consecutive slots) until written again, since HDF5 can delete neither their torn objects nor the links
+    // to them.
+    void keep_torn_slots(const detail::write_intent& found)
+    {
+        intent = found;
+        intent.writing = {};
+        intent.unsettled = -1;
+        intent.kept.clear();
+        for (std::size_t i = 0; i < slots.size(); ++i) {
+            const auto slot = static_cast<slot_t>(i);
+            if (!found.names(slot) || slots[i].step >= 0)
+                continue;
+            if (!intent.kept.empty() && intent.kept.back().end == slot)
+                ++intent.kept.back().end;
+            else if (intent.kept.size() < detail::write_intent_kept_ranges)
+                intent.kept.push_back({slot, slot + 1});
+        }
     }
 
     void require_open() const
@@ -155,6 +227,7 @@ struct hdf5_store::impl {
             raw->reserve(reserved_end, eoa - reserved_end);
         check_status(H5Fflush(file.file.get(), H5F_SCOPE_LOCAL), "cannot flush the metadata of " + where);
         reserved_end = eoa;
+        unsettled = -1; // every change made so far is in the file
     }
 
     hdf5_dataset open_dataset(slot_t slot, bool for_read) const
@@ -183,6 +256,7 @@ struct hdf5_store::impl {
         const std::uint64_t last = std::min<std::uint64_t>(static_cast<std::uint64_t>(capacity.slots),
                                                            static_cast<std::uint64_t>(slot) + batch);
         grow(static_cast<std::size_t>(last));
+        announce(slot, static_cast<slot_t>(last)); // the new groups' headers may be torn too
         for (auto s = static_cast<std::size_t>(slot); s < last; ++s) {
             slot_entry& e = slots[s];
             if (!e.group.empty())
@@ -266,9 +340,10 @@ struct hdf5_store::impl {
             detail::write_record(old.get(), writing_record(slot, step, e.dataset_bytes, e.element), context(slot));
             flush_metadata();
         }
-        // The old dataset's name is reused when it could be deleted.
+        // The old dataset's name is reused when it could be deleted. One a resumed file holds that is not
+        // verifiably this slot's complete snapshot is never deleted (see scan).
         std::string name = e.dataset;
-        if (name.empty() || !discard_dataset(e))
+        if (name.empty() || !e.usable || !discard_dataset(e))
             name = detail::state_dataset_name(e.next_dataset++);
         const std::string ctx = context(slot, name);
         snapshot_record r = writing_record(slot, step, src.size, opts.element, parts);
@@ -399,19 +474,24 @@ struct hdf5_store::impl {
                     (rr.problem.empty() ? "its record belongs to slot " + std::to_string(rr.record.slot) : rr.problem);
                 continue;
             }
-            if (rr.record.state != slot_state::complete)
+            if (rr.record.state != slot_state::complete) {
+                // Set aside, neither rewritten in place nor deleted. The header may be stale: that of a
+                // dataset deleted before the kill (its record says "writing" since write_new marks a dataset so
+                // before deleting it), at an address that HDF5 gave to the new dataset whose header the kill
+                // kept out of the file. The storage it names may since belong to another slot's snapshot, and
+                // deleting it would free that storage a second time.
                 e.problem = ctx + ": its write of x_" + std::to_string(rr.record.step) + " was interrupted";
+                continue;
+            }
             e.usable = true;
             e.element = rr.record.element;
             e.compressed = !detail::dataset_offset(d.get()).has_value() && rr.record.bytes > 0;
             e.dataset_bytes = rr.record.bytes;
             allocated += rr.record.bytes;
-            if (rr.record.state == slot_state::complete) {
-                e.step = rr.record.step;
-                e.bytes = rr.record.bytes;
-                assign_parts(e, rr.record);
-                counts.holds(e.bytes);
-            }
+            e.step = rr.record.step;
+            e.bytes = rr.record.bytes;
+            assign_parts(e, rr.record);
+            counts.holds(e.bytes);
         }
     }
 
@@ -478,6 +558,10 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
                 (s.identity.empty() ? std::string("a run that recorded no identity") : "\"" + s.identity + "\"") +
                 ", but this run is \"" + opts.run_identity + "\"");
         s.scan();
+    }
+    if (const std::optional<detail::write_intent_place> found = detail::read_write_intent(s.file.file.get())) {
+        s.intent_at = found->offset;
+        s.keep_torn_slots(found->latest);
     }
     s.raw = std::make_unique<detail::raw_file>(s.path, opts.io, opts.transfer_bytes);
     haddr_t eoa = 0;
@@ -559,14 +643,20 @@ void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
     hdf5_scope scope;
     const impl::bind_scope bound(s, scope);
     try {
+        s.announce(slot, slot + 1);
         if (in_place)
             s.write_in_place(slot, step, parts);
         else
             s.write_new(slot, step, parts);
+        s.settle(slot);
     } catch (const io_error& failed) { // disk full, file size limit, I/O error: the slot is left empty
+        s.after_failed_write(slot);
         throw io_error("writing x_" + std::to_string(step) + " (" + std::to_string(src.size) +
                        " bytes) into disk slot " + std::to_string(slot) + " of " + s.where +
                        " failed: " + failed.what());
+    } catch (...) {
+        s.after_failed_write(slot);
+        throw;
     }
     impl::slot_entry& written = s.slots[static_cast<std::size_t>(slot)];
     written.problem.clear();

@@ -1,4 +1,5 @@
 #include "snapshot_format.hpp"
+#include "write_intent.hpp"
 
 #include "remat/detail/xxh64.hpp"
 
@@ -519,6 +520,7 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
             put_attribute(f.file.get(), "run_identity", t.get(), t.get(), text.c_str(), true, where);
         }
 
+        create_write_intent(f.file.get(), where);
         f.snapshots = hdf5_group(H5Gcreate2(f.file.get(), snapshots_group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
         check_id(f.snapshots.get(), "cannot create /snapshots in " + temporary_name);
         for (std::uint64_t slot = 0; slot < slot_groups; ++slot)

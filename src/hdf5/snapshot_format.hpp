@@ -2,6 +2,8 @@
 //
 //   /                             attributes remat_format = "remat snapshot file", remat_schema = 1,
 //                                 checksum_algorithm = "xxh64"
+//   /write_intent                 uint8[1024], contiguous: the slots a writer may be changing (write_intent.hpp);
+//                                 absent in files of remat before it, which then name no slot
 //   /snapshots/slot_NNNNNN        one group per slot, made in advance when the file is created
 //   /snapshots/slot_NNNNNN/state  the slot's snapshot: rank 1, element type as chosen, contiguous (or
 //                                 chunked + shuffle + deflate when compressed); attributes schema, slot,

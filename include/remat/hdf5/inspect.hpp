@@ -57,14 +57,18 @@ struct hdf5_file_contents {
     /// A parallel file's decomposition: each rank's {offset, bytes} in every snapshot, rank 0 first.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> decomposition;
     std::vector<hdf5_snapshot_info> snapshots;
+    /// Slots the file's write intent names: a write into them was in progress (or left them torn) when the
+    /// writer stopped, so they hold no committed snapshot; damage in them is listed as interrupted.
+    std::vector<slot_t> slots_in_writing;
 };
 
 /// Lists the snapshots of `file` (a serial store's or a parallel store's: each rank's part is then verified
 /// against its own checksum); with `verify`, re-reads every complete one and checks its checksum
 /// (a mismatch makes it damaged, with the problem named). Objects a store set aside (a damaged header it
-/// could not delete after a crash, replaced by a newer generation) are listed as superseded. Throws io_error when the
-/// file is missing or unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an unknown schema,
-/// truncated or otherwise unopenable.
+/// could not delete after a crash, replaced by a newer generation) are listed as superseded. Torn metadata in a
+/// slot the file's write intent names (a writer killed inside an HDF5 flush) is listed as interrupted. Throws io_error
+/// when the file is missing or unreadable, integrity_error when it is not HDF5, not a remat snapshot file, of an
+/// unknown schema, truncated or otherwise unopenable.
 ///
 ///     remat::hdf5_file_contents c = remat::hdf5_inspect("run.h5", true);
 ///     for (const auto& s : c.snapshots)
