@@ -17,6 +17,7 @@
 #include "remat/rnn/layout.hpp"
 #include "remat/rnn/sequence_model.hpp"
 #include "remat/schedule/any_schedule.hpp"
+#include "remat/schedule/budget.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/taped_uniform.hpp"
@@ -240,8 +241,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);
     const std::uint64_t state_bytes = bp.state_bytes();
     // A tape of taped_revolve: h_k and the step's gates and outputs, planned in whole states.
-    const std::uint64_t tape_bytes = static_cast<std::uint64_t>(model.state_size() + model.tape_size()) * sizeof(float);
-    const auto tape_units = static_cast<slot_t>((tape_bytes + state_bytes - 1) / state_bytes);
+    const slot_t tape_units = tape_units_for(bp.tape_bytes(), state_bytes);
     rnn_bptt_result result{.blas = dense::blas::library(), .device = std::move(device), .rows = {}};
     for (const std::int64_t steps : o.steps) {
         const rnn::sequence<float> data = random_sequence(o.input, o.batch, steps, 7);

@@ -94,8 +94,8 @@ training_result train(const training_options& o, const training_progress& progre
         slots = o.steps;
     result.slots = slots;
     // A step's tape (taped schedules): h_k and the step's gates and outputs, planned in whole states.
-    result.tape_bytes = static_cast<std::uint64_t>(model.state_size() + model.tape_size()) * sizeof(T);
-    const auto tape_units = static_cast<slot_t>((result.tape_bytes + result.state_bytes - 1) / result.state_bytes);
+    result.tape_bytes = bp.tape_bytes();
+    const slot_t tape_units = tape_units_for(result.tape_bytes, result.state_bytes);
     const any_schedule plan = training_detail::make_schedule(o.schedule, o.steps, slots, tape_units);
     if (o.store != "host" && o.store != "device")
         throw argument_error("store '" + o.store + "' (expected host or device)");

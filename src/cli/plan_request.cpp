@@ -4,6 +4,7 @@
 #include "parse.hpp"
 
 #include "remat/error.hpp"
+#include "remat/schedule/budget.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -226,8 +227,7 @@ slot_t tape_units_of(const plan_request& request, const std::optional<std::uint6
     const std::uint64_t bytes = *parse_bytes("--tape-bytes", request.tape_bytes);
     if (bytes == 0)
         throw usage_error("--tape-bytes: expected at least 1 byte, got \"" + request.tape_bytes + "\"");
-    const std::uint64_t units = bytes / *state_bytes + (bytes % *state_bytes != 0 ? 1 : 0);
-    return static_cast<slot_t>(std::min<std::uint64_t>(units, std::numeric_limits<slot_t>::max()));
+    return remat::tape_units_for(bytes, *state_bytes);
 }
 
 // --schedule taped (remat::taped_revolve) or checkpoint-sequential (remat::taped_uniform) in choice.slots

@@ -35,4 +35,25 @@ memory_plan plan_for_budget(step_t steps, std::uint64_t budget_bytes, std::uint6
     return p;
 }
 
+slot_t tape_units_for(std::uint64_t tape_bytes, std::uint64_t state_bytes)
+{
+    if (state_bytes == 0)
+        throw argument_error("the state size must be at least 1 byte, got 0");
+    if (tape_bytes == 0)
+        throw argument_error("the tape size must be at least 1 byte, got 0");
+    const std::uint64_t units = tape_bytes / state_bytes + (tape_bytes % state_bytes != 0 ? 1 : 0); // no overflow
+    return static_cast<slot_t>(std::min(units, static_cast<std::uint64_t>(std::numeric_limits<slot_t>::max())));
+}
+
+taped_units taped_units_for_budget(std::uint64_t budget_bytes, std::uint64_t state_bytes, std::uint64_t tape_bytes)
+{
+    const slot_t tape_units = tape_units_for(tape_bytes, state_bytes); // checks both sizes first
+    const std::uint64_t fitting = budget_bytes / state_bytes;
+    if (fitting == 0)
+        throw capacity_error("a budget of " + std::to_string(budget_bytes) + " bytes holds no state of " +
+                             std::to_string(state_bytes) + " bytes");
+    return {static_cast<slot_t>(std::min(fitting, static_cast<std::uint64_t>(std::numeric_limits<slot_t>::max()))),
+            tape_units};
+}
+
 } // namespace remat

@@ -27,4 +27,25 @@ struct memory_plan {
 ///     // p.slots == 32, p.recompute_ratio == forward steps / 99999
 [[nodiscard]] memory_plan plan_for_budget(step_t steps, std::uint64_t budget_bytes, std::uint64_t state_bytes);
 
+/// A byte budget in the units of remat::taped_revolve and remat::taped_uniform, which count memory in states.
+struct taped_units {
+    slot_t units = 0;      ///< states the budget holds: floor(budget_bytes / state_bytes)
+    slot_t tape_units = 0; ///< one tape in states, rounded up: ceil(tape_bytes / state_bytes)
+};
+
+/// What `budget_bytes` holds of states of `state_bytes` and tapes of `tape_bytes` (a step's tape, its input
+/// state included). A tape's size is rounded up to whole states, so a plan for these units never holds more
+/// bytes than the budget (a plan for the larger tape fits the smaller one). Throws remat::argument_error
+/// for a zero state or tape size, remat::capacity_error when the budget holds no state.
+///
+///     // a GRU step: a 64 KiB state, a 378 KiB tape; 10 MiB of memory
+///     remat::taped_units u = remat::taped_units_for_budget(10 << 20, 64 << 10, 378 << 10); // {160, 6}
+///     remat::taped_revolve plan(1000, u.units, u.tape_units);
+[[nodiscard]] taped_units taped_units_for_budget(std::uint64_t budget_bytes, std::uint64_t state_bytes,
+                                                 std::uint64_t tape_bytes);
+
+/// A tape of `tape_bytes` in states of `state_bytes`, rounded up: taped_units_for_budget's tape_units.
+/// Throws remat::argument_error for a zero size.
+[[nodiscard]] slot_t tape_units_for(std::uint64_t tape_bytes, std::uint64_t state_bytes);
+
 } // namespace remat

@@ -167,6 +167,15 @@ public:
     [[nodiscard]] const thrust::device_vector<T>& initial_adjoint() const noexcept { return adjoint_; }
     /// The bytes of one snapshot (the state between steps).
     [[nodiscard]] std::uint64_t state_bytes() const noexcept { return state_.size() * sizeof(T); }
+    /// The bytes of one step's tape, kept by a taped advance: its input state and the step's gates and
+    /// outputs. With state_bytes(), what a byte budget holds as a taped plan's units:
+    ///
+    ///     remat::taped_units u = remat::taped_units_for_budget(budget, bp.state_bytes(), bp.tape_bytes());
+    ///     bp.gradient(remat::taped_revolve(T, u.units, u.tape_units), store, data, grad);
+    [[nodiscard]] std::uint64_t tape_bytes() const noexcept
+    {
+        return static_cast<std::uint64_t>(model_->state_size() + model_->tape_size()) * sizeof(T);
+    }
     /// Tapes kept from earlier gradient() calls for the next ones: the most peak_tapes of any call so far.
     [[nodiscard]] std::uint64_t tapes_kept() const noexcept { return tapes_.size(); }
     /// Frees the kept tapes (the next taped gradient() allocates its own again).
