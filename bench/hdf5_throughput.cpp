@@ -11,7 +11,9 @@
 // --pieces lists transfer piece sizes in MiB (hdf5_store::options::transfer_bytes) to compare;
 // --buffered adds the page-cache path; --compression adds a deflate level (much slower: informative);
 // --aligned puts the state in 4 KiB-aligned memory (moved without a copy) instead of where a std::vector
-// would (copied through the store's aligned pieces).
+// would (copied through the store's aligned pieces). The variants rewrite one slot's dataset in place, as
+// `remat calibrate` and a long run's later sweeps do; the last row writes every snapshot into a new slot
+// instead (a new dataset in new file space, as a run's first writes into a new file do), for comparison.
 #include "bench_util.hpp"
 
 #include "remat/detail/xxh64.hpp"
@@ -107,6 +109,7 @@ struct variant {
     std::unique_ptr<remat::hdf5_store> store;
     std::filesystem::path path;
     std::vector<double> write, read;
+    bool new_slots = false; // each round writes (and reads) slot r, not slot 0 again
 };
 
 bool has_flag(int argc, char** argv, const std::string& flag)
@@ -183,11 +186,19 @@ int main(int argc, char** argv)
     if (compression > 0)
         variants.push_back(
             {"hdf5, deflate " + std::to_string(compression), {.compression = compression}, {}, {}, {}, {}});
+    variants.push_back({"hdf5, a new slot each",
+                        {.transfer_bytes = (pieces.empty() ? 8 : pieces.front()) << 20},
+                        {},
+                        {},
+                        {},
+                        {},
+                        true});
     const std::string stem = "remat-bench-" + std::to_string(::getpid());
     for (std::size_t v = 0; v < variants.size(); ++v) {
         variants[v].path = dir / (stem + "-" + std::to_string(v) + ".h5");
+        const remat::slot_t slots = variants[v].new_slots ? repeats + 1 : 1;
         variants[v].store =
-            std::make_unique<remat::hdf5_store>(variants[v].path, remat::level_capacity{1}, variants[v].options);
+            std::make_unique<remat::hdf5_store>(variants[v].path, remat::level_capacity{slots}, variants[v].options);
         variants[v].store->write(0, 0, src); // untimed: allocates the file's space
     }
     raw_file raw(dir / (stem + ".raw"), bytes);
@@ -203,9 +214,11 @@ int main(int argc, char** argv)
                 continue;
             }
             variant& v = variants[which];
-            v.store->release(0);
+            const remat::slot_t slot = v.new_slots ? r : 0;
+            if (!v.new_slots)
+                v.store->release(0);
             const double start = now();
-            v.store->write(0, r, src);
+            v.store->write(slot, r, src);
             v.write.push_back(now() - start);
         }
         for (std::size_t k = 0; k < n; ++k) {
@@ -217,7 +230,7 @@ int main(int argc, char** argv)
             variant& v = variants[which];
             drop_cache(v.path);
             const double start = now();
-            v.store->read(0, r, dst);
+            v.store->read(v.new_slots ? r : 0, r, dst);
             v.read.push_back(now() - start);
             if (!std::equal(back.begin(), back.end(), state.begin())) {
                 std::fprintf(stderr, "%s read back other bytes\n", v.name.c_str());

@@ -226,7 +226,8 @@ int run_stress(const settings& opt, std::ostream& out, std::ostream& err)
                           .disk_write_cost = p.write_cost,
                           .disk_read_cost = p.read_cost,
                           .seed = (rounds / opt.state_bytes.size()) % 3,
-                          .file = file,
+                          .file = fault_round ? file : work / fmt::format("snapshots-{}.h5", bytes),
+                          .reuse_file = !fault_round,
                           .staging_buffers = staging,
                           .device_slots = opt.device_slots,
                           .device_cost = p.device_seconds / p.step_seconds};

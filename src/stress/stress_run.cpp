@@ -19,6 +19,7 @@
 #include "fault_hook.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -124,12 +125,17 @@ tested_run tested_gradient(const round_setup& setup, capped_memory& memory, cons
     const multilevel plan = plan_for(setup);
     field x = model.initial(setup.seed);
     const std::string identity = run_identity(plan, x);
-    hdf5_store::options disk_options{.mode =
-                                         hooks.resume ? hdf5_store::open_mode::resume : hdf5_store::open_mode::replace,
+    // A file reused from an earlier round is opened as a resume would open it (its identity checked, its
+    // records read), and then holds nothing.
+    const bool reuse = !hooks.resume && setup.reuse_file && std::filesystem::exists(setup.file);
+    hdf5_store::options disk_options{.mode = hooks.resume || reuse ? hdf5_store::open_mode::resume
+                                                                   : hdf5_store::open_mode::replace,
                                      .element = hdf5_element::float64,
                                      .run_identity = identity};
     hdf5_store disk(setup.file, level_capacity{}, disk_options);
     detail::hdf5_store_access::set_fault_hook(disk, hooks.disk_faults);
+    if (reuse)
+        disk.release_all();
 
     tested_run out;
     std::optional<resume_point> point;

@@ -29,12 +29,16 @@ namespace remat::stress {
 struct round_setup {
     std::size_t state_bytes = 0; ///< a multiple of 8
     step_t steps = 0;
-    slot_t host_slots = 0;           ///< RAM slots of the tested run
-    slot_t reference_slots = 0;      ///< RAM slots of the reference run (what fits under the cap)
-    double disk_write_cost = 1;      ///< forward steps per disk write, for the multi-level plan
-    double disk_read_cost = 1;       ///< forward steps per disk read
-    std::uint64_t seed = 0;          ///< picks x_0
-    std::filesystem::path file;      ///< the HDF5 snapshot file
+    slot_t host_slots = 0;      ///< RAM slots of the tested run
+    slot_t reference_slots = 0; ///< RAM slots of the reference run (what fits under the cap)
+    double disk_write_cost = 1; ///< forward steps per disk write, for the multi-level plan
+    double disk_read_cost = 1;  ///< forward steps per disk read
+    std::uint64_t seed = 0;     ///< picks x_0
+    std::filesystem::path file; ///< the HDF5 snapshot file
+    /// Open `file` if an earlier round of the same plan left it, free its slots and rewrite their datasets
+    /// in place, as a long run on one file does (otherwise the file is replaced: every write lands in new
+    /// space, which costs this VM's disk half as much again per MiB, docs/stress.md).
+    bool reuse_file = false;
     std::size_t staging_buffers = 4; ///< the disk level's asynchronous staging (RAM: this many states)
     slot_t device_slots = 0;         ///< GPU slots above RAM (0: no device level; needs device_level_built())
     double device_cost = 0;          ///< forward steps per device transfer, for the multi-level plan
