@@ -2,9 +2,10 @@
 // CPP, OpenBLAS) or on the GPU (--device cuda: Thrust CUDA, cuBLAS, snapshots in GPU memory), from one
 // source: remat's binomial schedule against uniform segments of sqrt(T) (what PyTorch's
 // checkpoint_sequential does) at equal memory, and against plain BPTT (every hidden state and gate
-// activation kept). --repeats rounds, each running plain BPTT and then every row once (the rows' order
-// rotated); a row's time against plain BPTT is the median over the rounds of its ratio to that round's
-// plain BPTT, of wall time and of the process's CPU time (run with OPENBLAS_NUM_THREADS=1 so that BLAS
+// activation kept). An untimed first round, in which every run allocates the buffers it keeps for the
+// next calls (as a training loop's first iteration), then --repeats rounds, each running plain BPTT and then
+// every row once (the rows' order rotated); a row's time against plain BPTT is the median over the rounds of its ratio
+// to that round's plain BPTT, of wall time and of the process's CPU time (run with OPENBLAS_NUM_THREADS=1 so that BLAS
 // threads do not spin). Every gradient is checked bit for bit against plain BPTT's. On the GPU the clock is read after
 // cudaDeviceSynchronize and the device memory is counted exactly (every allocation, bench/device_memory.hpp).
 //
@@ -88,10 +89,11 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
 
 void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& res)
 {
-    std::printf("BPTT of a %s, batch %lld, hidden %lld, input %lld, float, on %s, %s; medians of %d rounds (x/plain: "
-                "of each round's ratio)\n",
-                o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
-                static_cast<long long>(o.input), res.device.c_str(), res.blas.c_str(), o.repeats);
+    std::printf(
+        "BPTT of a %s, batch %lld, hidden %lld, input %lld, float, on %s, %s; medians of %d warm rounds (x/plain: "
+        "of each round's ratio)\n",
+        o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
+        static_cast<long long>(o.input), res.device.c_str(), res.blas.c_str(), o.repeats);
     const bool gpu = !res.rows.empty() && res.rows.front().device_peak_bytes.has_value();
     std::printf("%7s  %-24s %7s %11s %11s %8s %8s %9s %9s %9s", "T", "method", "slots", "step evals", "memory MiB",
                 "wall s", "cpu s", "mem/plain", "wall/plain", "cpu/plain");
@@ -126,7 +128,9 @@ int main(int argc, char** argv)
     app.add_option("--hidden", o.hidden)->capture_default_str();
     app.add_option("--input", o.input, "input features")->capture_default_str();
     app.add_option("--cell", o.cell, "gru or lstm")->capture_default_str();
-    app.add_option("--repeats", o.repeats, "rounds: each runs plain BPTT and every row once (medians reported)")
+    app.add_option("--repeats", o.repeats,
+                   "timed rounds, after an untimed one that allocates: each runs plain BPTT and every row once "
+                   "(medians reported)")
         ->capture_default_str();
     app.add_option("--memory-fraction", o.fraction, "snapshot memory of the last row, of plain BPTT's")
         ->capture_default_str();

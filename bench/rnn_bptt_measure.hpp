@@ -39,6 +39,8 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -106,26 +108,39 @@ std::pair<double, double> time_both(int repeats, Body&& body)
     return {median(wall), median(cpu)};
 }
 
-// The device bytes of a row: in use before it, and the high-water mark while it ran (GPU only).
+// The device bytes of a row (GPU only), counted in the first round, where each row allocates what it
+// keeps: its peak as if it ran alone, the bytes it allocated beyond what was held when it began, over
+// what the program held before the round (parameters, gradient, workspace, the input sequence). The
+// earlier rows' kept buffers are thus not counted against it.
 struct device_memory_probe {
     long long allocations = 0;
-    void start([[maybe_unused]] rnn_bptt_row& r)
+    std::uint64_t before = 0;
+    [[nodiscard]] static std::uint64_t live()
+    {
+#if REMAT_DEVICE_SYSTEM_HOST
+        return 0;
+#else
+        finish(); // nothing of the last row is in flight
+        return static_cast<std::uint64_t>(device_memory::live_bytes());
+#endif
+    }
+    void start()
     {
 #if !REMAT_DEVICE_SYSTEM_HOST
-        finish(); // nothing of the last row is in flight
+        before = live();
         device_memory::reset_peak();
-        r.device_bytes_before = static_cast<std::uint64_t>(device_memory::live_bytes());
         allocations = device_memory::allocations();
 #endif
     }
-    void stop([[maybe_unused]] rnn_bptt_row& r)
+    void stop([[maybe_unused]] rnn_bptt_row& r, [[maybe_unused]] std::uint64_t base)
     {
 #if !REMAT_DEVICE_SYSTEM_HOST
         // Every row allocates (plain BPTT its states and tapes, the others their store's slots).
         if (device_memory::allocations() == allocations)
             throw error("no device allocation was counted during '" + r.method +
                         "' (the benchmark must be linked with --wrap=cudaMalloc: bench_device_memory)");
-        r.device_peak_bytes = static_cast<std::uint64_t>(device_memory::peak_bytes());
+        r.device_bytes_before = base;
+        r.device_peak_bytes = base + (static_cast<std::uint64_t>(device_memory::peak_bytes()) - before);
 #endif
     }
 };
@@ -139,12 +154,17 @@ struct planned_row {
     std::uint64_t held_bytes;
 };
 
-// The timed runs of one T, in rounds: each round runs plain BPTT, then every row once, the rows' order
-// rotated from round to round. A row's time against plain is the median over rounds of its time over
-// that round's plain BPTT: this VM's speed drifts by tens of percent within minutes, and a ratio of two
-// runs a minute apart keeps little of that drift, where medians of runs made far apart (each row's
-// repeats back to back) kept all of it. Every gradient of every round is compared with plain BPTT's.
-inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::bptt<float>& bp,
+// The runs of one T. A first round, untimed, runs plain BPTT and then every row once, each in its own
+// rnn::bptt (its tapes, plain BPTT's buffers) with its own store (its slots), allocating them: there its
+// gradient, counts and device peak are taken. Each keeps what it allocated, as a training loop's later
+// calls do, so the timed rounds that follow allocate nothing, for plain BPTT (as PyTorch's caching
+// allocator keeps its activations' memory) as for the rows. Each timed round runs plain BPTT, then every
+// row once, the rows' order rotated from round to round. A row's time against plain is the median over
+// rounds of its time over that round's plain BPTT: this VM's speed drifts by tens of percent within
+// minutes, and a ratio of two runs a minute apart keeps little of that drift, where medians of runs made
+// far apart (each row's repeats back to back) kept all of it. Every gradient of every round is compared
+// with plain BPTT's.
+inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequence_model<float>& model,
                            const rnn::sequence<float>& data, thrust::device_vector<float>& grad,
                            std::uint64_t workspace, const std::vector<planned_row>& plans, rnn_bptt_result& result)
 {
@@ -158,58 +178,61 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::bptt<fl
     std::vector<std::vector<double>> wall(rows.size(), std::vector<double>(repeats));
     std::vector<std::vector<double>> cpu(rows.size(), std::vector<double>(repeats));
     std::vector<float> reference;
-    device_memory_probe probe;
-    // The most device bytes over the rounds (GPU only), and what was held before the first.
-    const auto keep_peak = [](rnn_bptt_row& total, const rnn_bptt_row& round) {
-        if (!round.device_peak_bytes)
-            return;
-        if (!total.device_bytes_before)
-            total.device_bytes_before = round.device_bytes_before;
-        total.device_peak_bytes = std::max(total.device_peak_bytes.value_or(0), *round.device_peak_bytes);
+    std::optional<rnn::bptt<float>> plain_bp;
+    std::deque<rnn::bptt<float>> bps; // per row, in plan order (a deque: made one by one, never moved)
+    std::deque<snapshot_store> stores;
+    const auto run_plain = [&] {
+        const rnn::bptt_result r = plain_bp->plain_gradient(data, grad);
+        plain.forward_steps = r.report.forward_steps;
+        plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
     };
+    const auto run_row = [&](std::size_t i) {
+        const planned_row& p = plans[i];
+        rnn_bptt_row& r = rows[i];
+        const rnn::bptt_result res = bps[i].gradient(p.plan, stores[i], data, grad);
+        // every reverse without a tape re-runs its step
+        r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
+        r.memory_bytes = (p.held_bytes != 0 ? p.held_bytes : res.report.peak_snapshot_bytes) + workspace;
+        const std::vector<float> g = host(grad);
+        r.identical = r.identical && std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
+    };
+
+    // The first round: every run allocates what it keeps.
+    device_memory_probe probe;
+    const std::uint64_t base = device_memory_probe::live();
+    probe.start();
+    plain_bp.emplace(model);
+    run_plain();
+    finish();
+    probe.stop(plain, base);
+    reference = host(grad);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        probe.start();
+        bps.emplace_back(model);
+        stores.emplace_back(plans[i].slots);
+        run_row(i);
+        finish();
+        probe.stop(rows[i], base);
+    }
+    std::fprintf(stderr, "rnn_bptt: T = %lld, the first round (untimed: every run allocating what it keeps) done\n",
+                 static_cast<long long>(steps));
+
     for (std::size_t round = 0; round < repeats; ++round) {
-        rnn_bptt_row this_round = plain;
-        probe.start(this_round);
-        std::tie(plain_wall[round], plain_cpu[round]) = time_both(1, [&] {
-            const rnn::bptt_result r = bp.plain_gradient(data, grad);
-            plain.forward_steps = r.report.forward_steps;
-            plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
-        });
-        probe.stop(this_round);
-        keep_peak(plain, this_round);
-        if (round == 0)
-            reference = host(grad);
+        std::tie(plain_wall[round], plain_cpu[round]) = time_both(1, run_plain);
         std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, plain BPTT: %.3f s\n",
                      static_cast<long long>(steps), round + 1, repeats, plain_wall[round]);
         for (std::size_t n = 0; n < rows.size(); ++n) {
             const std::size_t i = (n + round) % rows.size(); // rotated: no row always runs first or last
-            const planned_row& p = plans[i];
-            rnn_bptt_row& r = rows[i];
-            this_round = r;
-            bp.release_tapes(); // each row makes its own tapes, inside its time and its device peak
-            probe.start(this_round);
-            {
-                snapshot_store store(p.slots);
-                std::tie(wall[i][round], cpu[i][round]) = time_both(1, [&] {
-                    const rnn::bptt_result res = bp.gradient(p.plan, store, data, grad);
-                    // every reverse without a tape re-runs its step
-                    r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
-                    r.memory_bytes = (p.held_bytes != 0 ? p.held_bytes : res.report.peak_snapshot_bytes) + workspace;
-                });
-            }
-            probe.stop(this_round);
-            keep_peak(r, this_round);
-            const std::vector<float> g = host(grad);
-            r.identical = r.identical && std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
+            std::tie(wall[i][round], cpu[i][round]) = time_both(1, [&] { run_row(i); });
             std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, %s: %.3f s (%.3f x plain)\n",
-                         static_cast<long long>(steps), round + 1, repeats, p.method.c_str(), wall[i][round],
+                         static_cast<long long>(steps), round + 1, repeats, plans[i].method.c_str(), wall[i][round],
                          wall[i][round] / plain_wall[round]);
         }
     }
-    const auto ratio_median = [&](const std::vector<double>& times, const std::vector<double>& base) {
+    const auto ratio_median = [&](const std::vector<double>& times, const std::vector<double>& base_times) {
         std::vector<double> ratios(repeats);
         for (std::size_t k = 0; k < repeats; ++k)
-            ratios[k] = times[k] / base[k];
+            ratios[k] = times[k] / base_times[k];
         return median(ratios);
     };
     plain.seconds = median(plain_wall);
@@ -236,7 +259,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     dense::blas b;
     rnn::sequence_model<float> model(b, layout, o.batch);
     model.set_parameters(layout.initial_parameters(1));
-    rnn::bptt<float> bp(model);
+    const rnn::bptt<float> bp(model); // for the sizes of a state and a tape
     thrust::device_vector<float> grad(static_cast<std::size_t>(model.parameter_count()));
     const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);
     const std::uint64_t state_bytes = bp.state_bytes();
@@ -245,9 +268,9 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     rnn_bptt_result result{.blas = dense::blas::library(), .device = std::move(device), .rows = {}};
     for (const std::int64_t steps : o.steps) {
         const rnn::sequence<float> data = random_sequence(o.input, o.batch, steps, 7);
-        // Plain BPTT's memory first: the 5% rows' budget is a fraction of it (a run outside the timing).
-        const rnn::bptt_result first = bp.plain_gradient(data, grad);
-        const std::uint64_t plain_bytes = first.report.peak_snapshot_bytes + workspace;
+        // Plain BPTT's memory, every state and tape (its report's peak_snapshot_bytes): the 5% rows' budget
+        // is a fraction of it.
+        const std::uint64_t plain_bytes = static_cast<std::uint64_t>(steps) * bp.tape_bytes() + workspace;
         // Every plan is made before any run is timed (a taped one takes up to a minute at T = 10^4).
         std::vector<planned_row> plans;
         const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
@@ -275,7 +298,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         const taped_uniform sequential(steps, every, tape_units);
         taped("checkpoint_sequential", sequential);
         taped("taped (its memory)", taped_revolve(steps, sequential.peak_units(), tape_units));
-        measure_rounds(o, steps, bp, data, grad, workspace, plans, result);
+        measure_rounds(o, steps, model, data, grad, workspace, plans, result);
     }
     return result;
 }

@@ -112,6 +112,13 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
                what << " plain BPTT");
     BOOST_TEST(plain.report.peak_snapshot_bytes ==
                static_cast<std::uint64_t>(steps * model.kept_per_step()) * sizeof(T));
+    // Its buffers are kept: a second call reuses them (the same bits, whatever they held), until released.
+    BOOST_TEST(bp.plain_bytes_kept() == plain.report.peak_snapshot_bytes);
+    const rnn::bptt_result again = bp.plain_gradient(data, grad);
+    BOOST_TEST(same({again.loss, test::to_host(grad), test::to_host(bp.initial_adjoint())}, reference),
+               what << " plain BPTT, buffers reused");
+    bp.release_plain();
+    BOOST_TEST(bp.plain_bytes_kept() == 0u);
 }
 
 } // namespace

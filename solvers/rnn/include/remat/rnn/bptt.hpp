@@ -17,6 +17,7 @@
 #include <thrust/device_vector.h>
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <utility>
@@ -104,9 +105,10 @@ public:
 
     /// The same gradient by plain back-propagation through time: every state and every step's tape (gate
     /// activations, layer outputs) kept, nothing recomputed; memory grows as T (model.kept_per_step()
-    /// elements per step), allocated for the call. The baseline checkpointing is measured against; its
-    /// loss and gradient are bit-identical to gradient()'s. The report counts T forward steps and the
-    /// kept bytes as its peak_snapshot_bytes.
+    /// elements per step). The baseline checkpointing is measured against; its loss and gradient are
+    /// bit-identical to gradient()'s. Its buffers stay with this object for the next call, as a caching
+    /// allocator (PyTorch's) keeps a training loop's activations' memory: plain_bytes_kept() of them, until
+    /// release_plain(). The report counts T forward steps and the kept bytes as its peak_snapshot_bytes.
     template <class A>
     bptt_result plain_gradient(const sequence<T>& data, thrust::device_vector<T, A>& grad)
     {
@@ -116,12 +118,17 @@ public:
         const auto steps = static_cast<std::size_t>(data.steps());
         const auto state = static_cast<std::size_t>(model_->state_size());
         const auto tape = static_cast<std::size_t>(model_->tape_size());
-        thrust::device_vector<T> states(steps * state);
-        thrust::device_vector<T> tapes(steps * tape);
+        // Allocated (zero-filled) only when the length changes: a training loop's later calls reuse them.
+        if (plain_states_.size() != steps * state)
+            plain_states_ = thrust::device_vector<T>(steps * state);
+        if (plain_tapes_.size() != steps * tape)
+            plain_tapes_ = thrust::device_vector<T>(steps * tape);
+        const thrust::device_vector<T>& states = plain_states_;
+        const thrust::device_vector<T>& tapes = plain_tapes_;
         dense::blas& b = model_->blas();
         const auto start = std::chrono::steady_clock::now();
-        const dense::vector_view<T> all_states = dense::view(states);
-        const dense::vector_view<T> all_tapes = dense::view(tapes);
+        const dense::vector_view<T> all_states = dense::view(plain_states_);
+        const dense::vector_view<T> all_tapes = dense::view(plain_tapes_);
         dense::fill(b, dense::view(state_), T(0));
         dense::fill(b, dense::view(adjoint_), T(0));
         dense::fill(b, dense::view(grad), T(0));
@@ -185,6 +192,17 @@ public:
         tapes_.shrink_to_fit();
         tapes_handed_ = 0;
     }
+    /// The bytes plain_gradient() keeps for its next call (its states and tapes).
+    [[nodiscard]] std::uint64_t plain_bytes_kept() const noexcept
+    {
+        return (plain_states_.size() + plain_tapes_.size()) * sizeof(T);
+    }
+    /// Frees plain_gradient()'s buffers (the next call allocates them again).
+    void release_plain()
+    {
+        thrust::device_vector<T>().swap(plain_states_);
+        thrust::device_vector<T>().swap(plain_tapes_);
+    }
 
 private:
     // The driver asks for plan.cost().peak_tapes tapes before step 0; each call hands out the kept ones
@@ -201,6 +219,8 @@ private:
     thrust::device_vector<T> adjoint_;
     std::deque<thrust::device_vector<T>> tapes_; // kept across gradient() calls
     std::size_t tapes_handed_ = 0;               // handed out in the current call
+    thrust::device_vector<T> plain_states_;      // plain_gradient()'s, kept across calls
+    thrust::device_vector<T> plain_tapes_;
 };
 
 } // namespace REMAT_DENSE_BACKEND_NS
