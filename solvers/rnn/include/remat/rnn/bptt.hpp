@@ -118,11 +118,13 @@ public:
         const auto steps = static_cast<std::size_t>(data.steps());
         const auto state = static_cast<std::size_t>(model_->state_size());
         const auto tape = static_cast<std::size_t>(model_->tape_size());
-        // Allocated (zero-filled) only when the length changes: a training loop's later calls reuse them.
-        if (plain_states_.size() != steps * state)
-            plain_states_ = thrust::device_vector<T>(steps * state);
-        if (plain_tapes_.size() != steps * tape)
-            plain_tapes_ = thrust::device_vector<T>(steps * tape);
+        // Allocated (zero-filled) only when the length changes, the old buffers freed first: a training
+        // loop's later calls reuse them.
+        if (plain_states_.size() != steps * state || plain_tapes_.size() != steps * tape) {
+            release_plain();
+            plain_states_.resize(steps * state);
+            plain_tapes_.resize(steps * tape);
+        }
         const thrust::device_vector<T>& states = plain_states_;
         const thrust::device_vector<T>& tapes = plain_tapes_;
         dense::blas& b = model_->blas();
