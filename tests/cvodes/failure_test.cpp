@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE cvodes_failure
 #include <boost/test/unit_test.hpp>
 
+#include "contains.hpp"
 #include "roberts.hpp"
 
 #include "remat/cvodes/cvodes.hpp"
@@ -23,10 +24,7 @@ cvodes::windows roberts_windows()
     return cvodes::windows(model.window_boundaries(1)).including(model.backward_starts);
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 // Runs a solve that must fail; returns the step_error and the solver_error nested in it.
 struct failure {

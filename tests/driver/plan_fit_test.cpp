@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE driver_plan_fit
 #include <boost/test/unit_test.hpp>
 
+#include "contains.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/driver/run_online.hpp"
 #include "remat/schedule/budget.hpp"
@@ -51,10 +52,7 @@ std::string capacity_message(F&& f)
     return {};
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 } // namespace
 

@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE hdf5_integrity
 #include <boost/test/unit_test.hpp>
 
+#include "contains.hpp"
 #include "hdf5_test_support.hpp"
 
 #include "remat/error.hpp"
@@ -42,10 +43,7 @@ std::string message_of(F&& f)
     return {};
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 // A file with x_3 (`size` bytes) in slot 0 and x_4 in slot 1.
 void make_file(const std::filesystem::path& file, std::size_t size)

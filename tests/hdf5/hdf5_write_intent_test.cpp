@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE hdf5_write_intent
 #include <boost/test/unit_test.hpp>
 
+#include "contains.hpp"
 #include "fault_hook.hpp"
 #include "hdf5_test_support.hpp"
 #include "write_intent.hpp"
@@ -74,10 +75,7 @@ const hdf5_snapshot_info& info_of(const hdf5_file_contents& c, const std::string
     throw std::runtime_error(dataset + " is not listed");
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 } // namespace
 

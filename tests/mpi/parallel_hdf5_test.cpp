@@ -6,6 +6,7 @@
 // store.
 #define BOOST_TEST_MODULE mpi_parallel_hdf5
 #include "command.hpp"
+#include "contains.hpp"
 #include "mpi_session.hpp"
 
 #include <remat/detail/xxh64.hpp>
@@ -77,10 +78,7 @@ struct scratch_cleanup {
     }
 };
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 remat::const_bytes view(const std::vector<std::byte>& v)
 {

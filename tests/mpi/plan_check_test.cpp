@@ -1,6 +1,7 @@
 // remat::mpi's collective checks under mpirun -np 4: plans that agree pass, plans that differ are refused
 // on every rank naming the ranks that differ; budgets per rank and for the job; the failure message.
 #define BOOST_TEST_MODULE mpi_plan_check
+#include "contains.hpp"
 #include "mpi_session.hpp"
 
 #include <remat/mpi/mpi.hpp>
@@ -39,10 +40,7 @@ std::optional<remat::mpi::plan_mismatch> mismatch_of(const Schedule& plan)
     }
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 } // namespace
 

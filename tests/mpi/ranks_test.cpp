@@ -3,6 +3,7 @@
 // with a message naming the rank (and the step and the cause).
 #define BOOST_TEST_MODULE mpi_ranks
 #include "command.hpp"
+#include "contains.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
@@ -37,10 +38,7 @@ nlohmann::json json_of(int ranks, const std::string& args)
     return nlohmann::json::parse(t.result.out);
 }
 
-bool contains(const std::string& text, const std::string& part)
-{
-    return text.find(part) != std::string::npos;
-}
+using remat::test::contains;
 
 const std::string grid = "--nx 40 --ny 37 --steps 200";
 
