@@ -4,10 +4,11 @@
 // checkpoint_sequential does) at equal memory, and against plain BPTT (every hidden state and gate
 // activation kept). An untimed first round, in which every run allocates the buffers it keeps for the
 // next calls (as a training loop's first iteration), then --repeats rounds, each running plain BPTT and then
-// every row once (the rows' order rotated); a row's time against plain BPTT is the median over the rounds of its ratio
-// to that round's plain BPTT, of wall time and of the process's CPU time (run with OPENBLAS_NUM_THREADS=1 so that BLAS
-// threads do not spin). Every gradient is checked bit for bit against plain BPTT's. On the GPU the clock is read after
-// cudaDeviceSynchronize and the device memory is counted exactly (every allocation, bench/device_memory.hpp).
+// every row once (the rows' order rotated, every odd round the previous one's reversed); a row's time against plain
+// BPTT is the median over the rounds of its ratio to that round's plain BPTT, of wall time and of the process's CPU
+// time (run with OPENBLAS_NUM_THREADS=1 so that BLAS threads do not spin). Every gradient is checked bit for bit
+// against plain BPTT's. On the GPU the clock is read after cudaDeviceSynchronize and the device memory is counted
+// exactly (every allocation, bench/device_memory.hpp).
 //
 //     OPENBLAS_NUM_THREADS=1 build/bench/rnn_bptt       # T = 1000 and 10000 (many minutes on 2 cores)
 //     build/bench/rnn_bptt --steps 1000 --repeats 5 --format json
@@ -24,7 +25,10 @@
 //   checkpoint_sequential  PyTorch's plan (remat::taped_uniform): sqrt(T) segments' inputs kept, each
 //                    segment re-run keeping its tapes
 //   taped (its memory)     remat::taped_revolve in the memory checkpoint_sequential holds
-// (Planning a taped row takes up to a minute at T = 10^4; it is not in the timed runs.)
+// (Planning a taped row takes up to a minute at T = 10^4; it is not in the timed runs.) --rows runs only
+// the rows named (by the keys --help lists) besides plain BPTT, e.g. two rows head to head in many rounds.
+// Each row also reports where its time went: in the forward steps, in the adjoint steps, and the rest
+// (remat's: snapshot copies, the schedule), medians over the rounds.
 #include "rnn_bptt_rows.hpp"
 
 #include "remat/error.hpp"
@@ -33,6 +37,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -75,6 +80,9 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
                                    {"memory_vs_plain", ratio(r.memory_bytes, base->memory_bytes)},
                                    {"time_vs_plain", r.wall_vs_plain},
                                    {"cpu_vs_plain", r.cpu_vs_plain},
+                                   {"forward_seconds", r.forward_seconds},
+                                   {"adjoint_seconds", r.adjoint_seconds},
+                                   {"remat_seconds", r.remat_seconds},
                                    {"bit_identical_to_plain", r.identical}};
         if (r.device_peak_bytes) {
             row["device_peak_bytes"] = *r.device_peak_bytes;
@@ -95,8 +103,8 @@ void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
         o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
         static_cast<long long>(o.input), res.device.c_str(), res.blas.c_str(), o.repeats);
     const bool gpu = !res.rows.empty() && res.rows.front().device_peak_bytes.has_value();
-    std::printf("%7s  %-24s %7s %11s %11s %8s %8s %9s %9s %9s", "T", "method", "slots", "step evals", "memory MiB",
-                "wall s", "cpu s", "mem/plain", "wall/plain", "cpu/plain");
+    std::printf("%7s  %-24s %7s %11s %11s %8s %8s %9s %9s %9s %8s %8s %8s", "T", "method", "slots", "step evals",
+                "memory MiB", "wall s", "cpu s", "mem/plain", "wall/plain", "cpu/plain", "fwd s", "adj s", "remat s");
     if (gpu)
         std::printf(" %12s %10s", "dev peak MiB", "peak/plain");
     std::printf("  bits\n");
@@ -108,6 +116,7 @@ void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
                     r.method.c_str(), static_cast<long long>(r.slots), static_cast<unsigned long long>(r.forward_steps),
                     static_cast<double>(r.memory_bytes) / (1 << 20), r.seconds, r.cpu_seconds,
                     ratio(r.memory_bytes, base->memory_bytes), r.wall_vs_plain, r.cpu_vs_plain);
+        std::printf(" %8.3f %8.3f %8.3f", r.forward_seconds, r.adjoint_seconds, r.remat_seconds);
         if (gpu)
             std::printf(" %12.1f %10.3f", static_cast<double>(*r.device_peak_bytes) / (1 << 20),
                         ratio(*r.device_peak_bytes, *base->device_peak_bytes));
@@ -134,6 +143,10 @@ int main(int argc, char** argv)
         ->capture_default_str();
     app.add_option("--memory-fraction", o.fraction, "snapshot memory of the last row, of plain BPTT's")
         ->capture_default_str();
+    app.add_option("--rows", o.rows,
+                   "only these rows (plain BPTT always runs): uniform binomial-equal binomial-fraction taped-equal "
+                   "taped-fraction checkpoint-sequential taped-its-memory")
+        ->delimiter(',');
     app.add_option("--device", device, "cpu or cuda (GPU: cuBLAS, snapshots in GPU memory)")->capture_default_str();
     app.add_option("--format", format, "text or json")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
@@ -142,6 +155,10 @@ int main(int argc, char** argv)
             throw argument_error("device '" + device + "' (expected cpu or cuda)");
         if (format != "text" && format != "json")
             throw argument_error("format '" + format + "' (expected text or json)");
+        for (const std::string& key : o.rows)
+            if (std::find(bench::rnn_bptt_row_keys.begin(), bench::rnn_bptt_row_keys.end(), key) ==
+                bench::rnn_bptt_row_keys.end())
+                throw argument_error("row '" + key + "' (see --help for the rows)");
         if (o.repeats < 1)
             throw argument_error("repeats " + std::to_string(o.repeats) + " (expected at least 1)");
         const bench::rnn_bptt_result res =

@@ -35,6 +35,7 @@
 #include <thrust/host_vector.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -43,6 +44,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -159,9 +161,9 @@ struct planned_row {
 // gradient, counts and device peak are taken. Each keeps what it allocated, as a training loop's later
 // calls do, so the timed rounds that follow allocate nothing, for plain BPTT (as PyTorch's caching
 // allocator keeps its activations' memory) as for the rows. Each timed round runs plain BPTT, then every
-// row once, the rows' order rotated from round to round. A row's time against plain is the median over
-// rounds of its time over that round's plain BPTT: this VM's speed drifts by tens of percent within
-// minutes, and a ratio of two runs a minute apart keeps little of that drift, where medians of runs made
+// row once, the rows' order rotated from round to round, every odd round the previous one's reversed. A row's time
+// against plain is the median over rounds of its time over that round's plain BPTT: this VM's speed drifts by tens of
+// percent within minutes, and a ratio of two runs a minute apart keeps little of that drift, where medians of runs made
 // far apart (each row's repeats back to back) kept all of it. Every gradient of every round is compared
 // with plain BPTT's.
 inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequence_model<float>& model,
@@ -177,6 +179,14 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
     std::vector<double> plain_cpu(repeats);
     std::vector<std::vector<double>> wall(rows.size(), std::vector<double>(repeats));
     std::vector<std::vector<double>> cpu(rows.size(), std::vector<double>(repeats));
+    // Where each run's time went, per round (the driver's report): forward steps, adjoint steps, the rest.
+    using split = std::array<double, 3>;
+    std::vector<split> plain_split(repeats);
+    std::vector<std::vector<split>> row_split(rows.size(), std::vector<split>(repeats));
+    const auto split_of = [](const run_report& r) -> split {
+        return {r.forward_seconds, r.adjoint_seconds, std::max(0.0, r.remat_seconds())}; // (clocks: -1 ns)
+    };
+    split last{};
     std::vector<float> reference;
     std::optional<rnn::bptt<float>> plain_bp;
     std::deque<rnn::bptt<float>> bps; // per row, in plan order (a deque: made one by one, never moved)
@@ -185,6 +195,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
         const rnn::bptt_result r = plain_bp->plain_gradient(data, grad);
         plain.forward_steps = r.report.forward_steps;
         plain.memory_bytes = r.report.peak_snapshot_bytes + workspace;
+        last = split_of(r.report);
     };
     const auto run_row = [&](std::size_t i) {
         const planned_row& p = plans[i];
@@ -193,6 +204,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
         // every reverse without a tape re-runs its step
         r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
         r.memory_bytes = (p.held_bytes != 0 ? p.held_bytes : res.report.peak_snapshot_bytes) + workspace;
+        last = split_of(res.report);
         const std::vector<float> g = host(grad);
         r.identical = r.identical && std::memcmp(g.data(), reference.data(), g.size() * sizeof(float)) == 0;
     };
@@ -219,11 +231,18 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
 
     for (std::size_t round = 0; round < repeats; ++round) {
         std::tie(plain_wall[round], plain_cpu[round]) = time_both(1, run_plain);
+        plain_split[round] = last;
         std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, plain BPTT: %.3f s\n",
                      static_cast<long long>(steps), round + 1, repeats, plain_wall[round]);
         for (std::size_t n = 0; n < rows.size(); ++n) {
-            const std::size_t i = (n + round) % rows.size(); // rotated: no row always runs first or last
+            // Rotated, and every odd round runs the previous round's order reversed: no row always runs
+            // first or last, and each pair of rows runs in both orders. (In plain rotation a row always ran
+            // right after the one listed before it; head to head, the second of two rows tended to be 1-3%
+            // slower: docs/rnn.md.)
+            const std::size_t m = round % 2 == 0 ? n : rows.size() - 1 - n;
+            const std::size_t i = (m + round / 2) % rows.size();
             std::tie(wall[i][round], cpu[i][round]) = time_both(1, [&] { run_row(i); });
+            row_split[i][round] = last;
             std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, %s: %.3f s (%.3f x plain)\n",
                          static_cast<long long>(steps), round + 1, repeats, plans[i].method.c_str(), wall[i][round],
                          wall[i][round] / plain_wall[round]);
@@ -235,16 +254,27 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
             ratios[k] = times[k] / base_times[k];
         return median(ratios);
     };
+    const auto set_split = [&](rnn_bptt_row& r, const std::vector<split>& rounds) {
+        std::array<std::vector<double>, 3> parts;
+        for (const split& t : rounds)
+            for (std::size_t j = 0; j < 3; ++j)
+                parts[j].push_back(t[j]);
+        r.forward_seconds = median(parts[0]);
+        r.adjoint_seconds = median(parts[1]);
+        r.remat_seconds = median(parts[2]);
+    };
     plain.seconds = median(plain_wall);
     plain.cpu_seconds = median(plain_cpu);
     plain.wall_vs_plain = 1;
     plain.cpu_vs_plain = 1;
+    set_split(plain, plain_split);
     result.rows.push_back(plain);
     for (std::size_t i = 0; i < rows.size(); ++i) {
         rows[i].seconds = median(wall[i]);
         rows[i].cpu_seconds = median(cpu[i]);
         rows[i].wall_vs_plain = ratio_median(wall[i], plain_wall);
         rows[i].cpu_vs_plain = ratio_median(cpu[i], plain_cpu);
+        set_split(rows[i], row_split[i]);
         result.rows.push_back(rows[i]);
     }
 }
@@ -273,31 +303,42 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         const std::uint64_t plain_bytes = static_cast<std::uint64_t>(steps) * bp.tape_bytes() + workspace;
         // Every plan is made before any run is timed (a taped one takes up to a minute at T = 10^4).
         std::vector<planned_row> plans;
+        const auto wanted = [&](std::string_view key) {
+            return o.rows.empty() || std::find(o.rows.begin(), o.rows.end(), key) != o.rows.end();
+        };
         const auto every = static_cast<step_t>(std::ceil(std::sqrt(static_cast<double>(steps))));
         const uniform segments(steps, every);
         const slot_t uniform_slots = segments.cost().peak_slots;
-        plans.push_back({"uniform sqrt(T)", segments, uniform_slots, 0});
-        plans.push_back({"binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots, 0});
+        if (wanted("uniform"))
+            plans.push_back({"uniform sqrt(T)", segments, uniform_slots, 0});
+        if (wanted("binomial-equal"))
+            plans.push_back({"binomial (equal memory)", revolve(steps, uniform_slots), uniform_slots, 0});
         const auto budget = static_cast<std::uint64_t>(o.fraction * static_cast<double>(plain_bytes));
         // (at least one slot: at tiny sizes the workspace alone can exceed the fraction)
         const auto slots =
             std::max<slot_t>(1, static_cast<slot_t>((budget - std::min(budget, workspace)) / state_bytes));
         const std::string percent = std::to_string(static_cast<int>(o.fraction * 100 + 0.5)) + "% memory";
-        plans.push_back({"binomial " + percent, revolve(steps, slots), slots, 0});
+        if (wanted("binomial-fraction"))
+            plans.push_back({"binomial " + percent, revolve(steps, slots), slots, 0});
         // With tapes, in the same memory (units of one state; the store needs only the plan's snapshots).
         // Their memory is the plan's peak of snapshots and tapes held at once, a tape counted as its
         // whole units (at most a state's bytes more than the tape's own).
-        const auto taped = [&](const std::string& method, const auto& plan) {
+        // (Each plan is made only for a row that runs: a taped table takes up to a minute at T = 10^4.)
+        const auto taped = [&](std::string_view key, const std::string& method, const auto& make) {
+            if (!wanted(key))
+                return;
+            const auto plan = make();
             plans.push_back({method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
                              static_cast<std::uint64_t>(plan.peak_units()) * state_bytes});
         };
-        taped("taped (equal memory)", taped_revolve(steps, uniform_slots, tape_units));
-        taped("taped " + percent, taped_revolve(steps, slots, tape_units));
+        taped("taped-equal", "taped (equal memory)", [&] { return taped_revolve(steps, uniform_slots, tape_units); });
+        taped("taped-fraction", "taped " + percent, [&] { return taped_revolve(steps, slots, tape_units); });
         // PyTorch's checkpoint_sequential with sqrt(T) segments (segment inputs kept, each segment re-run
         // with its tapes), then remat's optimal taped plan in the memory it holds.
         const taped_uniform sequential(steps, every, tape_units);
-        taped("checkpoint_sequential", sequential);
-        taped("taped (its memory)", taped_revolve(steps, sequential.peak_units(), tape_units));
+        taped("checkpoint-sequential", "checkpoint_sequential", [&] { return sequential; });
+        taped("taped-its-memory", "taped (its memory)",
+              [&] { return taped_revolve(steps, sequential.peak_units(), tape_units); });
         measure_rounds(o, steps, model, data, grad, workspace, plans, result);
     }
     return result;

@@ -6,12 +6,19 @@
 #include "remat/error.hpp"
 #include "remat/types.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace remat::bench {
+
+/// The rows a run can be limited to (--rows), in the order they run; plain BPTT always runs (the baseline).
+inline constexpr std::array<std::string_view, 7> rnn_bptt_row_keys{
+    "uniform",        "binomial-equal",        "binomial-fraction", "taped-equal",
+    "taped-fraction", "checkpoint-sequential", "taped-its-memory"};
 
 struct rnn_bptt_options {
     std::vector<std::int64_t> steps{1000, 10000}; ///< sequence lengths T
@@ -19,8 +26,9 @@ struct rnn_bptt_options {
     std::int64_t hidden = 256;
     std::int64_t input = 32;
     std::string cell = "gru";
-    int repeats = 3;        ///< rounds: each runs plain BPTT and then every row once
-    double fraction = 0.05; ///< snapshot memory of the last row, of plain BPTT's
+    int repeats = 3;                 ///< rounds: each runs plain BPTT and then every row once
+    double fraction = 0.05;          ///< snapshot memory of the last row, of plain BPTT's
+    std::vector<std::string> rows{}; ///< keys of rnn_bptt_row_keys to run (empty: every row)
 };
 
 struct rnn_bptt_row {
@@ -35,6 +43,13 @@ struct rnn_bptt_row {
     /// figures to compare, since a round's runs are minutes apart at most (rnn_bptt_measure.hpp).
     double wall_vs_plain = 0;
     double cpu_vs_plain = 0;
+    /// Medians over the rounds of where the time went (the driver's report; plain BPTT: its forward sweep
+    /// and its backward sweep): inside the forward steps (taped ones included), inside the adjoint steps
+    /// (those that re-run their step and those that read a tape), and the rest (snapshot copies, the
+    /// schedule, bookkeeping).
+    double forward_seconds = 0;
+    double adjoint_seconds = 0;
+    double remat_seconds = 0;
     bool identical = true; ///< gradient bits equal plain BPTT's
     /// GPU only: the most device bytes the program held at once during the row (every cudaMalloc and
     /// cudaMallocAsync of its own, counted; bench/device_memory.hpp), and what it held before the row

@@ -112,6 +112,10 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
                what << " plain BPTT");
     BOOST_TEST(plain.report.peak_snapshot_bytes ==
                static_cast<std::uint64_t>(steps * model.kept_per_step()) * sizeof(T));
+    // Its time split into the forward sweep and the backward sweep, which make up the whole (to rounding).
+    BOOST_TEST(plain.report.forward_seconds > 0);
+    BOOST_TEST(plain.report.adjoint_seconds > 0);
+    BOOST_TEST(std::abs(plain.report.forward_seconds + plain.report.adjoint_seconds - plain.report.seconds) <= 1e-9);
     // Its buffers are kept: a second call reuses them (the same bits, whatever they held), until released.
     BOOST_TEST(bp.plain_bytes_kept() == plain.report.peak_snapshot_bytes);
     const rnn::bptt_result again = bp.plain_gradient(data, grad);

@@ -108,7 +108,9 @@ public:
     /// elements per step). The baseline checkpointing is measured against; its loss and gradient are
     /// bit-identical to gradient()'s. Its buffers stay with this object for the next call, as a caching
     /// allocator (PyTorch's) keeps a training loop's activations' memory: plain_bytes_kept() of them, until
-    /// release_plain(). The report counts T forward steps and the kept bytes as its peak_snapshot_bytes.
+    /// release_plain(). The report counts T forward steps and the kept bytes as its peak_snapshot_bytes;
+    /// its forward_seconds are the forward sweep's (with zeroing h_0, the adjoint and the gradient), its
+    /// adjoint_seconds the backward sweep's.
     template <class A>
     bptt_result plain_gradient(const sequence<T>& data, thrust::device_vector<T, A>& grad)
     {
@@ -140,6 +142,8 @@ public:
             model_->record_step(static_cast<step_t>(k), data, dense::view(state_),
                                 all_tapes.sub(static_cast<std::int64_t>(k * tape), static_cast<std::int64_t>(tape)));
         }
+        b.synchronize(); // the forward sweep's kernels are done: its time is its own (one wait per call)
+        const auto swept = std::chrono::steady_clock::now();
         double loss = 0;
         for (std::size_t k = steps; k-- > 0;)
             loss += model_->backward_step(static_cast<step_t>(k), data,
@@ -149,13 +153,16 @@ public:
                                                                                     static_cast<std::int64_t>(tape))),
                                           dense::view(adjoint_), dense::view(grad));
         b.synchronize();
+        const auto done = std::chrono::steady_clock::now();
         bptt_result r;
         r.loss = loss;
         r.report.steps = data.steps();
         r.report.forward_steps = steps; // each step once, none re-run
         r.report.reverse_steps = steps;
         r.report.peak_snapshot_bytes = (states.size() + tapes.size()) * sizeof(T);
-        r.report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        r.report.seconds = std::chrono::duration<double>(done - start).count();
+        r.report.forward_seconds = std::chrono::duration<double>(swept - start).count();
+        r.report.adjoint_seconds = std::chrono::duration<double>(done - swept).count();
         return r;
     }
 
