@@ -2,9 +2,9 @@
 # Quick start, part 1: installs what is missing, builds remat and runs the main demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/build-env.sh
 scripts/install-deps.sh
-jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+configure build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs" --target remat neural_ode_spiral lorenz63_gradient burgers_budget
 echo
 echo "== examples/neural_ode_spiral: a neural ODE learns a spiral, 1000 RK4 steps per exact gradient in 50 snapshot slots"

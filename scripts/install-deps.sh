@@ -3,7 +3,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build git pkg-config clang-format-19
+  build-essential cmake ninja-build ccache git pkg-config clang-format-19
   libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libhdf5-dev hdf5-tools xxhash libthrust-dev
   python3 # the tests read SVG back with its XML parser (xml.etree)

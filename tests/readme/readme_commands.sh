@@ -40,12 +40,13 @@ while IFS= read -r command; do
     continue
   fi
   command="${launcher:+$launcher }$build/${command#build/}"
-  echo "== ${launcher:+$launcher }${command#*"$build"/}"
+  started=$SECONDS
   if ! bash -c "$command" < /dev/null > output.txt 2>&1; then # (mpirun would read the list of commands)
     cat output.txt >&2
     echo "readme_commands: failed: $command" >&2
     exit 1
   fi
+  echo "== $((SECONDS - started)) s: ${launcher:+$launcher }${command#*"$build"/}"
   count=$((count + 1))
 done <<< "$commands"
 echo "readme_commands: $count commands ran"
