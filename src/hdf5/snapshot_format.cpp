@@ -1,4 +1,5 @@
 #include "snapshot_format.hpp"
+#include "creation_guard.hpp"
 #include "write_intent.hpp"
 
 #include "remat/detail/xxh64.hpp"
@@ -204,6 +205,12 @@ void sync_directory_of(const std::filesystem::path& path)
         (void)::fsync(fd);
         ::close(fd);
     }
+}
+
+// Whether HDF5's explanation of a failed open says that another process holds the file's lock.
+bool holds_lock_failure(const std::string& hdf5_text)
+{
+    return hdf5_text.find("lock file") != std::string::npos || hdf5_text.find("flock") != std::string::npos;
 }
 
 bool file_exists(const std::filesystem::path& path, std::error_code& ec)
@@ -495,9 +502,15 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
     if (run_identity.size() > run_identity_bytes)
         throw argument_error("a run identity has at most " + std::to_string(run_identity_bytes) + " bytes, got " +
                              std::to_string(run_identity.size()) + ": \"" + std::string(run_identity) + "\"");
-    // The file is built complete under a temporary name beside `path` and then renamed over it, so that a
-    // crash during creation leaves either nothing or the previous file at `path`, never half a file.
+    // The file is built complete under a temporary name beside `path` and then put at `path`, so that a
+    // crash during creation leaves either nothing or the previous file at `path`, never half a file. The
+    // guard makes the check of what is there and the rename one step against another creator.
     const std::string where = path.string();
+    const std::optional<file_identity> seen = identify_file(path);
+    if (const std::optional<std::string> why = refuse_to_replace(path))
+        throw io_error("refusing to replace " + where + " with a snapshot file: " + *why +
+                       (*why == in_use_elsewhere ? "" : " (remove it or choose another path)"));
+    creation_guard guard(path, seen);
     std::filesystem::path temporary = path;
     temporary += ".remat-new-" + std::to_string(::getpid());
     const std::string temporary_name = temporary.string();
@@ -533,9 +546,7 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
                      "cannot get the descriptor of " + temporary_name);
         if (::fsync(*fd) != 0)
             throw io_error("fsync of " + temporary_name + " failed: " + std::system_category().message(errno));
-        if (::rename(temporary_name.c_str(), where.c_str()) != 0)
-            throw io_error("cannot rename " + temporary_name + " to " + where + ": " +
-                           std::system_category().message(errno));
+        guard.install(temporary);
     } catch (...) {
         f.snapshots.reset();
         f.file.reset();
@@ -579,7 +590,7 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
     if (!f.file) {
         const std::string why = hdf5_error_text();
         const std::string what = "cannot open snapshot file " + where + " (HDF5: " + why + ")";
-        if (why.find("lock file") != std::string::npos || why.find("flock") != std::string::npos)
+        if (holds_lock_failure(why))
             throw io_error(what + "; another process has it open");
         throw integrity_error(what + "; it is truncated or damaged");
     }
@@ -621,8 +632,12 @@ std::optional<std::string> refuse_to_replace(const std::filesystem::path& path)
         return is_hdf5 == 0 ? std::string("it is not an HDF5 file") : "it cannot be read (" + hdf5_error_text() + ")";
     const hdf5_plist fapl = snapshot_file_access();
     hdf5_file file(H5Fopen(where.c_str(), H5F_ACC_RDONLY, fapl.get()));
-    if (!file)
-        return "it cannot be opened as HDF5 (" + hdf5_error_text() + ")";
+    if (!file) {
+        const std::string why = hdf5_error_text();
+        if (holds_lock_failure(why))
+            return std::string(in_use_elsewhere);
+        return "it cannot be opened as HDF5 (" + why + ")";
+    }
     return not_a_snapshot_file(file.get());
 }
 
