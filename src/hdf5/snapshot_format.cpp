@@ -519,7 +519,7 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
     const hdf5_plist fapl = snapshot_file_access();
     snapshot_file f;
     f.file = hdf5_file(H5Fcreate(temporary_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    check_id(f.file.get(), "cannot create snapshot file " + temporary_name);
+    check_id(f.file.get(), "cannot create snapshot file " + where + " (as " + temporary_name + " first)");
     try {
         put_text(f.file.get(), "remat_format", snapshot_format_name, true, where);
         put_attribute(f.file.get(), "remat_schema", H5T_STD_U32LE, H5T_NATIVE_UINT32, &snapshot_schema, true, where);
@@ -579,6 +579,13 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
                           : "snapshot file " + where + " does not exist");
     if (!std::filesystem::is_regular_file(path, ec))
         throw io_error("snapshot file " + where + " is not a regular file");
+    // HDF5 reports every failed open alike; one that the system refuses (a permission, a read-only file
+    // system) is not damage, so ask the system first.
+    const int fd = ::open(where.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        throw io_error("cannot open snapshot file " + where + (writable ? " for writing: " : " for reading: ") +
+                       std::system_category().message(errno));
+    ::close(fd);
     const htri_t is_hdf5 = H5Fis_hdf5(where.c_str());
     if (is_hdf5 < 0)
         throw_hdf5<io_error>("cannot read snapshot file " + where);
