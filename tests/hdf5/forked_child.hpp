@@ -3,7 +3,6 @@
 // lowering a resource limit, without changing the test process itself.
 #pragma once
 
-#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
