@@ -231,8 +231,8 @@ BOOST_AUTO_TEST_CASE(damaged_files_give_one_line_on_stderr)
     std::vector<std::uint64_t> offsets;
     for (const char* object : {"/snapshots/slot_000001", "/snapshots/slot_000000/state", "/snapshots/slot_000002"})
         offsets.push_back(remat::test::hdf5_header_address(intact, object) + 8);
-    std::uint64_t x = 0x9E3779B97F4A7C15ULL; // and 40 places in the first 16 KiB (where the metadata is)
-    for (int i = 0; i < 40; ++i) {
+    std::uint64_t x = 0x9E3779B97F4A7C15ULL; // and 16 places in the first 16 KiB (where the metadata is)
+    for (int i = 0; i < 16; ++i) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
@@ -249,7 +249,7 @@ BOOST_AUTO_TEST_CASE(damaged_files_give_one_line_on_stderr)
         BOOST_TEST(lines(r.err) == (r.status == 0 ? 0u : 1u), "offset " << at << ": " << r.err);
         damaged += r.status == 1 ? 1 : 0;
     }
-    BOOST_TEST(damaged >= 10); // the damage was seen
+    BOOST_TEST(damaged >= 5); // the damage was seen
 }
 
 // A disk that fills while `remat calibrate` makes its file (a file size limit of 1 to 4 KiB, SIGXFSZ
