@@ -3,6 +3,7 @@
 //
 //     ./build/examples/burgers_budget [steps] [points] [budget-percent]
 #include "burgers.hpp"
+#include "report_errors.hpp"
 
 #include <remat/remat.hpp>
 
@@ -11,7 +12,7 @@
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv)
+static int example_main(int argc, char** argv)
 {
     const remat::step_t steps = argc > 1 ? std::stoll(argv[1]) : 10'000;
     remat::examples::burgers model;
@@ -53,4 +54,9 @@ int main(int argc, char** argv)
                 static_cast<unsigned long long>(report.forward_steps));
     std::printf("%s", remat::to_string(report).c_str());
     return report.peak_snapshot_bytes <= budget ? 0 : 1;
+}
+
+int main(int argc, char** argv)
+{
+    return remat::examples::report_errors("burgers_budget", [&] { return example_main(argc, argv); });
 }

@@ -5,6 +5,7 @@
 //
 //     ./build/examples/disk_gradient [file.h5] [steps] [points]
 #include "burgers.hpp"
+#include "report_errors.hpp"
 
 #include <remat/hdf5/hdf5_store.hpp>
 #include <remat/remat.hpp>
@@ -30,7 +31,7 @@ std::vector<double> gradient(const remat::examples::burgers& model, const Schedu
 
 } // namespace
 
-int main(int argc, char** argv)
+static int example_main(int argc, char** argv)
 {
     const std::string file = argc > 1 ? argv[1] : "remat_snapshots.h5";
     const remat::step_t steps = argc > 2 ? std::stoll(argv[2]) : 2000;
@@ -66,4 +67,9 @@ int main(int argc, char** argv)
     std::printf("%s", remat::to_string(report).c_str());
     std::printf("dJ/du0 %s an all-RAM run's\n", same ? "is bit-identical to" : "DIFFERS from");
     return same ? 0 : 1;
+}
+
+int main(int argc, char** argv)
+{
+    return remat::examples::report_errors("disk_gradient", [&] { return example_main(argc, argv); });
 }

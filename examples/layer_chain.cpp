@@ -8,6 +8,7 @@
 //
 // With a file name, the measured chain is written there too (for `remat plan --chain costs.json`).
 #include "layer_net.hpp"
+#include "report_errors.hpp"
 
 #include <remat/remat.hpp>
 
@@ -83,7 +84,7 @@ outcome run_plan(const remat::any_schedule& plan, const remat::chain_model& m, c
 
 } // namespace
 
-int main(int argc, char** argv)
+static int example_main(int argc, char** argv)
 {
     if (argc > 5)
         usage(std::string("unexpected argument '") + argv[5] + "'");
@@ -157,4 +158,9 @@ int main(int argc, char** argv)
         return std::puts("gradients differ"), 1;
     std::puts("gradients identical across schedules");
     return 0;
+}
+
+int main(int argc, char** argv)
+{
+    return remat::examples::report_errors("layer_chain", [&] { return example_main(argc, argv); });
 }

@@ -3,6 +3,7 @@
 //
 //     ./build/examples/lorenz63_gradient [steps] [slots] [--format text|json]
 #include "lorenz63.hpp"
+#include "report_errors.hpp"
 
 #include <remat/remat.hpp>
 #include <remat/report/json.hpp>
@@ -36,7 +37,7 @@ long long at_least(std::string_view name, const char* text, long long least)
 
 } // namespace
 
-int main(int argc, char** argv)
+static int example_main(int argc, char** argv)
 {
     using remat::examples::vec3;
     remat::step_t steps = 100'000;
@@ -100,4 +101,9 @@ int main(int argc, char** argv)
                 static_cast<long long>(steps - 1));
     std::printf("%s", remat::to_string(report).c_str());
     return 0;
+}
+
+int main(int argc, char** argv)
+{
+    return remat::examples::report_errors("lorenz63_gradient", [&] { return example_main(argc, argv); });
 }

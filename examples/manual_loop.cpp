@@ -5,6 +5,7 @@
 //
 //     ./build/examples/manual_loop
 #include "lorenz63.hpp"
+#include "report_errors.hpp"
 
 #include <remat/remat.hpp>
 
@@ -12,7 +13,7 @@
 #include <cstring>
 #include <vector>
 
-int main()
+static int example_main()
 {
     using remat::examples::vec3;
     const remat::examples::lorenz63 model;
@@ -52,4 +53,9 @@ int main()
     std::printf("dJ/dx0 by run()  (%.12e, %.12e, %.12e)\n", lambda2[0], lambda2[1], lambda2[2]);
     std::printf("%s\n", same ? "bit-identical" : "DIFFERENT");
     return same ? 0 : 1;
+}
+
+int main()
+{
+    return remat::examples::report_errors("manual_loop", [&] { return example_main(); });
 }

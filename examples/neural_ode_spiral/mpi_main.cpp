@@ -178,6 +178,12 @@ int main(int argc, char** argv)
         if (rank == 0)
             std::fprintf(stderr, "neural_ode_spiral_mpi: %s\n%s", e.what(), usage_text);
         status = 2;
+    } catch (const std::exception& e) {
+        // A failure while training (a loss that is not finite, a store that fails) ends every rank alike:
+        // rank 0 says so, in one line, instead of an uncaught exception.
+        if (rank == 0)
+            std::fprintf(stderr, "neural_ode_spiral_mpi: %s\n", e.what());
+        status = 1;
     }
     MPI_Finalize();
     return status;

@@ -1,6 +1,7 @@
 #include "calibrate_command.hpp"
 
 #include "parse.hpp"
+#include "quiet_hdf5.hpp"
 
 #include "remat/error.hpp"
 #include "remat/hdf5/calibrate.hpp"
@@ -124,6 +125,7 @@ void add_calibrate_command(CLI::App& app, std::ostream& out)
         "seconds of one forward step of your loop: prints the costs in forward steps, as --level takes");
     command->add_option("--format", request->format, "text or json")->capture_default_str();
     command->callback([request, &out] {
+        quiet_hdf5();
         if (request->format != "text" && request->format != "json")
             throw usage_error("--format: expected text or json, got \"" + request->format + "\"");
         const std::uint64_t bytes = *parse_bytes("--snapshot-bytes", request->snapshot_bytes);

@@ -1,6 +1,7 @@
 #include "inspect_command.hpp"
 
 #include "parse.hpp"
+#include "quiet_hdf5.hpp"
 
 #include "remat/error.hpp"
 #include "remat/hdf5/inspect.hpp"
@@ -148,6 +149,7 @@ void add_inspect_command(CLI::App& app, std::ostream& out)
         "re-read every snapshot through HDF5 and check its checksum; exit 1 naming the first damaged one");
     command->add_option("--format", *format, "text or json")->capture_default_str();
     command->callback([file, verify, format, &out] {
+        quiet_hdf5();
         if (*format != "text" && *format != "json")
             throw usage_error("--format: expected text or json, got \"" + *format + "\"");
         const hdf5_file_contents c = hdf5_inspect(*file, *verify);

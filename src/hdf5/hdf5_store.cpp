@@ -541,9 +541,6 @@ hdf5_store::hdf5_store(std::filesystem::path file, level_capacity capacity, opti
     s.claim = detail::file_claim(s.path);
     hdf5_scope scope;
     if (opts.mode == open_mode::replace) {
-        if (const std::optional<std::string> why = detail::refuse_to_replace(s.path))
-            throw io_error("refusing to replace " + s.where + " with a snapshot file: " + *why +
-                           " (remove it or choose another path)");
         s.groups_in_advance =
             std::min<std::uint64_t>(static_cast<std::uint64_t>(capacity.slots), detail::slot_groups_in_advance);
         s.file = detail::create_snapshot_file(s.path, s.groups_in_advance, opts.run_identity);

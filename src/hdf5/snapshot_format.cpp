@@ -1,16 +1,20 @@
 #include "snapshot_format.hpp"
+#include "creation_guard.hpp"
+#include "memory_file.hpp"
 #include "write_intent.hpp"
 
 #include "remat/detail/xxh64.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -204,6 +208,12 @@ void sync_directory_of(const std::filesystem::path& path)
         (void)::fsync(fd);
         ::close(fd);
     }
+}
+
+// Whether HDF5's explanation of a failed open says that another process holds the file's lock.
+bool holds_lock_failure(const std::string& hdf5_text)
+{
+    return hdf5_text.find("lock file") != std::string::npos || hdf5_text.find("flock") != std::string::npos;
 }
 
 bool file_exists(const std::filesystem::path& path, std::error_code& ec)
@@ -489,42 +499,101 @@ hdf5_plist snapshot_file_access()
     return fapl;
 }
 
-snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups,
-                                   std::string_view run_identity)
+namespace {
+
+// The bytes of a new, empty snapshot file, made by HDF5 in memory, with one byte more for the guard byte.
+std::vector<unsigned char> new_file_image(std::uint64_t slot_groups, std::string_view run_identity,
+                                          const std::string& where)
 {
-    if (run_identity.size() > run_identity_bytes)
-        throw argument_error("a run identity has at most " + std::to_string(run_identity_bytes) + " bytes, got " +
-                             std::to_string(run_identity.size()) + ": \"" + std::string(run_identity) + "\"");
-    // The file is built complete under a temporary name beside `path` and then renamed over it, so that a
-    // crash during creation leaves either nothing or the previous file at `path`, never half a file.
-    const std::string where = path.string();
-    std::filesystem::path temporary = path;
-    temporary += ".remat-new-" + std::to_string(::getpid());
-    const std::string temporary_name = temporary.string();
-    std::error_code ec;
-    std::filesystem::remove(temporary, ec);
     const hdf5_plist fapl = snapshot_file_access();
-    snapshot_file f;
-    f.file = hdf5_file(H5Fcreate(temporary_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    check_id(f.file.get(), "cannot create snapshot file " + temporary_name);
-    try {
-        put_text(f.file.get(), "remat_format", snapshot_format_name, true, where);
-        put_attribute(f.file.get(), "remat_schema", H5T_STD_U32LE, H5T_NATIVE_UINT32, &snapshot_schema, true, where);
-        put_text(f.file.get(), "checksum_algorithm", checksum_algorithm_name, true, where);
+    std::vector<unsigned char> image = build_in_memory(fapl.get(), where, [&](hid_t file) {
+        put_text(file, "remat_format", snapshot_format_name, true, where);
+        put_attribute(file, "remat_schema", H5T_STD_U32LE, H5T_NATIVE_UINT32, &snapshot_schema, true, where);
+        put_text(file, "checksum_algorithm", checksum_algorithm_name, true, where);
         if (!run_identity.empty()) {
             // Sized to the text: it is written once, with the file, never rewritten.
             hdf5_type t(check_id(H5Tcopy(H5T_C_S1), "cannot make an HDF5 string type"));
             check_status(H5Tset_size(t.get(), run_identity.size() + 1), "cannot size an HDF5 string type");
             check_status(H5Tset_strpad(t.get(), H5T_STR_NULLTERM), "cannot set an HDF5 string type's padding");
             const std::string text(run_identity);
-            put_attribute(f.file.get(), "run_identity", t.get(), t.get(), text.c_str(), true, where);
+            put_attribute(file, "run_identity", t.get(), t.get(), text.c_str(), true, where);
         }
-
-        create_write_intent(f.file.get(), where);
-        f.snapshots = hdf5_group(H5Gcreate2(f.file.get(), snapshots_group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-        check_id(f.snapshots.get(), "cannot create /snapshots in " + temporary_name);
+        create_write_intent(file, where);
+        const hdf5_group snapshots(
+            check_id(H5Gcreate2(file, snapshots_group_name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                     "cannot create /snapshots in " + where));
         for (std::uint64_t slot = 0; slot < slot_groups; ++slot)
-            create_slot_group(f.snapshots.get(), slot_group_name(static_cast<slot_t>(slot)), where);
+            create_slot_group(snapshots.get(), slot_group_name(static_cast<slot_t>(slot)), where);
+    });
+    // Room for the guard byte (guard_end_of_file, which needs a file on disk): written now, it is in the
+    // file's blocks before HDF5 is asked to own it, so that adding it grows nothing.
+    image.push_back(0);
+    return image;
+}
+
+// Writes `bytes` as the new file `path` and makes them durable; io_error naming `where` (the file they are
+// for) and the system's reason.
+void write_file_durably(const std::filesystem::path& path, const std::vector<unsigned char>& bytes,
+                        const std::string& where)
+{
+    const std::string name = path.string();
+    const std::string what = "cannot create snapshot file " + where + " (as " + name + " first): ";
+    const int fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        throw io_error(what + std::system_category().message(errno));
+    std::size_t done = 0;
+    int err = 0;
+    while (done < bytes.size() && err == 0) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n > 0)
+            done += static_cast<std::size_t>(n);
+        else if (n < 0 && errno != EINTR)
+            err = errno;
+    }
+    if (err == 0 && ::fsync(fd) != 0)
+        err = errno;
+    if (::close(fd) != 0 && err == 0)
+        err = errno;
+    if (err != 0)
+        throw io_error(what + "writing its " + std::to_string(bytes.size()) +
+                       " bytes failed: " + std::system_category().message(err));
+}
+
+} // namespace
+
+snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups,
+                                   std::string_view run_identity)
+{
+    if (run_identity.size() > run_identity_bytes)
+        throw argument_error("a run identity has at most " + std::to_string(run_identity_bytes) + " bytes, got " +
+                             std::to_string(run_identity.size()) + ": \"" + std::string(run_identity) + "\"");
+    // The file is built complete under a temporary name beside `path` and then put at `path`, so that a
+    // crash during creation leaves either nothing or the previous file at `path`, never half a file. The
+    // guard makes the check of what is there and the rename one step against another creator.
+    const std::string where = path.string();
+    const std::optional<file_identity> seen = identify_file(path);
+    if (const std::optional<std::string> why = refuse_to_replace(path))
+        throw io_error("refusing to replace " + where + " with a snapshot file: " + *why +
+                       (*why == in_use_elsewhere ? "" : " (remove it or choose another path)"));
+    creation_guard guard(path, seen);
+    std::filesystem::path temporary = path;
+    temporary += ".remat-new-" + std::to_string(::getpid());
+    const std::string temporary_name = temporary.string();
+    std::error_code ec;
+    std::filesystem::remove(temporary, ec);
+    // Built in memory and written by remat in one piece: a full disk then fails remat's own write, never an
+    // HDF5 call. (When H5Fcreate or a flush fails on a full disk, HDF5 1.10 keeps the half-made file in
+    // its state, and prints "infinite loop closing library", or crashes, when the process exits.)
+    const std::vector<unsigned char> image = new_file_image(slot_groups, run_identity, where);
+    const hdf5_plist fapl = snapshot_file_access();
+    snapshot_file f;
+    try {
+        write_file_durably(temporary, image, where);
+        // Opened (and so locked by HDF5) before it is at `path`: another creator finds it in use.
+        f.file = hdf5_file(H5Fopen(temporary_name.c_str(), H5F_ACC_RDWR, fapl.get()));
+        check_id(f.file.get(), "cannot open new snapshot file " + temporary_name);
+        f.snapshots = hdf5_group(H5Gopen2(f.file.get(), snapshots_group_name, H5P_DEFAULT));
+        check_id(f.snapshots.get(), "cannot open /snapshots in " + temporary_name);
         std::uint64_t guarded_end = 0;
         guard_end_of_file(f.file.get(), guarded_end, where);
         check_status(H5Fflush(f.file.get(), H5F_SCOPE_LOCAL), "cannot flush new snapshot file " + temporary_name);
@@ -533,9 +602,7 @@ snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint6
                      "cannot get the descriptor of " + temporary_name);
         if (::fsync(*fd) != 0)
             throw io_error("fsync of " + temporary_name + " failed: " + std::system_category().message(errno));
-        if (::rename(temporary_name.c_str(), where.c_str()) != 0)
-            throw io_error("cannot rename " + temporary_name + " to " + where + ": " +
-                           std::system_category().message(errno));
+        guard.install(temporary);
     } catch (...) {
         f.snapshots.reset();
         f.file.reset();
@@ -568,6 +635,13 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
                           : "snapshot file " + where + " does not exist");
     if (!std::filesystem::is_regular_file(path, ec))
         throw io_error("snapshot file " + where + " is not a regular file");
+    // HDF5 reports every failed open alike; one that the system refuses (a permission, a read-only file
+    // system) is not damage, so ask the system first.
+    const int fd = ::open(where.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    if (fd < 0)
+        throw io_error("cannot open snapshot file " + where + (writable ? " for writing: " : " for reading: ") +
+                       std::system_category().message(errno));
+    ::close(fd);
     const htri_t is_hdf5 = H5Fis_hdf5(where.c_str());
     if (is_hdf5 < 0)
         throw_hdf5<io_error>("cannot read snapshot file " + where);
@@ -579,7 +653,7 @@ snapshot_file open_snapshot_file(const std::filesystem::path& path, bool writabl
     if (!f.file) {
         const std::string why = hdf5_error_text();
         const std::string what = "cannot open snapshot file " + where + " (HDF5: " + why + ")";
-        if (why.find("lock file") != std::string::npos || why.find("flock") != std::string::npos)
+        if (holds_lock_failure(why))
             throw io_error(what + "; another process has it open");
         throw integrity_error(what + "; it is truncated or damaged");
     }
@@ -621,8 +695,12 @@ std::optional<std::string> refuse_to_replace(const std::filesystem::path& path)
         return is_hdf5 == 0 ? std::string("it is not an HDF5 file") : "it cannot be read (" + hdf5_error_text() + ")";
     const hdf5_plist fapl = snapshot_file_access();
     hdf5_file file(H5Fopen(where.c_str(), H5F_ACC_RDONLY, fapl.get()));
-    if (!file)
-        return "it cannot be opened as HDF5 (" + hdf5_error_text() + ")";
+    if (!file) {
+        const std::string why = hdf5_error_text();
+        if (holds_lock_failure(why))
+            return std::string(in_use_elsewhere);
+        return "it cannot be opened as HDF5 (" + why + ")";
+    }
     return not_a_snapshot_file(file.get());
 }
 

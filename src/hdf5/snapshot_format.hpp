@@ -125,8 +125,10 @@ struct snapshot_file {
 };
 
 /// Creates a snapshot file at `path` with the groups of slots 0 .. slot_groups-1, replacing what is there
-/// only once the new file is complete (it is built under a temporary name and renamed). A non-empty
-/// `run_identity` (at most run_identity_bytes) is recorded on / as the attribute `run_identity`.
+/// only once the new file is complete (it is built under a temporary name and renamed), and only when it
+/// may be replaced (refuse_to_replace). Atomic against another process creating the same file: one of
+/// them wins, the other gets io_error (creation_guard.hpp). A non-empty `run_identity` (at most
+/// run_identity_bytes) is recorded on / as the attribute `run_identity`.
 snapshot_file create_snapshot_file(const std::filesystem::path& path, std::uint64_t slot_groups,
                                    std::string_view run_identity = {});
 

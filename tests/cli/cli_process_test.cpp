@@ -48,3 +48,17 @@ BOOST_AUTO_TEST_CASE(runtime_failure_exits_1)
     BOOST_TEST(r.status == 1);
     BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
 }
+
+// Output that cannot be written (issue 37: `remat plan ... > /dev/full` exited 1 saying nothing): exit 1
+// and one line saying why.
+BOOST_AUTO_TEST_CASE(output_that_cannot_be_written_exits_1_with_one_line)
+{
+    for (const char* args : {"plan --steps 10 --slots 3", "plan --steps 1000 --slots 10 --format json", "--help"}) {
+        // The braces give the tool its own stdout; the runner's capture applies to the group.
+        const result r = remat::test::run_command(std::string("{ ") + REMAT_TOOL + " " + args + " >/dev/full; }");
+        BOOST_TEST(r.status == 1, args << " -> " << r.status);
+        BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, args << " -> " << r.err);
+        BOOST_TEST(r.err.rfind("remat: cannot write the output to standard output", 0) == 0u, r.err);
+        BOOST_TEST(r.err.find("No space left on device") != std::string::npos, r.err);
+    }
+}

@@ -8,6 +8,7 @@
 #define BOOST_TEST_MODULE hdf5_full_disk
 #include <boost/test/unit_test.hpp>
 
+#include "forked_child.hpp"
 #include "hdf5_test_support.hpp"
 
 #include "remat/error.hpp"
@@ -15,10 +16,14 @@
 #include "remat/hdf5/inspect.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -206,4 +211,78 @@ BOOST_AUTO_TEST_CASE(full_file_system, *boost::unit_test::precondition([](boost:
     ::waitpid(pid, &status, 0);
     BOOST_TEST(WIFEXITED(status));
     BOOST_TEST(verdict == "");
+}
+
+namespace {
+
+// Creates a store at `file` in a child whose files may not grow beyond `limit` bytes (a disk that fills
+// while the file is made), then closes the HDF5 library there, which prints about what HDF5 still holds
+// (or crashes on it). "created" or "io_error: <message>", followed by " | <what went wrong>" for each
+// trace left behind.
+std::string create_under_limit(const std::filesystem::path& file, rlim_t limit)
+{
+    remat::test::forked_child child([&]() -> std::string {
+        std::signal(SIGXFSZ, SIG_IGN); // EFBIG instead of death
+        struct rlimit saved{};
+        ::getrlimit(RLIMIT_FSIZE, &saved);
+        struct rlimit limited = saved;
+        limited.rlim_cur = limit;
+        if (::setrlimit(RLIMIT_FSIZE, &limited) != 0)
+            return "setup: setrlimit failed";
+        std::string outcome;
+        try {
+            hdf5_store store(file, level_capacity{slots});
+            outcome = "created";
+        } catch (const io_error& e) {
+            outcome = std::string("io_error: ") + e.what();
+        } catch (const std::exception& e) {
+            outcome = std::string("not an io_error: ") + e.what();
+        }
+        ::setrlimit(RLIMIT_FSIZE, &saved);
+        if (const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); open != 0)
+            outcome += " | " + std::to_string(open) + " HDF5 objects still open";
+        // What HDF5 says when the library closes: nothing, when nothing of the failed file is left.
+        const std::filesystem::path said = file.string() + ".stderr";
+        const int err = ::open(said.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+        if (err < 0 || ::dup2(err, STDERR_FILENO) < 0)
+            return outcome + " | setup: cannot redirect stderr";
+        H5Eset_auto2(H5E_DEFAULT, reinterpret_cast<H5E_auto2_t>(H5Eprint2), stderr);
+        H5close();
+        std::fflush(stderr);
+        std::ifstream in(said);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::filesystem::remove(said);
+        if (!text.empty())
+            outcome += " | HDF5 at library close: " + text.substr(0, 300);
+        return outcome;
+    });
+    return child.wait();
+}
+
+} // namespace
+
+// A disk that fills while a store's file is made (issue 37): the creation fails with io_error and leaves
+// nothing behind, neither the temporary *.remat-new-PID file nor anything open in HDF5 (which printed
+// "infinite loop closing library" at exit, or crashed there, when H5Fcreate or the first flush failed).
+BOOST_AUTO_TEST_CASE(a_creation_that_does_not_fit_leaves_nothing)
+{
+    scratch_dir dir;
+    int failed = 0;
+    for (const rlim_t limit : {0, 100, 1024, 2048, 3072, 4096, 6144, 8192, 16384, 65536}) {
+        const auto file = dir / ("new-" + std::to_string(limit) + ".h5");
+        const std::string outcome = create_under_limit(file, limit);
+        BOOST_TEST_MESSAGE("limit " << limit << ": " << outcome);
+        BOOST_TEST(
+            (outcome == "created" || (outcome.rfind("io_error: ", 0) == 0 && outcome.find(" | ") == std::string::npos)),
+            "limit " << limit << ": " << outcome);
+        if (outcome != "created") {
+            ++failed;
+            BOOST_TEST(outcome.find(file.string()) != std::string::npos, outcome);
+            BOOST_TEST(outcome.find("File too large") != std::string::npos, outcome);
+            BOOST_TEST(!std::filesystem::exists(file), file);
+        }
+    }
+    BOOST_TEST(failed >= 3); // the limits did fail creations
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+        BOOST_TEST(entry.path().string().find(".remat-new-") == std::string::npos, entry.path() << " was left behind");
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstddef>
+#include <cstdio> // declares renameat2, defined below
 
 #include <fcntl.h> // declares fallocate, defined below
 #include <sys/stat.h>
@@ -107,6 +108,19 @@ int rename(const char* from, const char* to)
 {
     checkpoint(-1, nullptr, 0, 0, false);
     return static_cast<int>(::syscall(SYS_rename, from, to));
+}
+
+// A new file is put in place without replacing anything (src/hdf5/creation_guard.cpp).
+int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags)
+{
+    checkpoint(-1, nullptr, 0, 0, false);
+    return static_cast<int>(::syscall(SYS_renameat2, from_dir, from, to_dir, to, flags));
+}
+
+int link(const char* from, const char* to)
+{
+    checkpoint(-1, nullptr, 0, 0, false);
+    return static_cast<int>(::syscall(SYS_link, from, to));
 }
 
 } // extern "C"

@@ -1,7 +1,8 @@
 // Fault injection for the crash tests: a process that dies (SIGKILL) at a chosen file-changing system
 // call.
 //
-// The test executable defines its own pwrite, write, ftruncate, fallocate and rename (syscall_faults.cpp).
+// The test executable defines its own pwrite, write, ftruncate, fallocate, rename, renameat2 and link
+// (syscall_faults.cpp).
 // The dynamic linker binds HDF5's calls, and remat's, to these definitions, which count every call on a
 // regular file and, when armed, kill the process just before the chosen one, or after writing only the
 // sectors of its first half (a kill, or a power cut, that lands inside a write). Disarmed, they only count. So a test
