@@ -4,6 +4,8 @@
 // bit, with remat::run's.
 //
 //     ./build/examples/manual_loop
+#include "program_help.hpp"
+
 #include "lorenz63.hpp"
 
 #include <remat/remat.hpp>
@@ -12,8 +14,14 @@
 #include <cstring>
 #include <vector>
 
-int main()
+int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: manual_loop\n"
+            "Driving a schedule by hand: a plain std::visit loop over the actions, with the snapshots in a vector\n"
+            "of your own.\n"))
+        return 0;
     using remat::examples::vec3;
     const remat::examples::lorenz63 model;
     const remat::step_t steps = 5000;

@@ -9,6 +9,7 @@
 //
 // Exit status: 0; 2 for bad options (rank 0 says why); a failure on one rank ends the job through
 // remat::mpi::abort_on_failure, naming the rank.
+#include "program_help.hpp"
 #include "spiral_data.hpp"
 #include "spiral_training.hpp"
 
@@ -176,6 +177,8 @@ int train_on_ranks(options o, int rank, int ranks)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(argc, argv, usage_text)) // before MPI starts
+        return 0;
     MPI_Init(&argc, &argv);
     int rank = 0;
     int ranks = 1;
