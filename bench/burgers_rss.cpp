@@ -4,6 +4,8 @@
 // fixed footprint: code, libraries, the field, its adjoint and scratch.
 //
 //     ./build/bench/burgers_rss [path/to/burgers_budget]
+#include "program_help.hpp"
+
 #include "burgers.hpp"
 
 #include "remat/schedule/budget.hpp"
@@ -40,6 +42,12 @@ long long peak_rss_of(const std::string& program, const std::string& steps, cons
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: burgers_rss [path/to/burgers_budget]\n"
+            "Peak memory of example (b), the Burgers gradient within 1% of store-all: the peak resident set of\n"
+            "the example process against its predicted snapshot bytes (goal: RSS <= predicted * 1.05 + 16 MiB).\n"))
+        return 0;
     const std::string program = argc > 1 ? argv[1] : REMAT_BURGERS_EXAMPLE;
     const remat::step_t steps = 10'000;
     const std::uint64_t points = 10'000;

@@ -21,6 +21,8 @@
 //
 // Distribution: f_k uniform in [0.5, 2]; b_k = f_k * uniform [1.5, 3]; m_k = 4 KiB * uniform integer
 // [16, 1024]; a_k = m_k for one step in four, else 0.
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "layer_net.hpp"
 #include "rotor_sequence.hpp"
@@ -217,6 +219,18 @@ struct row {
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: chain_plan [--quick] [--format text|json] [--svg FILE] [--rotor-steps N] [--write-chains DIR]\n"
+            "Planning heterogeneous chains (remat::chain) against what people use instead, on the same chains and\n"
+            "budgets, all priced by remat::evaluate under the model of remat/schedule/chain_model.hpp: (a) every\n"
+            "k-th state checkpointed (remat::uniform, PyTorch's checkpoint_sequential), at the best k that fits\n"
+            "the budget; (b) a greedy memory/compute ranking (remat::greedy_ranking): every state a checkpoint,\n"
+            "then the states with the most bytes per forward cost of the step that produced them dropped first,\n"
+            "at the count that fits the budget most cheaply; the segments between checkpoints are re-run storing\n"
+            "every state (remat::chain falls back to it where its own near-optimal plan costs more: `method` says\n"
+            "which); (c) revolve treating the chain as uniform: the most slots of the largest state that fit.\n"))
+        return 0;
     bool quick = false;
     step_t rotor_steps = 100;
     std::string format = "text";

@@ -14,6 +14,8 @@
 //               hidden = (t_kernel + t_transfer - t_both) / t_transfer, from medians.
 //
 //     ./build/bench/cuda_offload [MiB=256] [repeats=21]
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "cuda_compute.cuh"
 
@@ -171,8 +173,15 @@ void measure_overlap(std::size_t bytes, int repeats)
 
 } // namespace
 
-int main(int argc, char* argv[])
+int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: cuda_offload [MiB=256] [repeats=21]\n"
+            "Device->host offload through remat, against raw cudaMemcpyAsync into pinned memory measured in the\n"
+            "same run (medians of interleaved repetitions; goal: >= 80% of the raw bandwidth), and the share of\n"
+            "the transfer time hidden behind a compute kernel on the user's stream.\n"))
+        return 0;
     const std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 21;
     if (remat::bench::skipped_without_a_device("cuda_offload"))

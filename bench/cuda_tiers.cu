@@ -8,6 +8,8 @@
 // queued before it.
 //
 //   ./build/bench/cuda_tiers [DIR=$TMPDIR or /tmp] [MiB=64] [steps=200] [repeats=3] [step_ms=4]
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "cuda_compute.cuh"
 
@@ -121,8 +123,15 @@ void print_levels(const run_report& r)
 
 } // namespace
 
-int main(int argc, char* argv[])
+int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: cuda_tiers [DIR=$TMPDIR or /tmp] [MiB=64] [steps=200] [repeats=3] [step_ms=4]\n"
+            "A gradient loop on the GPU through all three levels \u2014 device slots, pinned host slots, an HDF5 file\n"
+            "\u2014 with the slow levels synchronous, the disk behind a worker thread (write-behind, read-ahead), and\n"
+            "both behind workers.\n"))
+        return 0;
     const char* tmp = std::getenv("TMPDIR");
     setup s;
     s.dir = argc > 1 ? argv[1] : (tmp != nullptr ? tmp : "/tmp");

@@ -19,6 +19,8 @@
 //                               [--gradient-tolerance 1e-6] [--format text|json]
 //
 // Exits 1 when remat's gradient and CVODES's (at its fastest Nd) differ by more than the tolerance.
+#include "program_help.hpp"
+
 #include "run_in_child.hpp"
 
 #include <remat/cvodes/cvodes.hpp>
@@ -329,6 +331,15 @@ options parse(int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: cvodes_long [--oscillators M] [--tf T] [--damping c] [--forcing a] [--rtol r] [--field]\n"
+            "           [--nonlinear-coefficient c] [--windows \"W1 W2\"] [--slots \"S1 S2\"] [--window-nd n] [--nd\n"
+            "           \"50 100 200 400\"]\n"
+            "           [--gradient-tolerance 1e-6] [--format text|json]\n"
+            "Long-horizon CVODES adjoints: remat + CVODES in bounded memory against CVODES's own all-in-RAM\n"
+            "adjoint at its best Nd (swept), in the same run.\n"))
+        return 0;
     options opt;
     try {
         opt = parse(argc, argv);

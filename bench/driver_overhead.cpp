@@ -8,6 +8,8 @@
 // `case` runs one row alone: trivial:8, trivial:64, 1us:8 or 1us:64. The trivial rows calibrate nothing,
 // so their instruction counts are the same from run to run (valgrind --tool=callgrind), a measure that the
 // load of a shared machine does not move (docs/driver.md, "Time and memory").
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 
 #include "remat/driver/run.hpp"
@@ -91,6 +93,13 @@ measurement measure(long work, remat::step_t steps, remat::slot_t slots, int rep
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: driver_overhead [repeats] [case]\n"
+            "Driver overhead: wall time of remat::run over the time of the same number of raw step calls (the\n"
+            "forward steps the run made, then T adjoint calls, on the same state, with no snapshots), for a\n"
+            "trivial step and for a ~1 us step.\n"))
+        return 0;
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 7;
     const std::string only = argc > 2 ? argv[2] : "";
     if (repeats < 1 ||

@@ -14,6 +14,8 @@
 // would (copied through the store's aligned pieces). The variants rewrite one slot's dataset in place, as
 // `remat calibrate` and a long run's later sweeps do; the last row writes every snapshot into a new slot
 // instead (a new dataset in new file space, as a run's first writes into a new file do), for comparison.
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 
 #include "remat/detail/xxh64.hpp"
@@ -137,6 +139,15 @@ std::vector<std::size_t> parse_list(const char* text)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: hdf5_throughput [--dir DIR] [--bytes N] [--repeats N] [--pieces 4,8,16]\n"
+            "           [--buffered] [--aligned] [--compression LEVEL]\n"
+            "HDF5 disk level throughput against the raw disk, measured in one run: the median time to write a\n"
+            "snapshot through hdf5_store until it is durable (fdatasync included) and to read it back with the\n"
+            "file's page cache dropped (posix_fadvise), against a raw sequential O_DIRECT write (one pwrite of\n"
+            "the whole snapshot, then fdatasync) and read of the same bytes in the same directory.\n"))
+        return 0;
     std::filesystem::path dir = std::filesystem::temp_directory_path();
     std::size_t bytes = std::size_t{64} << 20;
     int repeats = 15;

@@ -12,6 +12,8 @@
 // bandwidth (all ranks, one shared file, collective, durable writes; reads with the page cache dropped)
 // against every rank writing and reading its own raw file (pwrite + fdatasync, pread) in the same run.
 // Medians of --repeats rounds, the order of the two I/O methods alternating.
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "heat2d_mpi/heat2d.hpp"
 #include "parse.hpp"
@@ -302,6 +304,14 @@ int driver(const options& o, int argc, char** argv)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: mpi_scaling [--ranks 1,2,4] [--nx 512] [--rows-per-rank 128] [--steps 200] [--slots 10]\n"
+            "           [--snapshots 8] [--repeats 3] [--dir DIR] [--format text|json]\n"
+            "bench/mpi_scaling \u2014 weak scaling of the heat example (examples/heat2d_mpi/heat2d.hpp) over MPI\n"
+            "ranks, with its snapshots in RAM and on the parallel HDF5 level, and the parallel HDF5 level's\n"
+            "throughput against per-rank raw files written and read in the same run.\n"))
+        return 0;
     options o;
     try {
         o = parse(argc, argv);

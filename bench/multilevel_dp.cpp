@@ -13,6 +13,8 @@
 //
 // Goals (docs/multilevel.md): two levels, T = 10^4, s = 1..16 memory slots: < 10 s each; three levels,
 // T = 1000: < 10 s; near-optimal within 1% of the exact optimum where both run.
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "run_in_child.hpp"
 
@@ -288,6 +290,14 @@ void over_t(int repeats)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: multilevel_dp [repeats [all|tables|gaps|over-t]]     (default 3 all)\n"
+            "Multi-level schedules: time to build the exact table (median of repeated builds), the predicted cost\n"
+            "against a baseline priced in the same run (revolve on the fastest level alone, which never touches\n"
+            "the slow level), and the gap of the near-optimal method (the structure it chooses, and each of grid,\n"
+            "spine or nested, and layered) to the exact optimum over a grid of level sizes and costs.\n"))
+        return 0;
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 3;
     const std::string sections = argc > 2 ? argv[2] : "all"; // all, tables or gaps
     if (sections != "all" && sections != "tables" && sections != "gaps" && sections != "over-t") {

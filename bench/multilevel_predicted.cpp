@@ -10,6 +10,8 @@
 // compares each run with its counts priced by compute costs calibrated again right before it (JSON
 // synchronous_over_recalibrated, one ratio per run). Its files go to a directory of its own under [dir]
 // (mkdtemp), so that runs at once do not share them.
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 
 #include "burgers.hpp"
@@ -69,6 +71,14 @@ double median_seconds(int repeats, F&& f)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: multilevel_predicted [dir] [state-MiB] [steps] [host-slots] [repeats] [--format json]\n"
+            "Predicted cost against measured time: a host + HDF5 run whose level costs come from calibrating this\n"
+            "machine in the same process (remat::calibrate_disk, as `remat calibrate` does), planned by\n"
+            "remat::multilevel, then run through a tiered store \u2014 synchronously (what the cost model describes)\n"
+            "and with the disk level asynchronous (write-behind and read-ahead, which the model does not credit).\n"))
+        return 0;
     std::vector<std::string> args;
     bool json = false;
     for (int i = 1; i < argc; ++i) {

@@ -10,6 +10,8 @@
 // revolve cursor for the same T and s (the baseline, measured in the same run), median of repeats.
 //
 //     ./build/bench/online_ratio [max_steps_per_s] [repeats]
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 
 #include "remat/detail/online_placement.hpp"
@@ -148,6 +150,11 @@ std::uint64_t best_reversal_dropping(const std::vector<step_t>& held, step_t end
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: online_ratio [max_steps_per_s] [repeats]\n"
+            "How close the online schedule comes to the offline optimum, and what its actions cost to generate.\n"))
+        return 0;
     const step_t limit = argc > 1 ? std::stoll(argv[1]) : 3'000'000;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 5;
 

@@ -3,6 +3,8 @@
 // per-action work is trivial, so the ratio shows what the binomial arithmetic adds.
 //
 //     ./build/bench/schedule_speed [steps] [repeats]
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 
 #include "remat/schedule/revolve.hpp"
@@ -31,6 +33,12 @@ pass_result measure(const Schedule& plan, int repeats)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: schedule_speed [steps] [repeats]\n"
+            "Schedule generation speed: nanoseconds per action, median of repeated passes, for T = 10^7 with s =\n"
+            "10 and s = 100 (goal: <= 10 ns per action).\n"))
+        return 0;
     const remat::step_t steps = argc > 1 ? std::stoll(argv[1]) : 10'000'000;
     const int repeats = argc > 2 ? std::atoi(argv[2]) : 7;
     std::printf("schedule generation, T = %lld, median of %d passes\n", static_cast<long long>(steps), repeats);

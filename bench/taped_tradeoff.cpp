@@ -13,6 +13,8 @@
 // checkpoint_sequential's cost, or for other budgets the best one that fits (the longest segments).
 //
 //     ./build/bench/taped_tradeoff 1000 5.9 0.69 1.19 5% L13 L32   (docs/tapes.md)
+#include "program_help.hpp"
+
 #include "remat/error.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/taped_revolve.hpp"
@@ -40,6 +42,15 @@ double number(const char* text, const char* name)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: taped_tradeoff T u F B MEMORY...\n"
+            "example: taped_tradeoff 1000 5.9 0.69 1.19 5% L13 L32   (docs/tapes.md)\n"
+            "What schedules that may hold tapes are predicted to cost, against plain back-propagation (every tape\n"
+            "kept: T (F + B)), remat::revolve with the same memory in states (T (F + B) + F x its advances) and\n"
+            "PyTorch's checkpoint_sequential with L-step segments (it re-runs every segment but the last, which\n"
+            "it runs keeping its tapes: (2T - L) F + T B, with L x u + T/L states of memory), for T equal steps.\n"))
+        return 0;
     if (argc < 6) {
         std::fprintf(stderr,
                      "usage: taped_tradeoff T u F B MEMORY... (MEMORY: states, N%% of BPTT's, or L<segment>)\n");

@@ -4,6 +4,8 @@
 // loop waited for transfers, and the share of transfer time overlapped with compute.
 //
 //     ./build/bench/tiered_overlap [transfer-us] [step-us] [repeats] [staging-buffers]
+#include "program_help.hpp"
+
 #include "bench_util.hpp"
 #include "vector_schedule.hpp" // tests/support: a schedule held as a list, spread over two levels
 
@@ -53,6 +55,13 @@ private:
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: tiered_overlap [transfer-us] [step-us] [repeats] [staging-buffers]\n"
+            "How much slow-level transfer time the tiered store hides: a RAM level plus a level whose every write\n"
+            "and read takes a fixed time (a stand-in for a disk), run synchronously (the baseline) and\n"
+            "asynchronously with read-ahead, in the same process.\n"))
+        return 0;
     const auto transfer = std::chrono::microseconds(argc > 1 ? std::atol(argv[1]) : 500);
     const long step_us = argc > 2 ? std::atol(argv[2]) : 200;
     const int repeats = argc > 3 ? std::atoi(argv[3]) : 5;

@@ -2,6 +2,8 @@
 // explicit steps) with respect to the initial field, within a snapshot budget of 1% of store-all.
 //
 //     ./build/examples/burgers_budget [steps] [points] [budget-percent]
+#include "program_help.hpp"
+
 #include "burgers.hpp"
 #include "report_errors.hpp"
 
@@ -14,6 +16,12 @@
 
 static int example_main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: burgers_budget [steps] [points] [budget-percent]\n"
+            "Example (b): the gradient of the final energy of a 1-D viscous Burgers flow (10^4 grid points, 10^4\n"
+            "explicit steps) with respect to the initial field, within a snapshot budget of 1% of store-all.\n"))
+        return 0;
     const remat::step_t steps = argc > 1 ? std::stoll(argv[1]) : 10'000;
     remat::examples::burgers model;
     model.points = argc > 2 ? std::stoul(argv[2]) : 10'000;

@@ -3,6 +3,8 @@
 // than windows.
 //
 //     ./build/examples/cvodes_roberts [--windows-per-decade N] [--slots S] [--format text|json]
+#include "program_help.hpp"
+
 #include "roberts.hpp"
 
 #include <remat/cvodes/cvodes.hpp>
@@ -39,6 +41,13 @@ long long positive(std::string_view name, const char* text)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: cvodes_roberts [--windows-per-decade N] [--slots S] [--format text|json]\n"
+            "SUNDIALS's cvsRoberts_ASAi_dns through remat::cvodes: G = int y3 dt and dG/dp for two backward\n"
+            "problems (from tB0 = 4e7 and from tB0 = 50), with the forward states held by a revolve schedule of\n"
+            "fewer slots than windows.\n"))
+        return 0;
     int per_decade = 1;
     remat::slot_t slots = 3;
     bool json = false;

@@ -4,6 +4,8 @@
 // It checks the gradient against an all-RAM run, bit for bit, and keeps the file for `remat inspect`.
 //
 //     ./build/examples/disk_gradient [file.h5] [steps] [points]
+#include "program_help.hpp"
+
 #include "burgers.hpp"
 #include "report_errors.hpp"
 
@@ -33,6 +35,10 @@ std::vector<double> gradient(const remat::examples::burgers& model, const Schedu
 
 static int example_main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(argc, argv,
+                                       "usage: disk_gradient [file.h5] [steps] [points]\n"
+                                       "Example: snapshots in RAM and on disk.\n"))
+        return 0;
     const std::string file = argc > 1 ? argv[1] : "remat_snapshots.h5";
     const remat::step_t steps = argc > 2 ? std::stoll(argv[2]) : 2000;
     remat::examples::burgers model;

@@ -7,6 +7,8 @@
 //     ./build/examples/layer_chain [blocks] [budget-percent-of-store-all] [width] [costs.json]
 //
 // With a file name, the measured chain is written there too (for `remat plan --chain costs.json`).
+#include "program_help.hpp"
+
 #include "layer_net.hpp"
 #include "report_errors.hpp"
 
@@ -86,6 +88,13 @@ outcome run_plan(const remat::any_schedule& plan, const remat::chain_model& m, c
 
 static int example_main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: layer_chain [blocks] [budget-percent-of-store-all] [width] [costs.json]\n"
+            "Example: training-style gradients of a deep network whose layers differ in width and cost (blocks of\n"
+            "an expanding, a contracting and a cheap layer, as in a transformer's feed-forward part), within a\n"
+            "memory budget.\n"))
+        return 0;
     if (argc > 5)
         usage(std::string("unexpected argument '") + argv[5] + "'");
     const long long blocks = argc > 1 ? at_least("blocks", argv[1], 1) : 32;

@@ -2,6 +2,8 @@
 // condition and the parameters (sigma, rho, beta), with 20 snapshot slots instead of 10^5.
 //
 //     ./build/examples/lorenz63_gradient [steps] [slots] [--format text|json]
+#include "program_help.hpp"
+
 #include "lorenz63.hpp"
 #include "report_errors.hpp"
 
@@ -39,6 +41,12 @@ long long at_least(std::string_view name, const char* text, long long least)
 
 static int example_main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: lorenz63_gradient [steps] [slots] [--format text|json]\n"
+            "Example (a): the gradient of J = z(T) for Lorenz-63 over 10^5 RK4 steps, with respect to the initial\n"
+            "condition and the parameters (sigma, rho, beta), with 20 snapshot slots instead of 10^5.\n"))
+        return 0;
     using remat::examples::vec3;
     remat::step_t steps = 100'000;
     remat::slot_t slots = 20;

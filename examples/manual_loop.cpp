@@ -4,6 +4,8 @@
 // bit, with remat::run's.
 //
 //     ./build/examples/manual_loop
+#include "program_help.hpp"
+
 #include "lorenz63.hpp"
 #include "report_errors.hpp"
 
@@ -55,7 +57,13 @@ static int example_main()
     return same ? 0 : 1;
 }
 
-int main()
+int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: manual_loop\n"
+            "Driving a schedule by hand: a plain std::visit loop over the actions, with the snapshots in a vector\n"
+            "of your own.\n"))
+        return 0;
     return remat::examples::report_errors("manual_loop", [&] { return example_main(); });
 }

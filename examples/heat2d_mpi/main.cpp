@@ -6,6 +6,8 @@
 //         [--budget-scope rank|job]] [--schedule revolve|uniform|store-all] [--format text|json]
 //         [--store host|parallel-hdf5] [--file PATH]
 //     fault injection (docs/mpi.md): [--fail-on RANK:STEP] [--slots-on RANK:SLOTS] [--file-limit RANK:BYTES]
+#include "program_help.hpp"
+
 #include "heat2d.hpp"
 
 #include "parse.hpp" // remat::cli::parse_count, parse_bytes, format_bytes
@@ -221,6 +223,17 @@ int run(const options& o)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(
+            argc, argv,
+            "usage: heat2d_mpi [--nx 64] [--ny 64] [--steps 400] [--slots 10 | --budget BYTES\n"
+            "           [--budget-scope rank|job]] [--schedule revolve|uniform|store-all] [--format text|json]\n"
+            "           [--store host|parallel-hdf5] [--file PATH]\n"
+            "           fault injection (docs/mpi.md): [--fail-on RANK:STEP] [--slots-on RANK:SLOTS] [--file-limit "
+            "RANK:BYTES]\n"
+            "heat2d_mpi: the gradient of J = h^2/2 sum u_T^2 with respect to the initial field u_0 of a 2-D heat\n"
+            "equation with a cubic sink (heat2d.hpp), its rows split over the MPI ranks, through remat::mpi::run\n"
+            "with a hand-written adjoint step.\n"))
+        return 0;
     MPI_Init(&argc, &argv);
     int me = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);

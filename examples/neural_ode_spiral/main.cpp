@@ -4,12 +4,13 @@
 //
 //     build/examples/neural_ode_spiral                                  # defaults: revolve, 50 slots, CPU
 //     build/examples/neural_ode_spiral --budget 4KiB --store disk --format json
-//     build/examples/neural_ode_spiral --device cuda --store device --schedule uniform --slots 32
+//     build/examples/neural_ode_spiral --device cuda --store device --schedule uniform --slots 64
 //
 // It shows progress (a bar on a terminal, lines otherwise), writes spiral_loss.svg and
 // spiral_trajectories.svg (into --output-dir), and ends with a report (text or --format json).
-// Exit status: 0, 1 when training fails (non-finite numbers, a budget smaller than one state, a CUDA
-// error, an unwritable file), 2 for bad options; one line on stderr says why.
+// Exit status: 0, 1 when training fails (non-finite numbers, a loss that ends over 100x above its start, a
+// budget smaller than one state, a CUDA error, an unwritable file), 2 for bad options; one line on stderr
+// says why.
 #include "spiral_data.hpp"
 #include "spiral_training.hpp"
 
@@ -114,9 +115,11 @@ int run_training(const options& o)
     write_trajectories(trajectories_svg, data, r, setup);
 
     const double initial = r.losses.front();
+    const std::optional<std::string> diverged = train::divergence(r.losses, r.final_loss);
     if (json) {
         nlohmann::ordered_json j{{"initial_loss", initial},
                                  {"final_loss", r.final_loss},
+                                 {"diverged", diverged.has_value()},
                                  {"loss_reduction", initial / r.final_loss},
                                  {"iterations", c.iterations},
                                  {"seconds", seconds},
@@ -146,6 +149,10 @@ int run_training(const options& o)
                     r.grad_check_rel_err, r.bit_identical_vs_store_all ? "yes" : "NO");
         std::printf("wrote %s and %s\n", loss_svg.string().c_str(), trajectories_svg.string().c_str());
     }
+    if (diverged) {
+        std::cerr << "neural_ode_spiral: " << *diverged << '\n';
+        return 1;
+    }
     return r.bit_identical_vs_store_all ? 0 : 1;
 }
 
@@ -164,7 +171,9 @@ int main(int argc, char** argv)
     app.add_option("--starts", c.starts, "trajectories per batch, started at evenly spaced data points")
         ->capture_default_str()
         ->check(CLI::Range(1, 100000));
-    auto* slots = app.add_option("--slots", c.slots, "snapshot slots (default 50: 5% of the states)")
+    auto* slots = app.add_option("--slots", c.slots,
+                                 "snapshot slots, at most --steps - 1 (default 50: 5% of the states; with --schedule "
+                                 "uniform the fewest it can run in, about 2 sqrt(--steps): 61 for 1000 steps)")
                       ->check(CLI::Range(1, 1000000000));
     app.add_option("--budget", o.budget, "snapshot bytes instead of --slots (4KiB, 1MiB, ...)")->excludes(slots);
     app.add_option("--schedule", o.schedule, "revolve, uniform or store-all")
@@ -177,7 +186,11 @@ int main(int argc, char** argv)
         ->capture_default_str()
         ->check(CLI::IsMember({"euler", "rk4", "dopri5"}));
     app.add_option("--device", o.device, "cpu or cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
-    app.add_option("--seed", c.seed, "seed of the initial weights")->capture_default_str();
+    app.add_option("--seed", c.seed, "seed of the initial weights (a whole number >= 0)")
+        ->capture_default_str()
+        ->check([](const std::string& v) { // CLI11 would wrap -1 into 2^64 - 1
+            return !v.empty() && v.front() == '-' ? "wants a whole number >= 0, got " + v : std::string();
+        });
     app.add_option("--hidden", o.hidden, "hidden layer widths")->capture_default_str();
     app.add_option("--activation", o.activation, "tanh or softplus")
         ->capture_default_str()
@@ -199,6 +212,9 @@ int main(int argc, char** argv)
         c.schedule = schedules.at(o.schedule);
         c.store = stores.at(o.store);
         c.disk_file = o.output_dir / "spiral_snapshots.h5";
+        choose_default_slots(c, 50);
+        if (const auto problem = slots_problem(c))
+            throw usage(*problem);
         if (c.starts > c.steps)
             throw usage("--starts " + std::to_string(c.starts) + " exceeds --steps " + std::to_string(c.steps));
         if (o.device == "cuda" && !spiral_cuda_built())

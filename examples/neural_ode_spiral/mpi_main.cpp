@@ -9,6 +9,7 @@
 //
 // Exit status: 0; 2 for bad options (rank 0 says why); a failure on one rank ends the job through
 // remat::mpi::abort_on_failure, naming the rank.
+#include "program_help.hpp"
 #include "spiral_data.hpp"
 #include "spiral_training.hpp"
 
@@ -17,6 +18,7 @@
 #include <remat/detail/xxh64.hpp>
 #include <remat/mpi/mpi.hpp>
 #include <remat/report/json.hpp>
+#include <remat/train/training_log.hpp>
 
 #include <mpi.h>
 
@@ -25,6 +27,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,7 +53,6 @@ options parse(int argc, char** argv)
     o.config.iterations = 50;
     o.config.steps = 400;
     o.config.starts = 8;
-    o.config.slots = 10;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (i + 1 >= argc)
@@ -85,6 +87,9 @@ options parse(int argc, char** argv)
         } else
             throw cli::usage_error("unknown option '" + std::string(a) + "'");
     }
+    choose_default_slots(o.config, 10);
+    if (const auto problem = slots_problem(o.config))
+        throw cli::usage_error(*problem);
     if (o.config.starts > o.config.steps)
         throw cli::usage_error("--starts " + std::to_string(o.config.starts) + " exceeds --steps " +
                                std::to_string(o.config.steps));
@@ -98,7 +103,7 @@ double sum(double local)
     return total;
 }
 
-int train(options o, int rank, int ranks)
+int train_on_ranks(options o, int rank, int ranks)
 {
     if (o.config.starts < ranks)
         throw cli::usage_error("--starts " + std::to_string(o.config.starts) + " gives fewer trajectories than the " +
@@ -124,8 +129,10 @@ int train(options o, int rank, int ranks)
     mpi::check(MPI_Allreduce(MPI_IN_PLACE, &worst_check, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
     double slowest = seconds;
     mpi::check(MPI_Allreduce(MPI_IN_PLACE, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    // The losses are the whole batch's on every rank: every rank reaches the same verdict.
+    const std::optional<std::string> diverged = remat::train::divergence(r.losses, final_loss);
     if (rank != 0)
-        return 0;
+        return diverged ? 1 : 0;
     char hash[17];
     std::snprintf(hash, sizeof hash, "%016" PRIx64,
                   detail::xxh64(r.parameters.data(), r.parameters.size() * sizeof(double)));
@@ -139,6 +146,7 @@ int train(options o, int rank, int ranks)
         j["slots"] = r.slots;
         j["first_loss"] = r.losses.front();
         j["final_loss"] = final_loss;
+        j["diverged"] = diverged.has_value();
         j["losses"] = r.losses;
         j["parameters"] = r.parameters;
         j["parameters_xxh64"] = hash;
@@ -158,6 +166,10 @@ int train(options o, int rank, int ranks)
                     identical == 1 ? "yes" : "NO", worst_check);
         std::printf("  %.3f s (slowest rank)\n", slowest);
     }
+    if (diverged) {
+        std::cerr << "neural_ode_spiral_mpi: " << *diverged << '\n';
+        return 1;
+    }
     return identical == 1 ? 0 : 1;
 }
 
@@ -165,6 +177,8 @@ int train(options o, int rank, int ranks)
 
 int main(int argc, char** argv)
 {
+    if (remat::examples::answered_help(argc, argv, usage_text)) // before MPI starts
+        return 0;
     MPI_Init(&argc, &argv);
     int rank = 0;
     int ranks = 1;
@@ -172,7 +186,7 @@ int main(int argc, char** argv)
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     int status = 0;
     try {
-        status = train(parse(argc, argv), rank, ranks);
+        status = train_on_ranks(parse(argc, argv), rank, ranks);
     } catch (const cli::usage_error& e) {
         // Every rank parses the same arguments and fails alike: rank 0 speaks.
         if (rank == 0)

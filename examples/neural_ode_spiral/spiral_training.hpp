@@ -6,8 +6,10 @@
 #include "spiral_data.hpp"
 
 #include "remat/dense/activation.hpp"
+#include "remat/schedule/uniform.hpp"
 #include "remat/types.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -48,6 +50,35 @@ struct spiral_config {
     std::int64_t members = 0;
     std::function<void(std::span<double>)> sum_over_ranks{};
 };
+
+/// The slots when neither --slots nor --budget is given: `usual`, except for uniform checkpointing, which
+/// cannot run in fewer than uniform::min_slots(steps) (about 2 sqrt(T): a snapshot every k steps and the k - 1
+/// states of the segment being reversed), so it gets that many.
+inline void choose_default_slots(spiral_config& c, slot_t usual)
+{
+    if (c.slots || c.budget_bytes)
+        return;
+    c.slots = c.schedule == spiral_schedule::uniform ? std::max(usual, uniform::min_slots(c.steps)) : usual;
+    c.slots = std::min<slot_t>(*c.slots, c.steps - 1);
+}
+
+/// Why the --slots asked for cannot serve the steps and the schedule, in one line naming the option; empty
+/// when they can. More slots than the T - 1 states a gradient keeps are refused (they were silently capped).
+inline std::optional<std::string> slots_problem(const spiral_config& c)
+{
+    if (!c.slots)
+        return std::nullopt;
+    const std::string given = "--slots " + std::to_string(*c.slots);
+    if (*c.slots > c.steps - 1)
+        return given + ": a gradient over --steps " + std::to_string(c.steps) + " keeps at most " +
+               std::to_string(c.steps - 1) + " states (that is store-all)";
+    if (c.schedule == spiral_schedule::uniform && *c.slots < uniform::min_slots(c.steps))
+        return given + ": --schedule uniform needs at least " + std::to_string(uniform::min_slots(c.steps)) +
+               " slots for --steps " + std::to_string(c.steps) +
+               " (a snapshot every k steps and the k - 1 states of the segment being reversed); give more, or "
+               "leave --slots out, or use --schedule revolve";
+    return std::nullopt;
+}
 
 /// What one iteration reports to the caller (progress, loss curve).
 using spiral_progress = std::function<void(std::int64_t iteration, double loss)>;

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 
 using namespace remat;
@@ -146,7 +147,11 @@ int main(int argc, char** argv)
     app.add_option("--store", o.store, "host or device (GPU memory under --device cuda)")->capture_default_str();
     app.add_option("--device", c.device, "cpu or cuda")->capture_default_str();
     app.add_flag("--float64", o.float64, "double precision (default: float)");
-    app.add_option("--seed", o.seed, "random seed (weights, data, dropout)")->capture_default_str();
+    app.add_option("--seed", o.seed, "random seed (weights, data, dropout), a whole number >= 0")
+        ->capture_default_str()
+        ->check([](const std::string& v) { // CLI11 would wrap -1 into 2^64 - 1
+            return !v.empty() && v.front() == '-' ? "wants a whole number >= 0, got " + v : std::string();
+        });
     app.add_option("--svg", c.svg, "write the loss curve here");
     app.add_option("--format", c.format, "text or json")->capture_default_str();
     app.add_flag("--quiet", c.quiet, "no progress on stderr");
@@ -178,10 +183,17 @@ int main(int argc, char** argv)
         log.finish();
         if (!c.svg.empty())
             write_loss_curve(c, r);
-        if (c.format == "json")
-            report::write_json(std::cout, to_json(c, r));
-        else
+        const std::optional<std::string> diverged = train::divergence(r.losses, r.final_loss);
+        if (c.format == "json") {
+            nlohmann::ordered_json j = to_json(c, r);
+            j["diverged"] = diverged.has_value();
+            report::write_json(std::cout, j);
+        } else
             print_text(c, r);
+        if (diverged) {
+            std::fprintf(stderr, "rnn_adding: %s\n", diverged->c_str());
+            return 1;
+        }
         return 0;
     } catch (const argument_error& e) {
         std::fprintf(stderr, "rnn_adding: %s\n", e.what());

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -50,13 +52,18 @@ nlohmann::ordered_json omitted_json(const std::vector<omitted_row>& omitted)
     return list;
 }
 
+// Every schedule has a key: its answer, or null where none reaches the question or the library refused to
+// answer it (the reason listed beside, in `not_answered`).
 nlohmann::ordered_json answers_json(const tradeoff& t,
                                     const std::vector<std::pair<tradeoff_schedule, std::optional<tradeoff_row>>>& list)
 {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const auto& [schedule, r] : list)
-        j[std::string(schedule_name(schedule))] = r ? row_json(t, *r) : nlohmann::ordered_json(nullptr);
-    return j; // a schedule that could not be answered is missing here and listed with its reason beside
+    for (const tradeoff_schedule schedule : t.schedules()) {
+        const auto found = std::find_if(list.begin(), list.end(), [&](const auto& a) { return a.first == schedule; });
+        j[std::string(schedule_name(schedule))] =
+            found != list.end() && found->second ? row_json(t, *found->second) : nlohmann::ordered_json(nullptr);
+    }
+    return j;
 }
 
 // Asks one inverse question of every schedule; a refusal (a work limit) is reported, not fatal.
@@ -200,7 +207,21 @@ void write_tradeoff_svg(std::ostream& out, const tradeoff& t, const tradeoff_ans
                                  "forward steps",
                                  t.store_all_slots(), t.setup().reverse_cost);
     chart.x = {.label = "snapshot slots", .kind = report::scale::log};
-    chart.y = {.label = "overhead (time over store-all's)", .kind = report::scale::log};
+    // The overheads anyone chooses, linear from 1 to 3 (more where the limit asked for or a schedule's best
+    // lies above): a log axis up to 1000x or 10^6x would squeeze them into its bottom tenth. Points above
+    // are marked at the top edge, with a note saying how many and how far.
+    double top = 3;
+    if (a.max_overhead)
+        top = std::max(top, std::ceil(*a.max_overhead * 1.2 * 2) / 2);
+    for (const tradeoff_schedule schedule : t.schedules()) {
+        double best = std::numeric_limits<double>::infinity();
+        for (const tradeoff_row& r : a.rows)
+            if (r.schedule == schedule)
+                best = std::min(best, r.overhead);
+        if (std::isfinite(best))
+            top = std::max(top, std::ceil(best * 1.2 * 2) / 2);
+    }
+    chart.y = {.label = "overhead (time over store-all's)", .kind = report::scale::linear, .min = 1.0, .max = top};
     for (const tradeoff_schedule schedule : t.schedules()) {
         report::data_series series{.name = std::string(schedule_name(schedule))};
         for (const tradeoff_row& r : a.rows)

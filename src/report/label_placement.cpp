@@ -263,6 +263,35 @@ private:
     std::vector<std::vector<entry>> cells_;
 };
 
+// The box of `width` x `height` inside `area` nearest to `anchor` (scanned every 2 units) that overlaps no
+// label and, preferably, touches no curve or obstacle.
+template <class FreeOfLabels>
+std::optional<box> nearest_free_box(const segment_grid& grid, const box& area, double width, double height,
+                                    point anchor, const FreeOfLabels& free_of_labels)
+{
+    constexpr double step = 2;
+    std::optional<box> clear, free;
+    double clear_distance = std::numeric_limits<double>::infinity(), free_distance = clear_distance;
+    for (double top = area.top; top + height <= area.bottom; top += step)
+        for (double left = area.left; left + width <= area.right; left += step) {
+            const box b{left, top, left + width, top + height};
+            const double d =
+                point_distance(anchor, {std::clamp(anchor.x, b.left, b.right), std::clamp(anchor.y, b.top, b.bottom)});
+            if (d >= clear_distance || !free_of_labels(b))
+                continue;
+            if (d < free_distance) {
+                free = b;
+                free_distance = d;
+            }
+            const auto c = grid.distances(b, segment_grid::obstacle_owner, 1.5);
+            if (c.own >= 1.5 && c.curves >= 1.5 && c.obstacles >= 1.5) {
+                clear = b;
+                clear_distance = d;
+            }
+        }
+    return clear ? clear : free;
+}
+
 } // namespace
 
 std::vector<placed_label> place_labels(std::span<const label_request> requests, std::span<const piece> obstacles,
@@ -344,21 +373,24 @@ std::vector<placed_label> place_labels(std::span<const label_request> requests, 
                 }
         const double width = 0.6 * font_size * static_cast<double>(request.chars);
         const double left = plot.right + 8;
-        box chosen{left, end.y - height / 2, left + width, end.y + height / 2};
-        for (double shift = 0; shift < area.height(); shift += 1) {
-            const box down{left, chosen.top + shift, left + width, chosen.bottom + shift};
-            const box up{left, chosen.top - shift, left + width, chosen.bottom - shift};
-            if (inside(down, area) && free_of_labels(down)) {
+        const box start{left, end.y - height / 2, left + width, end.y + height / 2};
+        std::optional<box> chosen;
+        for (double shift = 0; shift < area.height() && !chosen; shift += 1) {
+            const box down{left, start.top + shift, left + width, start.bottom + shift};
+            const box up{left, start.top - shift, left + width, start.bottom - shift};
+            if (inside(down, area) && free_of_labels(down))
                 chosen = down;
-                break;
-            }
-            if (inside(up, area) && free_of_labels(up)) {
+            else if (inside(up, area) && free_of_labels(up))
                 chosen = up;
-                break;
-            }
         }
-        placed.push_back(chosen);
-        result[i] = {chosen.left, chosen.top, chosen.right, chosen.bottom, end, true};
+        // Too wide for the margin, or the margin is full: the free place in the area nearest to the point,
+        // clear of every curve and obstacle where there is one, else clear of the labels only.
+        if (!chosen)
+            chosen = nearest_free_box(grid, area, width, height, end, free_of_labels);
+        if (!chosen)
+            chosen = start; // nowhere at all: the chart is too small for its labels
+        placed.push_back(*chosen);
+        result[i] = {chosen->left, chosen->top, chosen->right, chosen->bottom, end, true};
     }
     return result;
 }

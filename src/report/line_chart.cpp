@@ -161,6 +161,72 @@ detail::box place_reference_label(const reference_line& r, double at, const deta
     return best;
 }
 
+// Where a leader line from `from` meets its label: the middle of the label's left side when the label is to
+// the right (the margin), else the nearest point of its box, 2 units off.
+point leader_end(const placed_label& l, point from)
+{
+    if (from.x < l.left)
+        return {l.left - 2, (l.top + l.bottom) / 2};
+    return {std::clamp(from.x, l.left - 2, l.right + 2), std::clamp(from.y, l.top - 2, l.bottom + 2)};
+}
+
+// A point beyond a fixed y range: marked at the edge it lies beyond, never silently dropped.
+struct off_scale_point {
+    std::size_t series;
+    double x;     // SVG units
+    double value; // data units
+    bool above;
+};
+
+std::vector<off_scale_point> off_scale_points(const line_chart& chart, const axis_layout& yl, const axis_map& mx,
+                                              const detail::box& plot)
+{
+    std::vector<off_scale_point> result;
+    for (std::size_t i = 0; i < chart.series.size(); ++i)
+        for (const data_point& p : chart.series[i].points) {
+            const double x = mx(p.x);
+            if ((p.y > yl.hi || p.y < yl.lo) && x >= plot.left - 0.5 && x <= plot.right + 0.5)
+                result.push_back({i, x, p.y, p.y > yl.hi});
+        }
+    return result;
+}
+
+// A small triangle pointing out of the plot at the top (or bottom) edge.
+detail::piece off_scale_triangle(const off_scale_point& o, const detail::box& plot)
+{
+    constexpr double half = 4.5, depth = 8;
+    const double edge = o.above ? plot.top + 1 : plot.bottom - 1;
+    const double base = o.above ? edge + depth : edge - depth;
+    return {{o.x, edge}, {o.x + half, base}, {o.x - half, base}, {o.x, edge}};
+}
+
+double three_digits(double v)
+{
+    const double unit = std::pow(10.0, std::floor(std::log10(std::abs(v))) - 2);
+    return std::round(v / unit) * unit;
+}
+
+// "▲ off scale: 8 points above 3 (up to 167)": how many points the fixed range leaves out, and how far.
+std::string off_scale_note(std::span<const off_scale_point> points, scale kind)
+{
+    std::string note;
+    for (const bool above : {true, false}) {
+        std::size_t count = 0;
+        double extreme = above ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+        for (const off_scale_point& o : points)
+            if (o.above == above) {
+                ++count;
+                extreme = above ? std::max(extreme, o.value) : std::min(extreme, o.value);
+            }
+        if (count == 0)
+            continue;
+        note += fmt::format("{}{} off scale: {} point{} {} the axis (up to {})", note.empty() ? "" : "; ",
+                            above ? "▲" : "▼", count, count == 1 ? "" : "s", above ? "above" : "below",
+                            tick_label(three_digits(extreme), kind));
+    }
+    return note;
+}
+
 } // namespace
 
 std::vector<placed_label> write_svg(std::ostream& out, const line_chart& chart)
@@ -202,6 +268,10 @@ std::vector<placed_label> write_svg(std::ostream& out, const line_chart& chart)
     if (!chart.subtitle.empty())
         svg.text(plot.left, 44, chart.subtitle, {{"class", "subtitle"}, {"font-size", 12}, {"fill", "#444"}});
     draw_axes(svg, chart, xl, yl, mx, my, plot);
+    const std::vector<off_scale_point> off_scale = off_scale_points(chart, yl, mx, plot);
+    if (!off_scale.empty()) // above the plot's top right corner, under the subtitle
+        svg.text(plot.right, plot.top - 6, off_scale_note(off_scale, chart.y.kind),
+                 {{"class", "off-scale-note"}, {"text-anchor", "end"}, {"font-size", tick_font}, {"fill", "#333"}});
 
     // The curves, in SVG units and clipped to the plot.
     std::vector<detail::label_request> requests;
@@ -251,6 +321,8 @@ std::vector<placed_label> write_svg(std::ostream& out, const line_chart& chart)
             obstacles.push_back(std::move(ring));
         }
     }
+    for (const off_scale_point& o : off_scale)
+        obstacles.push_back(off_scale_triangle(o, plot));
     const std::vector<placed_label> labels = detail::place_labels(requests, obstacles, taken, plot, area, label_font);
 
     for (std::size_t i = 0; i < chart.series.size(); ++i) {
@@ -276,14 +348,26 @@ std::vector<placed_label> write_svg(std::ostream& out, const line_chart& chart)
                     q.y <= plot.bottom + 0.01)
                     svg.circle(q.x, q.y, 3.5, {{"class", "marker"}, {"fill", color}});
             }
+        for (const off_scale_point& o : off_scale)
+            if (o.series == i) {
+                std::string corners;
+                for (const point& q : off_scale_triangle(o, plot))
+                    corners += fmt::format("{}{},{}", corners.empty() ? "" : " ", svg_number(q.x), svg_number(q.y));
+                svg.element("polygon", {{"class", "off-scale"},
+                                        {"points", corners},
+                                        {"fill", color},
+                                        {"data-value", fmt::format("{}", o.value)}});
+            }
         const placed_label& l = labels[i];
         if (requests[i].curve.empty()) { // entirely outside a fixed range
             svg.close();
             continue;
         }
-        if (l.leader)
-            svg.line(l.anchor.x, l.anchor.y, l.left - 2, (l.top + l.bottom) / 2,
+        if (l.leader) {
+            const point to = leader_end(l, l.anchor);
+            svg.line(l.anchor.x, l.anchor.y, to.x, to.y,
                      {{"class", "leader"}, {"stroke", color}, {"stroke-width", 0.75}});
+        }
         svg.text(l.left, l.bottom - 0.25 * label_font, s.name,
                  {{"class", "series-label"}, {"font-size", label_font}, {"fill", color}, {"font-weight", "bold"}});
         svg.close();
@@ -299,9 +383,10 @@ std::vector<placed_label> write_svg(std::ostream& out, const line_chart& chart)
         }
         svg.circle(p.x, p.y, callout_radius,
                    {{"class", "callout-ring"}, {"fill", "none"}, {"stroke", "#333"}, {"stroke-width", 1.5}});
-        if (l.leader)
-            svg.line(p.x, p.y, l.left - 2, (l.top + l.bottom) / 2,
-                     {{"class", "leader"}, {"stroke", "#333"}, {"stroke-width", 0.75}});
+        if (l.leader) {
+            const point to = leader_end(l, p);
+            svg.line(p.x, p.y, to.x, to.y, {{"class", "leader"}, {"stroke", "#333"}, {"stroke-width", 0.75}});
+        }
         svg.text(l.left, l.bottom - 0.25 * label_font, c.label,
                  {{"class", "callout-label"}, {"font-size", label_font}, {"fill", "#333"}});
         svg.close();

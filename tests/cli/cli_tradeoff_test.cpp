@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -171,6 +172,25 @@ BOOST_AUTO_TEST_CASE(least_slots_is_exact_against_brute_force)
             }
 }
 
+// docs/tradeoff.md: least_slots (and within_budget's schedules) are keyed by schedule, null where there is
+// no answer; a schedule the library refused to answer (online's work limit at T = 10^10) is null too, its
+// reason listed beside, not a missing key.
+BOOST_AUTO_TEST_CASE(a_schedule_that_could_not_be_answered_is_null_not_missing)
+{
+    const nlohmann::json j =
+        tradeoff_json({"-T", "1e10", "--max-overhead", "100", "--state-bytes", "1", "--budget", "7"});
+    for (const char* name : {"revolve", "online", "uniform", "sqrt-rule", "store-all"}) {
+        BOOST_TEST(j["least_slots"].contains(name), name);
+        BOOST_TEST(j["within_budget"]["schedules"].contains(name), name);
+    }
+    BOOST_TEST(j["least_slots"]["online"].is_null());
+    BOOST_TEST(j["within_budget"]["schedules"]["online"].is_null());
+    BOOST_TEST_REQUIRE(j["least_slots_not_answered"].size() == 1u);
+    BOOST_TEST(j["least_slots_not_answered"][0]["schedule"] == "online");
+    BOOST_TEST(j["within_budget"]["not_answered"][0]["schedule"] == "online");
+    BOOST_TEST(!j["least_slots"]["revolve"].is_null()); // answered schedules keep their rows
+}
+
 BOOST_AUTO_TEST_CASE(the_budget_answer_is_the_best_over_the_slots_it_holds)
 {
     for (const step_t t : {2, 10, 200})
@@ -291,6 +311,71 @@ BOOST_AUTO_TEST_CASE(the_svg_has_a_curve_per_schedule_the_sqrt_point_and_the_lim
     const test::tool_result out = run_tool({"tradeoff", "-T", "100", "--format", "svg"});
     BOOST_TEST(out.status == 0);
     BOOST_TEST(out.out.find("<svg") != std::string::npos);
+}
+
+// The pictures the docs show: every text inside the canvas and clear of every other (title, ticks, axis
+// labels, curve labels, the √T callout, reference labels, the off-scale note).
+namespace {
+void check_legible(const nlohmann::json& facts, const std::string& which)
+{
+    for (const std::string& fault : test::text_layout_faults(facts))
+        BOOST_ERROR(which << ": " << fault);
+    BOOST_TEST(facts["texts"].size() >= 10u, which);
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_svg_shows_one_to_three_and_marks_every_point_above)
+{
+    const test::scratch_dir dir;
+    // The commands docs/tradeoff.md gives for its two pictures.
+    for (const std::string steps : {"1000", "1e6"}) {
+        const std::vector<std::string> args{"-T", steps, "--reverse-cost", "2", "--max-overhead", "1.5"};
+        const auto file = dir / ("tradeoff_" + steps + ".svg");
+        std::vector<std::string> svg_args{"tradeoff"};
+        svg_args.insert(svg_args.end(), args.begin(), args.end());
+        svg_args.insert(svg_args.end(), {"--format", "svg", "-o", file.string()});
+        const test::tool_result r = run_tool(svg_args);
+        BOOST_TEST_REQUIRE(r.status == 0, r.err);
+        const auto facts = test::read_svg_facts(file);
+        check_legible(facts, "T = " + steps);
+        // The overhead axis runs from 1 to 3: the range anyone chooses, not the 167x of one slot.
+        const auto& y_ticks = facts["ticks"]["y"];
+        BOOST_TEST_REQUIRE(y_ticks.size() >= 4u);
+        BOOST_TEST(y_ticks.front() == "1");
+        BOOST_TEST(y_ticks.back() == "3");
+        // Each row above 3 is marked on its own series, with its value; none is dropped.
+        const nlohmann::json j = tradeoff_json(args);
+        std::size_t above = 0;
+        for (const auto& series : facts["series"]) {
+            std::multiset<double> expected, marked;
+            for (const auto& row : j["rows"])
+                if (row["schedule"] == series["name"] && row["overhead"].get<double>() > 3)
+                    expected.insert(row["overhead"].get<double>());
+            for (const auto& m : series["off_scale"]) {
+                marked.insert(m["value"].get<double>());
+                BOOST_TEST(m["y"].get<double>() <= 67.5, m.dump()); // at the plot's top edge (y = 66)
+            }
+            BOOST_TEST(marked.size() == expected.size(), series["name"]);
+            for (const double v : expected) // values round-trip through the SVG's text to about 1e-12
+                BOOST_TEST(
+                    std::any_of(marked.begin(), marked.end(), [&](double m) { return std::abs(m - v) <= 1e-9 * v; }),
+                    series["name"] << " " << v);
+            above += expected.size();
+        }
+        BOOST_TEST(above >= 4u); // one slot, two, three... are far above 3 at both sizes
+        bool noted = false;
+        for (const auto& text : facts["texts"])
+            if (std::find(text["classes"].begin(), text["classes"].end(), "off-scale-note") != text["classes"].end())
+                noted =
+                    text["text"].get<std::string>().find(std::to_string(above) + " points above") != std::string::npos;
+        BOOST_TEST(noted, "the note counts the " << above << " points above the axis");
+    }
+}
+
+BOOST_AUTO_TEST_CASE(the_pictures_in_the_docs_are_legible)
+{
+    for (const char* name : {"tradeoff_T1000.svg", "tradeoff_T1e6.svg"})
+        check_legible(test::read_svg_facts(std::filesystem::path(REMAT_DOCS_DIR) / name), name);
 }
 
 BOOST_AUTO_TEST_CASE(text_names_the_answers)

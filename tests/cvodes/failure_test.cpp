@@ -10,6 +10,7 @@
 #include "remat/remat.hpp"
 
 #include <exception>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -228,4 +229,30 @@ BOOST_AUTO_TEST_CASE(bad_horizons_windows_and_budgets_are_refused_naming_the_val
     b = model.backward(-5.0);
     BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), {b}); }),
                         "t_start = -5 is not a finite time after t0 = 0"));
+}
+
+BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_component)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::argument_error& e) {
+            return e.what();
+        }
+        return "no argument_error";
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    for (const double bad : {nan, inf, -inf}) {
+        // Before, y0 = {1, NaN, 0} reached CVODES and came back as a convergence failure in window 0, and a
+        // NaN lambda_start only after the whole forward sweep.
+        auto f = model.forward();
+        f.y0[1] = bad;
+        BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }), "y0[1] = "), bad);
+        auto b = model.backward(10.0);
+        b.lambda_start = {0.0, 0.0, bad};
+        const std::string refused = message([&] { cvodes::adjoint_solver s(model.forward(), {b}); });
+        BOOST_TEST(contains(refused, "backward problem 0: lambda_start[2] = "), refused);
+        BOOST_TEST(contains(refused, "is not finite"), refused);
+    }
 }

@@ -8,8 +8,11 @@
 #include "command.hpp"
 #include "scratch_dir.hpp"
 
+#include "remat/schedule/uniform.hpp"
+
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -99,12 +102,55 @@ BOOST_AUTO_TEST_CASE(bad_options_exit_2_naming_them)
              {"--hidden 8,0", "--hidden"},
              {"--starts 300 --steps 200", "--starts 300"},
              {"--iterations -3", "--iterations"},
+             {"--seed -1", "--seed"},
+             // More slots than the 199 states a gradient keeps: refused, no longer capped in silence.
+             {"--steps 200 --slots 500", "--slots 500"},
+             {"--slots 2000", "--slots 2000"},
          }) {
         const auto r = spiral(args);
         BOOST_TEST(r.status == 2, args << ": exit " << r.status);
         BOOST_TEST(r.err.find(text) != std::string::npos, args << ": " << r.err);
         BOOST_TEST(r.out.empty(), args);
     }
+}
+
+namespace {
+
+// The fewest slots uniform checkpointing runs in, by brute force over every spacing (not uniform::min_slots).
+remat::slot_t fewest_uniform_slots(remat::step_t steps)
+{
+    remat::slot_t fewest = steps;
+    for (remat::step_t k = 1; k <= steps; ++k)
+        fewest = std::min(fewest, remat::uniform(steps, k).cost().peak_slots);
+    return fewest;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(uniform_without_slots_takes_the_fewest_it_can_run_in)
+{
+    // The README offers --schedule uniform as a plain option: with the default 50 slots it used to fail
+    // ("needs at least 61 slots" for 1000 steps). Here 200 steps (the default's failure needs 1000).
+    const remat::test::scratch_dir dir;
+    const auto r = spiral(small + " --schedule uniform --output-dir " + dir.path().string());
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    const auto j = nlohmann::json::parse(r.out);
+    BOOST_TEST(j["slots"].get<remat::slot_t>() == std::max<remat::slot_t>(50, fewest_uniform_slots(200)));
+    BOOST_TEST(j["bit_identical_vs_store_all"].get<bool>());
+    // At the default 1000 steps the 50 slots are too few: it takes the fewest that serve.
+    const remat::slot_t fewest = fewest_uniform_slots(1000);
+    BOOST_TEST_REQUIRE(fewest > 50);
+    const auto full = spiral("--iterations 1 --starts 4 --hidden 8 --format json --schedule uniform --output-dir " +
+                             dir.path().string());
+    BOOST_TEST_REQUIRE(full.status == 0, full.err);
+    BOOST_TEST(nlohmann::json::parse(full.out)["slots"].get<remat::slot_t>() == fewest);
+    // Fewer than that is refused up front, saying how many it needs.
+    const auto few = spiral("--schedule uniform --slots 32");
+    BOOST_TEST(few.status == 2, few.err);
+    BOOST_TEST(few.err.find("--slots 32: --schedule uniform needs at least " + std::to_string(fewest)) !=
+                   std::string::npos,
+               few.err);
+    BOOST_TEST(few.out.empty());
 }
 
 BOOST_AUTO_TEST_CASE(failures_exit_1_with_the_cause_and_leave_no_output)
@@ -124,6 +170,19 @@ BOOST_AUTO_TEST_CASE(failures_exit_1_with_the_cause_and_leave_no_output)
         BOOST_TEST(r.err.find("not finite") != std::string::npos, r.err);
         BOOST_TEST(!std::filesystem::exists(dir / "spiral_loss.svg"));
         BOOST_TEST(!std::filesystem::exists(dir / "spiral_trajectories.svg"));
+    }
+    {
+        // A loss that explodes but stays finite (Adam at 100x the default rate: 1.25 to ~9e4 here) used to exit
+        // 0; the report still comes, then one line saying the training diverged, and exit 1.
+        const remat::test::scratch_dir dir;
+        const auto r = spiral("--iterations 30 --steps 200 --starts 4 --hidden 8 --format json --learning-rate 3 "
+                              "--output-dir " +
+                              dir.path().string());
+        BOOST_TEST(r.status == 1, r.err);
+        const auto j = nlohmann::json::parse(r.out);
+        BOOST_TEST(j["diverged"].get<bool>());
+        BOOST_TEST(j["final_loss"].get<double>() > 100 * j["initial_loss"].get<double>());
+        BOOST_TEST(r.err.find("neural_ode_spiral: training diverged: the loss went from") != std::string::npos, r.err);
     }
     {
         // An output directory that cannot be made (a file stands in its way).

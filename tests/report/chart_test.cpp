@@ -10,8 +10,10 @@
 #include "remat/error.hpp"
 #include "remat/report/line_chart.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -237,6 +239,68 @@ BOOST_AUTO_TEST_CASE(a_fixed_range_clips_the_curves)
                 top = std::min(top, p[1].get<double>());
     BOOST_TEST(top >= 66 - 1e-9); // the plot's top edge: nothing drawn above it
     check_labels(facts);
+}
+
+BOOST_AUTO_TEST_CASE(points_beyond_a_fixed_range_are_marked_at_the_edge_and_counted)
+{
+    report::line_chart chart = converging_chart();
+    chart.y = {.label = "overhead", .kind = scale::linear, .min = 1.0, .max = 3.0};
+    const test::scratch_dir dir;
+    const auto facts = draw(chart, dir, "off_scale.svg");
+    std::size_t above = 0;
+    double highest = 0;
+    for (std::size_t i = 0; i < chart.series.size(); ++i) {
+        std::multiset<double> expected, marked;
+        for (const report::data_point& p : chart.series[i].points)
+            if (p.y > 3) {
+                expected.insert(p.y);
+                highest = std::max(highest, p.y);
+            }
+        for (const auto& m : facts["series"][i]["off_scale"]) {
+            marked.insert(m["value"].get<double>());
+            BOOST_TEST(std::abs(m["y"].get<double>() - 67) <= 1.0); // its tip at the top edge (y = 66)
+        }
+        BOOST_TEST(marked.size() == expected.size(), chart.series[i].name);
+        above += expected.size();
+    }
+    BOOST_TEST_REQUIRE(above > 0u);
+    std::string note;
+    for (const auto& t : facts["texts"])
+        if (t["classes"].size() == 1 && t["classes"][0] == "off-scale-note")
+            note = t["text"].get<std::string>();
+    BOOST_TEST(note.find(std::to_string(above) + " points above the axis") != std::string::npos, note);
+    BOOST_TEST(note.find(report::tick_label(std::round(highest), scale::linear)) != std::string::npos, note);
+    BOOST_TEST(test::text_layout_faults(facts).empty());
+}
+
+// A callout whose label is wider than the right margin, where the curves crowd together at the right end
+// (remat tradeoff's T = 1000 picture on a log axis): it used to go into the margin, clipped by the
+// picture's edge and printed over two series' labels.
+BOOST_AUTO_TEST_CASE(a_label_too_wide_for_the_margin_stays_inside_and_clear_of_the_others)
+{
+    report::line_chart chart;
+    chart.x = {.label = "snapshot slots", .kind = scale::log};
+    chart.y = {.label = "overhead", .kind = scale::log};
+    // Overheads as remat tradeoff's at T = 1000: 167 at one slot, a plateau near 1.3 from 44 slots on.
+    for (const double shift : {0.0, 0.003, 0.006, 0.009}) {
+        report::data_series s{.name = "schedule " + std::to_string(static_cast<int>(shift * 1000))};
+        for (double x = 1; x < 44; x *= 1.5)
+            s.points.push_back({x, 1.3 + shift + 166.0 / std::pow(x, 1.8)});
+        for (const double x : {44.0, 61.0, 100.0, 180.0, 320.0, 560.0})
+            s.points.push_back({x, 1.32 + shift - 0.17 * std::log10(x / 44) / std::log10(560.0 / 44)});
+        s.points.push_back({999, 1 + shift});
+        chart.series.push_back(s);
+    }
+    chart.series.push_back({.name = "store-all", .points = {{999, 1}}});
+    chart.references.push_back(
+        {.direction = report::reference_line::horizontal, .value = 1.5, .label = "max overhead 1.5"});
+    chart.callouts.push_back({.at = {61, 1.32}, .label = "√T rule: every 32 steps, 61 slots, 1.32×"});
+    const test::scratch_dir dir;
+    const auto facts = draw(chart, dir, "wide_callout.svg");
+    for (const std::string& fault : test::text_layout_faults(facts))
+        BOOST_ERROR(fault);
+    BOOST_TEST_REQUIRE(facts["callouts"].size() == 1u);
+    BOOST_TEST(!facts["callouts"][0]["label"].is_null());
 }
 
 BOOST_AUTO_TEST_CASE(bad_data_is_refused_naming_the_series_and_value)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Parses an SVG file with a real XML parser (xml.etree) and prints, as JSON, what the tests check in
 remat's charts and diagrams: the document size, each series (its curves, markers, label and leader line),
-reference lines, callouts, ticks, counts of elements by class, and the advance and reverse segments of a
-schedule diagram ([x1, y1, x2, y2], in document order). A file that is not well-formed XML
+reference lines, callouts, ticks, every text element (with its class and, for a text turned by
+rotate(-90 x y) about its own anchor, "rotated": -90), counts of elements by class, and the advance and
+reverse segments of a schedule diagram ([x1, y1, x2, y2], in document order). A file that is not well-formed XML
 exits 1 with the parser's message.
 
     svg_facts.py FILE.svg
@@ -36,6 +37,19 @@ def text_facts(element):
     }
 
 
+def rotation(element):
+    """-90 for a text turned by rotate(-90 X Y) about its own anchor, 0 without a transform; anything else is
+    reported as it is, for the test to refuse."""
+    transform = element.get("transform")
+    if transform is None:
+        return 0
+    parts = transform.replace("rotate(", "").replace(")", "").split()
+    if transform.startswith("rotate(") and len(parts) == 3 and \
+            float(parts[1]) == number(element, "x") and float(parts[2]) == number(element, "y"):
+        return float(parts[0])
+    return transform
+
+
 def points(polyline):
     result = []
     for pair in polyline.get("points").split():
@@ -66,21 +80,28 @@ def main():
         "ticks": {"x": [], "y": []},
         "classes": {},
         "segments": {"advance": [], "reverse": []},
+        "texts": [],
     }
     for element in root.iter():
         for c in classes(element):
             facts["classes"][c] = facts["classes"].get(c, 0) + 1
         kind = classes(element)
+        if local(element.tag) == "text":
+            facts["texts"].append(dict(text_facts(element), classes=kind, rotated=rotation(element)))
         if local(element.tag) == "line":
             for c in kind:
                 if c in facts["segments"]:
                     facts["segments"][c].append(line(element))
         if local(element.tag) == "g" and "series" in kind:
-            series = {"name": element.get("data-name"), "curves": [], "markers": [], "label": None, "leader": None}
+            series = {"name": element.get("data-name"), "curves": [], "markers": [], "off_scale": [], "label": None,
+                      "leader": None}
             for child in element.iter():
                 k = classes(child)
                 if "curve" in k:
                     series["curves"].append(points(child))
+                elif "off-scale" in k:  # a triangle at the plot's edge: its tip, and the value it stands for
+                    tip = points(child)[0]
+                    series["off_scale"].append({"x": tip[0], "y": tip[1], "value": float(child.get("data-value"))})
                 elif "marker" in k:
                     series["markers"].append([number(child, "cx"), number(child, "cy")])
                 elif "series-label" in k:

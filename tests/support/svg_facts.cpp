@@ -44,6 +44,33 @@ text_box box_of(const nlohmann::json& label)
     return {left, y - 0.8 * size, left + width, y + 0.25 * size};
 }
 
+text_box box_of_text(const nlohmann::json& text)
+{
+    const text_box b = box_of(text);
+    if (text["rotated"] == 0)
+        return b;
+    BOOST_TEST_REQUIRE(text["rotated"] == -90, "a text transformed other than by rotate(-90 x y): " << text.dump());
+    // Turned counter-clockwise about (x, y): an offset (dx, dy) goes to (dy, -dx).
+    const double x = text["x"].get<double>(), y = text["y"].get<double>();
+    return {x + (b.top - y), y - (b.right - x), x + (b.bottom - y), y - (b.left - x)};
+}
+
+std::vector<std::string> text_layout_faults(const nlohmann::json& facts)
+{
+    std::vector<std::string> faults;
+    const double width = facts["width"].get<double>(), height = facts["height"].get<double>();
+    const nlohmann::json& texts = facts["texts"];
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        const text_box a = box_of_text(texts[i]);
+        if (!inside(a, width, height))
+            faults.push_back("outside the picture: " + texts[i].dump());
+        for (std::size_t j = i + 1; j < texts.size(); ++j)
+            if (overlap(a, box_of_text(texts[j])))
+                faults.push_back("overlapping: " + texts[i].dump() + " and " + texts[j].dump());
+    }
+    return faults;
+}
+
 double distance(const text_box& b, const nlohmann::json& polyline)
 {
     double best = std::numeric_limits<double>::infinity();

@@ -23,6 +23,14 @@ struct text_box {
 /// character, 0.8 em above the baseline, 0.25 em below (sans-serif).
 text_box box_of(const nlohmann::json& label);
 
+/// The box any text element of the facts' "texts" covers: box_of, turned about its anchor when the text
+/// is rotated by -90 degrees (the y axis's label); fails the test for any other transform.
+text_box box_of_text(const nlohmann::json& text);
+
+/// Every pair of texts in `facts` whose boxes overlap, and every text not inside the document, each as one
+/// line naming the texts; empty when the labels are all legible.
+std::vector<std::string> text_layout_faults(const nlohmann::json& facts);
+
 /// Shortest distance between a box and a polyline ([[x, y], ...]), measured on points every 0.25 units
 /// along it.
 double distance(const text_box& b, const nlohmann::json& polyline);

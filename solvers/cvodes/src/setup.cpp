@@ -154,6 +154,16 @@ void check_settings(const integrator_settings& s, std::size_t size, const std::s
     }
 }
 
+// A NaN or an infinity in a starting value is refused here, naming the component: CVODES would take it
+// and fail later with a misleading convergence error, or only after the whole forward sweep.
+void check_finite(const std::vector<double>& values, const std::string& who, const char* name)
+{
+    for (std::size_t i = 0; i < values.size(); ++i)
+        if (!std::isfinite(values[i]))
+            throw argument_error(who + ": " + name + "[" + std::to_string(i) + "] = " + format(values[i]) +
+                                 " is not finite");
+}
+
 } // namespace
 
 void configure_forward(void* mem, forward_callbacks& callbacks, N_Vector y, N_Vector q, SUNContext ctx,
@@ -253,6 +263,8 @@ void validate(const forward_problem& p)
                              " forward quadratures (q0) but no quadrature callable");
     if (p.q0.empty() && p.quadrature)
         throw argument_error("remat::cvodes: a forward quadrature callable but no initial values (q0 is empty)");
+    check_finite(p.y0, "remat::cvodes: the forward problem", "y0");
+    check_finite(p.q0, "remat::cvodes: the forward problem", "q0");
     check_settings(p.settings, p.y0.size(), "remat::cvodes: the forward problem's settings");
 }
 
@@ -264,6 +276,7 @@ void validate(const backward_problem& b, std::size_t index, const forward_proble
     if (!b.lambda_start.empty() && b.lambda_start.size() != p.y0.size())
         throw argument_error(who + ": lambda_start has " + std::to_string(b.lambda_start.size()) + " values for " +
                              std::to_string(p.y0.size()) + " unknowns");
+    check_finite(b.lambda_start, who, "lambda_start");
     if (b.quadratures > 0 && !b.quadrature)
         throw argument_error(who + ": " + std::to_string(b.quadratures) + " quadratures but no quadrature callable");
     if (b.quadratures == 0 && b.quadrature)

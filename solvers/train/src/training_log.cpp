@@ -82,4 +82,23 @@ void write_loss_curve(const std::filesystem::path& path, const std::vector<doubl
     report::write_file_safely(path, [&](std::ostream& out) { report::write_svg(out, chart); });
 }
 
+std::optional<std::string> divergence(const std::vector<double>& losses, double final_loss)
+{
+    auto text = [](double v) {
+        std::ostringstream s;
+        s << v;
+        return s.str();
+    };
+    for (std::size_t i = 0; i < losses.size(); ++i)
+        if (!std::isfinite(losses[i]))
+            return "training diverged: the loss is " + text(losses[i]) + " at iteration " + std::to_string(i + 1);
+    if (!std::isfinite(final_loss))
+        return "training diverged: the final loss is " + text(final_loss);
+    if (!losses.empty() && losses.front() >= 0 && final_loss > divergence_factor * losses.front())
+        return "training diverged: the loss went from " + text(losses.front()) + " to " + text(final_loss) + " (" +
+               text(final_loss / losses.front()) + "x; over " + text(divergence_factor) +
+               "x is divergence); try a smaller --learning-rate";
+    return std::nullopt;
+}
+
 } // namespace remat::train

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ private:
     report::progress progress_;
     double start_;
 };
+
+/// A loss that ends this many times above where it started has diverged (Adam at too large a learning rate
+/// took the spiral's loss from 1e3 to 1.1e9); one that merely failed to fall has not.
+inline constexpr double divergence_factor = 100;
+
+/// Whether training diverged: a loss that is not finite (recorded or final), or a final loss above
+/// divergence_factor times the first recorded one. Empty when it did not; else one line saying how (with the
+/// numbers), for the trainer to print before it exits 1.
+///
+///     if (const auto why = remat::train::divergence(log.losses(), final_loss)) { std::cerr << *why; return 1; }
+[[nodiscard]] std::optional<std::string> divergence(const std::vector<double>& losses, double final_loss);
 
 struct loss_curve_options {
     std::string title = "training loss";

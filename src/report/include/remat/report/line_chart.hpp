@@ -27,7 +27,10 @@ namespace remat::report {
 enum class scale { linear, log };
 
 /// One axis. The range is the data's (and the reference lines'), widened to whole tick steps (linear)
-/// or whole decades (log), unless `min` or `max` fix it; data outside a fixed range is clipped.
+/// or whole decades (log), unless `min` or `max` fix it; data outside a fixed range is clipped. On the y
+/// axis each point beyond a fixed range is marked where it would be, at the edge it lies beyond (a
+/// triangle of its series' colour, class "off-scale"), and a note above the plot says how many there are
+/// and how far they go (class "off-scale-note").
 struct axis {
     std::string label{};
     scale kind = scale::linear;

@@ -1,0 +1,2 @@
+// The storage level the page's earlier snippet made.
+remat::host_store ram(4);
