@@ -126,6 +126,21 @@ def test_tradeoff_equals_the_tool(remat_tool, steps, reverse_cost):
     assert not t.omitted_rows and "omitted_rows" not in expected
 
 
+def answers(found):
+    return {name: None if r is None else {k: v for k, v in vars(r).items() if v is not None}
+            for name, r in found.items()}
+
+
+@pytest.mark.parametrize("steps,max_overhead,budget", [(1000, 2.5, "64KiB"), (100, 1.2, "1KiB"), (5000, 4.0, "1MiB")])
+def test_tradeoff_answers_equal_the_tool(remat_tool, steps, max_overhead, budget):
+    t = remat.tradeoff(steps, state_bytes=64, max_overhead=max_overhead, budget=budget)
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--state-bytes", 64, "--max-overhead",
+                                     max_overhead, "--budget", budget, "--format", "json"))
+    assert answers(t.least) == expected["least_slots"]
+    assert t.budget_slots == expected["within_budget"]["slots"]
+    assert answers(t.within_budget) == expected["within_budget"]["schedules"]
+
+
 def test_tradeoff_with_levels_and_bytes_equals_the_tool(remat_tool):
     t = remat.tradeoff(500, state_bytes="1MiB", levels=[("host", 1), ("disk", None, 4, 4)])
     expected = json.loads(remat_tool("tradeoff", "--steps", 500, "--state-bytes", "1MiB", "--level", "host:1",
