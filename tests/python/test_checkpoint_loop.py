@@ -319,3 +319,22 @@ def test_torch_autograd_grad_reaches_the_parameters_too():
     want = torch.autograd.grad(plain_loop(step, torch.zeros(2, 4), 40).sum(), params)
     assert_same(list(got), list(want))
     assert all(p.grad is None for p in params)
+
+
+def test_disk_snapshots_without_hdf5_are_refused_clearly(monkeypatch):
+    monkeypatch.setattr(remat._remat, "has_hdf5", False)
+    with pytest.raises(remat.UnavailableError, match="snapshots='disk' needs remat's HDF5 level"):
+        remat.torch.checkpoint_loop(MlpStep(3), torch.zeros(1, 3), 5, slots=2, snapshots="disk")
+
+
+def test_integer_parts_of_the_state_ride_along():
+    w = torch.randn(3, requires_grad=True)
+
+    def step(k, state):
+        x, n = state
+        return x * w + n.float(), n + 1
+
+    def make_x0():
+        return torch.ones(2, 3, requires_grad=True), torch.zeros(2, 3, dtype=torch.long)
+
+    compare(step, make_x0, 20, [w], loss=lambda x, n: x.sum() + n.sum(), slots=3)
