@@ -79,7 +79,6 @@ class _Loop:
         self.first = first  # (x_1's parts, the RNG state before step 0) when step 0 already ran
         self.current = None
         self.kept = None  # (K, leaves, outputs): step K's graph kept by the forward
-        self.steps = None
 
     # -- running steps -------------------------------------------------------------------------------------
     def run(self, k: int, parts):
@@ -123,7 +122,6 @@ class _Loop:
         while True:
             if k >= 1 and self.until(k, self.spec.pack(self.current)):
                 cursor.end_state()
-                self.steps = k
                 return self.current
             cursor.answer(False)
             for a in cursor.take():
@@ -132,7 +130,6 @@ class _Loop:
 
     def _keep_last(self, k: int):
         """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1`, and return x_T."""
-        self.steps = k + 1
         if self.first is not None:  # T = 1: step 0 ran without its graph; run it again from its RNG state
             if self.rng is not None:
                 self.rng.set(self.first[1])
