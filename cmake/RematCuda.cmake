@@ -10,9 +10,10 @@ check_language(CUDA)
 
 # CUDA and the sanitizers do not mix: ASan needs protect_shadow_gap=0 for the CUDA driver and TSan does
 # not support it. Sanitized builds therefore leave the CUDA part out unless asked for explicitly; the
-# logic of the device level is still exercised there on the CPU back end (tests/thrust).
+# logic of the device level is still exercised there on the CPU back end (tests/thrust). The Python package
+# (REMAT_PYTHON_PACKAGE) needs no device level and leaves it out too.
 set(remat_cuda_default OFF)
-if(CMAKE_CUDA_COMPILER AND NOT REMAT_SANITIZE)
+if(CMAKE_CUDA_COMPILER AND NOT REMAT_SANITIZE AND NOT REMAT_PYTHON_PACKAGE)
   set(remat_cuda_default ON)
 endif()
 option(REMAT_WITH_CUDA "Build remat::cuda, the GPU level (needs nvcc)" ${remat_cuda_default})

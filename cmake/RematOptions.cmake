@@ -1,8 +1,16 @@
 # Build options. Parts that need a third-party library default to ON only when it is found.
-option(REMAT_BUILD_TOOLS "Build the remat command-line tool (needs CLI11, nlohmann-json, fmt)" ${PROJECT_IS_TOP_LEVEL})
-option(REMAT_BUILD_TESTS "Build the test suite (needs Boost.Test)" ${PROJECT_IS_TOP_LEVEL})
-option(REMAT_BUILD_EXAMPLES "Build the examples" ${PROJECT_IS_TOP_LEVEL})
-option(REMAT_BUILD_BENCH "Build the benchmarks under bench/" ${PROJECT_IS_TOP_LEVEL})
+# `pip install .` (pyproject.toml) sets REMAT_PYTHON_PACKAGE: then only remat::core, remat::hdf5 where HDF5 is
+# found, and the Python extension remat._remat are built (no tools, tests, examples, benchmarks or adapters),
+# and only the Python package is installed (install component `python`).
+option(REMAT_PYTHON_PACKAGE "Build only the core, the HDF5 level and the Python extension (pip install . sets it)" OFF)
+set(remat_full_default ${PROJECT_IS_TOP_LEVEL})
+if(REMAT_PYTHON_PACKAGE)
+  set(remat_full_default OFF)
+endif()
+option(REMAT_BUILD_TOOLS "Build the remat command-line tool (needs CLI11, nlohmann-json, fmt)" ${remat_full_default})
+option(REMAT_BUILD_TESTS "Build the test suite (needs Boost.Test)" ${remat_full_default})
+option(REMAT_BUILD_EXAMPLES "Build the examples" ${remat_full_default})
+option(REMAT_BUILD_BENCH "Build the benchmarks under bench/" ${remat_full_default})
 option(REMAT_WARNINGS_AS_ERRORS "Treat compiler warnings in remat's own code as errors" ON)
 set(REMAT_SANITIZE "" CACHE STRING "Sanitizers for remat's own targets: empty, address,undefined, or thread")
 

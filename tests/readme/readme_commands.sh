@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every command README.md shows in its ```sh blocks, in order, with `build/` meaning this build
 # directory, in a scratch directory; fails on the first one that fails. The quick-start scripts are left
-# out: CI runs scripts/test.sh, which runs scripts/demo.sh itself.
+# out: CI runs scripts/test.sh, which runs scripts/demo.sh itself; so is the Python install (see below).
 #
 #     tests/readme/readme_commands.sh README.md BUILD_DIR [PROGRAM_THIS_BUILD_LACKS ...]
 #
@@ -27,6 +27,9 @@ while IFS= read -r command; do
   launcher=""
   case "$command" in
     "" | scripts/* | .ci/*) continue ;;
+    # The Python user's install (minutes of building): scripts/install-python-package.sh makes the same
+    # `pip install .` into the build's environment, whose tests have label python.
+    "/usr/bin/python3 -m venv "* | ".venv/bin/pip install ."*) continue ;;
     build/*) ;;
     mpirun\ *\ build/*) # mpirun [options] build/PROGRAM ...: the program is the first build/ word
       launcher=${command%% build/*}

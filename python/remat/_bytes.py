@@ -1,0 +1,34 @@
+"""Byte sizes as the remat tool reads them: an integer, or a number with a unit (2GiB, 512MiB, 1.5e9)."""
+
+import re
+
+from ._errors import ArgumentError
+
+_UNITS = {
+    "": 1, "b": 1,
+    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+}
+_PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*$")
+
+
+def parse_bytes(value, what="budget"):
+    """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units), "8GB" (decimal)."""
+    if isinstance(value, bool):
+        raise ArgumentError(f"{what}: expected a byte count, got {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ArgumentError(f"{what}: expected a byte count >= 0, got {value}")
+        return value
+    if isinstance(value, str):
+        m = _PATTERN.match(value)
+        if m and m.group(2).lower() in _UNITS:
+            number, unit = m.group(1), _UNITS[m.group(2).lower()]
+            if re.fullmatch(r"[0-9]+", number):
+                return int(number) * unit
+            bytes_ = float(number) * unit
+            if bytes_ == int(bytes_):
+                return int(bytes_)
+            raise ArgumentError(f"{what}: {value!r} is not a whole number of bytes")
+        raise ArgumentError(f"{what}: expected a byte count such as 8GiB, 512MiB or 1000000, got {value!r}")
+    raise ArgumentError(f"{what}: expected a byte count (int or str such as \"8GiB\"), got {type(value).__name__}")

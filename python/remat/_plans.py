@@ -1,0 +1,251 @@
+"""Plans from Python: each function asks the C++ planner for a schedule and its report (the fields of
+`remat plan --format json`) and returns a remat.Plan, whose actions are made in C++ as they are iterated."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from typing import Iterator, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _remat
+from ._bytes import parse_bytes
+from ._errors import ArgumentError
+
+Action = Union[_remat.Advance, _remat.Store, _remat.Restore, _remat.Free, _remat.Reverse]
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelCost:
+    """One storage level's counts (and, for multi-level plans, what the level is and costs)."""
+
+    level: int
+    stores: int
+    restores: int
+    peak_slots: int
+    name: Optional[str] = None
+    slots: Optional[int] = None  # None: unlimited (multi-level plans) or not a multi-level plan
+    write_cost: Optional[float] = None
+    read_cost: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Level:
+    """A storage level for remat.multilevel: `slots` snapshots (None: unlimited), each store costing
+    `write_cost` and each restore `read_cost` forward steps."""
+
+    name: str
+    slots: Optional[int] = None
+    write_cost: float = 0.0
+    read_cost: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainStep:
+    """One step of a heterogeneous chain (remat.chain): its forward cost f_k, its adjoint's cost b_k (the
+    re-run included), the bytes m_k of its input state x_k, and the extra bytes a_k its adjoint needs."""
+
+    forward: float
+    adjoint: float
+    state_bytes: int
+    adjoint_bytes: int = 0
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Plan:
+    """A schedule and what it costs, known before it runs. The fields are those of `remat plan --format
+    json` for the same plan (None where that report has no such field); iterating the plan yields its
+    actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches."""
+
+    schedule: str
+    steps: int
+    forward_steps: int
+    reverse_steps: int
+    stores: int
+    restores: int
+    peak_slots: int
+    repetition: int
+    predicted_cost: float
+    levels: Tuple[LevelCost, ...]
+    slots: Optional[int] = None
+    every: Optional[int] = None
+    store_all_forward_steps: Optional[int] = None
+    recompute_ratio: Optional[float] = None
+    step_cost: Optional[float] = None
+    reverse_cost: Optional[float] = None
+    # multilevel
+    method: Optional[str] = None
+    structure: Optional[str] = None
+    period: Optional[int] = None
+    lower_bound: Optional[float] = None
+    gap_to_lower_bound: Optional[float] = None
+    levels_used: Optional[Tuple[int, ...]] = None
+    planning_work: Optional[int] = None
+    # online revolve
+    offline_forward_steps: Optional[int] = None
+    ratio_to_offline: Optional[float] = None
+    # plan_for_budget
+    state_bytes: Optional[int] = None
+    budget_bytes: Optional[int] = None
+    peak_snapshot_bytes: Optional[int] = None
+    # chain
+    peak_bytes: Optional[int] = None
+    store_all_cost: Optional[float] = None
+    store_all_bytes: Optional[int] = None
+    overhead: Optional[float] = None
+    least_budget_bytes: Optional[int] = None
+    granularity_bytes: Optional[int] = None
+    memory_units: Optional[int] = None
+    planned_units: Optional[int] = None
+    lossless: Optional[bool] = None
+    discretisation_gap_bytes: Optional[int] = None
+    horizon: Optional[int] = None
+    block_steps: Optional[int] = None
+    exact: Optional[bool] = None
+    _schedule: _remat.Schedule = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __iter__(self) -> Iterator[Action]:
+        """The actions, in order (a new pass each time)."""
+        return itertools.chain.from_iterable(self._schedule.batches())
+
+    def batches(self, size: int = 4096) -> Iterator[list]:
+        """The actions as lists of up to `size` (the fastest way through millions of them)."""
+        return iter(self._schedule.batches(size))
+
+    def actions_text(self) -> str:
+        """Every action's line, as `remat plan --format actions` prints them."""
+        return "".join(f"{a}\n" for a in self)
+
+    def as_dict(self) -> dict:
+        """The report's fields that this plan has (those of `remat plan --format json`)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name.startswith("_") or value is None:
+                continue
+            if f.name == "levels":
+                # A multi-level plan's level reports slots null when it is unlimited, as the tool does.
+                value = [{k: v for k, v in dataclasses.asdict(l).items()
+                          if v is not None or (k == "slots" and l.name is not None)} for l in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[f.name] = value
+        return out
+
+
+def _plan(result) -> Plan:
+    schedule, report = result
+    fields = dict(report)
+    fields["levels"] = tuple(LevelCost(**l) for l in fields["levels"])
+    if "levels_used" in fields:
+        fields["levels_used"] = tuple(fields["levels_used"])
+    return Plan(_schedule=schedule, **fields)
+
+
+def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 1.0,
+            reverse_cost: float = 0.0) -> Plan:
+    """The binomial (Revolve) schedule: the fewest forward steps for `steps` steps with `slots` snapshot
+    slots (x_0's included). online=True: the online schedule, as it unfolds for a loop that learns only at
+    x_{T-1} that it has T steps (`remat plan --online`).
+
+        >>> remat.revolve(10, 3).forward_steps
+        15
+    """
+    return _plan(_remat.revolve(steps, slots, online, step_cost, reverse_cost))
+
+
+def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
+            reverse_cost: float = 0.0) -> Plan:
+    """A snapshot every `every` steps (as CVODES and PyTorch do), or the best spacing that fits `slots`.
+
+        >>> remat.uniform(100, slots=20).every
+        6
+    """
+    return _plan(_remat.uniform(steps, every, slots, step_cost, reverse_cost))
+
+
+def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
+    """Every state kept: T-1 forward steps, T-1 slots."""
+    return _plan(_remat.store_all(steps, slots, step_cost, reverse_cost))
+
+
+def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Union[int, str], *,
+                    step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
+    """Revolve with as many slots as `budget_bytes` holds snapshots of `state_bytes` (sizes as ints or as
+    "2GiB"); remat.CapacityError when it holds none.
+
+        >>> remat.plan_for_budget(100000, "2GiB", "64MiB").slots
+        32
+    """
+    return _plan(_remat.plan_for_budget(steps, parse_bytes(budget_bytes, "budget_bytes"),
+                                        parse_bytes(state_bytes, "state_bytes"), step_cost, reverse_cost))
+
+
+def _level_tuple(level) -> tuple:
+    if isinstance(level, Level):
+        name, slots, write, read = level.name, level.slots, level.write_cost, level.read_cost
+    elif isinstance(level, Mapping):
+        name, slots = level["name"], level.get("slots")
+        write, read = level.get("write_cost", 0.0), level.get("read_cost", 0.0)
+    else:
+        name, slots, *costs = level
+        write, read = (list(costs) + [0.0, 0.0])[:2]
+    if slots is not None and isinstance(slots, float) and math.isinf(slots):
+        slots = None
+    return (str(name), slots, float(write), float(read))
+
+
+def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, step_cost: float = 1.0,
+               reverse_cost: float = 0.0, method: str = "auto") -> Plan:
+    """The cheapest schedule across storage levels (fastest first), each a remat.Level, a tuple
+    (name, slots[, write_cost, read_cost]) or a dict with those keys; slots None or math.inf: unlimited.
+    method: "auto", "exact" or "near-optimal" (`remat plan --level ... --method`).
+
+        >>> remat.multilevel(1000, [("host", 4), ("disk", None, 5, 5)]).structure
+        'exact'
+    """
+    return _plan(_remat.multilevel(steps, [_level_tuple(l) for l in levels], step_cost, reverse_cost, method))
+
+
+def _chain_step(step) -> tuple:
+    if isinstance(step, ChainStep):
+        return (step.forward, step.adjoint, step.state_bytes, step.adjoint_bytes)
+    if isinstance(step, Mapping):
+        unknown = set(step) - {"forward", "adjoint", "state_bytes", "adjoint_bytes"}
+        if unknown:
+            raise ArgumentError(f"chain step: unknown field {sorted(unknown)[0]!r} "
+                                "(expected forward, adjoint, state_bytes, adjoint_bytes)")
+        return (float(step["forward"]), float(step["adjoint"]), int(step["state_bytes"]),
+                int(step.get("adjoint_bytes", 0)))
+    forward, adjoint, state_bytes, *rest = step
+    return (float(forward), float(adjoint), int(state_bytes), int(rest[0]) if rest else 0)
+
+
+def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_state_bytes: Optional[int] = None,
+          granularity: Union[int, str] = 0, horizon: int = 0, greedy_fallback: bool = True) -> Plan:
+    """The time-optimal schedule for a chain whose steps differ, within `budget` bytes (snapshots, the
+    current state and a running adjoint's extra). `costs`: a sequence of remat.ChainStep, dicts or tuples
+    (forward, adjoint, state_bytes[, adjoint_bytes]), or the JSON form `remat plan --chain FILE` reads
+    ({"steps": [...], "final_state_bytes": N}). final_state_bytes defaults to the last step's state_bytes.
+
+        >>> remat.chain([(1, 2, 1024)] * 10, budget=5 * 1024).forward_steps
+        14
+    """
+    if isinstance(costs, Mapping):
+        unknown = set(costs) - {"steps", "final_state_bytes"}
+        if unknown:
+            raise ArgumentError(f"chain: unknown field {sorted(unknown)[0]!r} (expected steps and final_state_bytes)")
+        if final_state_bytes is None:
+            final_state_bytes = costs.get("final_state_bytes")
+        costs = costs["steps"]
+    steps = [_chain_step(s) for s in costs]
+    if final_state_bytes is None:
+        final_state_bytes = steps[-1][2] if steps else 0
+    return _plan(_remat.chain(steps, int(final_state_bytes), parse_bytes(budget, "budget"),
+                              parse_bytes(granularity, "granularity"), horizon, greedy_fallback))
+
+
+def parse_action(line: str) -> Action:
+    """The action of one line of `remat plan --format actions`."""
+    return _remat.parse_action(line)
+

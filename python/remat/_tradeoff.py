@@ -1,0 +1,244 @@
+"""remat.tradeoff: what each schedule costs over a grid of slot counts, and the inverse questions (the fewest
+slots under an overhead, what a budget reaches), as `remat tradeoff --format json` reports them
+(src/cli/tradeoff.cpp). Every cost comes from the C++ planners; this module only picks the slot counts."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import _remat
+from ._bytes import parse_bytes
+from ._errors import CapacityError, CountOverflowError, Error
+from ._plans import Level, _level_tuple, multilevel, revolve, store_all, uniform
+
+
+@dataclasses.dataclass(frozen=True)
+class TradeoffRow:
+    """One schedule with one slot count: its counts, forward steps over store-all's (recompute_ratio) and
+    predicted time over store-all's (overhead)."""
+
+    schedule: str
+    slots: int
+    peak_slots: int
+    forward_steps: int
+    recompute_ratio: float
+    overhead: float
+    every: Optional[int] = None
+    snapshot_bytes: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class OmittedRow:
+    """A row or answer that could not be computed (a planner's work limit), and why."""
+
+    schedule: str
+    slots: int
+    reason: str
+
+
+def _round(x: float) -> int:
+    """C's llround: halves away from zero (Python's round() goes to even)."""
+    return int(math.floor(x + 0.5))
+
+
+class Tradeoff:
+    """The memory-recomputation trade-off of a loop of `steps` steps (docs/tradeoff.md): `rows` over the
+    grid, `least` (with max_overhead) and `within` (with budget) answers per schedule, None where none does."""
+
+    def __init__(self, steps: int, reverse_cost: float, state_bytes: Optional[int], levels: Sequence[tuple]):
+        self.steps = steps
+        self.reverse_cost = reverse_cost
+        self.state_bytes = state_bytes
+        self._levels = list(levels)
+        self.store_all_slots = max(steps - 1, 1)
+        self.store_all_forward_steps = max(steps - 1, 0)
+        self._baseline = store_all(steps, slots=self.store_all_slots, reverse_cost=reverse_cost).predicted_cost
+        self._uniform_least = _remat.uniform_min_slots(steps)
+        every = max(1, _round(math.sqrt(steps)))
+        plan = uniform(steps, every=every, reverse_cost=reverse_cost)
+        self.sqrt_rule = self._make_row("sqrt-rule", max(plan.peak_slots, 1), plan, every)
+        self.one_extra_sweep_slots = self._one_extra_sweep()
+        if self._levels:  # a bad level combination fails here, once, as the tool's does
+            self.row("multilevel", 1)
+        self.rows: Tuple[TradeoffRow, ...] = ()
+        self.omitted_rows: Tuple[OmittedRow, ...] = ()
+        self.max_overhead: Optional[float] = None
+        self.least: Dict[str, Optional[TradeoffRow]] = {}
+        self.least_omitted: Tuple[OmittedRow, ...] = ()
+        self.budget_bytes: Optional[int] = None
+        self.budget_slots: Optional[int] = None
+        self.within_budget: Dict[str, Optional[TradeoffRow]] = {}
+        self.within_omitted: Tuple[OmittedRow, ...] = ()
+
+    def _make_row(self, name: str, slots: int, plan, every=None) -> TradeoffRow:
+        base = self.store_all_forward_steps
+        return TradeoffRow(
+            schedule=name, slots=slots, peak_slots=plan.peak_slots, forward_steps=plan.forward_steps,
+            recompute_ratio=1.0 if base == 0 else float(plan.forward_steps) / float(base),
+            overhead=plan.predicted_cost / self._baseline if self._baseline > 0 else 1.0, every=every,
+            snapshot_bytes=None if self.state_bytes is None else plan.peak_slots * self.state_bytes)
+
+    def _one_extra_sweep(self) -> int:
+        # Revolve's forward steps do not grow with more slots: the least count by bisection.
+        lo, hi = 1, self.store_all_slots
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            try:
+                within = _remat.min_forward_steps(self.steps, mid) <= 2 * self.store_all_forward_steps
+            except CountOverflowError:  # beyond 64 bits: certainly more than two sweeps
+                within = False
+            if within:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def schedules(self) -> List[str]:
+        """The schedules compared, in the report's order."""
+        return ["revolve", "online", "uniform", "sqrt-rule", "store-all"] + (["multilevel"] if self._levels else [])
+
+    def grid(self) -> List[int]:
+        """About four slot counts per decade up to store-all's, with sqrt(T), the sqrt(T) rule's count, the
+        one-extra-sweep count and uniform's fewest added."""
+        top = self.store_all_slots
+        grid = set()
+        k = 0
+        while (s := _round(10.0 ** (k / 4.0))) <= top:
+            grid.add(s)
+            k += 1
+        grid |= {top, min(max(_round(math.sqrt(self.steps)), 1), top), min(self.sqrt_rule.slots, top),
+                 self.one_extra_sweep_slots, min(max(self._uniform_least, 1), top)}
+        return sorted(grid)
+
+    def row(self, name: str, slots: int) -> Optional[TradeoffRow]:
+        """`name` with `slots` slots; None where it does not apply (uniform below its fewest slots, the sqrt
+        rule and store-all at any count but their own). remat.Error where a planner refuses the count."""
+        steps, rc = self.steps, self.reverse_cost
+        if name == "revolve":
+            return self._make_row(name, slots, revolve(steps, slots, reverse_cost=rc))
+        if name == "online":
+            return self._make_row(name, slots, revolve(steps, slots, online=True, reverse_cost=rc))
+        if name == "uniform":
+            if slots < self._uniform_least:
+                return None
+            plan = uniform(steps, slots=slots, reverse_cost=rc)
+            return self._make_row(name, slots, plan, plan.every)
+        if name == "sqrt-rule":
+            return self.sqrt_rule if slots == self.sqrt_rule.slots else None
+        if name == "store-all":
+            if slots != self.store_all_slots:
+                return None
+            return self._make_row(name, slots, store_all(steps, slots=slots, reverse_cost=rc))
+        first = self._levels[0]
+        levels = [Level(first[0], slots, first[2], first[3])] + [Level(*l) for l in self._levels[1:]]
+        return self._make_row(name, slots, multilevel(steps, levels, reverse_cost=rc))
+
+    def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
+        """The row with the fewest slots whose overhead is at most `max_overhead`; None when none is."""
+        top = self.store_all_slots
+
+        def overhead(which: str, s: int) -> float:
+            try:
+                r = self.row(which, s)
+                return r.overhead if r is not None else math.inf
+            except CountOverflowError:  # a count beyond 64 bits is beyond any limit
+                return math.inf
+
+        if name == "sqrt-rule":
+            return self.sqrt_rule if self.sqrt_rule.overhead <= max_overhead else None
+        if name == "store-all":
+            r = self.row(name, top)
+            return r if r.overhead <= max_overhead else None
+        if name in ("revolve", "uniform", "multilevel"):
+            if overhead(name, top) > max_overhead:
+                return None
+            lo = min(max(self._uniform_least, 1), top) if name == "uniform" else 1
+            hi = top
+            while lo < hi:
+                mid = lo + (hi - lo) // 2
+                if overhead(name, mid) <= max_overhead:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return self.row(name, lo)
+        # online runs at least revolve's forward steps with the same slots: start from revolve's answer
+        offline = self.least_slots("revolve", max_overhead)
+        if offline is None:
+            return None
+        for s in range(offline.slots, top + 1):
+            if overhead(name, s) <= max_overhead:
+                return self.row(name, s)
+        return None
+
+    def within(self, name: str, slots: int) -> Optional[TradeoffRow]:
+        """`name` with all of `slots` slots (at most store-all's are used), or the sqrt rule and store-all
+        where they fit in them; None where it does not fit."""
+        if name == "sqrt-rule":
+            return self.sqrt_rule if self.sqrt_rule.slots <= slots else None
+        if name == "store-all":
+            return self.row(name, self.store_all_slots) if self.store_all_slots <= slots else None
+        return self.row(name, min(slots, self.store_all_slots))
+
+    def _ask_each(self, ask, slots: int):
+        answers, omitted = {}, []
+        for name in self.schedules():
+            try:
+                answers[name] = ask(name)
+            except Error as e:
+                omitted.append(OmittedRow(name, slots, str(e)))
+        return answers, tuple(omitted)
+
+    def _compute(self, max_overhead: Optional[float], budget: Optional[int]) -> None:
+        rows: List[TradeoffRow] = []
+        omitted: List[OmittedRow] = []
+        grid = self.grid()
+        for name in self.schedules():
+            if name == "sqrt-rule":
+                rows.append(self.sqrt_rule)
+                continue
+            for s in grid:
+                try:
+                    r = self.row(name, s)
+                except Error as e:
+                    omitted.append(OmittedRow(name, s, str(e)))
+                    continue
+                if r is not None:
+                    rows.append(r)
+        self.rows, self.omitted_rows = tuple(rows), tuple(omitted)
+        if max_overhead is not None:
+            self.max_overhead = max_overhead
+            self.least, self.least_omitted = self._ask_each(lambda n: self.least_slots(n, max_overhead), 0)
+        if budget is not None:
+            self.budget_bytes = budget
+            self.budget_slots = budget // self.state_bytes
+            self.within_budget, self.within_omitted = self._ask_each(
+                lambda n: self.within(n, self.budget_slots), self.budget_slots)
+
+    def __repr__(self) -> str:
+        return f"Tradeoff(steps={self.steps}, rows={len(self.rows)})"
+
+
+def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes=None, levels: Sequence = (),
+             max_overhead: Optional[float] = None, budget=None) -> Tradeoff:
+    """Revolve, online revolve, uniform (the best spacing for each count), the sqrt(T) rule and store-all
+    (and multilevel with `levels`, the first level taking each row's slot count) over about four slot counts
+    per decade, priced as `remat tradeoff --steps T` prices them. max_overhead: also the fewest slots each
+    schedule needs for it (`least`); budget (bytes, with state_bytes): what each reaches within it
+    (`within_budget`).
+
+        >>> t = remat.tradeoff(1000)
+        >>> [(r.slots, r.overhead) for r in t.rows if r.schedule == "revolve"][:2]
+        [(1, 500.0), (2, 28.84884884884885)]
+    """
+    state = parse_bytes(state_bytes, "state_bytes") if state_bytes is not None else None
+    budget_bytes = parse_bytes(budget, "budget") if budget is not None else None
+    if budget_bytes is not None:
+        if state is None:
+            raise CapacityError("tradeoff: budget= needs state_bytes= (the bytes of one snapshot)")
+        if budget_bytes // state == 0:
+            raise CapacityError(f"tradeoff: a budget of {budget_bytes} bytes holds no snapshot of {state} bytes")
+    t = Tradeoff(steps, reverse_cost, state, [_level_tuple(l) for l in levels])
+    t._compute(max_overhead, budget_bytes)
+    return t

@@ -1,0 +1,100 @@
+"""Where the loop's snapshots live: with the state's tensors on their device, in host memory, or on disk
+through remat's HDF5 level. Each placement keeps, per slot, the state's parts and the RNG state of that step."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from typing import Dict, Optional, Sequence, Tuple
+
+import torch
+
+from .. import _remat
+from .._errors import ArgumentError, UnavailableError
+from ._state import StateSpec
+
+PLACEMENTS = ("device", "host", "disk")
+
+
+class MemorySlots:
+    """Snapshots as tensors: the state's own ("device"; a step returns new tensors, so the snapshot is the
+    tensor itself, no copy) or copies in host memory ("host"; the same tensors where the state is on the CPU)."""
+
+    def __init__(self, spec: StateSpec, to_host: bool):
+        self.spec = spec
+        self.to_host = to_host
+        self.slots: Dict[int, tuple] = {}
+
+    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
+        if self.to_host:
+            parts = tuple(p if p.device.type == "cpu" else p.to("cpu") for p in parts)
+        self.slots[slot] = (step, tuple(parts), rng)
+
+    def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
+        held, parts, rng = self.slots[slot]
+        assert held == step, f"slot {slot} holds x_{held}, not x_{step}"
+        if self.to_host:
+            parts = tuple(p.to(d) for p, d in zip(parts, self.spec.devices))
+        return parts, rng
+
+    def free(self, slot: int) -> None:
+        self.slots.pop(slot, None)
+
+    def close(self) -> None:
+        self.slots.clear()
+
+
+class DiskSlots:
+    """Snapshots in one HDF5 file (remat's HDF5 level: checksummed, refused when damaged) in a directory of
+    its own under `directory` (the system's temporary directory when None), removed when the loop is done.
+    The RNG states (a few KiB each) stay in host memory."""
+
+    def __init__(self, spec: StateSpec, slots: int, directory: Optional[str]):
+        if not _remat.has_hdf5:
+            raise UnavailableError("remat.torch: snapshots='disk' needs remat's HDF5 level, and this remat was built "
+                                   "without it (no HDF5 was found: install libhdf5-dev, then pip install . again)")
+        self.spec = spec
+        self.directory = tempfile.mkdtemp(prefix="remat-snapshots-", dir=directory)
+        self.level = None
+        try:
+            self.level = _remat.DiskLevel(os.path.join(self.directory, "snapshots.h5"), slots)
+        except BaseException:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+        self.rng: Dict[int, object] = {}
+        # A loop whose backward never runs is collected without close(): its directory goes then.
+        self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
+
+    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
+        self.level.write(slot, step, [p.detach().to("cpu").contiguous() for p in parts])
+        self.rng[slot] = rng
+
+    def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
+        buffers = [torch.empty(shape, dtype=dtype) for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
+        self.level.read(slot, step, buffers)
+        return tuple(b.to(d) for b, d in zip(buffers, self.spec.devices)), self.rng[slot]
+
+    def free(self, slot: int) -> None:
+        self.level.release(slot)
+        self.rng.pop(slot, None)
+
+    def close(self) -> None:
+        self.rng.clear()
+        try:
+            if self.level is not None:
+                self.level.close()
+        finally:
+            self.level = None
+            self._remove()
+
+
+def make_slots(placement: str, spec: StateSpec, slots: int, directory: Optional[str]):
+    if placement == "device":
+        return MemorySlots(spec, to_host=False)
+    if placement == "host":
+        return MemorySlots(spec, to_host=True)
+    if placement == "disk":
+        return DiskSlots(spec, slots, directory)
+    raise ArgumentError(f"remat.torch: snapshots must be one of {', '.join(PLACEMENTS)}, got {placement!r}")

@@ -1,0 +1,138 @@
+// The five actions as small immutable Python values: remat.Advance, Store, Restore, Free, Reverse. Each has
+// a class attribute `kind`, its fields read-only, `==`, hash, and str() equal to the line
+// `remat plan --format actions` prints.
+#include "bindings.hpp"
+
+#include "remat/error.hpp"
+
+#include <nanobind/operators.h>
+#include <nanobind/stl/string.h>
+
+#include <string>
+#include <variant>
+
+namespace remat::python {
+namespace {
+
+void check_non_negative(const char* what, std::int64_t value)
+{
+    if (value < 0)
+        throw argument_error(std::string(what) + ": expected a value >= 0, got " + std::to_string(value));
+}
+
+// The parts every action class shares: kind, ==, hash, str, and positional matching in `match`.
+template <class A, class... Fields>
+void finish(nb::class_<A>& cls, const char* kind, nb::object match_args, Fields... fields)
+{
+    cls.attr("kind") = kind;
+    cls.attr("__match_args__") = match_args;
+    cls.def(nb::self == nb::self);
+    cls.def(nb::self != nb::self);
+    cls.def("__hash__", [fields...](const A& a) { return nb::hash(nb::make_tuple(a.*fields...)); });
+    cls.def("__str__", [](const A& a) { return to_string(action{a}); });
+}
+
+} // namespace
+
+nb::object to_python(const action& a)
+{
+    return std::visit([](const auto& x) { return nb::cast(x); }, a);
+}
+
+void bind_actions(nb::module_& m)
+{
+    nb::class_<advance> adv(m, "Advance", "advance A B: run forward steps A..B-1 (taped: one step, keeping its tape)");
+    adv.def(
+           "__init__",
+           [](advance* self, step_t start, step_t stop, bool taped) {
+               check_non_negative("Advance start", start);
+               if (stop <= start)
+                   throw argument_error("Advance: expected stop > start, got " + std::to_string(start) + " " +
+                                        std::to_string(stop));
+               if (taped && stop != start + 1)
+                   throw argument_error("Advance: a taped advance runs one step (stop == start + 1), got " +
+                                        std::to_string(start) + " " + std::to_string(stop));
+               new (self) advance{start, stop, taped};
+           },
+           nb::arg("start"), nb::arg("stop"), nb::arg("taped") = false)
+        .def_ro("start", &advance::from, "A: the first step run; x_A is current before")
+        .def_ro("stop", &advance::to, "B: x_B is current after")
+        .def_ro("taped", &advance::taped, "the step's tape is kept for its reverse")
+        .def("__repr__", [](const advance& a) {
+            return "Advance(start=" + std::to_string(a.from) + ", stop=" + std::to_string(a.to) +
+                   (a.taped ? ", taped=True)" : ")");
+        });
+    finish(adv, "advance", nb::make_tuple("start", "stop", "taped"), &advance::from, &advance::to, &advance::taped);
+
+    nb::class_<store> sto(m, "Store", "store L S K: copy the current state x_K into slot S of level L");
+    sto.def(
+           "__init__",
+           [](store* self, level_t level, slot_t slot, step_t step) {
+               check_non_negative("Store level", level);
+               check_non_negative("Store slot", slot);
+               check_non_negative("Store step", step);
+               new (self) store{level, slot, step};
+           },
+           nb::arg("level"), nb::arg("slot"), nb::arg("step"))
+        .def_ro("level", &store::level)
+        .def_ro("slot", &store::slot)
+        .def_ro("step", &store::step)
+        .def("__repr__", [](const store& a) {
+            return "Store(level=" + std::to_string(a.level) + ", slot=" + std::to_string(a.slot) +
+                   ", step=" + std::to_string(a.step) + ")";
+        });
+    finish(sto, "store", nb::make_tuple("level", "slot", "step"), &store::level, &store::slot, &store::step);
+
+    nb::class_<restore> res(m, "Restore", "restore L S K: the snapshot x_K in slot S of level L becomes current");
+    res.def(
+           "__init__",
+           [](restore* self, level_t level, slot_t slot, step_t step) {
+               check_non_negative("Restore level", level);
+               check_non_negative("Restore slot", slot);
+               check_non_negative("Restore step", step);
+               new (self) restore{level, slot, step};
+           },
+           nb::arg("level"), nb::arg("slot"), nb::arg("step"))
+        .def_ro("level", &restore::level)
+        .def_ro("slot", &restore::slot)
+        .def_ro("step", &restore::step)
+        .def("__repr__", [](const restore& a) {
+            return "Restore(level=" + std::to_string(a.level) + ", slot=" + std::to_string(a.slot) +
+                   ", step=" + std::to_string(a.step) + ")";
+        });
+    finish(res, "restore", nb::make_tuple("level", "slot", "step"), &restore::level, &restore::slot, &restore::step);
+
+    nb::class_<free_slot> fre(m, "Free", "free L S: slot S of level L is no longer needed");
+    fre.def(
+           "__init__",
+           [](free_slot* self, level_t level, slot_t slot) {
+               check_non_negative("Free level", level);
+               check_non_negative("Free slot", slot);
+               new (self) free_slot{level, slot};
+           },
+           nb::arg("level"), nb::arg("slot"))
+        .def_ro("level", &free_slot::level)
+        .def_ro("slot", &free_slot::slot)
+        .def("__repr__", [](const free_slot& a) {
+            return "Free(level=" + std::to_string(a.level) + ", slot=" + std::to_string(a.slot) + ")";
+        });
+    finish(fre, "free", nb::make_tuple("level", "slot"), &free_slot::level, &free_slot::slot);
+
+    nb::class_<reverse> rev(m, "Reverse", "reverse K: the adjoint of step K; x_K must be current");
+    rev.def(
+           "__init__",
+           [](reverse* self, step_t step) {
+               check_non_negative("Reverse step", step);
+               new (self) reverse{step};
+           },
+           nb::arg("step"))
+        .def_ro("step", &reverse::step)
+        .def("__repr__", [](const reverse& a) { return "Reverse(step=" + std::to_string(a.step) + ")"; });
+    finish(rev, "reverse", nb::make_tuple("step"), &reverse::step);
+
+    m.def(
+        "parse_action", [](const std::string& line) { return to_python(parse_action(line)); }, nb::arg("line"),
+        "The action of one line of `remat plan --format actions`; remat.ArgumentError when it is not one.");
+}
+
+} // namespace remat::python

@@ -1,0 +1,33 @@
+"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with."""
+
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _find_tool():
+    given = os.environ.get("REMAT_CLI")
+    if given:
+        return pathlib.Path(given)
+    built = ROOT / "build" / "src" / "cli" / "remat"
+    return built if built.exists() else None
+
+
+@pytest.fixture(scope="session")
+def remat_tool():
+    """Runs the `remat` tool (REMAT_CLI, else build/src/cli/remat) and returns its stdout."""
+    tool = _find_tool()
+    if tool is None or not tool.exists():
+        pytest.skip("the remat tool is not built (cmake --build build --target remat, or set REMAT_CLI)")
+
+    def run(*args):
+        done = subprocess.run([str(tool), *map(str, args)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise AssertionError(f"remat {' '.join(map(str, args))} failed: {done.stderr}")
+        return done.stdout
+
+    return run

@@ -1,0 +1,340 @@
+"""remat.torch.checkpoint_loop against plain autograd on the CPU: the same x_T and gradients bit for bit
+(torch.equal), for several kinds of step; parameter gradients that accumulate; dropout replayed; the online
+form; snapshot placements; bad input."""
+
+import gc
+import os
+import tempfile
+import weakref
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+
+nn = torch.nn
+F = torch.nn.functional
+
+
+def plain_loop(step, x0, steps):
+    x = x0
+    for k in range(steps):
+        x = step(k, x)
+    return x
+
+
+def grads_of(tensors):
+    return [None if t.grad is None else t.grad.clone() for t in tensors]
+
+
+def zero_grads(tensors):
+    for t in tensors:
+        t.grad = None
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert torch.equal(x, y)
+
+
+def compare(step, make_x0, steps, watched, loss=lambda x: (x ** 2).sum(), seed=0, **options):
+    """Runs the plain loop and checkpoint_loop from the same RNG state: x_T, the gradients of the `watched`
+    parameters and of x_0, and the RNG state after the backward must be equal."""
+    results = []
+    for use_remat in (False, True):
+        zero_grads(watched)
+        torch.manual_seed(seed)
+        x0 = make_x0()
+        if use_remat:
+            x = remat.torch.checkpoint_loop(step, x0, steps, **options)
+        else:
+            x = plain_loop(step, x0, steps)
+        parts = x if isinstance(x, tuple) else (x,)
+        loss(*parts).backward()
+        leaves = [t for t in (x0 if isinstance(x0, tuple) else (x0,)) if t.requires_grad]
+        results.append(([p.detach().clone() for p in parts], grads_of(watched), grads_of(leaves),
+                        torch.get_rng_state()))
+    (x_plain, g_plain, gx_plain, rng_plain), (x_remat, g_remat, gx_remat, rng_remat) = results
+    assert_same(x_plain, x_remat)
+    assert_same(g_plain, g_remat)
+    assert_same(gx_plain, gx_remat)
+    assert torch.equal(rng_plain, rng_remat)  # the user's RNG goes on as after the plain loop
+    assert all(g is not None for g in g_plain)
+
+
+class MlpStep(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.a = nn.Linear(width, 2 * width)
+        self.b = nn.Linear(2 * width, width)
+
+    def forward(self, k, x):
+        return x + 0.1 * self.b(torch.tanh(self.a(x)))
+
+
+@pytest.mark.parametrize("steps,slots", [(1, 1), (2, 1), (37, 3), (100, 6), (64, 64)])
+def test_mlp_module_equals_plain_autograd(steps, slots):
+    torch.manual_seed(1)
+    step = MlpStep(8)
+    compare(step, lambda: torch.randn(4, 8, requires_grad=True), steps, list(step.parameters()), slots=slots)
+
+
+def test_closure_parameters_are_found_and_get_their_gradients():
+    torch.manual_seed(2)
+    w = torch.randn(6, 6, requires_grad=True) * 0.3
+    w = w.detach().requires_grad_()
+    b = torch.zeros(6, requires_grad=True)
+
+    def step(k, x):
+        return torch.tanh(x @ w + b) + 0.5 * x
+
+    compare(step, lambda: torch.randn(3, 6), 40, [w, b], slots=4)
+
+
+def test_parameter_gradients_accumulate_over_several_backwards():
+    torch.manual_seed(3)
+    step = MlpStep(5)
+    params = list(step.parameters())
+    totals = []
+    for use_remat in (False, True):
+        zero_grads(params)
+        for seed in (10, 11):
+            x0 = torch.randn(2, 5, generator=torch.Generator().manual_seed(seed))
+            x = remat.torch.checkpoint_loop(step, x0, 30, slots=3) if use_remat else plain_loop(step, x0, 30)
+            x.sum().backward()
+        totals.append(grads_of(params))
+    assert_same(*totals)
+
+
+def test_gru_cell_with_dropout_for_500_steps():
+    torch.manual_seed(4)
+    cell = nn.GRUCell(8, 16)
+    inputs = torch.randn(500, 4, 8)
+
+    def step(k, h):
+        return cell(F.dropout(inputs[k], p=0.3, training=True), F.dropout(h, p=0.1, training=True))
+
+    compare(step, lambda: torch.zeros(4, 16), 500, list(cell.parameters()), params=list(cell.parameters()),
+            slots=10, seed=123)
+
+
+def test_dropout_without_preserved_rng_state_differs():
+    # The reference check that the RNG handling matters: without it the recomputed masks differ.
+    torch.manual_seed(5)
+    cell = nn.GRUCell(4, 8)
+    step = lambda k, h: cell(torch.ones(2, 4), F.dropout(h, p=0.5, training=True))  # noqa: E731
+    params = list(cell.parameters())
+    grads = []
+    for preserve in (True, False):
+        zero_grads(params)
+        torch.manual_seed(0)
+        remat.torch.checkpoint_loop(step, torch.ones(2, 8), 50, slots=3, params=params,
+                                    preserve_rng_state=preserve).sum().backward()
+        grads.append(grads_of(params))
+    zero_grads(params)
+    torch.manual_seed(0)
+    plain_loop(step, torch.ones(2, 8), 50).sum().backward()
+    assert_same(grads[0], grads_of(params))
+    assert not all(torch.equal(a, b) for a, b in zip(grads[1], grads_of(params)))
+
+
+class OdeField(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(2, 32)
+        self.l2 = nn.Linear(32, 2)
+
+    def forward(self, y):
+        return self.l2(torch.tanh(self.l1(y ** 3)))
+
+
+def test_rk4_neural_ode_equals_plain_autograd():
+    # Each parameter is used four times per step: the running sums must enter each step's backward first.
+    torch.manual_seed(6)
+    f = OdeField()
+    h = 0.025
+
+    def rk4(k, y):
+        k1 = f(y)
+        k2 = f(y + 0.5 * h * k1)
+        k3 = f(y + 0.5 * h * k2)
+        k4 = f(y + h * k3)
+        return y + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    compare(rk4, lambda: torch.tensor([[2.0, 0.0], [1.0, 0.5]], requires_grad=True), 200, list(f.parameters()),
+            params=list(f.parameters()), slots=10)
+
+
+def test_tuple_state_lstm_cell():
+    torch.manual_seed(7)
+    cell = nn.LSTMCell(3, 5)
+    inputs = torch.randn(60, 2, 3)
+    step = lambda k, hc: cell(inputs[k], hc)  # noqa: E731
+    compare(step, lambda: (torch.zeros(2, 5), torch.zeros(2, 5, requires_grad=True)), 60, list(cell.parameters()),
+            loss=lambda h, c: h.sum() + (c ** 2).sum(), slots=5)
+
+
+def test_step_calls_are_the_plans_forward_steps_plus_one_re_run_per_step():
+    torch.manual_seed(8)
+    inner = MlpStep(4)
+    calls = []
+
+    def step(k, x):
+        calls.append(k)
+        return inner(k, x)
+
+    x = remat.torch.checkpoint_loop(step, torch.randn(2, 4), 100, slots=5, params=list(inner.parameters()))
+    forward_calls = len(calls)
+    x.sum().backward()
+    plan = remat.revolve(100, 5)
+    # The forward sweep of revolve up to x_{T-1}, step T-1 once (its graph kept), then the rest of the plan's
+    # advances and one re-run for each reverse but T-1's.
+    assert len(calls) == plan.forward_steps + 100
+    assert calls[:forward_calls] == list(range(100))
+
+
+def test_online_form_with_until_equals_plain_autograd():
+    torch.manual_seed(9)
+    step = MlpStep(4)
+    x0 = torch.randn(3, 4)
+    seen = []
+
+    def until(k, x):
+        seen.append(k)
+        return k == 77
+
+    compare(step, lambda: x0.clone().requires_grad_(), 77, list(step.parameters()), slots=6, until=None)
+    params = list(step.parameters())
+    zero_grads(params)
+    a = x0.clone().requires_grad_()
+    remat.torch.checkpoint_loop(step, a, until=until, slots=6).pow(2).sum().backward()
+    online = grads_of(params) + [a.grad.clone()]
+    zero_grads(params)
+    b = x0.clone().requires_grad_()
+    plain_loop(step, b, 77).pow(2).sum().backward()
+    assert_same(online, grads_of(params) + [b.grad])
+    assert seen == list(range(0, 78))
+
+
+@pytest.mark.parametrize("placement", ["host", "disk"])
+def test_snapshot_placements_equal_plain_autograd(placement):
+    if placement == "disk" and not remat.has_hdf5:
+        with pytest.raises(remat.UnavailableError, match="HDF5"):
+            remat.torch.checkpoint_loop(MlpStep(3), torch.zeros(1, 3), 5, slots=2, snapshots="disk")
+        return
+    torch.manual_seed(10)
+    step = MlpStep(6)
+    with tempfile.TemporaryDirectory() as directory:
+        compare(step, lambda: torch.randn(2, 6, requires_grad=True), 50, list(step.parameters()), slots=4,
+                snapshots=placement, directory=directory)
+        assert os.listdir(directory) == []  # the snapshot file went with the loop
+
+
+def test_budget_plans_the_slots_it_holds():
+    torch.manual_seed(11)
+    step = MlpStep(8)
+    x0 = torch.randn(4, 8)
+    snapshot = x0.numel() * 4 + torch.get_rng_state().numel()
+    compare(step, lambda: x0.clone(), 80, list(step.parameters()), budget=5 * snapshot)
+    compare(step, lambda: x0.clone(), 80, list(step.parameters()), budget=f"{5 * snapshot}B", until=None)
+
+
+def test_bad_input_is_refused_with_remat_errors():
+    step = MlpStep(3)
+    x0 = torch.zeros(2, 3)
+    with pytest.raises(remat.ArgumentError, match="slots"):
+        remat.torch.checkpoint_loop(step, x0, 10, slots=0)
+    with pytest.raises(remat.CapacityError):
+        remat.torch.checkpoint_loop(step, x0, 10, budget=10)
+    with pytest.raises(remat.CapacityError):
+        remat.torch.checkpoint_loop(step, x0, until=lambda k, x: k == 3, budget=0)
+    with pytest.raises(remat.ArgumentError, match="steps"):
+        remat.torch.checkpoint_loop(step, x0, 0, slots=2)
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.checkpoint_loop(step, x0, 10)  # neither slots nor budget
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.checkpoint_loop(step, [x0], 10, slots=2)
+    with pytest.raises(remat.ArgumentError, match="snapshots"):
+        remat.torch.checkpoint_loop(step, x0, 10, slots=2, snapshots="gpu")
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda x: x[:, :2], r"step 4 changed the state.*shape \(2, 2\)"),
+    (lambda x: x.double(), r"step 4 changed the state.*dtype torch.float64"),
+    (lambda x: (x, x), r"step 4 returned tuple"),
+])
+def test_a_step_that_changes_the_state_is_named(change, message):
+    def step(k, x):
+        return change(x) if k == 4 else x + 1
+
+    with pytest.raises(remat.ArgumentError, match=message):
+        remat.torch.checkpoint_loop(step, torch.zeros(2, 3), 10, slots=3)
+
+
+class Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("when", ["forward", "backward"])
+@pytest.mark.parametrize("placement", ["device", "disk"])
+def test_a_step_that_raises_propagates_and_frees_everything(when, placement):
+    if placement == "disk" and not remat.has_hdf5:
+        pytest.skip("built without HDF5")
+    states = []
+    phase = {"backward": False}
+    w = torch.ones(3, requires_grad=True)
+
+    def step(k, x):
+        if k == 6 and (when == "forward" or phase["backward"]):
+            raise Boom(f"step {k} failed")
+        y = x * w + 1
+        states.append(weakref.ref(y))
+        return y
+
+    with tempfile.TemporaryDirectory() as directory:
+        with pytest.raises(Boom, match="step 6 failed") as raised:
+            x = remat.torch.checkpoint_loop(step, torch.zeros(2, 3), 20, slots=3, snapshots=placement,
+                                            directory=directory, params=[w])
+            phase["backward"] = True
+            x.sum().backward()
+        assert "step 6" in "".join(getattr(raised.value, "__notes__", ["step 6"]))
+        del raised
+        x = None
+        gc.collect()
+        assert os.listdir(directory) == []
+    assert all(ref() is None for ref in states)  # no snapshot is left
+
+
+def test_torch_autograd_grad_reaches_the_parameters_too():
+    torch.manual_seed(12)
+    cell = nn.GRUCell(3, 4)
+    inputs = torch.randn(40, 2, 3)
+    params = list(cell.parameters())
+    step = lambda k, h: cell(inputs[k], h)  # noqa: E731  (parameters found through step 0's graph)
+    got = torch.autograd.grad(remat.torch.checkpoint_loop(step, torch.zeros(2, 4), 40, slots=4).sum(), params)
+    want = torch.autograd.grad(plain_loop(step, torch.zeros(2, 4), 40).sum(), params)
+    assert_same(list(got), list(want))
+    assert all(p.grad is None for p in params)
+
+
+def test_disk_snapshots_without_hdf5_are_refused_clearly(monkeypatch):
+    monkeypatch.setattr(remat._remat, "has_hdf5", False)
+    with pytest.raises(remat.UnavailableError, match="snapshots='disk' needs remat's HDF5 level"):
+        remat.torch.checkpoint_loop(MlpStep(3), torch.zeros(1, 3), 5, slots=2, snapshots="disk")
+
+
+def test_integer_parts_of_the_state_ride_along():
+    w = torch.randn(3, requires_grad=True)
+
+    def step(k, state):
+        x, n = state
+        return x * w + n.float(), n + 1
+
+    def make_x0():
+        return torch.ones(2, 3, requires_grad=True), torch.zeros(2, 3, dtype=torch.long)
+
+    compare(step, make_x0, 20, [w], loss=lambda x, n: x.sum() + n.sum(), slots=3)

@@ -1,0 +1,211 @@
+"""Plans from Python against the `remat` tool: the same actions, line for line, and the same report fields,
+over a grid of cases; the action values' semantics; errors as remat.Error subclasses with the library's
+messages; iteration speed."""
+
+import json
+import time
+
+import pytest
+
+import remat
+
+REVOLVE_GRID = [(t, s) for t in (1, 2, 3, 5, 10, 17, 50, 100) for s in (1, 2, 3, 5, 10)]
+
+
+def same_report(plan, tool_json):
+    """Every field the tool reports, equal; no field the tool does not report (but a chain plan's per-level
+    counts, which the tool's chain report leaves out)."""
+    expected = {k: v for k, v in json.loads(tool_json).items() if k != "learns_end_at"}
+    got = plan.as_dict()
+    if plan.schedule == "chain":
+        assert got.pop("levels") == [{"level": 0, "stores": plan.stores, "restores": plan.restores,
+                                      "peak_slots": plan.peak_slots}]
+    assert got == expected
+
+
+@pytest.mark.parametrize("steps,slots", REVOLVE_GRID)
+def test_revolve_equals_the_tool(remat_tool, steps, slots):
+    plan = remat.revolve(steps, slots)
+    assert plan.actions_text() == remat_tool("plan", "-T", steps, "-s", slots, "--format", "actions")
+    same_report(plan, remat_tool("plan", "-T", steps, "-s", slots, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps,slots", [(t, s) for t in (1, 2, 7, 20, 60) for s in (1, 2, 4)])
+def test_online_revolve_equals_the_tool(remat_tool, steps, slots):
+    plan = remat.revolve(steps, slots, online=True)
+    args = ("plan", "-T", steps, "-s", slots, "--online")
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps,every,slots", [(10, 3, None), (100, 7, None), (100, None, 20), (57, None, 15),
+                                               (1, 1, None), (30, 5, 12)])
+def test_uniform_equals_the_tool(remat_tool, steps, every, slots):
+    plan = remat.uniform(steps, every=every, slots=slots)
+    args = ["plan", "-T", steps, "--schedule", "uniform"]
+    if every is not None:
+        args += ["--every", every]
+    if slots is not None:
+        args += ["--slots", slots]
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 9, 40])
+def test_store_all_equals_the_tool(remat_tool, steps):
+    plan = remat.store_all(steps)
+    args = ("plan", "-T", steps, "--schedule", "store-all")
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps,budget,state", [(100, 1000, 64), (1000, "1MiB", "64KiB"), (7, 64, 64),
+                                                (100000, "2GiB", "64MiB")])
+def test_plan_for_budget_equals_the_tool(remat_tool, steps, budget, state):
+    plan = remat.plan_for_budget(steps, budget, state)
+    args = ("plan", "-T", steps, "--budget", budget, "--state-bytes", state)
+    if steps <= 1000:
+        assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps,levels,method", [
+    (50, [("host", 3), ("disk", None, 5, 5)], "auto"),
+    (200, [("device", 2, 0, 0), ("host", 4, 1, 1), ("disk", float("inf"), 10, 8)], "auto"),
+    (30, [("host", 2, 0, 0), ("disk", 4, 2, 3)], "exact"),
+    (5000, [("host", 4), ("disk", None, 5, 5)], "near-optimal"),
+])
+def test_multilevel_equals_the_tool(remat_tool, steps, levels, method):
+    plan = remat.multilevel(steps, levels, method=method, reverse_cost=1.5)
+    texts = []
+    for name, slots, *costs in levels:
+        w, r = (costs + [0, 0])[:2]
+        texts += ["--level", f"{name}:{'inf' if slots in (None, float('inf')) else slots}:{w}:{r}"]
+    args = ("plan", "-T", steps, *texts, "--method", method, "--reverse-cost", 1.5)
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+def chain_costs(n, seed):
+    # Deterministic, uneven steps: widths, costs and adjoint extras differ from step to step.
+    steps = []
+    for k in range(n):
+        w = (k * 7 + seed) % 5 + 1
+        steps.append({"forward": float(w), "adjoint": 2.0 * w + (k % 3), "state_bytes": 1024 * w,
+                      "adjoint_bytes": 512 * ((k + seed) % 3)})
+    return {"steps": steps, "final_state_bytes": 2048}
+
+
+@pytest.mark.parametrize("n,seed,budget", [(8, 1, 12 * 1024), (20, 2, 20 * 1024), (40, 3, 30 * 1024),
+                                           (12, 4, 200 * 1024)])
+def test_chain_equals_the_tool(remat_tool, tmp_path, n, seed, budget):
+    costs = chain_costs(n, seed)
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(costs))
+    plan = remat.chain(costs, budget)
+    args = ("plan", "--chain", path, "--budget", budget)
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+    # the other spellings of the same chain
+    as_steps = [remat.ChainStep(**s) for s in costs["steps"]]
+    assert remat.chain(as_steps, budget, final_state_bytes=2048).as_dict() == plan.as_dict()
+
+
+@pytest.mark.parametrize("steps,reverse_cost", [(1, 0), (30, 0), (1000, 2.0), (12345, 0.5)])
+def test_tradeoff_equals_the_tool(remat_tool, steps, reverse_cost):
+    t = remat.tradeoff(steps, reverse_cost=reverse_cost)
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--reverse-cost", reverse_cost,
+                                     "--format", "json"))
+    assert t.store_all_slots == expected["store_all_slots"]
+    assert t.store_all_forward_steps == expected["store_all_forward_steps"]
+    assert t.one_extra_sweep_slots == expected["one_extra_sweep_slots"]
+    assert (t.sqrt_rule.every, t.sqrt_rule.slots, t.sqrt_rule.overhead) == (
+        expected["sqrt_rule"]["every"], expected["sqrt_rule"]["slots"], expected["sqrt_rule"]["overhead"])
+    rows = [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows]
+    assert rows == expected["rows"]
+    assert not t.omitted_rows and "omitted_rows" not in expected
+
+
+def answers(found):
+    return {name: None if r is None else {k: v for k, v in vars(r).items() if v is not None}
+            for name, r in found.items()}
+
+
+@pytest.mark.parametrize("steps,max_overhead,budget", [(1000, 2.5, "64KiB"), (100, 1.2, "1KiB"), (5000, 4.0, "1MiB")])
+def test_tradeoff_answers_equal_the_tool(remat_tool, steps, max_overhead, budget):
+    t = remat.tradeoff(steps, state_bytes=64, max_overhead=max_overhead, budget=budget)
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--state-bytes", 64, "--max-overhead",
+                                     max_overhead, "--budget", budget, "--format", "json"))
+    assert answers(t.least) == expected["least_slots"]
+    assert t.budget_slots == expected["within_budget"]["slots"]
+    assert answers(t.within_budget) == expected["within_budget"]["schedules"]
+
+
+def test_tradeoff_with_levels_and_bytes_equals_the_tool(remat_tool):
+    t = remat.tradeoff(500, state_bytes="1MiB", levels=[("host", 1), ("disk", None, 4, 4)])
+    expected = json.loads(remat_tool("tradeoff", "--steps", 500, "--state-bytes", "1MiB", "--level", "host:1",
+                                     "--level", "disk:inf:4:4", "--format", "json"))
+    rows = [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows]
+    assert rows == expected["rows"]
+
+
+def test_actions_are_immutable_values():
+    a = remat.Advance(3, 4, taped=True)
+    assert a == remat.parse_action("advance 3 4 tape") and str(a) == "advance 3 4 tape"
+    assert a != remat.Advance(3, 4) and a != remat.Reverse(3) and a != "advance 3 4 tape"
+    assert hash(a) == hash(remat.Advance(3, 4, True))
+    assert len({remat.Store(0, 1, 2), remat.Store(0, 1, 2), remat.Restore(0, 1, 2)}) == 2
+    kinds = [x.kind for x in (remat.Advance(0, 1), remat.Store(0, 0, 0), remat.Restore(0, 0, 0),
+                              remat.Free(0, 0), remat.Reverse(0))]
+    assert kinds == ["advance", "store", "restore", "free", "reverse"]
+    for text in ("store 1 2 3", "restore 0 5 17", "free 2 7", "reverse 9", "advance 5 9"):
+        assert str(remat.parse_action(text)) == text
+    with pytest.raises(AttributeError):
+        a.start = 5
+    with pytest.raises(AttributeError):
+        a.extra = 1
+    match remat.Restore(0, 4, 17):
+        case remat.Restore(level, slot, step):
+            assert (level, slot, step) == (0, 4, 17)
+    assert repr(remat.Free(1, 2)) == "Free(level=1, slot=2)"
+
+
+def test_bad_input_raises_remat_errors_with_the_librarys_messages():
+    with pytest.raises(remat.ArgumentError, match="slots"):
+        remat.revolve(10, 0)
+    with pytest.raises(remat.ArgumentError, match="steps"):
+        remat.revolve(0, 3)
+    with pytest.raises(remat.CapacityError):
+        remat.plan_for_budget(100, 10, 64)
+    with pytest.raises(remat.CapacityError):
+        remat.uniform(1000, slots=3)
+    with pytest.raises(remat.ArgumentError):
+        remat.parse_action("advance 4 2")
+    with pytest.raises(remat.ArgumentError):
+        remat.Advance(4, 2)
+    with pytest.raises(remat.Error):
+        remat.chain([(1, 1, 1024)] * 4, budget=100)
+    with pytest.raises(remat.ArgumentError):
+        remat.multilevel(10, [("host", 0)])
+    with pytest.raises(ValueError):  # remat.ArgumentError is a ValueError too
+        remat.revolve(10, 0)
+    assert issubclass(remat.CountOverflowError, remat.Error)
+
+
+def test_a_million_actions_take_under_a_second():
+    plan = remat.revolve(300000, 50)  # about 1.4 million actions
+    start = time.perf_counter()
+    count = 0
+    for _ in plan:
+        count += 1
+        if count == 1000000:
+            break
+    assert count == 1000000
+    assert time.perf_counter() - start < 1.0
+
+
+def test_actions_come_in_batches_too():
+    plan = remat.revolve(1000, 10)
+    batches = list(plan.batches(100))
+    assert all(len(b) <= 100 for b in batches)
+    assert [str(a) for b in batches for a in b] == [str(a) for a in plan]
