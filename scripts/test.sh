@@ -16,9 +16,11 @@ stage "optimised build"
 configure build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$jobs"
 
-stage "Python references (PyPI, into build/python-venv)"
-# JAX, diffrax and rotor for the crosscheck tests; where that fails, those tests fail saying why.
+stage "Python: the references and the remat package (into build/python-venv)"
+# JAX, diffrax and rotor for the crosscheck tests, then `pip install .` (the Python tests, label python);
+# where either fails, the tests that need it fail saying why.
 scripts/install-python.sh build || echo "== install-python failed: the crosscheck tests will fail"
+scripts/install-python-package.sh build || echo "== install-python-package failed: python_test will fail"
 
 stage "optimised tests"
 # Label `long` (the full property grids and the README's benchmarks at full size) is left out:
