@@ -8,6 +8,14 @@
 // from a plan of l+1 steps: it ran at least once, in a taped advance or in its reverse's re-run), so over
 // j in [a, c] the cost is at least c + E(a, b) + E(l-c, b-1). E is not convex in l (measured: it fails
 // for u = 1..10 at b >= 2), so no Monge or monotone-argmin shortcut holds.
+//
+// Two cuts keep the search short without losing exactness. (1) E(l, b) >= 2l - 1 - floor(b/u): before the
+// segment's first reverse (of its last step) each of its other l - 1 steps has run, and the tapes taken on
+// those first runs are all still held, at most floor(b/u) of them; every other step among the l - 1 must
+// run again for its reverse, and the last step runs at least once. A choice reaching this floor is
+// optimal, so the search stops there. (2) Only a split strictly cheaper than the taped choice changes the
+// entry, so the taped choice's cost seeds the bound. The plan writer, knowing E(l, b), stops at the first
+// split that reaches it.
 #include "taped_table.hpp"
 
 #include <algorithm>
@@ -15,11 +23,16 @@
 
 namespace remat::detail {
 
-taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units)
+taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, std::uint64_t work_limit)
     : width_(static_cast<std::size_t>(steps) + 1), tape_units_(tape_units),
       rows_(static_cast<std::size_t>(units + 1) * width_, infeasible)
 {
     for (slot_t b = 0; b <= units; ++b) {
+        work_ += width_;
+        if (work_ > work_limit) {
+            complete_ = false;
+            return;
+        }
         std::uint32_t* row = rows_.data() + static_cast<std::size_t>(b) * width_;
         row[0] = 0;
         if (steps >= 1)
@@ -34,18 +47,27 @@ taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units)
             std::uint64_t best = UINT64_MAX;
             if (b >= tape_units && at(l - 1, b - tape_units) != infeasible)
                 best = 1 + static_cast<std::uint64_t>(at(l - 1, b - tape_units));
-            if (b >= 1) {
-                const split s = best_split_of(l, b, guess);
-                if (s.evaluations != UINT64_MAX)
+            // The floor (1) above: a choice that reaches it is optimal, nothing more is searched.
+            const std::uint64_t floor =
+                2 * static_cast<std::uint64_t>(l) - 1 - static_cast<std::uint64_t>(b / tape_units);
+            if (b >= 1 && best > floor) {
+                // Only a split strictly better than the taped choice matters: it seeds the bound.
+                const split s = best_split_of(l, b, guess, {best, 0}, floor, work_);
+                if (s.left != 0)
                     guess = s.left;
-                best = std::min(best, s.evaluations);
+                best = s.evaluations;
             }
             row[l] = best == UINT64_MAX ? infeasible : static_cast<std::uint32_t>(best);
+            if (work_ > work_limit) {
+                complete_ = false;
+                return;
+            }
         }
     }
 }
 
-taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess) const
+taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess, split incumbent, std::uint64_t enough,
+                                              std::uint64_t& priced) const
 {
     const std::uint32_t* left = rows_.data() + static_cast<std::size_t>(b) * width_;
     const std::uint32_t* right = rows_.data() + static_cast<std::size_t>(b - 1) * width_;
@@ -54,17 +76,19 @@ taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess) 
             return UINT64_MAX;
         return static_cast<std::uint64_t>(j) + left[j] + right[l - j];
     };
-    split best{UINT64_MAX, 0};
+    split best = incumbent;
     if (guess >= 1 && guess < l)
-        best = {cost(guess), guess};
+        if (const std::uint64_t c = cost(guess); c < best.evaluations)
+            best = {c, guess};
     struct range {
         step_t from, to;
     };
     std::array<range, 130> stack{}; // depth <= 2 log2(T) + 2: halving intervals
     std::size_t top = 0;
     stack[top++] = {1, l - 1};
-    while (top > 0) {
+    while (top > 0 && best.evaluations > enough) {
         const range r = stack[--top];
+        ++priced;
         if (right[l - r.to] == infeasible || left[r.from] == infeasible)
             continue; // no j here is feasible (E(k, 0) is, for k = 1 only)
         // E(j, b) >= E(from, b) + (j - from) and E(l-j, b-1) >= E(l-to, b-1) + (to - j) on [from, to]
@@ -72,6 +96,7 @@ taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess) 
         if (bound >= best.evaluations)
             continue;
         if (r.to - r.from < 8) {
+            priced += static_cast<std::uint64_t>(r.to - r.from + 1);
             for (step_t j = r.from; j <= r.to; ++j)
                 if (const std::uint64_t c = cost(j); c < best.evaluations)
                     best = {c, j};
@@ -97,7 +122,9 @@ bool taped_table::taped_is_best(step_t l, slot_t b) const
 
 step_t taped_table::best_split(step_t l, slot_t b) const
 {
-    return best_split_of(l, b, 1).left;
+    // at(l, b) is the optimum: the search stops at the first split that reaches it.
+    std::uint64_t priced = 0;
+    return best_split_of(l, b, 1, {UINT64_MAX, 0}, at(l, b), priced).left;
 }
 
 } // namespace remat::detail

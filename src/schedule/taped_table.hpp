@@ -14,8 +14,14 @@ class taped_table {
 public:
     static constexpr std::uint32_t infeasible = UINT32_MAX;
 
-    /// Fills the table for l <= steps, b <= units (units already capped at (steps-1) x tape_units).
-    taped_table(step_t steps, slot_t units, slot_t tape_units);
+    /// Fills the table for l <= steps, b <= units (units already capped at (steps-1) x tape_units), or
+    /// stops once its work (entries filled plus split points priced) passes `work_limit`: complete() tells.
+    taped_table(step_t steps, slot_t units, slot_t tape_units, std::uint64_t work_limit = UINT64_MAX);
+
+    /// Whether every entry was filled within the work limit.
+    [[nodiscard]] bool complete() const noexcept { return complete_; }
+    /// Entries filled plus split points priced: a deterministic measure of the planning time.
+    [[nodiscard]] std::uint64_t work() const noexcept { return work_; }
 
     [[nodiscard]] std::uint32_t at(step_t l, slot_t b) const
     {
@@ -28,16 +34,21 @@ public:
     [[nodiscard]] step_t best_split(step_t l, slot_t b) const;
 
 private:
-    // The fewest evaluations of a split of (l, b) and a j reaching it; `guess` seeds the bound.
     struct split {
         std::uint64_t evaluations;
-        step_t left;
+        step_t left; // 0: no split beats the incumbent
     };
-    [[nodiscard]] split best_split_of(step_t l, slot_t b, step_t guess) const;
+    // The fewest evaluations of a split of (l, b) that beats `incumbent` and a j reaching it (else the
+    // incumbent), `guess` tried first; stops early at a split costing `enough` or less (a lower bound).
+    // Adds the split points and ranges it prices to `priced`.
+    [[nodiscard]] split best_split_of(step_t l, slot_t b, step_t guess, split incumbent, std::uint64_t enough,
+                                      std::uint64_t& priced) const;
 
     std::size_t width_;
     slot_t tape_units_;
     std::vector<std::uint32_t> rows_; // row b, column l
+    std::uint64_t work_ = 0;
+    bool complete_ = true;
 };
 
 } // namespace remat::detail
