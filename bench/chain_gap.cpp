@@ -4,13 +4,15 @@
 // (tests/support/chain_reference.cpp): over the schedules that keep each snapshot x_j until step j is
 // reversed (the plan must equal it) and over every schedule (snapshots may be freed and made again).
 //
-// It also prices a candidate extension of the dynamic program (refetch_model below, not the planner's code)
-// to say how much of the gap it would close: a checkpoint may be freed at its last restore, and the steps
-// it served reversed from the enclosing checkpoint instead.
+// It also plans each chain with remat::chain::options::non_persistent (a checkpoint may be freed at its
+// last restore, its step reversed from the enclosing checkpoint), prices that plan under the replay, and
+// says how much of the gap it closes; its cost must equal the memoised recurrence of
+// tests/support/chain_refetch_reference.cpp (written apart from the planner's tables).
 //
 //   build/bench/chain_gap                          # 1000 chains of 2-10 steps, seed 2026
 //   build/bench/chain_gap --chains 300 --max-steps 12 --max-adjoint-bytes 0 --format json
 #include "chain_reference.hpp"
+#include "chain_refetch_reference.hpp"
 
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
@@ -49,7 +51,8 @@ void usage(std::FILE* to)
         "  ~ U{least feasible .. store-all} bytes (--budget-fraction F: least + F (store-all - least), rounded\n"
         "  down). Plans each with remat::chain at one byte per unit and prints\n"
         "  the distribution of its cost over the optimum over every schedule (exhaustive search): the share\n"
-        "  with a gap, the median, p90 and max gap, and the same against the persistent optimum (always 0).\n",
+        "  with a gap, the median, p90 and max gap, and the same against the persistent optimum (always 0),\n"
+        "  and what remat::chain::options::non_persistent leaves of the gap.\n",
         to);
 }
 
@@ -129,93 +132,6 @@ remat::chain_model draw_chain(std::mt19937_64& rng, const family& f)
     return m;
 }
 
-// The persistent recurrence of docs/heterogeneous.md at one byte per unit (E, H), memoised, and with
-// `refetch` a candidate extension: a right part may start at x_c without storing it for good. QE(c, l, M):
-// x_c stored and current, reverse steps c+1..c+l-1 (not c); x_c may be freed before step c+1 runs, and is
-// freed at the end. QH: the same from x_c current, not stored. E gains the split "advance j steps, reverse
-// the right part but its first step by QH, then the left part one step longer" (the enclosing checkpoint
-// x_s re-creates x_{s+j} for step s+j). With refetch off this must equal the persistent exhaustive search,
-// which checks the memory rules; with it on, it must never beat the search over every schedule.
-class refetch_model {
-public:
-    refetch_model(const remat::chain_model& m, bool refetch) : m_(m), refetch_(refetch) {}
-
-    double plan_cost(std::uint64_t budget) { return get(kind::h, 0, m_.size(), static_cast<long long>(budget)); }
-
-private:
-    enum class kind { e, h, qe, qh };
-    static constexpr double inf = std::numeric_limits<double>::infinity();
-
-    long long u(remat::step_t k) const { return static_cast<long long>(m_.state_bytes(k)); }
-    long long p(remat::step_t k) const { return std::max(u(k), u(k + 1)); }
-    long long r(remat::step_t k) const
-    {
-        return p(k) + static_cast<long long>(m_.steps[static_cast<std::size_t>(k)].adjoint_bytes);
-    }
-    double f(remat::step_t k) const { return m_.steps[static_cast<std::size_t>(k)].forward; }
-    double b(remat::step_t k) const { return m_.steps[static_cast<std::size_t>(k)].adjoint; }
-
-    double get(kind k, remat::step_t s, remat::step_t l, long long mem)
-    {
-        if (mem < 0)
-            return inf;
-        const auto key = std::make_tuple(static_cast<int>(k), s, l, mem);
-        if (const auto it = memo_.find(key); it != memo_.end())
-            return it->second;
-        double v = inf;
-        switch (k) {
-        case kind::h:
-            v = l == 1 ? (mem >= r(s) ? b(s) : inf) : get(kind::e, s, l, mem);
-            break;
-        case kind::e:
-            if (l == 1)
-                v = mem >= std::max(2 * u(s), r(s)) ? b(s) : inf;
-            else
-                v = splits(s, l, mem, false);
-            break;
-        case kind::qe:
-            if (mem >= 2 * u(s)) {
-                if (mem >= p(s)) // free x_c, then run step c: the rest has all the memory
-                    v = f(s) + get(kind::h, s + 1, l - 1, mem);
-                v = std::min(v, splits(s, l, mem, true));
-            }
-            break;
-        case kind::qh:
-            if (mem >= p(s))
-                v = f(s) + get(kind::h, s + 1, l - 1, mem);
-            if (mem >= 2 * u(s))
-                v = std::min(v, get(kind::qe, s, l, mem));
-            break;
-        }
-        memo_[key] = v;
-        return v;
-    }
-
-    // Keeping x_s: advance j, the right part with x_s's units taken, then the left part with all of them.
-    double splits(remat::step_t s, remat::step_t l, long long mem, bool skip_first)
-    {
-        const kind left = skip_first ? kind::qe : kind::e;
-        double v = inf;
-        double forward = 0;
-        long long widest = 0;
-        for (remat::step_t j = 1; j < l; ++j) {
-            forward += f(s + j - 1);
-            widest = std::max(widest, p(s + j - 1));
-            if (mem < u(s) + widest)
-                break;
-            if (!skip_first || j >= 2)
-                v = std::min(v, forward + get(kind::h, s + j, l - j, mem - u(s)) + get(left, s, j, mem));
-            if ((refetch_ || skip_first) && l - j >= 2)
-                v = std::min(v, forward + get(kind::qh, s + j, l - j, mem - u(s)) + get(left, s, j + 1, mem));
-        }
-        return v;
-    }
-
-    const remat::chain_model& m_;
-    bool refetch_;
-    std::map<std::tuple<int, remat::step_t, remat::step_t, long long>, double> memo_;
-};
-
 // The q-quantile (nearest rank) of sorted values.
 double quantile(const std::vector<double>& sorted, double q)
 {
@@ -281,13 +197,20 @@ int main(int argc, char** argv)
             }
             const double persistent = remat::test::brute_force_chain_optimum(m, budget, true);
             const double general = remat::test::brute_force_chain_optimum(m, budget, false);
-            const double recurrence = refetch_model(m, false).plan_cost(budget);
-            const double refetch = refetch_model(m, true).plan_cost(budget);
-            if (recurrence != persistent || refetch < general) {
+            remat::chain::options extended = byte_exact;
+            extended.non_persistent = true;
+            const remat::test::chain_replay x = remat::test::replay_chain_plan(m, remat::chain(m, budget, extended));
+            const double refetch = x.cost;
+            const double recurrence = remat::test::refetch_recurrence_cost(m, budget, false);
+            const double extended_recurrence = remat::test::refetch_recurrence_cost(m, budget, true);
+            if (x.error || x.peak_bytes > budget || recurrence != persistent || extended_recurrence != refetch ||
+                refetch < general) {
                 std::fprintf(stderr,
-                             "chain_gap: chain %d: the bench's recurrence (%g; extended %g) disagrees with the "
-                             "exhaustive searches (persistent %g, every schedule %g)\n",
-                             i, recurrence, refetch, persistent, general);
+                             "chain_gap: chain %d: the non-persistent plan (%g%s) or the recurrences (persistent %g, "
+                             "extended %g) disagree with the replay or the exhaustive searches (persistent %g, "
+                             "every schedule %g)\n",
+                             i, refetch, x.error ? ", illegal" : "", recurrence, extended_recurrence, persistent,
+                             general);
                 return 1;
             }
             // A cost of 0 (every f_k and b_k drawn 0) has no gap.
@@ -314,7 +237,7 @@ int main(int argc, char** argv)
                     " \"against_every_schedule\": {\"with_gap\": %d, \"share_with_gap\": %.4f, \"median\": %.6f, "
                     "\"p90\": %.6f, \"max\": %.6f, \"median_where_gap\": %.6f, \"p90_where_gap\": %.6f},\n"
                     " \"against_persistent\": {\"with_gap\": %d, \"max\": %.6f},\n"
-                    " \"extension\": {\"closes\": %d, \"narrows\": %d, \"with_gap\": %d, \"median\": %.6f, "
+                    " \"non_persistent\": {\"closes\": %d, \"narrows\": %d, \"with_gap\": %d, \"median\": %.6f, "
                     "\"p90\": %.6f, \"max\": %.6f, \"median_where_gap\": %.6f, \"p90_where_gap\": %.6f}}\n",
                     f.chains, f.max_steps, f.max_quarters, f.max_bytes, f.max_adjoint_bytes,
                     static_cast<unsigned long long>(f.seed),
@@ -334,7 +257,8 @@ int main(int argc, char** argv)
                     g.with_gap, 100 * share, 100 * g.median, 100 * g.p90, 100 * g.max, 100 * g.median_positive,
                     100 * g.p90_positive);
         std::printf("against the persistent optimum: %d with a gap, max %.2f%%\n", p.with_gap, 100 * p.max);
-        std::printf("the extension (a checkpoint freed at its last restore, re-created from the enclosing one) closes "
+        std::printf("with options::non_persistent (a checkpoint freed at its last restore, its step reversed from the "
+                    "enclosing one): closes "
                     "%d of the %d gaps and narrows %d; left: %d with a gap (%.1f%%), median %.2f%%, p90 %.2f%%, max "
                     "%.2f%%; where there is one: median %.2f%%, p90 %.2f%%\n",
                     closed, g.with_gap, narrowed, x.with_gap, 100.0 * x.with_gap / f.chains, 100 * x.median,
