@@ -170,7 +170,7 @@ taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, doub
             throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " with units = " +
                                  std::to_string(units) + " and tape_units = " + std::to_string(tape_units) +
                                  " needs more planning work than work_limit = " + std::to_string(work_limit) +
-                                 " table entries and split points priced (the default is about 1 s; the exact "
+                                 " units of work (table entries and splits priced; the default is under 1 s; the exact "
                                  "planner's work grows up to T^2 x units): pass taped_revolve a larger work_limit, or "
                                  "plan with remat::taped_uniform or remat::revolve");
         plan_writer(table, tape_units, builder).write(steps, rows);

@@ -20,7 +20,8 @@ public:
 
     /// Whether every entry was filled within the work limit.
     [[nodiscard]] bool complete() const noexcept { return complete_; }
-    /// Entries filled plus split points priced: a deterministic measure of the planning time.
+    /// Entries filled, split points priced and 4 per range of splits bounded: a deterministic measure of
+    /// the planning time.
     [[nodiscard]] std::uint64_t work() const noexcept { return work_; }
 
     [[nodiscard]] std::uint32_t at(step_t l, slot_t b) const
@@ -34,6 +35,18 @@ public:
     [[nodiscard]] step_t best_split(step_t l, slot_t b) const;
 
 private:
+    // Range minima of one row's increments E(i, b) - E(i-1, b) (a sparse table), for the search's bounds.
+    class increments {
+    public:
+        void reset(std::size_t width);
+        void set(std::size_t i, std::uint32_t increment);
+        /// The least increment at indices x..y (x <= y).
+        [[nodiscard]] std::uint32_t least(std::size_t x, std::size_t y) const;
+
+    private:
+        std::vector<std::vector<std::uint32_t>> levels_; // levels_[k][i]: the least over i .. i + 2^k - 1
+    };
+
     struct split {
         std::uint64_t evaluations;
         step_t left; // 0: no split beats the incumbent
@@ -41,8 +54,10 @@ private:
     // The fewest evaluations of a split of (l, b) that beats `incumbent` and a j reaching it (else the
     // incumbent), `guess` tried first; stops early at a split costing `enough` or less (a lower bound).
     // Adds the split points and ranges it prices to `priced`.
+    // With `left_steps` and `right_steps` (the increments of rows b and b-1), a tighter bound (below).
     [[nodiscard]] split best_split_of(step_t l, slot_t b, step_t guess, split incumbent, std::uint64_t enough,
-                                      std::uint64_t& priced) const;
+                                      std::uint64_t& priced, const increments* left_steps = nullptr,
+                                      const increments* right_steps = nullptr) const;
 
     std::size_t width_;
     slot_t tape_units_;

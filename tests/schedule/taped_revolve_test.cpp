@@ -218,6 +218,17 @@ BOOST_AUTO_TEST_CASE(a_table_plan_stays_within_its_deterministic_work_bound)
     BOOST_TEST(taped_revolve(20000, 8, 2, 1, 1, work).evaluations() == plan.evaluations());
 }
 
+BOOST_AUTO_TEST_CASE(ten_thousand_steps_in_64_units_plan_within_the_default_work)
+{
+    // The range bound of the split search (least increments over a range) makes this table fit the default
+    // work; with the bound of increments 1 and 0 alone it needed several times more and was refused.
+    const taped_revolve plan(10000, 64, 4);
+    BOOST_TEST(plan.planning_work() <= taped_revolve::default_work_limit);
+    BOOST_TEST(plan.evaluations() >= 2 * 10000u - 1 - 64 / 4);
+    BOOST_TEST(plan.evaluations() <= revolve(10000, 64).cost().forward_steps + 10000u);
+    replay_and_check(plan);
+}
+
 BOOST_AUTO_TEST_CASE(the_issues_slow_case_is_refused_after_at_most_the_default_work)
 {
     // taped_revolve(90000, 64, 2) planned for 104 s before; its exact table needs far more than the

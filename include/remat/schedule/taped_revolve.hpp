@@ -74,11 +74,12 @@ public:
     /// Most units held at once (snapshots + tape_units x tapes); never more than units().
     [[nodiscard]] slot_t peak_units() const noexcept { return peak_units_; }
 
-    /// The planner's work: table entries filled plus split points priced (0 when the plan is a closed
-    /// form: no tape fits, or every step but the last is taped). Deterministic, so a bound on it is a
-    /// bound on the planning time that a test can assert; never more than the constructor's work_limit.
+    /// The planner's work: table entries filled, split points priced, and 4 for each range of splits
+    /// bounded (0 when the plan is a closed form: no tape fits, or every step but the last is taped). Deterministic, so
+    /// a bound on it is a bound on the planning time that a test can assert; never more than the constructor's
+    /// work_limit.
     [[nodiscard]] std::uint64_t planning_work() const noexcept { return planning_work_; }
-    /// The work beyond which the constructor refuses by default: about 1 s of planning or less (3-7 ns a
+    /// The work beyond which the constructor refuses by default: under 1 s of planning (2-7 ns of CPU a
     /// unit of work on a loaded 2-core machine, docs/tapes.md). Pass a larger work_limit to wait longer.
     static constexpr std::uint64_t default_work_limit = 150'000'000;
     /// The largest table (entries of 4 bytes) the planner makes.
