@@ -27,7 +27,7 @@
 // choice between (a) a taped first step (then the rest with b - tape_units, the step's snapshot freed) and
 // (b) storing x_s, advancing j steps, the right part with b - 1 and the left part with b; the best j is
 // found by branch and bound on the monotonicity of the cost in l (exact, not a heuristic). Its work grows
-// up to T^2 x units: 0.15 s for T = 1000 and 295 units, about a minute for T = 10^4 and 3000 units; by
+// up to T^2 x units: under 0.1 s for T = 1000 and 295 units, 8.7 s for T = 10^4 and 2950 units; by
 // default the planner refuses beyond about 1 s of work (planning_work(), docs/tapes.md). Two cases are
 // closed forms, planned in O(T) for any T up to 10^6: no tape fits (revolve's plan) and (T-1) tapes fit.
 #pragma once
