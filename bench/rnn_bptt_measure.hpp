@@ -323,7 +323,8 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
         // With tapes, in the same memory (units of one state; the store needs only the plan's snapshots).
         // Their memory is the plan's peak of snapshots and tapes held at once, a tape counted as its
         // whole units (at most a state's bytes more than the tape's own).
-        // (Each plan is made only for a row that runs: a taped table takes up to a minute at T = 10^4.)
+        // (Each plan is made only for a row that runs: a taped table takes up to a minute at T = 10^4, past
+        // taped_revolve's default work limit, which these rows lift.)
         const auto taped = [&](std::string_view key, const std::string& method, const auto& make) {
             if (!wanted(key))
                 return;
@@ -331,14 +332,16 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
             plans.push_back({method, plan, std::max<slot_t>(plan.cost().peak_slots, 1),
                              static_cast<std::uint64_t>(plan.peak_units()) * state_bytes});
         };
-        taped("taped-equal", "taped (equal memory)", [&] { return taped_revolve(steps, uniform_slots, tape_units); });
-        taped("taped-fraction", "taped " + percent, [&] { return taped_revolve(steps, slots, tape_units); });
+        taped("taped-equal", "taped (equal memory)",
+              [&] { return taped_revolve(steps, uniform_slots, tape_units, 1, 1, UINT64_MAX); });
+        taped("taped-fraction", "taped " + percent,
+              [&] { return taped_revolve(steps, slots, tape_units, 1, 1, UINT64_MAX); });
         // PyTorch's checkpoint_sequential with sqrt(T) segments (segment inputs kept, each segment re-run
         // with its tapes), then remat's optimal taped plan in the memory it holds.
         const taped_uniform sequential(steps, every, tape_units);
         taped("checkpoint-sequential", "checkpoint_sequential", [&] { return sequential; });
         taped("taped-its-memory", "taped (its memory)",
-              [&] { return taped_revolve(steps, sequential.peak_units(), tape_units); });
+              [&] { return taped_revolve(steps, sequential.peak_units(), tape_units, 1, 1, UINT64_MAX); });
         measure_rounds(o, steps, model, data, grad, workspace, plans, result);
     }
     return result;

@@ -77,6 +77,9 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_flag("--no-greedy-fallback", request.no_greedy_fallback,
                      "--chain: the dynamic program's own plan even where it is near-optimal (blocks, a short horizon) "
                      "and the greedy memory/compute ranking's plan costs less (docs/heterogeneous.md)");
+    command.add_flag("--non-persistent", request.non_persistent,
+                     "--chain: also allow a checkpoint to be freed at its last restore and its step reversed from "
+                     "the enclosing one, where that costs less (small exact chains; docs/heterogeneous.md)");
     command.add_flag("--online", request.online,
                      "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
@@ -180,7 +183,7 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
         !request.levels.empty() || !request.schedule.empty() || request.online || !request.step_cost.empty() ||
         !request.reverse_cost.empty() || request.method != "auto")
         throw usage_error("--chain takes the steps, costs and sizes from its file: give it with --budget (and "
-                          "optionally --granularity, --horizon, --no-greedy-fallback) only");
+                          "optionally --granularity, --horizon, --no-greedy-fallback, --non-persistent) only");
     if (request.budget.empty())
         throw usage_error("--chain needs --budget (the memory for snapshots, the running step and its adjoint)");
     const std::uint64_t budget = *parse_bytes("--budget", request.budget);
@@ -193,6 +196,7 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
     if (!request.horizon.empty())
         options.horizon = parse_count("--horizon", request.horizon, 1);
     options.greedy_fallback = !request.no_greedy_fallback;
+    options.non_persistent = request.non_persistent;
     const chain plan(read_chain_file(request.chain), budget, options);
     choice.name = "chain";
     choice.description = plan.exact() ? "heterogeneous chain, optimal (dynamic program over split points and memory)"
@@ -309,8 +313,9 @@ plan_choice choose_plan(const plan_request& request)
                        .evaluations = 0};
     if (!request.chain.empty())
         return choose_chain(request, std::move(choice));
-    if (!request.granularity.empty() || !request.horizon.empty() || request.no_greedy_fallback)
-        throw usage_error("--granularity, --horizon and --no-greedy-fallback apply to --chain only");
+    if (!request.granularity.empty() || !request.horizon.empty() || request.no_greedy_fallback ||
+        request.non_persistent)
+        throw usage_error("--granularity, --horizon, --no-greedy-fallback and --non-persistent apply to --chain only");
     if (request.steps.empty())
         throw usage_error("--steps is required (or --chain FILE)");
     const step_t steps = parse_count("--steps", request.steps, 1);

@@ -34,6 +34,7 @@ struct plan_request {
     std::string granularity;         ///< chain: bytes per memory unit (default: automatic)
     std::string horizon;             ///< chain: most steps of an outer left part (default: T when it fits)
     bool no_greedy_fallback = false; ///< chain: keep the tables' own plan where the greedy ranking's costs less
+    bool non_persistent = false;     ///< chain: chain::options::non_persistent
     std::string tape_units;          ///< taped, checkpoint-sequential: a tape's memory in states
     std::string tape_bytes;          ///< the same in bytes (with --state-bytes; rounded up to whole states)
 };

@@ -4,6 +4,7 @@
 
 #include "chain_plan.hpp"
 #include "chain_ranking.hpp"
+#include "chain_refetch.hpp"
 #include "kernel_clones.hpp"
 
 #include "remat/error.hpp"
@@ -850,8 +851,26 @@ void chain::build(const std::shared_ptr<detail::chain_plan>& p, const options& o
         const listed_plan greedy = greedy_ranking(p->fine, budget_bytes);
         if (!greedy.empty() && greedy.peak_bytes() <= budget_bytes && greedy.cost().predicted_cost < e.cost) {
             p->listed = greedy.actions();
+            p->listed_method = "greedy ranking";
             p->counts = greedy.cost();
             p->peak_bytes = greedy.peak_bytes();
+        }
+    }
+    // Opt-in: the extended recurrence (a checkpoint may be dropped at its last restore and its step reversed
+    // from the enclosing one; chain_refetch.hpp), on exact plans small enough for its plain tables. Taken only
+    // where it fits the budget in true bytes and costs less, so the plan never gets dearer.
+    if (opts.non_persistent && p->block == 1 && p->horizon >= p->steps) {
+        constexpr std::uint64_t max_entries = std::uint64_t{1} << 22; // 32 MiB a table
+        constexpr std::uint64_t max_work = 100'000'000;               // splits priced: under a second
+        if (auto actions = detail::plan_refetch(p->fine, p->granularity, p->budget_units, max_entries, max_work)) {
+            auto shared = std::make_shared<const std::vector<action>>(std::move(*actions));
+            const chain_evaluation r = evaluate(p->fine, listed_plan(p->steps, shared, {}));
+            if (r.peak_bytes <= budget_bytes && r.cost < e.cost) {
+                p->listed = std::move(shared);
+                p->listed_method = "dynamic program, non-persistent";
+                p->counts = r.counts;
+                p->peak_bytes = r.peak_bytes;
+            }
         }
     }
 }
@@ -906,7 +925,7 @@ std::uint64_t chain::discretisation_gap_bytes() const noexcept
 }
 const char* chain::method() const noexcept
 {
-    return plan_->listed != nullptr ? "greedy ranking" : "dynamic program";
+    return plan_->listed != nullptr ? plan_->listed_method : "dynamic program";
 }
 std::uint64_t chain::peak_bytes() const noexcept
 {

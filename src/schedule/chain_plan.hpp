@@ -93,7 +93,9 @@ struct chain_plan {
     std::vector<std::uint8_t> keep_flags;
     static constexpr std::uint16_t keep = 0xFF00; ///< splits from here name a keep option (step counts stay below)
     static constexpr std::size_t max_keep_options = 64;
-    std::shared_ptr<const std::vector<action>> listed; ///< the greedy ranking's actions where they cost less
+    std::shared_ptr<const std::vector<action>> listed; ///< the greedy ranking's actions where they cost less,
+                                                       ///< or the non-persistent recurrence's (listed_method)
+    const char* listed_method = "";
     std::uint64_t least_units = 0;
     std::uint64_t peak_bytes = 0;
     schedule_cost counts;

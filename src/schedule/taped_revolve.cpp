@@ -3,18 +3,53 @@
 #include "remat/schedule/taped_revolve.hpp"
 
 #include "remat/error.hpp"
+#include "remat/schedule/revolve.hpp"
 #include "taped_plan_builder.hpp"
 #include "taped_table.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 namespace remat {
 namespace {
 
-constexpr step_t max_steps = 90000;                   // evaluations fit the table's 32-bit entries
-constexpr std::uint64_t max_table_entries = 1u << 27; // 512 MiB
+constexpr step_t max_steps = 1'000'000;   // the plan's O(T) actions are held in memory
+constexpr step_t max_table_steps = 90000; // evaluations fit the table's 32-bit entries
+
+// Replays a state-only schedule (revolve's) into the builder, so that its counts are taken as for a
+// planned one.
+void write_state_only(const revolve& plan, detail::taped_plan_builder& out)
+{
+    for (const action& a : plan)
+        std::visit(
+            [&](const auto& x) {
+                using kind = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<kind, remat::advance>)
+                    out.advance(x.from, x.to, false);
+                else if constexpr (std::is_same_v<kind, remat::store>)
+                    out.store(x.slot, x.step);
+                else if constexpr (std::is_same_v<kind, remat::restore>)
+                    out.restore(x.slot, x.step);
+                else if constexpr (std::is_same_v<kind, free_slot>)
+                    out.release(x.slot);
+                else
+                    out.reverse(x.step, false);
+            },
+            a);
+}
+
+// Every step but the last taped: T evaluations, the lower bound.
+void write_all_taped(step_t steps, detail::taped_plan_builder& out)
+{
+    for (step_t k = 0; k + 1 < steps; ++k)
+        out.advance(k, k + 1, true);
+    out.reverse(steps - 1, false);
+    for (step_t k = steps - 1; k-- > 0;)
+        out.reverse(k, true);
+}
 
 // Writes the actions of the optimal plan with an explicit stack (segments nest T deep).
 class plan_writer {
@@ -93,12 +128,13 @@ private:
 
 } // namespace
 
-taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost, double backward_cost)
+taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost, double backward_cost,
+                             std::uint64_t work_limit)
     : steps_(steps), units_(units), tape_units_(tape_units)
 {
     if (steps < 1 || steps > max_steps)
         throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " (expected 1 to " +
-                             std::to_string(max_steps) + ")");
+                             std::to_string(max_steps) + ": the plan's actions are held in memory)");
     if (units < 1)
         throw argument_error("taped_revolve: units = " + std::to_string(units) +
                              " (expected at least 1: x_0's snapshot; memory is counted in states)");
@@ -107,17 +143,38 @@ taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, doub
                              " (expected at least 1: a tape holds its step's input state)");
     detail::check_step_cost("taped_revolve", "forward_cost", forward_cost);
     detail::check_step_cost("taped_revolve", "backward_cost", backward_cost);
-    // More than (T-1) tapes' worth of memory never helps: every step but the last taped is the optimum.
-    const slot_t useful = tape_units > units / std::max<step_t>(steps - 1, 1) ? units : (steps - 1) * tape_units;
-    const slot_t rows = std::max<slot_t>(std::min(units, useful), 1);
-    const auto entries = static_cast<std::uint64_t>(rows + 1) * static_cast<std::uint64_t>(steps + 1);
-    if (entries > max_table_entries)
-        throw argument_error("taped_revolve: steps = " + std::to_string(steps) +
-                             " with units = " + std::to_string(units) + " needs a table of " + std::to_string(entries) +
-                             " entries, more than the limit of " + std::to_string(max_table_entries));
-    const detail::taped_table table(steps, rows, tape_units);
     detail::taped_plan_builder builder(steps, tape_units);
-    plan_writer(table, tape_units, builder).write(steps, rows);
+    if (tape_units > units) {
+        // No tape fits: the optimum is revolve's, in closed form (the table's rows would all be its).
+        write_state_only(revolve(steps, units), builder);
+    } else if (units / tape_units >= steps - 1) {
+        // More than (T-1) tapes' worth of memory never helps: every step but the last taped is the optimum.
+        write_all_taped(steps, builder);
+    } else {
+        if (steps > max_table_steps)
+            throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " with units = " +
+                                 std::to_string(units) + " and tape_units = " + std::to_string(tape_units) +
+                                 " (expected at most " + std::to_string(max_table_steps) +
+                                 " steps when a tape fits but not T - 1 of them: the exact planner's table holds "
+                                 "32-bit evaluation counts)");
+        const slot_t rows = units; // < (T-1) x tape_units here
+        const auto entries = static_cast<std::uint64_t>(rows + 1) * static_cast<std::uint64_t>(steps + 1);
+        if (entries > max_table_entries)
+            throw argument_error("taped_revolve: steps = " + std::to_string(steps) +
+                                 " with units = " + std::to_string(units) + " needs a table of " +
+                                 std::to_string(entries) + " entries, more than the limit of " +
+                                 std::to_string(max_table_entries) + " (4 bytes each)");
+        const detail::taped_table table(steps, rows, tape_units, work_limit);
+        planning_work_ = table.work();
+        if (!table.complete())
+            throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " with units = " +
+                                 std::to_string(units) + " and tape_units = " + std::to_string(tape_units) +
+                                 " needs more planning work than work_limit = " + std::to_string(work_limit) +
+                                 " units of work (table entries and splits priced; the default is under 1 s; the exact "
+                                 "planner's work grows up to T^2 x units): pass taped_revolve a larger work_limit, or "
+                                 "plan with remat::taped_uniform or remat::revolve");
+        plan_writer(table, tape_units, builder).write(steps, rows);
+    }
     detail::taped_plan_builder::plan p = builder.finish(forward_cost, backward_cost);
     cost_ = std::move(p.cost);
     evaluations_ = p.evaluations;

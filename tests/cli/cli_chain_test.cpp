@@ -76,6 +76,35 @@ BOOST_AUTO_TEST_CASE(json_and_actions_agree_with_the_library_and_the_replay)
     }
 }
 
+BOOST_AUTO_TEST_CASE(non_persistent_plans_the_librarys_cheaper_plan)
+{
+    // A chain where freeing x_1 at its last restore (and re-running step 0 for step 1's adjoint) fits the
+    // adjoints' extra bytes more cheaply than any persistent schedule (found by the exhaustive search).
+    chain_model m;
+    m.steps = {{1.25, 1.75, 2, 0}, {2.75, 3.0, 2, 2}, {1.5, 2.75, 4, 2}, {2.0, 2.5, 4, 0}};
+    m.final_state_bytes = 2;
+    test::scratch_dir dir;
+    const std::string file = write(dir, "costs.json", to_json(m));
+    chain::options o;
+    o.non_persistent = true;
+    const chain plan(m, 8, o);
+    const chain persistent(m, 8);
+    BOOST_TEST_REQUIRE(plan.cost().predicted_cost < persistent.cost().predicted_cost);
+    BOOST_TEST(plan.cost().predicted_cost == test::brute_force_chain_optimum(m, 8, false));
+    const auto j = test::plan_json({"--chain", file, "--budget", "8", "--non-persistent"});
+    BOOST_TEST(j["method"].get<std::string>() == "dynamic program, non-persistent");
+    BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost().predicted_cost);
+    const auto without = test::plan_json({"--chain", file, "--budget", "8"});
+    BOOST_TEST(without["predicted_cost"].get<double>() == persistent.cost().predicted_cost);
+    const test::tool_result actions =
+        test::run_tool({"plan", "--chain", file, "--budget", "8", "--non-persistent", "--format", "actions"});
+    BOOST_TEST_REQUIRE(actions.status == 0);
+    const test::chain_replay r = test::replay_chain(m, parse_actions(actions.out));
+    BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+    BOOST_TEST(r.peak_bytes <= 8u);
+    BOOST_TEST(r.cost == plan.cost().predicted_cost);
+}
+
 BOOST_AUTO_TEST_CASE(granularity_and_horizon_options)
 {
     test::scratch_dir dir;
@@ -149,6 +178,7 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", good, "--budget", "1GiB", "--steps", "4"}, "--chain takes the steps"},
         {{"plan", "--steps", "4", "--slots", "2", "--granularity", "4"}, "apply to --chain only"},
         {{"plan", "--steps", "4", "--slots", "2", "--no-greedy-fallback"}, "apply to --chain only"},
+        {{"plan", "--steps", "4", "--slots", "2", "--non-persistent"}, "apply to --chain only"},
         {{"plan", "--slots", "2"}, "--steps is required"},
     };
     for (bad_case c : cases) {

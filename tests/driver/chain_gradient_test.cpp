@@ -19,6 +19,7 @@
 #include "remat/store/tiered_store.hpp"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 using namespace remat;
@@ -182,6 +183,38 @@ BOOST_AUTO_TEST_CASE(the_greedy_rankings_plan_gives_the_same_bits)
             BOOST_TEST(a.report.forward_steps == plan.cost().forward_steps);
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(non_persistent_plans_give_the_same_bits)
+{
+    // chain::options::non_persistent frees some checkpoints before their own step is reversed and makes
+    // those states again from an earlier one: the driver runs such plans like any other. Adjoints with extra
+    // memory (a_k, a number the plan only counts) on one step in three make such plans pay.
+    chain_model m = test::layer_chain_model(net());
+    for (std::size_t k = 0; k < m.steps.size(); k += 3)
+        m.steps[k].adjoint_bytes = 2 * m.steps[k].state_bytes;
+    const test::layer_gradient reference = test::layer_reference(net(), input());
+    int non_persistent = 0;
+    for (const double fraction : {0.2, 0.25, 0.3, 0.4, 0.5}) {
+        const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(m.store_all_bytes()));
+        chain::options o;
+        o.non_persistent = true;
+        o.granularity = 64; // units the extension's plain tables plan in well under a second
+        BOOST_TEST_CONTEXT("budget " << budget)
+        {
+            const chain plan(m, budget, o);
+            BOOST_TEST_MESSAGE("budget " << budget << ": " << plan.method());
+            non_persistent += std::string(plan.method()) == "dynamic program, non-persistent" ? 1 : 0;
+            const test::chain_replay replay = test::replay_chain_plan(m, plan);
+            BOOST_TEST_REQUIRE(!replay.error.has_value(), *replay.error);
+            BOOST_TEST(replay.peak_bytes <= budget);
+            host_store store(std::max<slot_t>(plan.cost().peak_slots, 1));
+            const test::layer_gradient a = test::layer_run(plan, store, net(), input());
+            BOOST_TEST(a.same_bits_as(reference));
+            BOOST_TEST(a.report.forward_steps == plan.cost().forward_steps);
+        }
+    }
+    BOOST_TEST(non_persistent > 0);
 }
 
 BOOST_AUTO_TEST_CASE(profile_measures_sizes_exactly_and_costs_plausibly)

@@ -187,6 +187,57 @@ BOOST_AUTO_TEST_CASE(a_thousand_gru_steps_at_checkpoint_sequentials_memory)
     replay_and_check(plan, 0.69, 1.19);
 }
 
+BOOST_AUTO_TEST_CASE(a_million_steps_are_planned_in_closed_form_when_no_tape_or_every_tape_fits)
+{
+    // Both were refused (T > 90000) before; now no table is made: planning_work() is 0.
+    constexpr step_t t = 1'000'000;
+    const taped_revolve no_tape(t, 8, 16, 0.69, 1.19);
+    BOOST_TEST(no_tape.planning_work() == 0u);
+    BOOST_TEST(no_tape.evaluations() == revolve(t, 8).cost().forward_steps + static_cast<std::uint64_t>(t));
+    BOOST_TEST(no_tape.cost().taped_steps == 0u);
+    replay_and_check(no_tape, 0.69, 1.19);
+    const taped_revolve every_tape(t, 2 * (t - 1), 2);
+    BOOST_TEST(every_tape.planning_work() == 0u);
+    BOOST_TEST(every_tape.evaluations() == static_cast<std::uint64_t>(t));
+    replay_and_check(every_tape);
+}
+
+BOOST_AUTO_TEST_CASE(a_table_plan_stays_within_its_deterministic_work_bound)
+{
+    // T = 20000 with 8 units and tapes of 2: the table's work, not the wall clock, is bounded.
+    const taped_revolve plan(20000, 8, 2);
+    BOOST_TEST(plan.planning_work() > 20000u * 8u); // every entry of the table counted
+    BOOST_TEST(plan.planning_work() <= taped_revolve::default_work_limit);
+    BOOST_TEST(plan.evaluations() >= 2 * 20000u - 1 - 8 / 2);
+    BOOST_TEST(plan.evaluations() <= revolve(20000, 8).cost().forward_steps + 20000u);
+    replay_and_check(plan);
+    // The same plan under a limit just below its work is refused, naming the limit; at its work, made.
+    const std::uint64_t work = plan.planning_work();
+    test::refused_naming([&] { return taped_revolve(20000, 8, 2, 1, 1, work - 1); },
+                         ("work_limit = " + std::to_string(work - 1)).c_str());
+    BOOST_TEST(taped_revolve(20000, 8, 2, 1, 1, work).evaluations() == plan.evaluations());
+}
+
+BOOST_AUTO_TEST_CASE(ten_thousand_steps_in_64_units_plan_within_the_default_work)
+{
+    // The range bound of the split search (least increments over a range) makes this table fit the default
+    // work; with the bound of increments 1 and 0 alone it needed several times more and was refused.
+    const taped_revolve plan(10000, 64, 4);
+    BOOST_TEST(plan.planning_work() <= taped_revolve::default_work_limit);
+    BOOST_TEST(plan.evaluations() >= 2 * 10000u - 1 - 64 / 4);
+    BOOST_TEST(plan.evaluations() <= revolve(10000, 64).cost().forward_steps + 10000u);
+    replay_and_check(plan);
+}
+
+BOOST_AUTO_TEST_CASE(the_issues_slow_case_is_refused_after_at_most_the_default_work)
+{
+    // taped_revolve(90000, 64, 2) planned for 104 s before; its exact table needs far more than the
+    // default limit (about 1 s), so it is refused, naming the limit and what to do instead.
+    test::refused_naming([] { return taped_revolve(90000, 64, 2); },
+                         ("work_limit = " + std::to_string(taped_revolve::default_work_limit)).c_str());
+    test::refused_naming([] { return taped_revolve(90001, 64, 2); }, "at most 90000 steps");
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
 {
     test::refused_naming([] { return taped_revolve(0, 3, 2); }, "steps = 0");
@@ -200,6 +251,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
                          "forward_cost = inf");
     test::refused_naming([] { return taped_revolve(80000, 5000, 6); }, "entries");
     test::refused_naming([] { return taped_revolve(std::numeric_limits<step_t>::max(), 5, 6); }, "steps = ");
+    test::refused_naming([] { return taped_revolve(1'000'001, 5, 6); }, "steps = 1000001");
 }
 
 BOOST_AUTO_TEST_CASE(the_driver_without_tapes_and_the_state_only_simulator_refuse_taped_plans)

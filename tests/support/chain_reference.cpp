@@ -93,8 +93,8 @@ chain_replay replay_chain(const chain_model& chain, const std::vector<action>& a
 double brute_force_chain_optimum(const chain_model& chain, std::uint64_t budget, bool persistent)
 {
     const auto t = static_cast<step_t>(chain.steps.size());
-    if (t > 8)
-        throw std::invalid_argument("brute_force_chain_optimum: T <= 8");
+    if (t > 12)
+        throw std::invalid_argument("brute_force_chain_optimum: T <= 12");
     const std::uint32_t masks = 1u << t; // snapshots of x_0..x_{T-1}
     std::vector<std::uint64_t> mask_bytes(masks, 0);
     for (std::uint32_t m = 1; m < masks; ++m) {

@@ -38,7 +38,7 @@ chain_replay replay_chain_plan(const chain_model& chain, const Schedule& plan)
 /// The least cost of any legal action sequence whose peak stays within `budget` (Dijkstra over the
 /// current state, the set of held snapshots and the next step to reverse); infinity when none fits.
 /// `persistent`: only sequences that keep every snapshot x_j until step j is reversed (x_j may be freed
-/// once it is restored for the adjoint of step j, or later). Exponential: T <= 8.
+/// once it is restored for the adjoint of step j, or later). Exponential: T <= 12 ((T+1)^2 2^T states).
 double brute_force_chain_optimum(const chain_model& chain, std::uint64_t budget, bool persistent);
 
 } // namespace remat::test

@@ -66,6 +66,12 @@ public:
         bool use_rounding_slack = true;
         /// Where the plan is not exact(): take remat::greedy_ranking's plan when it costs less (method()).
         bool greedy_fallback = true;
+        /// Where the plan is exact() and the chain small (T (T + 1) / 2 x (U + 1) <= 2^22 table entries and
+        /// T^2 (T + 1) (U + 1) <= 10^8), also solve the recurrence extended by one non-persistent split
+        /// (a checkpoint freed at its last restore, its step reversed from the enclosing checkpoint;
+        /// docs/heterogeneous.md) and take its plan where it costs less (method() "dynamic program,
+        /// non-persistent"). Off by default: the plan is then the persistent optimum, what rotor computes.
+        bool non_persistent = false;
     };
 
     /// Throws remat::argument_error for an invalid chain (remat::validate) or a budget below the largest
@@ -94,7 +100,8 @@ public:
     [[nodiscard]] bool exact() const noexcept;
     /// Where the plan comes from: "dynamic program", or "greedy ranking" where the plan is not exact() and
     /// remat::greedy_ranking's plan costs less than the dynamic program's (a safety net, not an optimum: the
-    /// plan then is that plan, priced and checked the same way).
+    /// plan then is that plan, priced and checked the same way), or "dynamic program, non-persistent"
+    /// (options::non_persistent).
     [[nodiscard]] const char* method() const noexcept;
     /// Whether the granularity divides every size: the discretisation then costs nothing.
     [[nodiscard]] bool lossless() const noexcept;

@@ -26,9 +26,10 @@
 // The plan is exact: a dynamic program over (segment length l, free units b) with, for each segment, the
 // choice between (a) a taped first step (then the rest with b - tape_units, the step's snapshot freed) and
 // (b) storing x_s, advancing j steps, the right part with b - 1 and the left part with b; the best j is
-// found by branch and bound on the monotonicity of the cost in l (exact, not a heuristic). Planning time
-// and memory grow with T x min(units, (T-1) x tape_units): about 1 s for T = 1000 and up to a minute for
-// T = 10^4 with 3000 units; the table (4 bytes an entry) is limited to 2^27 entries.
+// found by branch and bound on the monotonicity of the cost in l (exact, not a heuristic). Its work grows
+// up to T^2 x units: under 0.1 s for T = 1000 and 295 units, 8.7 s for T = 10^4 and 2950 units; by
+// default the planner refuses beyond about 1 s of work (planning_work(), docs/tapes.md). Two cases are
+// closed forms, planned in O(T) for any T up to 10^6: no tape fits (revolve's plan) and (T-1) tapes fit.
 #pragma once
 
 #include "remat/schedule/action.hpp"
@@ -54,11 +55,14 @@ namespace remat {
 ///     for (const remat::action& a : plan)   // advance 0 1 tape, store 0 0 1, advance 1 18, ...
 ///         std::cout << a << '\n';
 ///
-/// Throws remat::argument_error naming the value when steps < 1, units < 1, tape_units < 1, a cost is
-/// negative or not finite, or the planning table would exceed 2^27 entries (or T > 90000).
+/// Throws remat::argument_error naming the value when steps < 1 or > 10^6, units < 1, tape_units < 1, a
+/// cost is negative or not finite, or, when a tape fits but not T - 1 of them (the plan needs the table),
+/// T > 90000, the table would exceed max_table_entries or its work would exceed `work_limit` (refused
+/// after at most that work: about 1 s by default).
 class taped_revolve : public action_range<taped_revolve> {
 public:
-    taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost = 1.0, double backward_cost = 1.0);
+    taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost = 1.0, double backward_cost = 1.0,
+                  std::uint64_t work_limit = default_work_limit);
 
     [[nodiscard]] step_t steps() const noexcept { return steps_; }
     /// The memory budget asked for, in units of one state.
@@ -69,6 +73,17 @@ public:
     [[nodiscard]] std::uint64_t evaluations() const noexcept { return evaluations_; }
     /// Most units held at once (snapshots + tape_units x tapes); never more than units().
     [[nodiscard]] slot_t peak_units() const noexcept { return peak_units_; }
+
+    /// The planner's work: table entries filled, split points priced, and 4 for each range of splits
+    /// bounded (0 when the plan is a closed form: no tape fits, or every step but the last is taped). Deterministic, so
+    /// a bound on it is a bound on the planning time that a test can assert; never more than the constructor's
+    /// work_limit.
+    [[nodiscard]] std::uint64_t planning_work() const noexcept { return planning_work_; }
+    /// The work beyond which the constructor refuses by default: under 1 s of planning (2-7 ns of CPU a
+    /// unit of work on a loaded 2-core machine, docs/tapes.md). Pass a larger work_limit to wait longer.
+    static constexpr std::uint64_t default_work_limit = 150'000'000;
+    /// The largest table (entries of 4 bytes) the planner makes.
+    static constexpr std::uint64_t max_table_entries = 1u << 25;
 
     /// The counts (forward_steps: advances, taped ones included; taped_steps; stores; restores; peak_slots:
     /// snapshots; peak_tapes) and predicted_cost = F x evaluations() + B x T.
@@ -83,6 +98,7 @@ private:
     slot_t units_;
     slot_t tape_units_;
     std::uint64_t evaluations_ = 0;
+    std::uint64_t planning_work_ = 0;
     slot_t peak_units_ = 0;
     schedule_cost cost_;
     std::shared_ptr<const std::vector<action>> actions_;
