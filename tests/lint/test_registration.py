@@ -4,11 +4,27 @@
     tests/lint/test_registration.py CTEST BUILD_DIR
 
 A test without a timeout can hang CI until CI's own limit; one without a label escapes `ctest -L` selections
-(CI leaves out `long`, the sanitizer stages `install|lint|crosscheck`). Reads `ctest --show-only=json-v1`.
+(CI leaves out `long`, the sanitizer stages `install|lint|crosscheck`). Reads `ctest --show-only=json-v1` over
+a copy of the build's CTestTestfile.cmake files: run in the build itself, ctest would rewrite the
+Testing/Temporary/LastTest.log of the run this test is part of.
 """
 import json
+import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
+
+
+def list_tests(ctest: str, build: str) -> list:
+    with tempfile.TemporaryDirectory() as scratch:
+        for testfile in pathlib.Path(build).rglob("CTestTestfile.cmake"):
+            copy = pathlib.Path(scratch) / testfile.relative_to(build)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(testfile, copy)
+        listing = subprocess.run([ctest, "--test-dir", scratch, "--show-only=json-v1"], check=True,
+                                 capture_output=True, text=True).stdout
+    return json.loads(listing)["tests"]
 
 
 def main() -> int:
@@ -16,9 +32,7 @@ def main() -> int:
         print(__doc__.strip())
         return 0 if len(sys.argv) == 2 else 2
     ctest, build = sys.argv[1:]
-    listing = subprocess.run([ctest, "--test-dir", build, "--show-only=json-v1"], check=True,
-                             capture_output=True, text=True).stdout
-    tests = json.loads(listing)["tests"]
+    tests = list_tests(ctest, build)
     bad = []
     for test in tests:
         properties = {p["name"]: p["value"] for p in test.get("properties", [])}
