@@ -1020,6 +1020,17 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     return plan;
 }
 
+// A level with more slots than the loop can fill (a loop of T steps never holds more than T-1 snapshots) is
+// planned as one with T-1: no structure's work or memory then grows with a slot count beyond what T needs.
+cost_model clamped(cost_model model, step_t steps)
+{
+    const slot_t most = std::max<step_t>(steps - 1, 1);
+    for (level_spec& level : model.levels)
+        if (level.slots != level_spec::unlimited && level.slots > most)
+            level.slots = most;
+    return model;
+}
+
 } // namespace
 
 multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
@@ -1028,7 +1039,7 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     validate(model);
     multilevel_plan base;
     base.steps = steps;
-    base.model = model;
+    base.model = clamped(model, steps);
     const std::size_t n = model.levels.size();
     if (opts.how == method::binomial && !binomial_optimal(model))
         throw argument_error("method::binomial needs one level with zero write cost, got " + std::to_string(n) +
@@ -1038,6 +1049,10 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     std::iota(all.begin(), all.end(), level_t{0});
     const std::uint64_t work_before = detail::multilevel_work_meter();
     plan_ptr plan = plan_levels(base, opts, memo, (std::uint32_t{1} << n) - 1, all);
+    if (!(base.model == model)) { // report the model as given: a copy sharing the tables
+        plan = std::make_shared<multilevel_plan>(*plan);
+        plan->model = model;
+    }
     plan->work = detail::multilevel_work_meter() - work_before;
     plan_ = plan;
 }
