@@ -120,7 +120,7 @@ public:
     ///     plan.model().levels[plan.outer_level()].name   // "disk"
     [[nodiscard]] level_t outer_level() const noexcept;
 
-    /// The work it took to make the plan: inner-loop iterations of the tables built (and 100 for each task the
+    /// The work it took to make the plan: inner-loop iterations of the tables built (and 300 for each task the
     /// stacked structure counted), the plans over subsets of the levels included. At most
     /// options::near_optimal_work_limit for automatic and near_optimal (the exact table included), whatever T and
     /// the levels.
