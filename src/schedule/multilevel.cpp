@@ -911,15 +911,34 @@ multilevel_plan without_level(const multilevel_plan& base, std::size_t drop, std
     return fewer;
 }
 
-// The plan for `base`, never dearer than the plan for any subset of its levels made with the share of the work
-// that subset gets here (those are plans for the whole store too). The work limit `opts.near_optimal_work_limit`
-// covers everything: when the exact table fits it, that is the plan. Else each subset that drops one level
-// gets an n-th of half the limit, and is planned the same way (so, by induction, every smaller one is
-// covered) unless the lower bound of its model already reaches the cost in hand; this model's own structures
-// get the rest: the whole limit less the shares of the subsets that may be planned (those whose bound is
-// below the stacked plan's cost, and which are not one free level). A subset's plan depends only on its model
-// and its share, so it is the plan that model gets alone with that limit. Plans are kept per subset
-// (`levels`: the bits of the caller's levels that `base` has, `original`: which they are).
+// The part of the work limit that a model of `n` levels spends on its own structures (the exact table included),
+// the same whether it is planned alone or as a subset of a larger store, so that its plan is the same both ways.
+// A store of up to four levels plans every subset of its levels with that subset's part: the parts of a
+// four-level store and of all its subsets add up to 1/16 + 4/10 + 6/12 + 4/128 < 1 of the limit, whatever is
+// skipped. Two and three levels get the most (they are the common stores, and a four-level store's six pairs and
+// four triples are what its worst case spends); five levels and more plan no subsets and spend half the limit.
+std::uint64_t own_part(std::uint64_t limit, std::size_t n)
+{
+    switch (n) {
+    case 1:
+        return limit / 128;
+    case 2:
+        return limit / 12;
+    case 3:
+        return limit / 10;
+    case 4:
+        return limit / 16;
+    default:
+        return limit / 2;
+    }
+}
+
+// The plan for `base`: the cheapest of its own structures and the plans of its subsets of levels (those are plans
+// for the whole store too), each made as that subset alone would be made with the same options (own_part), so a
+// store's plan is never dearer than the plan of any of its subsets, for up to four levels: adding a level never
+// makes the predicted cost worse. A subset whose lower bound already reaches the cost in hand cannot be cheaper
+// and is skipped, which leaves the minimum unchanged. Plans are kept per subset (`levels`: the bits of the
+// caller's levels that `base` has, `original`: which they are).
 plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opts,
                      std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
                      const std::vector<level_t>& original)
@@ -928,11 +947,6 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     if (const auto it = memo.find(levels); it != memo.end())
         return it->second;
     const std::size_t n = base.model.levels.size();
-    const std::uint64_t limit = opts.near_optimal_work_limit;
-    const std::uint64_t exact_limit =
-        opts.how == method::automatic ? std::min(opts.exact_work_limit, limit) : opts.exact_work_limit;
-    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
-    const bool guarded = n >= 2 && n <= 4 && opts.only == multilevel::structure::binomial && opts.how != method::exact;
     plan_ptr plan;
     if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
         // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
@@ -942,63 +956,52 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
         memo.emplace(levels, plan);
         return plan;
     }
-    const std::uint64_t share = limit / 2 / std::max<std::size_t>(n, 1);
-    std::uint64_t own = limit;
-    const std::uint64_t start = detail::multilevel_work_meter();
     // One structure asked for alone gets the limit for each of its tables (no cap), as does method::exact.
     const bool capped = opts.how != method::exact && opts.only == multilevel::structure::binomial;
-    const detail::work_cap whole(capped ? limit : ~std::uint64_t{0});
-    plan_ptr stacked;
-    if (guarded) {
-        // The exact table over the whole limit needs no subsets; else reserve the shares of the subsets that
-        // may be planned.
-        const bool exact_fits = opts.how == method::automatic &&
-                                affordable(n, table_limits(base.model, base.steps), base.steps, exact_limit,
-                                           std::min(opts.max_table_entries, opts.memory_limit / 22));
-        if (!exact_fits) {
-            try {
-                stacked = plan_stacked(base);
-            } catch (const overflow_error&) {
-            }
-            const double hand = stacked ? plan_cost(*stacked).predicted_cost : infinity;
-            std::vector<level_t> kept;
-            for (std::size_t drop = 0; drop < n; ++drop) {
-                const multilevel_plan fewer = without_level(base, drop, kept);
-                if (!binomial_optimal(fewer.model) && multilevel_lower_bound(base.steps, fewer.model) < hand)
-                    own -= share;
-            }
-        }
-    }
+    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
+    const bool guarded = capped && n <= 4;
+    const std::uint64_t own = capped ? own_part(opts.near_optimal_work_limit, n) : opts.near_optimal_work_limit;
+    const std::uint64_t exact_limit =
+        opts.how == method::automatic ? std::min(opts.exact_work_limit, own) : opts.exact_work_limit;
     {
-        // This model's own structures: what is left of `own` after the stacked plan.
-        const std::uint64_t spent = detail::multilevel_work_meter() - start;
         multilevel::options mine = opts;
-        mine.near_optimal_work_limit = own > spent ? own - spent : 0;
-        const detail::work_cap cap(capped ? mine.near_optimal_work_limit : ~std::uint64_t{0});
-        plan = choose(base, mine, exact_limit, stacked);
+        mine.near_optimal_work_limit = own;
+        const detail::work_cap cap(capped ? own : ~std::uint64_t{0}); // its own, whatever the caller's cap
+        plan = choose(base, mine, exact_limit, nullptr);
     }
     const bool optimal = plan->used == method::exact || plan->used == method::binomial;
-    if (!optimal && guarded) {
+    if (!optimal && guarded && n >= 2) {
         double cost = plan_cost(*plan).predicted_cost;
-        multilevel::options theirs = opts;
-        theirs.near_optimal_work_limit = share;
+        // The subsets that drop one level, the most promising (lowest bound) first: the sooner the cost in hand
+        // falls, the more of the others its bound skips.
+        struct candidate {
+            std::size_t drop;
+            double bound;
+        };
+        std::vector<candidate> order;
         for (std::size_t drop = 0; drop < n; ++drop) {
             std::vector<level_t> kept;
-            const multilevel_plan fewer = without_level(base, drop, kept);
+            order.push_back({drop, multilevel_lower_bound(base.steps, without_level(base, drop, kept).model)});
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [](const candidate& a, const candidate& b) { return a.bound < b.bound; });
+        for (const candidate& c : order) {
+            if (c.bound >= cost)
+                continue; // no plan over these levels can be cheaper
+            std::vector<level_t> kept;
+            const multilevel_plan fewer = without_level(base, c.drop, kept);
             std::vector<level_t> kept_original;
             for (const level_t k : kept)
                 kept_original.push_back(original[static_cast<std::size_t>(k)]);
-            if (multilevel_lower_bound(base.steps, fewer.model) >= cost)
-                continue; // no plan over these levels can be cheaper
             plan_ptr inner;
             double inner_cost = infinity;
             try {
-                inner = plan_levels(fewer, theirs, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+                inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[c.drop]), kept_original);
                 inner_cost = plan_cost(*inner).predicted_cost;
             } catch (const overflow_error&) {
                 continue; // no plan over these levels can be counted
             } catch (const capacity_error&) {
-                continue; // none fits this subset's share of the limit
+                continue; // none fits this subset's part of the limit
             }
             if (inner_cost >= cost)
                 continue;
@@ -1020,6 +1023,17 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     return plan;
 }
 
+// A level with more slots than the loop can fill (a loop of T steps never holds more than T-1 snapshots) is
+// planned as one with T-1: no structure's work or memory then grows with a slot count beyond what T needs.
+cost_model clamped(cost_model model, step_t steps)
+{
+    const slot_t most = std::max<step_t>(steps - 1, 1);
+    for (level_spec& level : model.levels)
+        if (level.slots != level_spec::unlimited && level.slots > most)
+            level.slots = most;
+    return model;
+}
+
 } // namespace
 
 multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
@@ -1028,7 +1042,7 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     validate(model);
     multilevel_plan base;
     base.steps = steps;
-    base.model = model;
+    base.model = clamped(model, steps);
     const std::size_t n = model.levels.size();
     if (opts.how == method::binomial && !binomial_optimal(model))
         throw argument_error("method::binomial needs one level with zero write cost, got " + std::to_string(n) +
@@ -1038,6 +1052,10 @@ multilevel::multilevel(step_t steps, const cost_model& model, const options& opt
     std::iota(all.begin(), all.end(), level_t{0});
     const std::uint64_t work_before = detail::multilevel_work_meter();
     plan_ptr plan = plan_levels(base, opts, memo, (std::uint32_t{1} << n) - 1, all);
+    if (!(base.model == model)) { // report the model as given: a copy sharing the tables
+        plan = std::make_shared<multilevel_plan>(*plan);
+        plan->model = model;
+    }
     plan->work = detail::multilevel_work_meter() - work_before;
     plan_ = plan;
 }

@@ -273,13 +273,13 @@ void multilevel::cursor_type::refill()
     if (walker_ == nullptr) { // the binomial and stacked shapes: revolve's actions, a queue at a time
         action a;
         while (!queue_.full() && binomial_.next(a)) {
-            if (layout_ != nullptr) // stacked: depth d is a slot of level layout.level[d]
+            if (layout_ != nullptr) // stacked: depth d is a slot of level layout.level_at(d)
                 std::visit(
                     [&](auto& x) {
                         if constexpr (requires { x.slot; }) {
-                            const auto d = static_cast<std::size_t>(x.slot);
-                            x.level = layout_->level[d];
-                            x.slot = layout_->slot[d];
+                            const slot_t d = x.slot;
+                            x.level = layout_->level_at(d);
+                            x.slot = layout_->slot_at(d);
                         }
                     },
                     a);

@@ -36,7 +36,7 @@ struct multilevel_plan {
     multilevel_counts tail_run;   ///< counts of the last segment (start placed by the table)
     schedule_cost outer;          ///< nested: the outer revolve's counts, in segments; stacked: the plan's counts
     stacked_layout layout;        ///< stacked: the level and slot of each of revolve's depths
-    /// Table iterations (and stacked tasks, 100 each) counted while making the plan, subsets included.
+    /// Table iterations (and stacked tasks, 300 each) counted while making the plan, subsets included.
     std::uint64_t work = 0;
     /// A plan over some of the levels that this one runs (its method, shape and tables are sub's), and this
     /// model's level for each of sub's levels. Null for a plan over all of them.

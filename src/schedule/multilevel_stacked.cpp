@@ -47,10 +47,8 @@ stacked_layout stack_levels(const cost_model& model, const std::vector<std::uint
     });
     stacked_layout layout;
     for (const std::size_t level : order)
-        for (std::uint64_t i = 0; i < use[level]; ++i) {
-            layout.level.push_back(static_cast<level_t>(level));
-            layout.slot.push_back(static_cast<slot_t>(i));
-        }
+        if (use[level] > 0)
+            layout.blocks.push_back({static_cast<level_t>(level), static_cast<slot_t>(use[level])});
     return layout;
 }
 
@@ -61,20 +59,19 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
     if (layout.slots() < used || used < 1)
         return std::nullopt;
     const auto level_at = [&](slot_t task_slots) {
-        return static_cast<std::size_t>(layout.level[static_cast<std::size_t>(used - task_slots)]);
+        return static_cast<std::size_t>(layout.level_at(used - task_slots));
     };
-    // The depths [from, to] on each level's block (stack_levels lays each level out as one block of depths).
+    // The depths [from, to] of each level's block among the `used` ones.
     struct block {
         std::size_t level;
         slot_t from, to;
     };
     std::vector<block> blocks;
-    for (slot_t d = 0; d < used; ++d) {
-        const auto level = static_cast<std::size_t>(layout.level[static_cast<std::size_t>(d)]);
-        if (blocks.empty() || blocks.back().level != level)
-            blocks.push_back({level, d, d});
-        else
-            blocks.back().to = d;
+    for (slot_t first = 0; const stacked_layout::block& b : layout.blocks) {
+        if (first >= used)
+            break;
+        blocks.push_back({static_cast<std::size_t>(b.level), first, std::min(first + b.count, used) - 1});
+        first += b.count;
     }
     // One count on each depth of [from, to] (empty when from > to), added per level.
     const auto add_depths = [&](std::array<std::uint64_t, max_levels>& to, slot_t from, slot_t last) {
@@ -156,10 +153,10 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
     c.repetition = revolve(steps, used).repetition();
     c.levels.resize(n);
     if (steps >= 2) {
-        c.levels[static_cast<std::size_t>(layout.level[0])].stores = 1; // x_0
+        c.levels[static_cast<std::size_t>(layout.level_at(0))].stores = 1; // x_0
         c.peak_slots = used;
-        for (slot_t d = 0; d < used; ++d)
-            ++c.levels[static_cast<std::size_t>(layout.level[static_cast<std::size_t>(d)])].peak_slots;
+        for (const block& b : blocks)
+            c.levels[b.level].peak_slots += b.to - b.from + 1;
     }
     for (std::size_t i = 0; i < n; ++i) {
         c.levels[i].stores += all.stores[i];

@@ -22,11 +22,38 @@
 
 namespace remat::detail {
 
-/// Where revolve's slot depths live: depth d (0 = the bottom, x_0's) is slot `slot[d]` of level `level[d]`.
+/// Where revolve's slot depths live, as one block of consecutive depths per level, bottom (x_0's depth 0)
+/// first: depth d is slot d - (the block's first depth) of the block's level. Blocks rather than one entry per
+/// depth: a level may offer billions of slots, and a plan must not cost memory or time per slot.
 struct stacked_layout {
-    std::vector<level_t> level;
-    std::vector<slot_t> slot;
-    [[nodiscard]] slot_t slots() const noexcept { return static_cast<slot_t>(level.size()); }
+    struct block {
+        level_t level = 0;
+        slot_t count = 0; ///< >= 1
+    };
+    std::vector<block> blocks;
+    [[nodiscard]] slot_t slots() const noexcept
+    {
+        slot_t all = 0;
+        for (const block& b : blocks)
+            all += b.count;
+        return all;
+    }
+    /// The level of depth d (0 <= d < slots()).
+    [[nodiscard]] level_t level_at(slot_t depth) const noexcept { return locate(depth).level; }
+    /// The slot of depth d on its level.
+    [[nodiscard]] slot_t slot_at(slot_t depth) const noexcept { return locate(depth).count; }
+
+private:
+    // The block of `depth` with the depth's offset in it as its count (at most max_levels blocks).
+    [[nodiscard]] block locate(slot_t depth) const noexcept
+    {
+        for (const block& b : blocks) {
+            if (depth < b.count)
+                return {b.level, depth};
+            depth -= b.count;
+        }
+        return {blocks.empty() ? level_t{0} : blocks.back().level, depth};
+    }
 };
 
 /// The layout of `use[L]` slots of each level L, the dearest (write + read) at the bottom.

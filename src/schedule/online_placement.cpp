@@ -203,18 +203,23 @@ std::vector<step_t> online_placement::positions() const
 
 online_placement::summary online_placement::summarize(slot_t slots, step_t d)
 {
-    require_positive_slots(slots);
     summary out;
+    out.stores = visit_positions(slots, d, [&](step_t position) { out.positions.push_back(position); });
+    return out;
+}
+
+std::uint64_t online_placement::visit_positions(slot_t slots, step_t d, const std::function<void(step_t)>& each)
+{
+    require_positive_slots(slots);
     if (d <= 0)
-        return out;
+        return 0;
     const auto s = static_cast<std::uint64_t>(slots);
     const auto p = static_cast<std::uint64_t>(d);
     if (p <= s || s == 1) {
         const std::uint64_t kept = std::min(p, s);
         for (std::uint64_t i = 0; i < kept; ++i)
-            out.positions.push_back(static_cast<step_t>(i));
-        out.stores = kept;
-        return out;
+            each(static_cast<step_t>(i));
+        return kept;
     }
     if (p <= level_two_start(s)) {
         // Round k starts at p_k = s + s(s+1)/2 - k(k+1)/2; find the round holding p.
@@ -232,21 +237,19 @@ online_placement::summary online_placement::summarize(slot_t slots, step_t d)
         }
         const std::uint64_t k = lo;
         const std::uint64_t j = p - round_start(k);
-        std::vector<std::uint64_t> lengths; // from x_0 on; the segment with σ slots comes s-σ-th
-        lengths.reserve(s);
-        for (std::uint64_t sigma = s; sigma > k; --sigma)
-            lengths.push_back(sigma + 1);
-        for (std::uint64_t sigma = k; sigma >= 2; --sigma)
-            lengths.push_back(j >= 2 && sigma == j ? j + 1 : 1);
-        lengths.push_back(k == 1 || j == 1 ? 1 + j : 1); // the last segment, ending at x_p
+        // The segments from x_0 on (the one with σ slots comes s-σ-th), each announced by its start.
         step_t position = 0;
-        for (const std::uint64_t l : lengths) {
-            out.positions.push_back(position);
-            position += static_cast<step_t>(l);
-        }
+        const auto segment = [&](std::uint64_t length) {
+            each(position);
+            position += static_cast<step_t>(length);
+        };
+        for (std::uint64_t sigma = s; sigma > k; --sigma)
+            segment(sigma + 1);
+        for (std::uint64_t sigma = k; sigma >= 2; --sigma)
+            segment(j >= 2 && sigma == j ? j + 1 : 1);
+        segment(k == 1 || j == 1 ? 1 + j : 1); // the last segment, ending at x_p
         const uint128 wave_stores = (static_cast<uint128>(s) * (s - 1) - static_cast<uint128>(k) * (k - 1)) / 2;
-        out.stores = static_cast<std::uint64_t>(s + wave_stores) + (k >= 2 && j >= 2 ? j - 1 : 0);
-        return out;
+        return static_cast<std::uint64_t>(s + wave_stores) + (k >= 2 && j >= 2 ? j - 1 : 0);
     }
     online_placement place = at_level_two(slots);
     for (step_t q = static_cast<step_t>(level_two_start(s));; ++q) {
@@ -255,9 +258,9 @@ online_placement::summary online_placement::summarize(slot_t slots, step_t d)
             break;
         (void)place.decide(q);
     }
-    out.positions = place.positions();
-    out.stores = place.stores();
-    return out;
+    for (const step_t position : place.positions())
+        each(position);
+    return place.stores();
 }
 
 } // namespace remat::detail

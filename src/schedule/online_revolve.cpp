@@ -188,24 +188,29 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
                              ") needs a replay of about " + std::to_string(replayed) +
                              " store decisions, more than the work limit of " + std::to_string(work_limit) +
                              "; use more slots or fewer steps, or raise the limit");
-    if (static_cast<std::uint64_t>(slots_) > work_limit)
+    // Each snapshot held at the end is priced as one segment; past level one they are also kept in a list (48
+    // bytes each) and each segment costs a revolve count of a few hundred ns: 16 units of work per slot there
+    // (1.6*10^7 slots took 8 s and 734 MB before, within a limit that counted one per slot).
+    const auto s = static_cast<std::uint64_t>(slots_);
+    const std::uint64_t per_slot = replayed > 0 ? 16 : 1;
+    if (s > work_limit / per_slot)
         throw argument_error("online_revolve(" + std::to_string(slots_) + ").cost(" + std::to_string(steps) +
-                             ") lists the " + std::to_string(slots_) +
-                             " snapshots held at the end, more than the work limit of " + std::to_string(work_limit) +
+                             ") lists the " + std::to_string(slots_) + " snapshots held at the end" +
+                             (per_slot > 1 ? " past level one (" + std::to_string(per_slot) + " units each)" : "") +
+                             ", more than the work limit of " + std::to_string(work_limit) +
                              "; use fewer slots (or at least T-1, which costs nothing to count), or raise the limit");
-    const detail::online_placement::summary forward = detail::online_placement::summarize(slots_, decisions);
     c.steps = steps;
     c.reverse_steps = static_cast<std::uint64_t>(steps);
     c.forward_steps = static_cast<std::uint64_t>(decisions);
-    c.stores = forward.stores;
-    const std::size_t kept = forward.positions.size();
-    c.peak_slots = static_cast<slot_t>(kept);
     c.repetition = decisions > 0 ? 1 : 0;
-    for (std::size_t i = 0; i < kept; ++i) {
-        const step_t start = forward.positions[i];
-        const step_t stop = i + 1 < kept ? forward.positions[i + 1] : decisions;
+    // Segment i runs from the i-th snapshot kept to the next (the last to x_decisions) with σ = s - i slots.
+    // Taken one at a time as the positions arrive: millions of slots would otherwise cost hundreds of MB.
+    std::size_t index = 0;
+    step_t start = -1;
+    const auto segment = [&](step_t stop) {
+        const auto i = static_cast<slot_t>(index++);
         const step_t length = stop - start;
-        const slot_t sigma = slots_ - static_cast<slot_t>(i);
+        const slot_t sigma = slots_ - i;
         slot_t used = 1;
         if (length == 1) {
             c.restores += 1;
@@ -217,8 +222,18 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
             c.repetition = std::max(c.repetition, 1 + part.repetition);
             used = part.peak_slots;
         }
-        c.peak_slots = std::max(c.peak_slots, static_cast<slot_t>(i) + used);
-    }
+        c.peak_slots = std::max(c.peak_slots, i + used);
+    };
+    const std::uint64_t forward_stores =
+        detail::online_placement::visit_positions(slots_, decisions, [&](step_t position) {
+            if (start >= 0)
+                segment(position);
+            start = position;
+        });
+    c.stores += forward_stores;
+    if (start >= 0)
+        segment(decisions);
+    c.peak_slots = std::max(c.peak_slots, static_cast<slot_t>(index));
     finish_single_level(c);
     return c;
 }

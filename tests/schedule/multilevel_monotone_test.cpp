@@ -1,16 +1,13 @@
 // Multi-level plans never lose to a simpler plan. A plan over a subset of the levels, or with one slot fewer
-// on a level, is also a plan for the whole store, so the chosen plan must cost no more than the plan the
-// same planner makes for any subset of the levels with the share of the work limit that subset gets (half the
-// limit shared by the subsets that drop one level, and so on down; revolve on one level alone needs no work and
-// is compared directly) and at most 1.001 times the plan with one slot fewer on any finite level; and never less
-// than the lower bound. Against a subset planned with the whole limit (which a plan over all the levels cannot
-// afford for each of its subsets within one limit) the plan may lose a little where that subset's own tables
-// matter: at most 0.5% with the default limits (the stress build; the unit build prints it). Checked
-// for two- and three-level stores (finite and unlimited slowest levels, cheap and dear transfers) at
-// T = 10^3 ... 10^15 and at the T just past each point in that range where the chosen structure changes
-// (found by bisection). The unit build runs a few models with small work limits (the property must hold at
-// any limits, as long as every plan compared is made with the same ones); the stress build
-// (REMAT_MONOTONE_FULL, label stress) runs every model with the default limits.
+// on a level, is also a plan for the whole store, so the chosen plan must cost no more than the plan the same
+// planner makes, with the same options, for any subset of the levels planned alone (exactly: a store of up to four
+// levels plans each subset as that subset alone is planned; revolve on one level alone needs no work and is
+// compared directly), and at most 1.001 times (four levels: 1.01) the plan with one slot fewer on any finite level or
+// with that level limited instead of unlimited (0.5% for that); and never less than the lower bound. Checked for two-,
+// three- and four-level stores (finite and unlimited slowest and middle levels, cheap and dear transfers) at T = 10^3
+// ... 10^15 and at the T just past each point in that range where the chosen structure changes (found by bisection).
+// The unit build runs small work limits (the property must hold at any limits, as long as every plan compared is made
+// with the same ones); the long build (REMAT_MONOTONE_FULL, label long) runs every model with the default limits.
 #define BOOST_TEST_MODULE multilevel_monotone
 #include <boost/test/unit_test.hpp>
 
@@ -41,7 +38,7 @@ multilevel::options small_limits()
 {
     multilevel::options o;
     o.exact_work_limit = 20'000'000;
-    o.near_optimal_work_limit = 40'000'000;
+    o.near_optimal_work_limit = 400'000'000; // two levels spend a twelfth of it on their own structures
     return o;
 }
 const multilevel::options limits = small_limits();
@@ -53,14 +50,11 @@ constexpr int thinning = 1;
 #endif
 #endif
 
-// The cost of the plan for `m` (with the work limit divided `divisor` times); infinite when its counts leave 64
-// bits (too few slots for such a loop).
-double cost_of(step_t steps, const cost_model& m, std::uint64_t divisor = 1)
+// The cost of the plan for `m`; infinite when its counts leave 64 bits (too few slots for such a loop).
+double cost_of(step_t steps, const cost_model& m)
 {
-    multilevel::options o = limits;
-    o.near_optimal_work_limit /= divisor;
     try {
-        return multilevel(steps, m, o).cost().predicted_cost;
+        return multilevel(steps, m, limits).cost().predicted_cost;
     } catch (const overflow_error&) {
         return std::numeric_limits<double>::infinity();
     }
@@ -82,7 +76,9 @@ std::vector<cost_model> subsets(const cost_model& m)
     return out;
 }
 
-void check_at(step_t steps, const cost_model& m)
+// `slack`: how much dearer than with one slot fewer a plan may be (0.1%; four levels, whose near-optimal tables
+// are the smallest, 1%: 0.63% seen).
+void check_at(step_t steps, const cost_model& m, double slack)
 {
     const std::string what = test::describe(steps, m);
     const multilevel plan(steps, m, limits);
@@ -90,22 +86,10 @@ void check_at(step_t steps, const cost_model& m)
     const double margin = 1e-9 * cost;
     BOOST_TEST_REQUIRE(multilevel_lower_bound(steps, m) <= cost + margin, what);
     for (const cost_model& s : subsets(m)) {
-        // A subset of k of the n levels gets 1 / (2n * 2(n-1) * ... * 2(k+1)) of the limit.
-        std::uint64_t divisor = 1;
-        for (std::size_t j = s.levels.size() + 1; j <= m.levels.size(); ++j)
-            divisor *= 2 * j;
-        const double fewer = cost_of(steps, s, divisor);
+        // The subset planned alone with the same options: adding levels to it must not make the plan dearer.
+        const double fewer = cost_of(steps, s);
         BOOST_TEST_REQUIRE(cost <= fewer + margin, what << " costs " << cost << ", more than the plan over "
-                                                        << test::describe(steps, s) << " with its share: " << fewer);
-        const double alone = cost_of(steps, s);
-#if defined(REMAT_MONOTONE_FULL) // with the unit build's small limits a subset's share is too small to say much
-        BOOST_TEST_REQUIRE(cost <= 1.005 * alone + margin, what << " costs " << cost << ", more than 1.005 times "
-                                                                << alone << " of the plan over "
-                                                                << test::describe(steps, s) << " with the whole limit");
-#endif
-        if (cost > alone + margin)
-            BOOST_TEST_MESSAGE(what << ": " << cost << " against " << alone << " over " << test::describe(steps, s)
-                                    << " with the whole limit (" << 100.0 * (cost / alone - 1) << "% more)");
+                                                        << test::describe(steps, s) << ": " << fewer);
     }
     // Revolve on a level alone, priced by the model (one of the subset plans when the level is free).
     for (std::size_t i = 0; i < m.levels.size(); ++i) {
@@ -126,8 +110,24 @@ void check_at(step_t steps, const cost_model& m)
         cost_model fewer = m;
         --fewer.levels[i].slots;
         const double c = cost_of(steps, fewer);
-        BOOST_TEST_REQUIRE(cost <= 1.001 * c + margin, what << " costs " << cost << ", more than 1.001 times " << c
-                                                            << " with one slot fewer on level " << i);
+        BOOST_TEST_REQUIRE(cost <= (1 + slack) * c + margin, what << " costs " << cost << ", more than " << 1 + slack
+                                                                  << " times " << c << " with one slot fewer on level "
+                                                                  << i);
+    }
+    // A finite level made unlimited is a capacity that grows too; it changes which tables fit (an unlimited level
+    // adds no row factor but another structure may then win), so it is held to 0.5%.
+    for (std::size_t i = 0; i < m.levels.size(); ++i) {
+        if (m.levels[i].slots == inf)
+            continue;
+        cost_model more = m;
+        more.levels[i].slots = inf;
+        const double c = cost_of(steps, more);
+        BOOST_TEST_REQUIRE(c <= 1.005 * cost + margin, test::describe(steps, more)
+                                                           << " costs " << c << ", more than 1.005 times " << cost
+                                                           << " with level " << i << " limited");
+        if (c > cost + margin)
+            BOOST_TEST_MESSAGE(test::describe(steps, more) << ": " << c << " against " << cost << " with level " << i
+                                                           << " limited (" << 100.0 * (c / cost - 1) << "% more)");
     }
 }
 
@@ -150,14 +150,14 @@ step_t just_past_change(step_t lo, step_t hi, const cost_model& m)
     return hi;
 }
 
-void check_model(const cost_model& m, const std::vector<step_t>& steps)
+void check_model(const cost_model& m, const std::vector<step_t>& steps, double slack = 0.001)
 {
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        check_at(steps[i], m);
+        check_at(steps[i], m, slack);
         if (i + 1 < steps.size() && thinning == 1)
             if (const step_t t = just_past_change(steps[i], steps[i + 1], m); t > 0) {
                 BOOST_TEST_MESSAGE(test::describe(t, m) << ": the structure changes");
-                check_at(t, m);
+                check_at(t, m, slack);
             }
     }
 }
@@ -195,6 +195,36 @@ BOOST_AUTO_TEST_CASE(three_levels)
     check_model({{{"device", 2, 0, 0}, {"host", 3, 1, 0.5}, {"disk", 3, 4, 4}}}, decades(3, 15, 4));
 }
 
+BOOST_AUTO_TEST_CASE(four_levels)
+{
+    // Issue 37: with an archive added to device:4 + host:16:1:1 + disk:64:4:4 the plan at T = 10^4 predicted
+    // 34,427 against 34,059 without it, and from T = 10^5 to 10^13 the four-level plan left the disk unused and
+    // cost 135-155 more than the plan without the disk: each subset got only a share of the limit.
+    check_model({{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", 64, 4, 4}, {"archive", inf, 20, 20}}},
+                decades(3, 15, 4), 0.01);
+    // An unlimited middle level, and a finite slowest one.
+    check_model({{{"device", 2, 0, 0}, {"host", inf, 1, 1}, {"ssd", 8, 4, 4}, {"disk", inf, 20, 20}}},
+                decades(4, 13, 9), 0.01);
+    check_model({{{"device", 2, 0, 0}, {"host", 4, 0.5, 0.5}, {"ssd", 16, 2, 2}, {"disk", 4, 10, 10}}},
+                decades(4, 13, 9), 0.01);
+}
+
+BOOST_AUTO_TEST_CASE(adding_the_archive_of_the_issue_never_costs_more)
+{
+    // The issue's case with the default limits, both ways round: the archive added, and the disk added.
+    const cost_model four{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", 64, 4, 4}, {"archive", inf, 20, 20}}};
+    for (const step_t steps : {step_t{10'000}, step_t{100'000'000}}) {
+        const double cost = multilevel(steps, four).cost().predicted_cost;
+        for (const std::size_t drop : {std::size_t{2}, std::size_t{3}}) {
+            cost_model fewer = four;
+            fewer.levels.erase(fewer.levels.begin() + static_cast<std::ptrdiff_t>(drop));
+            const double without = multilevel(steps, fewer).cost().predicted_cost;
+            BOOST_TEST(cost <= without, test::describe(steps, four)
+                                            << ": " << cost << " against " << without << " without level " << drop);
+        }
+    }
+}
+
 #if defined(REMAT_MONOTONE_FULL)
 BOOST_AUTO_TEST_CASE(the_full_grid)
 {
@@ -203,8 +233,9 @@ BOOST_AUTO_TEST_CASE(the_full_grid)
           cost_model{{{"host", 16, 0, 0}, {"disk", 4, 50, 50}}},
           cost_model{{{"host", 4, 0.5, 0.5}, {"disk", 8, 0.1, 0.1}}},
           cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"disk", inf, 10, 10}}},
-          cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}}})
-        check_model(m, decades(3, 15));
+          cost_model{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}},
+          cost_model{{{"device", 4, 0, 0}, {"host", 16, 1, 1}, {"ssd", 64, 4, 4}, {"disk", inf, 20, 20}}}})
+        check_model(m, decades(3, 15), m.levels.size() == 4 ? 0.01 : 0.001);
 }
 #endif
 

@@ -21,6 +21,7 @@
 #include "remat/schedule/action.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace remat::detail {
@@ -88,6 +89,9 @@ public:
         std::uint64_t stores = 0;
     };
     [[nodiscard]] static summary summarize(slot_t slots, step_t d);
+    /// The same, one position at a time in increasing order (`each(position)`), returning the stores: in the
+    /// closed-form range nothing per snapshot is kept, so millions of slots cost no memory.
+    static std::uint64_t visit_positions(slot_t slots, step_t d, const std::function<void(step_t)>& each);
 
 private:
     void sync_level(step_t p);

@@ -64,17 +64,19 @@ public:
     struct options {
         method how = method::automatic;
         /// automatic: use the exact method when building its table takes at most this many inner-loop
-        /// iterations (about 0.25 ns each on one core) and the work limit below.
+        /// iterations (about 0.25 ns each on one core) and the model's own part of the work limit below.
         std::uint64_t exact_work_limit = 2'000'000'000;
         /// exact: refuse, before building anything, a table beyond this many iterations (about 30 s).
         std::uint64_t exact_max_work = 100'000'000'000;
         /// automatic and near_optimal: the most work (multilevel::work: table iterations, and 300 per task the
-        /// stacked structure counts) of the whole plan, the plans over subsets of the levels included: each
-        /// subset that drops one of the n levels gets 1/(2n) of it (and passes on shares of that), the plan over
-        /// all the levels the rest; a table that would not fit what is left is not built. About 0.5 s of CPU on
-        /// this project's 2-core machine at the default, whatever T and the levels (docs/multilevel.md).
-        /// Not applied to a structure asked for alone (`only`), whose tables each get this much.
-        std::uint64_t near_optimal_work_limit = 2'000'000'000;
+        /// stacked structure counts) of the whole plan, the plans over subsets of the levels included. A model of
+        /// k levels spends a fixed part of it on its own structures (1/128, 1/12, 1/10, 1/16 for k = 1..4, 1/2
+        /// beyond), the same alone or as a subset, and a store of up to four levels plans every subset with its
+        /// part, so adding a level never makes the plan dearer; the parts of four levels and their subsets add up
+        /// to less than the limit. A table that would not fit what is left is not built. At most about a second of CPU
+        /// for four levels on this project's 2-core machine (docs/multilevel.md). Not applied
+        /// to a structure asked for alone (`only`), whose tables each get this much.
+        std::uint64_t near_optimal_work_limit = 3'200'000'000;
         /// spine, nested and layered: the table's horizon K (most steps of one segment, of one leaf for
         /// layered); 0: the largest that fits.
         step_t horizon = 0;
@@ -118,10 +120,10 @@ public:
     ///     plan.model().levels[plan.outer_level()].name   // "disk"
     [[nodiscard]] level_t outer_level() const noexcept;
 
-    /// The work it took to make the plan: inner-loop iterations of the tables built (and 100 for each task the
+    /// The work it took to make the plan: inner-loop iterations of the tables built (and 300 for each task the
     /// stacked structure counted), the plans over subsets of the levels included. At most
-    /// options::near_optimal_work_limit for automatic and near_optimal (plus a plan over the whole loop within
-    /// exact_work_limit), whatever T and the levels.
+    /// options::near_optimal_work_limit for automatic and near_optimal (the exact table included), whatever T and
+    /// the levels.
     ///
     ///     plan.work() <= opts.near_optimal_work_limit;   // true for method::automatic
     [[nodiscard]] std::uint64_t work() const noexcept;

@@ -128,7 +128,8 @@ public:
     /// steps in between skipped), and the reverse sweep as a sum of offline binomial costs over the
     /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1, and
     /// remat::argument_error, before any work, when replay_decisions(steps) or the snapshots it would list
-    /// (s, when T-1 > s) exceed `work_limit` (the default: well under a second).
+    /// (s, when T-1 > s; 16 s past level one, where each is kept and priced by a revolve count) exceed
+    /// `work_limit` (the default: well under a second).
     ///
     ///     remat::online_revolve(3).cost(1'000'000);   // fine: about 4,500 decisions
     ///     remat::online_revolve(3).cost(1LL << 62);   // argument_error at once, not hours of replay
