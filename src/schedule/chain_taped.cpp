@@ -140,7 +140,7 @@ private:
                 ec[m] = -1;
             }
             h[m] = e[m];
-            if (taped < h[m]) {
+            if (taped <= h[m] && taped != infinity) { // on a tie, no snapshot to store and free at once
                 h[m] = taped;
                 hc[m] = -1;
             }

@@ -1,8 +1,9 @@
 """remat.torch.auto_checkpoint against plain autograd on the CPU: the same output and gradients bit for bit
 (torch.equal) for an MLP stack, a residual conv stack and a stack of nn.TransformerEncoderLayer (dropout
-seeded), at every budget from the least to plain autograd's peak; the measured peak of activation bytes
-within the budget; no block run twice where the budget holds plain autograd's activations; bad budgets
-refused naming the least."""
+seeded), from the least budget to plain autograd's peak, with taped advances (remat.chain_taped) and
+without (remat.chain); the measured peak of activation bytes within the budget; no block run twice where
+the budget holds plain autograd's activations, fewer re-runs with tapes just below it; bad budgets refused
+naming the least."""
 
 import re
 
@@ -70,15 +71,16 @@ def budgets_of(fast):
     return sorted({least, (least + plain) // 2, plain - 1, plain, 2 * plain})
 
 
+@pytest.mark.parametrize("taped", [True, False])
 @pytest.mark.parametrize("name", sorted(STACKS))
-def test_gradients_equal_plain_autograd_and_peak_within_budget(name):
+def test_gradients_equal_plain_autograd_and_peak_within_budget(name, taped):
     model, make_x = STACKS[name]()
     model.train()
     x = make_x()
     plain_y, plain_grads, plain_x_grad = run(model, x, seed=7)
-    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0, taped=taped)
     for budget in budgets_of(probe):
-        fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1)
+        fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1, taped=taped)
         calls, handles = count_block_calls(fast.blocks)
         y, grads, x_grad = run(fast, x, seed=7)
         for h in handles:
@@ -95,8 +97,25 @@ def test_gradients_equal_plain_autograd_and_peak_within_budget(name):
             assert fast.method == "plain autograd" and calls[0] == len(fast.blocks)
             assert fast.measured_peak_bytes == fast.plain_peak_bytes
         else:
-            assert fast.method == "remat.chain" and fast.recomputed_blocks > 0
+            assert fast.method == ("remat.chain_taped" if taped else "remat.chain")
             assert fast.predicted_cost == fast.plan.predicted_cost
+            assert taped or fast.recomputed_blocks > 0
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_taped_advances_save_the_extra_forward_below_plain_autograds_peak(name):
+    """Just below plain autograd's peak, the states-only planner re-runs every block but the last; with taped
+    advances most blocks keep their tapes and run once."""
+    model, make_x = STACKS[name]()
+    x = make_x()
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    budget = probe.plain_peak_bytes - 1
+    states_only = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1, taped=False)
+    taped = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1)
+    assert states_only.recomputed_blocks >= len(model) - 1
+    assert taped.plan.taped_steps >= 1
+    assert taped.recomputed_blocks < states_only.recomputed_blocks
+    assert any(getattr(a, "taped", False) for a in taped.actions())
 
 
 def test_plain_peak_is_what_plain_autograd_saves():
@@ -118,16 +137,18 @@ def test_plain_peak_is_what_plain_autograd_saves():
     del y
 
 
-def test_least_budget_runs_and_below_it_is_refused_naming_it():
+@pytest.mark.parametrize("taped", [True, False])
+def test_least_budget_runs_and_below_it_is_refused_naming_it(taped):
     model, make_x = conv_stack()
     x = make_x()
-    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0, taped=taped)
     least = probe.least_budget_bytes
     assert least < probe.plain_peak_bytes
-    assert remat.torch.auto_checkpoint(model, x, budget=least, repeats=0).predicted_peak_bytes <= least
+    assert remat.torch.auto_checkpoint(model, x, budget=least, repeats=0,
+                                       taped=taped).predicted_peak_bytes <= least
     for budget in (0, 1, least - 1):
         with pytest.raises(remat.CapacityError, match=rf"\b{least} bytes") as e:
-            remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)
+            remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0, taped=taped)
         assert re.search(rf"budget of {budget} bytes", str(e.value))
 
 
@@ -152,3 +173,17 @@ def test_list_of_blocks_and_no_grad():
     with torch.no_grad():
         assert torch.equal(fast(x), model(x))
     assert fast.measured_peak_bytes is None
+
+
+def test_chain_taped_binding():
+    """remat.chain_taped: with room for every tape, every step but the last taped and run once (cost sum of
+    the adjoints); remat.chain at the same budget re-runs every step but the last; too small a budget refused
+    naming the least."""
+    steps = [remat.ChainStep(1.0, 2.0, 1024, 512)] * 10
+    roomy = remat.chain_taped(steps, budget=10**6)
+    assert (roomy.taped_steps, roomy.forward_steps, roomy.predicted_cost) == (9, 9, 20.0)
+    assert roomy.peak_bytes == roomy.all_taped_bytes <= 10**6
+    assert remat.chain(steps, budget=10**6).predicted_cost == 9 * 1.0 + 10 * 2.0  # its adjoints re-run
+    assert sum(1 for a in roomy if a.kind == "reverse") == 10
+    with pytest.raises(remat.CapacityError, match=f"at least {roomy.least_budget_bytes} bytes"):
+        remat.chain_taped(steps, budget=roomy.least_budget_bytes - 1)

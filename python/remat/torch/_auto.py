@@ -1,18 +1,18 @@
 """remat.torch.auto_checkpoint: a stack of blocks (nn.Sequential or a list of modules) trained within a budget
-of activation bytes along the cheapest schedule of remat's heterogeneous-chain planner (remat.chain).
+of activation bytes along the cheapest schedule of remat's heterogeneous-chain planner with taped advances
+(remat.chain_taped; remat.chain, states only, with taped=False).
 
 Profiling (_profile.py) gives each block k a chain step: f_k its forward seconds, b_k its forward plus its
-backward seconds (the chain planner's adjoint re-runs the block), m_k its input's bytes and a_k the
-activation bytes its backward holds besides its input. Where the budget holds plain autograd's activations
-(every block's saved tensors at once), the plan is plain autograd's: every block advanced keeping its tape
-(`advance k k+1 tape`), then reversed without a re-run — no schedule costs less. Below that the plan is
-remat.chain's optimum for the budget, which stores states only (the chain planner has no taped advances:
-its store-all plan re-runs every block once in the backward); the last block's tape is kept by the
-forward, as checkpoint_loop does, so that one re-run is saved.
+backward seconds (an untaped reverse re-runs the block), m_k its input's bytes and a_k the activation bytes
+its backward holds besides its input; a taped advance (`advance k k+1 tape`) holds m_k + a_k until `reverse
+k`, which then needs no re-run. Where the budget holds plain autograd's activations as measured (every
+block's saved tensors at once), the plan is plain autograd's: every block taped, no schedule costs less
+(the chain model counts a tape's input and output even where the block does not save them, so its own
+all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
 
 The module's forward runs one torch.autograd.Function whose forward walks the plan up to its first reverse
-and whose backward walks the rest, like checkpoint_loop (_loop.py): `reverse k` re-runs block k with grad
-from x_k (or takes its kept tape) and back-propagates through it with torch.autograd.grad.
+and whose backward walks the rest, like checkpoint_loop (_loop.py): `reverse k` takes block k's kept tape or
+re-runs it with grad from x_k, and back-propagates through it with torch.autograd.grad.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import torch
 
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from .._plans import chain
+from .._plans import chain, chain_taped
 from .._remat import Advance, Reverse
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
@@ -183,7 +183,7 @@ class AutoCheckpoint(torch.nn.Module):
     (made by remat.torch.auto_checkpoint, which says what the attributes mean)."""
 
     def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
-                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool):
+                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool, taped: bool = True):
         super().__init__()
         self.blocks = torch.nn.ModuleList(blocks)
         self.budget_bytes = budget_bytes
@@ -198,6 +198,7 @@ class AutoCheckpoint(torch.nn.Module):
                              p.adjoint_bytes) for p in profiles]
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
+        self.taped = taped
         if budget_bytes >= plain_peak_bytes:
             self.plan = None
             self.method = "plain autograd"
@@ -205,13 +206,14 @@ class AutoCheckpoint(torch.nn.Module):
             self.predicted_cost = plain_cost
             self.recomputed_blocks = 0
         else:
-            self.plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes)
-            self.method = "remat.chain"
+            self.plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            self.method = "remat.chain_taped" if taped else "remat.chain"
             self.predicted_peak_bytes = self.plan.peak_bytes
             # The plan never advances the last block (it is reversed where x_{T-1} stands); its re-run is
             # the forward's taped run, so the plan's cost is the run's.
             self.predicted_cost = self.plan.predicted_cost
-            self.recomputed_blocks = self.plan.forward_steps
+            # Block forwards: every advanced step, plus a re-run per untaped reverse; T of them are plain's.
+            self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
         self._ran = False
         self._least: Optional[int] = None
 
@@ -223,9 +225,9 @@ class AutoCheckpoint(torch.nn.Module):
 
     @property
     def least_budget_bytes(self) -> int:
-        """The least budget remat.chain plans this stack within (what a smaller budget's refusal names)."""
+        """The least budget the planner plans this stack within (what a smaller budget's refusal names)."""
         if self._least is None:
-            self._least = _least_budget(self.chain_steps, self.final_state_bytes)
+            self._least = _least_budget(self.chain_steps, self.final_state_bytes, self.taped)
         return self._least
 
     def actions(self):
@@ -251,28 +253,33 @@ class AutoCheckpoint(torch.nn.Module):
         return _Stack.apply(_Run(self, self.actions()), x, *params)
 
 
-def _plan_within(steps, final_state_bytes: int, budget_bytes: int):
+def _planner(taped: bool):
+    return chain_taped if taped else chain
+
+
+def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
     try:
-        return chain(steps, budget_bytes, final_state_bytes=final_state_bytes)
+        return _planner(taped)(steps, budget_bytes, final_state_bytes=final_state_bytes)
     except (ArgumentError, CapacityError):
-        least = _least_budget(steps, final_state_bytes)
+        least = _least_budget(steps, final_state_bytes, taped)
         raise CapacityError(f"remat.torch.auto_checkpoint: no schedule fits a budget of {budget_bytes} bytes; "
                             f"the least budget that fits is {least} bytes") from None
 
 
-def _least_budget(steps, final_state_bytes: int) -> int:
-    """The least budget remat.chain plans this chain within (at the granularity it picks there)."""
-    roomy = chain(steps, sum(s[2] + s[3] for s in steps) + final_state_bytes, final_state_bytes=final_state_bytes)
+def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
+    """The least budget the planner plans this chain within (at the granularity it picks there)."""
+    plan = _planner(taped)
+    roomy = plan(steps, sum(s[2] + s[3] for s in steps) * 2 + final_state_bytes, final_state_bytes=final_state_bytes)
     least = roomy.least_budget_bytes
     while True:
         try:
-            return chain(steps, least, final_state_bytes=final_state_bytes).budget_bytes
+            return plan(steps, least, final_state_bytes=final_state_bytes).budget_bytes
         except (ArgumentError, CapacityError):
             least += max(1, roomy.granularity_bytes)
 
 
 def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_state: bool = True,
-                    repeats: int = 2) -> AutoCheckpoint:
+                    repeats: int = 2, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
     returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
     the cheapest schedule remat finds for that memory.
@@ -281,8 +288,9 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
     (the least of `repeats` runs after one warm-up), its input's and output's bytes and the bytes autograd
     saves for its backward (saved-tensor hooks, each storage once; parameters and buffers left out). Where
     the budget holds plain autograd's activations (`plain_peak_bytes`), the module runs plain autograd: no
-    block is run twice. Below that it follows remat.chain's optimal plan for the budget: snapshots of block
-    inputs, blocks re-run in the backward. A budget below the least that any plan fits is refused
+    block is run twice. Below that it follows remat.chain_taped's optimal plan for the budget: snapshots of
+    block inputs, some blocks run keeping their tapes, the others re-run in the backward (taped=False:
+    remat.chain's, snapshots only). A budget below the least that any plan fits is refused
     (remat.CapacityError naming that least budget).
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
@@ -290,8 +298,8 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
 
-    The module has `method` ("plain autograd" or "remat.chain"), `plan` (the remat.Plan, None for plain
-    autograd), `actions()`, `predicted_peak_bytes`, `predicted_cost` (seconds per iteration as profiled),
+    The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
+    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`, `predicted_cost` (seconds per iteration as profiled),
     `recomputed_blocks` (block forwards per iteration beyond plain autograd's one each),
     `measured_peak_bytes` (after a forward and backward), `plain_peak_bytes` and `profiles`.
 
@@ -317,4 +325,4 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
     budget_bytes = parse_bytes(budget, "budget")
     profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state)
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
