@@ -269,7 +269,10 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     validate(chain);
     const auto n = static_cast<std::uint64_t>(chain.size());
     const std::uint64_t rows = n * (n + 1) / 2;
-    const std::uint64_t g = granularity != 0 ? granularity : auto_granularity(chain, budget_bytes);
+    std::uint64_t g = granularity != 0 ? granularity : auto_granularity(chain, budget_bytes);
+    // Rounding every size up can take the all-taped peak past the units chosen: coarser until it fits.
+    while (granularity == 0 && (std::min(budget_bytes / g, unit_chain(chain, g).all_taped()) + 1) * rows > max_entries)
+        g += g / 8 + 1;
     const unit_chain units(chain, g);
     const std::uint64_t u = std::min(budget_bytes / g, units.all_taped());
     if ((u + 1) * rows > max_entries)

@@ -122,3 +122,22 @@ BOOST_AUTO_TEST_CASE(a_budget_below_the_least_names_it)
     }
     BOOST_TEST(plan_taped_chain(m, roomy.least_budget_bytes).peak_bytes <= roomy.least_budget_bytes);
 }
+
+BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)
+{
+    // 70 steps of odd sizes: the automatic units are capped by the table (2^23 entries), and rounding every
+    // size up takes the all-taped peak past them; the plan must still be made, legal and within budget.
+    std::mt19937_64 rng(70);
+    std::uniform_int_distribution<std::uint64_t> bytes(1'000'001, 9'000'001);
+    chain_model m;
+    for (step_t k = 0; k < 70; ++k)
+        m.steps.push_back({1.0 + static_cast<double>(k % 3), 4.0, bytes(rng), 4 * bytes(rng)});
+    m.final_state_bytes = bytes(rng);
+    for (const std::uint64_t budget : {all_taped_bytes(m) * 10, all_taped_bytes(m) / 3}) {
+        const taped_chain_plan plan = plan_taped_chain(m, budget);
+        const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+        BOOST_TEST(!r.error.has_value());
+        BOOST_TEST(r.peak_bytes <= budget);
+        BOOST_TEST(r.cost == plan.cost);
+    }
+}
