@@ -249,3 +249,46 @@ def parse_action(line: str) -> Action:
     """The action of one line of `remat plan --format actions`."""
     return _remat.parse_action(line)
 
+
+
+class TapedChainPlan:
+    """A plan of remat.chain_taped: `actions` (a list; `advance k k+1 tape` keeps step k's tape for its reverse)
+    and the fields steps, budget_bytes, predicted_cost, peak_bytes, granularity_bytes, least_budget_bytes,
+    forward_steps, taped_steps and all_taped_bytes (the all-taped plan's peak: more memory never helps)."""
+
+    def __init__(self, actions, report):
+        self.actions = list(actions)
+        for key, value in report.items():
+            setattr(self, key, value)
+        self._report = dict(report)
+
+    def __iter__(self):
+        return iter(self.actions)
+
+    def as_dict(self):
+        return dict(self._report)
+
+    def __repr__(self):
+        return (f"TapedChainPlan(steps={self.steps}, predicted_cost={self.predicted_cost}, "
+                f"peak_bytes={self.peak_bytes}, taped_steps={self.taped_steps})")
+
+
+def chain_taped(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_state_bytes: Optional[int] = None,
+                granularity: Union[int, str] = 0) -> TapedChainPlan:
+    """remat.chain's problem where a step may also be advanced keeping its tape (its input and adjoint_bytes
+    held until its reverse, which then costs max(0, adjoint - forward): no re-run); the exact optimum
+    (docs/heterogeneous.md, "Taped advances"). With budget >= the plan's all_taped_bytes, no step runs twice.
+
+        >>> remat.chain_taped([(1, 2, 1024)] * 10, budget=20 * 1024).taped_steps
+        9
+    """
+    if isinstance(costs, Mapping):
+        if final_state_bytes is None:
+            final_state_bytes = costs.get("final_state_bytes")
+        costs = costs["steps"]
+    steps = [_chain_step(s) for s in costs]
+    if final_state_bytes is None:
+        final_state_bytes = steps[-1][2] if steps else 0
+    actions, report = _remat.chain_taped(steps, int(final_state_bytes), parse_bytes(budget, "budget"),
+                                         parse_bytes(granularity, "granularity"))
+    return TapedChainPlan(actions, report)

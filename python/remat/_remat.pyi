@@ -1,6 +1,6 @@
 """Type stubs of the extension remat._remat (python/src/*.cpp)."""
 
-from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 class Advance:
     """advance A B: run forward steps A..B-1 (taped: one step, keeping its tape)."""
@@ -91,6 +91,8 @@ def multilevel(steps: int, levels: Sequence[Tuple[str, Optional[int], float, flo
                reverse_cost: float, method: str) -> Tuple[Schedule, Report]: ...
 def chain(steps: Sequence[Tuple[float, float, int, int]], final_state_bytes: int, budget_bytes: int,
           granularity: int, horizon: int, greedy_fallback: bool) -> Tuple[Schedule, Report]: ...
+def chain_taped(steps: Sequence[Tuple[float, float, int, int]], final_state_bytes: int, budget_bytes: int,
+                granularity: int) -> Tuple[List[Action], Dict[str, object]]: ...
 def uniform_min_slots(steps: int) -> int: ...
 def min_forward_steps(steps: int, slots: int) -> int: ...
 

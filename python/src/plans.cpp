@@ -8,6 +8,7 @@
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_taped.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -272,6 +273,32 @@ plan_result make_chain(const std::vector<chain_step_tuple>& steps, std::uint64_t
     return {any_schedule(plan), r};
 }
 
+// remat::plan_taped_chain: (its actions as a list, its report).
+std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tuple>& steps,
+                                                std::uint64_t final_state_bytes, std::uint64_t budget_bytes,
+                                                std::uint64_t granularity)
+{
+    chain_model model;
+    for (const auto& [f, b, m, a] : steps)
+        model.steps.push_back(chain_step{f, b, m, a});
+    model.final_state_bytes = final_state_bytes;
+    const taped_chain_plan plan = plan_taped_chain(model, budget_bytes, granularity);
+    nb::list actions;
+    for (const action& a : plan.actions)
+        actions.append(to_python(a));
+    nb::dict r;
+    r["steps"] = model.size();
+    r["budget_bytes"] = budget_bytes;
+    r["predicted_cost"] = plan.cost;
+    r["peak_bytes"] = plan.peak_bytes;
+    r["granularity_bytes"] = plan.granularity;
+    r["least_budget_bytes"] = plan.least_budget_bytes;
+    r["forward_steps"] = plan.forward_steps;
+    r["taped_steps"] = plan.taped_steps;
+    r["all_taped_bytes"] = all_taped_bytes(model);
+    return {actions, r};
+}
+
 } // namespace
 
 void bind_plans(nb::module_& m)
@@ -297,6 +324,8 @@ void bind_plans(nb::module_& m)
           nb::arg("reverse_cost"), nb::arg("method"));
     m.def("chain", &make_chain, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("budget_bytes"),
           nb::arg("granularity"), nb::arg("horizon"), nb::arg("greedy_fallback"));
+    m.def("chain_taped", &make_taped_chain, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("budget_bytes"),
+          nb::arg("granularity"));
     m.def("uniform_min_slots", &uniform::min_slots, nb::arg("steps"),
           "The fewest slots any uniform spacing needs for `steps` steps");
     m.def("min_forward_steps", &binomial::min_forward_steps, nb::arg("steps"), nb::arg("slots"),

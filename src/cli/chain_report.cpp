@@ -20,10 +20,59 @@ double store_all_cost(const chain_model& m)
     return cost;
 }
 
+nlohmann::ordered_json taped_chain_json(const plan_choice& choice)
+{
+    const taped_chain_plan& plan = *choice.taped_chain;
+    const schedule_cost c = choice.plan.cost();
+    const chain_model& m = choice.chain_costs;
+    nlohmann::ordered_json j;
+    j["schedule"] = "chain";
+    j["steps"] = c.steps;
+    j["budget_bytes"] = *choice.budget_bytes;
+    j["peak_bytes"] = plan.peak_bytes;
+    j["predicted_cost"] = plan.cost;
+    j["store_all_cost"] = store_all_cost(m);
+    j["store_all_bytes"] = m.store_all_bytes();
+    j["all_taped_bytes"] = all_taped_bytes(m);
+    j["overhead"] = plan.cost / store_all_cost(m);
+    j["least_budget_bytes"] = plan.least_budget_bytes;
+    j["granularity_bytes"] = plan.granularity;
+    j["exact"] = true;
+    j["method"] = "dynamic program, taped advances";
+    add_counts(j, c);
+    j["taped_steps"] = plan.taped_steps;
+    return j;
+}
+
+void write_taped_chain_text(std::ostream& out, const plan_choice& choice)
+{
+    const taped_chain_plan& plan = *choice.taped_chain;
+    const schedule_cost c = choice.plan.cost();
+    const chain_model& m = choice.chain_costs;
+    const double all = store_all_cost(m);
+    out << fmt::format("schedule       {}\n", choice.description);
+    out << fmt::format("steps          {}\n", c.steps);
+    out << fmt::format("budget         {} (every tape needs {}; at these units at least {})\n",
+                       format_bytes(*choice.budget_bytes), format_bytes(all_taped_bytes(m)),
+                       format_bytes(plan.least_budget_bytes));
+    out << fmt::format("peak memory    {} (snapshots + tapes + the current state + a running step's extra)\n",
+                       format_bytes(plan.peak_bytes));
+    out << fmt::format("predicted cost {:.6g} (store-all of states: {:.6g}; {:.3f}x)\n", plan.cost, all,
+                       all > 0 ? plan.cost / all : 1.0);
+    out << fmt::format("granularity    {} per unit\n", format_bytes(plan.granularity));
+    out << fmt::format("forward steps  {} ({} taped; repetition {})\n", c.forward_steps, plan.taped_steps,
+                       c.repetition);
+    out << fmt::format("stores         {}\n", c.stores);
+    out << fmt::format("restores       {}\n", c.restores);
+    out << fmt::format("peak slots     {}\n", c.peak_slots);
+}
+
 } // namespace
 
 nlohmann::ordered_json chain_json(const plan_choice& choice)
 {
+    if (choice.taped_chain)
+        return taped_chain_json(choice);
     const chain& plan = *choice.chain;
     const schedule_cost c = plan.cost();
     const chain_model& m = plan.model();
@@ -52,6 +101,8 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
 
 void write_chain_text(std::ostream& out, const plan_choice& choice)
 {
+    if (choice.taped_chain)
+        return write_taped_chain_text(out, choice);
     const chain& plan = *choice.chain;
     const schedule_cost c = plan.cost();
     const chain_model& m = plan.model();

@@ -1,4 +1,5 @@
-// The cost report of a heterogeneous-chain plan (`remat plan --chain FILE --budget B`), as text or JSON.
+// The cost report of a heterogeneous-chain plan (`remat plan --chain FILE --budget B [--taped-advances]`), as
+// text or JSON.
 #pragma once
 
 #include "plan_request.hpp"
@@ -9,7 +10,7 @@
 
 namespace remat::cli {
 
-/// choice.chain must hold the plan.
+/// choice.chain or choice.taped_chain must hold the plan.
 nlohmann::ordered_json chain_json(const plan_choice& choice);
 void write_chain_text(std::ostream& out, const plan_choice& choice);
 

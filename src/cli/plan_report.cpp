@@ -47,7 +47,7 @@ void add_counts(nlohmann::ordered_json& j, const schedule_cost& c)
 
 nlohmann::ordered_json plan_json(const plan_choice& choice)
 {
-    if (choice.chain)
+    if (choice.chain || choice.taped_chain)
         return chain_json(choice);
     const schedule_cost c = choice.plan.cost();
     nlohmann::ordered_json j;
@@ -121,7 +121,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
 
 void write_plan_text(std::ostream& out, const plan_choice& choice)
 {
-    if (choice.chain)
+    if (choice.chain || choice.taped_chain)
         return write_chain_text(out, choice);
     const schedule_cost c = choice.plan.cost();
     // Before any output: a peak beyond 64 bits of bytes is refused, not half a report.

@@ -5,6 +5,7 @@
 
 #include "remat/error.hpp"
 #include "remat/schedule/budget.hpp"
+#include "remat/schedule/chain_greedy.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -14,7 +15,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
+#include <memory>
+#include <variant>
 
 namespace remat::cli {
 namespace {
@@ -80,6 +84,9 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_flag("--non-persistent", request.non_persistent,
                      "--chain: also allow a checkpoint to be freed at its last restore and its step reversed from "
                      "the enclosing one, where that costs less (small exact chains; docs/heterogeneous.md)");
+    command.add_flag("--taped-advances", request.taped_advances,
+                     "--chain: a step may also be advanced keeping its tape (its input and adjoint_bytes held until "
+                     "its reverse, which then needs no re-run; docs/heterogeneous.md, \"Taped advances\")");
     command.add_flag("--online", request.online,
                      "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
 }
@@ -177,13 +184,59 @@ plan_choice choose_multilevel(const plan_request& request, plan_choice choice, s
     return choice;
 }
 
+// --chain --taped-advances: remat::plan_taped_chain's plan, its actions listed.
+plan_choice choose_taped_chain(const plan_request& request, plan_choice choice, std::uint64_t budget,
+                               std::uint64_t granularity)
+{
+    if (!request.horizon.empty() || request.no_greedy_fallback || request.non_persistent)
+        throw usage_error("--taped-advances plans the exact optimum: --horizon, --no-greedy-fallback and "
+                          "--non-persistent do not apply");
+    chain_model model = read_chain_file(request.chain);
+    taped_chain_plan plan = plan_taped_chain(model, budget, granularity);
+    schedule_cost c;
+    c.steps = model.size();
+    std::vector<std::uint64_t> runs(static_cast<std::size_t>(model.size()), 0);
+    slot_t held = 0;
+    for (const action& a : plan.actions) {
+        if (const auto* v = std::get_if<advance>(&a)) {
+            for (step_t k = v->from; k < v->to; ++k)
+                ++runs[static_cast<std::size_t>(k)];
+        } else if (std::holds_alternative<store>(a)) {
+            ++c.stores;
+            c.peak_slots = std::max(c.peak_slots, ++held);
+        } else if (std::holds_alternative<restore>(a)) {
+            ++c.restores;
+        } else if (std::holds_alternative<free_slot>(a)) {
+            --held;
+        } else {
+            ++c.reverse_steps;
+        }
+    }
+    c.forward_steps = plan.forward_steps;
+    c.taped_steps = plan.taped_steps;
+    c.repetition = runs.empty() ? 0 : *std::max_element(runs.begin(), runs.end());
+    c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
+    c.predicted_cost = plan.cost;
+    choice.name = "chain";
+    choice.description = "heterogeneous chain with taped advances, optimal (dynamic program over split points, "
+                         "tapes and memory)";
+    auto actions = std::make_shared<const std::vector<action>>(plan.actions);
+    choice.plan = listed_plan(model.size(), actions, c, plan.peak_bytes);
+    choice.budget_bytes = budget;
+    choice.slots = c.peak_slots;
+    choice.taped_chain = std::move(plan);
+    choice.chain_costs = std::move(model);
+    return choice;
+}
+
 plan_choice choose_chain(const plan_request& request, plan_choice choice)
 {
     if (!request.steps.empty() || !request.slots.empty() || !request.state_bytes.empty() || !request.every.empty() ||
         !request.levels.empty() || !request.schedule.empty() || request.online || !request.step_cost.empty() ||
         !request.reverse_cost.empty() || request.method != "auto")
         throw usage_error("--chain takes the steps, costs and sizes from its file: give it with --budget (and "
-                          "optionally --granularity, --horizon, --no-greedy-fallback, --non-persistent) only");
+                          "optionally --granularity, --horizon, --no-greedy-fallback, --non-persistent, "
+                          "--taped-advances) only");
     if (request.budget.empty())
         throw usage_error("--chain needs --budget (the memory for snapshots, the running step and its adjoint)");
     const std::uint64_t budget = *parse_bytes("--budget", request.budget);
@@ -197,6 +250,8 @@ plan_choice choose_chain(const plan_request& request, plan_choice choice)
         options.horizon = parse_count("--horizon", request.horizon, 1);
     options.greedy_fallback = !request.no_greedy_fallback;
     options.non_persistent = request.non_persistent;
+    if (request.taped_advances)
+        return choose_taped_chain(request, std::move(choice), budget, options.granularity);
     const chain plan(read_chain_file(request.chain), budget, options);
     choice.name = "chain";
     choice.description = plan.exact() ? "heterogeneous chain, optimal (dynamic program over split points and memory)"
@@ -308,14 +363,17 @@ plan_choice choose_plan(const plan_request& request)
                        .levels_used = {},
                        .online = false,
                        .chain = {},
+                       .taped_chain = {},
+                       .chain_costs = {},
                        .tape_units = {},
                        .peak_units = 0,
                        .evaluations = 0};
     if (!request.chain.empty())
         return choose_chain(request, std::move(choice));
     if (!request.granularity.empty() || !request.horizon.empty() || request.no_greedy_fallback ||
-        request.non_persistent)
-        throw usage_error("--granularity, --horizon, --no-greedy-fallback and --non-persistent apply to --chain only");
+        request.non_persistent || request.taped_advances)
+        throw usage_error("--granularity, --horizon, --no-greedy-fallback, --non-persistent and --taped-advances apply "
+                          "to --chain only");
     if (request.steps.empty())
         throw usage_error("--steps is required (or --chain FILE)");
     const step_t steps = parse_count("--steps", request.steps, 1);

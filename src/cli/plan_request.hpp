@@ -5,6 +5,7 @@
 
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_taped.hpp"
 #include "remat/schedule/multilevel_model.hpp"
 #include "remat/schedule/online_revolve.hpp"
 
@@ -35,6 +36,7 @@ struct plan_request {
     std::string horizon;             ///< chain: most steps of an outer left part (default: T when it fits)
     bool no_greedy_fallback = false; ///< chain: keep the tables' own plan where the greedy ranking's costs less
     bool non_persistent = false;     ///< chain: chain::options::non_persistent
+    bool taped_advances = false;     ///< chain: remat::plan_taped_chain (steps may keep their tapes)
     std::string tape_units;          ///< taped, checkpoint-sequential: a tape's memory in states
     std::string tape_bytes;          ///< the same in bytes (with --state-bytes; rounded up to whole states)
 };
@@ -60,6 +62,9 @@ struct plan_choice {
     std::uint64_t planning_work = 0;   ///< multilevel: remat::multilevel::work() (table iterations)
     bool online = false;               ///< an online schedule: its cost is compared with the offline optimum
     std::optional<remat::chain> chain; ///< --chain: the heterogeneous plan (its own cost report)
+    /// --chain --taped-advances: the plan with taped advances and its chain (their own cost report).
+    std::optional<taped_chain_plan> taped_chain;
+    chain_model chain_costs;
     /// Plans that keep steps' tapes (taped, checkpoint-sequential): `slots` is then their memory in states,
     /// snapshots and tapes together (remat/schedule/taped_revolve.hpp), each tape `tape_units` of them.
     std::optional<slot_t> tape_units;

@@ -5,11 +5,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "chain_reference.hpp"
+#include "chain_taped_reference.hpp"
 #include "scratch_dir.hpp"
 #include "svg_facts.hpp"
 #include "tool_runner.hpp"
 
 #include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_taped.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -232,4 +234,37 @@ BOOST_AUTO_TEST_CASE(draw_shows_the_chain_step_by_step)
         BOOST_TEST(std::abs(width(advances[i]) - per_cost * advance_costs[i]) < 0.02, "advance segment " << i);
     for (std::size_t i = 0; i < reverses.size(); ++i)
         BOOST_TEST(std::abs(width(reverses[i]) - per_cost * reverse_costs[i]) < 0.02, "reverse segment " << i);
+}
+
+BOOST_AUTO_TEST_CASE(taped_advances_plan_the_librarys_taped_plan)
+{
+    test::scratch_dir dir;
+    const chain_model m = alternating(12);
+    const std::string file = write(dir, "costs.json", to_json(m));
+    const std::uint64_t all = all_taped_bytes(m);
+    for (const std::uint64_t budget : {m.store_all_bytes() / 3, m.store_all_bytes(), all}) {
+        const taped_chain_plan plan = plan_taped_chain(m, budget);
+        const auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget), "--taped-advances"});
+        BOOST_TEST(j["method"].get<std::string>() == "dynamic program, taped advances");
+        BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost);
+        BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes);
+        BOOST_TEST(j["taped_steps"].get<std::uint64_t>() == plan.taped_steps);
+        BOOST_TEST(j["least_budget_bytes"].get<std::uint64_t>() == plan.least_budget_bytes);
+        BOOST_TEST(j["predicted_cost"].get<double>() <= chain(m, budget).cost().predicted_cost);
+        const test::tool_result actions = test::run_tool(
+            {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
+        BOOST_TEST_REQUIRE(actions.status == 0);
+        const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
+        BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+        BOOST_TEST(r.peak_bytes <= budget);
+        BOOST_TEST(r.cost == plan.cost);
+    }
+    // With room for every tape, no step runs twice: every step but the last taped.
+    BOOST_TEST(test::plan_json({"--chain", file, "--budget", std::to_string(all), "--taped-advances"})["taped_steps"]
+                   .get<std::uint64_t>() == 11u);
+    const test::tool_result horizon = test::run_tool(
+        {"plan", "--chain", file, "--budget", std::to_string(all), "--taped-advances", "--horizon", "3"});
+    BOOST_TEST(horizon.status == 2);
+    const test::tool_result no_chain = test::run_tool({"plan", "--steps", "5", "--slots", "2", "--taped-advances"});
+    BOOST_TEST(no_chain.status == 2);
 }

@@ -3,8 +3,10 @@ optimal schedules.
 
     import remat.torch
     x_T = remat.torch.checkpoint_loop(step, x0, steps=1000, slots=32)   # step(k, x) -> x_{k+1}
+    fast = remat.torch.auto_checkpoint(model, sample, budget="2GiB")    # an nn.Sequential within 2 GiB
 """
 
+from ._auto import AutoCheckpoint, auto_checkpoint
 from ._loop import checkpoint_loop
 
-__all__ = ["checkpoint_loop"]
+__all__ = ["checkpoint_loop", "auto_checkpoint", "AutoCheckpoint"]

@@ -1,0 +1,328 @@
+"""remat.torch.auto_checkpoint: a stack of blocks (nn.Sequential or a list of modules) trained within a budget
+of activation bytes along the cheapest schedule of remat's heterogeneous-chain planner with taped advances
+(remat.chain_taped; remat.chain, states only, with taped=False).
+
+Profiling (_profile.py) gives each block k a chain step: f_k its forward seconds, b_k its forward plus its
+backward seconds (an untaped reverse re-runs the block), m_k its input's bytes and a_k the activation bytes
+its backward holds besides its input; a taped advance (`advance k k+1 tape`) holds m_k + a_k until `reverse
+k`, which then needs no re-run. Where the budget holds plain autograd's activations as measured (every
+block's saved tensors at once), the plan is plain autograd's: every block taped, no schedule costs less
+(the chain model counts a tape's input and output even where the block does not save them, so its own
+all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
+
+The module's forward runs one torch.autograd.Function whose forward walks the plan up to its first reverse
+and whose backward walks the rest, like checkpoint_loop (_loop.py): `reverse k` takes block k's kept tape or
+re-runs it with grad from x_k, and back-propagates through it with torch.autograd.grad.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import List, Optional, Sequence
+
+import torch
+
+from .._bytes import parse_bytes
+from .._errors import ArgumentError, CapacityError
+from .._plans import chain, chain_taped
+from .._remat import Advance, Reverse
+from ._profile import BlockProfile, profile_blocks
+from ._rng import RngStates
+from ._saved import SavedBytes
+
+
+def _plain_actions(blocks: int):
+    """Plain autograd as a plan: every block advanced with its tape kept, then reversed from the last."""
+    return [Advance(k, k + 1, True) for k in range(blocks)] + [Reverse(k) for k in reversed(range(blocks))]
+
+
+class _Run:
+    """One forward and backward of the stack along the plan."""
+
+    def __init__(self, owner: "AutoCheckpoint", actions):
+        self.owner = owner
+        self.blocks = owner.blocks
+        self.counter: SavedBytes = owner._counter
+        self.rng: Optional[RngStates] = owner._rng
+        self.actions = iter(actions)
+        self.current: Optional[torch.Tensor] = None
+        self.slots = {}  # slot -> (state, key in the counter, RNG state)
+        self.tapes = {}  # k -> (leaf, output): block k's graph, kept for `reverse k`
+        self.pending = None  # the plan's first reverse, reached by the forward
+        self.x0_grad = False
+
+    def _leaf(self, k: int, x: torch.Tensor) -> torch.Tensor:
+        x = x.detach()
+        if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
+            x.requires_grad_()
+        return x
+
+    def _tape(self, k: int) -> None:
+        with torch.enable_grad(), self.counter.hooks():
+            leaf = self._leaf(k, self.current)
+            out = self.blocks[k](leaf)
+        self.tapes[k] = (leaf, out)
+        self.current = out.detach()
+
+    def apply(self, a) -> None:
+        kind = a.kind
+        if kind == "advance":
+            if a.taped:
+                self._tape(a.start)
+                return
+            with torch.no_grad():
+                for k in range(a.start, a.stop):
+                    self.current = self.blocks[k](self.current)
+        elif kind == "store":
+            rng = self.rng.get() if self.rng is not None else None
+            self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
+        elif kind == "restore":
+            self.current, _, rng = self.slots[a.slot]
+            if self.rng is not None:
+                self.rng.set(rng)
+        elif kind == "free":
+            _, key, _ = self.slots.pop(a.slot)
+            self.counter.release(key)
+        else:
+            raise AssertionError(f"remat.torch.auto_checkpoint: unexpected action {a}")
+
+    def forward(self, x0: torch.Tensor) -> torch.Tensor:
+        self.x0_grad = x0.requires_grad
+        self.current = x0.detach()
+        last = len(self.blocks) - 1
+        for a in self.actions:
+            if a.kind == "reverse":
+                if a.step != last:
+                    raise AssertionError(f"remat.torch.auto_checkpoint: the plan reverses {a.step} first")
+                if last not in self.tapes:  # keep the last block's tape for its reverse (it runs next)
+                    self._tape(last)
+                self.pending = a
+                return self.current
+            self.apply(a)
+        raise AssertionError("remat.torch.auto_checkpoint: the plan has no reverse action")
+
+    def backward(self, grad: torch.Tensor, params: List[torch.Tensor]):
+        sums: List[Optional[torch.Tensor]] = [None] * len(params)
+        index = {id(p): i for i, p in enumerate(params)}
+        adjoint = grad
+        for a in itertools.chain([self.pending], self.actions):
+            if a.kind == "reverse":
+                adjoint = self._reverse(a.step, adjoint, sums, index)
+            else:
+                self.apply(a)
+        return adjoint, sums
+
+    def _reverse(self, k: int, adjoint, sums, index):
+        if k in self.tapes:
+            leaf, out = self.tapes.pop(k)
+        else:
+            with torch.enable_grad(), self.counter.hooks():
+                leaf = self._leaf(k, self.current)
+                out = self.blocks[k](leaf)
+        self.current = None
+        mine = [p for p in self.blocks[k].parameters() if p.requires_grad]
+        outputs, grad_outputs = [], []
+        if adjoint is not None and out.requires_grad:
+            outputs.append(out)
+            grad_outputs.append(adjoint)
+        # A parameter's running sum (shared between blocks) enters first, so that its additions happen in
+        # plain autograd's order (as in checkpoint_loop).
+        with torch.enable_grad():
+            for p in mine:
+                s = sums[index[id(p)]]
+                if s is not None:
+                    outputs.append(p.view_as(p))
+                    grad_outputs.append(s)
+        inputs = [leaf] if leaf.requires_grad else []
+        if not outputs or not (inputs or mine):
+            return None
+        got = torch.autograd.grad(outputs, inputs + mine, grad_outputs, allow_unused=True)
+        for p, g in zip(mine, got[len(inputs):]):
+            if g is not None:
+                sums[index[id(p)]] = g
+        return got[0] if inputs else None
+
+    def close(self) -> None:
+        self.tapes.clear()
+        for _, key, _ in self.slots.values():
+            self.counter.release(key)
+        self.slots.clear()
+        self.current = None
+        self.pending = None
+
+
+class _Stack(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run: _Run, x0, *params):
+        try:
+            out = run.forward(x0)
+        except BaseException:
+            run.close()
+            raise
+        ctx.run = run
+        ctx.params = params
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        run: _Run = ctx.run
+        if run.actions is None:
+            raise RuntimeError("remat.torch.auto_checkpoint: backward through the same forward twice")
+        devices = run.rng.devices if run.rng is not None else []
+        try:
+            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
+                adjoint, sums = run.backward(grad, list(ctx.params))
+        finally:
+            run.close()
+            run.actions = None
+        return (None, adjoint if ctx.needs_input_grad[1] else None, *sums)
+
+
+class AutoCheckpoint(torch.nn.Module):
+    """A stack of blocks whose forward and backward follow a remat plan within a budget of activation bytes
+    (made by remat.torch.auto_checkpoint, which says what the attributes mean)."""
+
+    def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
+                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool, taped: bool = True):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(blocks)
+        self.budget_bytes = budget_bytes
+        self.profiles = profiles
+        self.plain_peak_bytes = plain_peak_bytes
+        self.input_shape, self.input_dtype = tuple(sample.shape), sample.dtype
+        params = [p for b in blocks for p in b.parameters()]
+        self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
+        self._rng = RngStates([sample, *params]) if preserve_rng_state else None
+        #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint bytes).
+        self.chain_steps = [(p.forward_seconds, p.forward_seconds + p.backward_seconds, p.input_bytes,
+                             p.adjoint_bytes) for p in profiles]
+        self.final_state_bytes = profiles[-1].output_bytes
+        plain_cost = sum(s[1] for s in self.chain_steps)
+        self.taped = taped
+        if budget_bytes >= plain_peak_bytes:
+            self.plan = None
+            self.method = "plain autograd"
+            self.predicted_peak_bytes = plain_peak_bytes
+            self.predicted_cost = plain_cost
+            self.recomputed_blocks = 0
+        else:
+            self.plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            self.method = "remat.chain_taped" if taped else "remat.chain"
+            self.predicted_peak_bytes = self.plan.peak_bytes
+            # The plan never advances the last block (it is reversed where x_{T-1} stands); its re-run is
+            # the forward's taped run, so the plan's cost is the run's.
+            self.predicted_cost = self.plan.predicted_cost
+            # Block forwards: every advanced step, plus a re-run per untaped reverse; T of them are plain's.
+            self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
+        self._ran = False
+        self._least: Optional[int] = None
+
+    @property
+    def measured_peak_bytes(self) -> Optional[int]:
+        """Activation bytes at the peak since the last forward began, through its backward: the tensors
+        autograd saved and the snapshots held, each storage once. None before the first forward."""
+        return self._counter.peak if self._ran else None
+
+    @property
+    def least_budget_bytes(self) -> int:
+        """The least budget the planner plans this stack within (what a smaller budget's refusal names)."""
+        if self._least is None:
+            self._least = _least_budget(self.chain_steps, self.final_state_bytes, self.taped)
+        return self._least
+
+    def actions(self):
+        """The plan this module follows, as remat actions."""
+        if self.plan is None:
+            return _plain_actions(len(self.blocks))
+        return list(self.plan)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not isinstance(x, torch.Tensor):
+            raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
+        params = [p for p in self.parameters() if p.requires_grad]
+        if not torch.is_grad_enabled() or not (x.requires_grad or params):
+            for block in self.blocks:
+                x = block(x)
+            return x
+        if tuple(x.shape) != self.input_shape or x.dtype != self.input_dtype:
+            raise ArgumentError(f"remat.torch.auto_checkpoint: the input has shape {tuple(x.shape)} and dtype "
+                                f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
+                                f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
+        self._counter.reset_peak()
+        self._ran = True
+        return _Stack.apply(_Run(self, self.actions()), x, *params)
+
+
+def _planner(taped: bool):
+    return chain_taped if taped else chain
+
+
+def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
+    try:
+        return _planner(taped)(steps, budget_bytes, final_state_bytes=final_state_bytes)
+    except (ArgumentError, CapacityError):
+        least = _least_budget(steps, final_state_bytes, taped)
+        raise CapacityError(f"remat.torch.auto_checkpoint: no schedule fits a budget of {budget_bytes} bytes; "
+                            f"the least budget that fits is {least} bytes") from None
+
+
+def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
+    """The least budget the planner plans this chain within (at the granularity it picks there)."""
+    plan = _planner(taped)
+    roomy = plan(steps, sum(s[2] + s[3] for s in steps) * 2 + final_state_bytes, final_state_bytes=final_state_bytes)
+    least = roomy.least_budget_bytes
+    while True:
+        try:
+            return plan(steps, least, final_state_bytes=final_state_bytes).budget_bytes
+        except (ArgumentError, CapacityError):
+            least += max(1, roomy.granularity_bytes)
+
+
+def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_state: bool = True,
+                    repeats: int = 2, taped: bool = True) -> AutoCheckpoint:
+    """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
+    returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
+    the cheapest schedule remat finds for that memory.
+
+    Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
+    (the least of `repeats` runs after one warm-up), its input's and output's bytes and the bytes autograd
+    saves for its backward (saved-tensor hooks, each storage once; parameters and buffers left out). Where
+    the budget holds plain autograd's activations (`plain_peak_bytes`), the module runs plain autograd: no
+    block is run twice. Below that it follows remat.chain_taped's optimal plan for the budget: snapshots of
+    block inputs, some blocks run keeping their tapes, the others re-run in the backward (taped=False:
+    remat.chain's, snapshots only). A budget below the least that any plan fits is refused
+    (remat.CapacityError naming that least budget).
+
+    budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
+      block input, and a running block's saved activations.
+    preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
+      so that dropout replays the same masks (as torch.utils.checkpoint does).
+
+    The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
+    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`, `predicted_cost` (seconds per iteration as profiled),
+    `recomputed_blocks` (block forwards per iteration beyond plain autograd's one each),
+    `measured_peak_bytes` (after a forward and backward), `plain_peak_bytes` and `profiles`.
+
+        fast = remat.torch.auto_checkpoint(model, x, budget="2GiB")
+        fast(x).sum().backward()
+        fast.predicted_peak_bytes, fast.measured_peak_bytes
+    """
+    if isinstance(model, torch.nn.Sequential):
+        blocks = list(model)
+    elif isinstance(model, (list, tuple, torch.nn.ModuleList)):
+        blocks = list(model)
+    else:
+        raise ArgumentError("remat.torch.auto_checkpoint: expected an nn.Sequential or a list of nn.Modules, got "
+                            f"{type(model).__name__}")
+    if not blocks:
+        raise ArgumentError("remat.torch.auto_checkpoint: the model has no blocks")
+    for k, b in enumerate(blocks):
+        if not isinstance(b, torch.nn.Module):
+            raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
+    if not isinstance(sample, torch.Tensor):
+        raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
+        raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
+    budget_bytes = parse_bytes(budget, "budget")
+    profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))

@@ -1,0 +1,99 @@
+"""Profiles a stack of blocks on a sample input, for remat.torch.auto_checkpoint: each block's forward and
+backward time, the bytes of its input and output, and the activation bytes autograd saves for it (through
+saved-tensor hooks, each storage once, parameters left out). The user's RNG stream and the blocks' buffers
+(BatchNorm's running statistics) are left as they were."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import List, Sequence
+
+import torch
+
+from ._saved import SavedBytes, storage_key
+
+
+@dataclass(frozen=True)
+class BlockProfile:
+    """One block: forward and backward seconds (the least of the timed runs), its input's and output's storage
+    bytes, and what autograd saves for its backward: `saved_bytes` besides its input's and output's storages,
+    and whether it saves its input and its output."""
+    forward_seconds: float
+    backward_seconds: float
+    input_bytes: int
+    output_bytes: int
+    saved_bytes: int
+    saves_input: bool
+    saves_output: bool
+
+    @property
+    def adjoint_bytes(self) -> int:
+        """a_k of the chain model: what the block's backward holds besides its input (the model's current
+        state covers the larger of input and output; a saved output is added)."""
+        return self.saved_bytes + (self.output_bytes if self.saves_output else 0)
+
+
+def _leaf(x: torch.Tensor, grad: bool) -> torch.Tensor:
+    x = x.detach()
+    return x.requires_grad_() if grad and (x.is_floating_point() or x.is_complex()) else x
+
+
+def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 2):
+    """(profiles, plain autograd's activation bytes at the end of its forward, the outputs' shapes)."""
+    params = [p for b in blocks for p in b.parameters()]
+    excluded = params + [t for b in blocks for t in b.buffers()]
+    buffers = [t.detach().clone() for b in blocks for t in b.buffers()]
+    devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
+    profiles: List[BlockProfile] = []
+    states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
+    plain_bytes = 0
+    state_saved = [False] * (len(blocks) + 1)
+    try:
+        with torch.random.fork_rng(devices=devices):
+            for k, block in enumerate(blocks):
+                x = states[-1]
+                forward_s, backward_s = float("inf"), float("inf")
+                for run in range(repeats + 1):  # the first run warms up
+                    counter = SavedBytes(excluded)
+                    leaf = _leaf(x, k > 0 or sample.requires_grad)
+                    _sync(devices)
+                    start = time.perf_counter()
+                    with torch.enable_grad(), counter.hooks():
+                        out = block(leaf)
+                    _sync(devices)
+                    middle = time.perf_counter()
+                    if not isinstance(out, torch.Tensor):
+                        raise TypeError(f"remat.torch.auto_checkpoint: block {k} returned "
+                                        f"{type(out).__name__}; every block must return one tensor")
+                    keys = dict((key, entry[1]) for key, entry in counter.live.items())
+                    inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
+                    if out.requires_grad and inputs:
+                        torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
+                    _sync(devices)
+                    end = time.perf_counter()
+                    if run > 0:
+                        forward_s = min(forward_s, middle - start)
+                        backward_s = min(backward_s, end - middle)
+                    del counter
+                in_key, in_bytes = storage_key(x)
+                out_key, out_bytes = storage_key(out)
+                saves_input, saves_output = in_key in keys, out_key in keys
+                inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
+                state_saved[k] |= saves_input
+                state_saved[k + 1] |= saves_output
+                plain_bytes += inner
+                profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
+                                             in_bytes, out_bytes, inner, saves_input, saves_output))
+                states.append(out.detach())
+    finally:
+        with torch.no_grad():
+            for t, saved in zip((t for b in blocks for t in b.buffers()), buffers):
+                t.copy_(saved)
+    plain_bytes += sum(storage_key(s)[1] for s, saved in zip(states, state_saved) if saved)
+    return profiles, plain_bytes, states[-1]
+
+
+def _sync(devices) -> None:
+    for d in devices:
+        torch.cuda.synchronize(d)

@@ -1,0 +1,189 @@
+"""remat.torch.auto_checkpoint against plain autograd on the CPU: the same output and gradients bit for bit
+(torch.equal) for an MLP stack, a residual conv stack and a stack of nn.TransformerEncoderLayer (dropout
+seeded), from the least budget to plain autograd's peak, with taped advances (remat.chain_taped) and
+without (remat.chain); the measured peak of activation bytes within the budget; no block run twice where
+the budget holds plain autograd's activations, fewer re-runs with tapes just below it; bad budgets refused
+naming the least."""
+
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+
+nn = torch.nn
+
+
+def mlp_stack():
+    torch.manual_seed(1)
+    widths = [16, 64, 8, 48, 48, 24, 16]
+    layers = [nn.Sequential(nn.Linear(a, b), nn.Tanh()) for a, b in zip(widths, widths[1:])]
+    return nn.Sequential(*layers), lambda: torch.randn(12, 16, requires_grad=True)
+
+
+class Residual(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+
+    def forward(self, x):
+        return x + torch.relu(self.conv(x))
+
+
+def conv_stack():
+    torch.manual_seed(2)
+    blocks = [nn.Conv2d(3, 8, 3, padding=1), Residual(8), Residual(8), nn.Conv2d(8, 4, 1, stride=2), Residual(4),
+              Residual(4)]
+    return nn.Sequential(*blocks), lambda: torch.randn(2, 3, 12, 12)
+
+
+def transformer_stack():
+    torch.manual_seed(3)
+    layers = [nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.1, batch_first=True)
+              for _ in range(4)]
+    return nn.Sequential(*layers), lambda: torch.randn(3, 5, 16)
+
+
+STACKS = {"mlp": mlp_stack, "conv": conv_stack, "transformer": transformer_stack}
+
+
+def run(model, x, seed):
+    """Output, parameter gradients and input gradient of one forward and backward from RNG seed `seed`."""
+    for p in model.parameters():
+        p.grad = None
+    torch.manual_seed(seed)
+    x = x.detach().requires_grad_(x.requires_grad)
+    y = model(x)
+    (y ** 2).sum().backward()
+    return y.detach(), [p.grad.clone() for p in model.parameters()], x.grad
+
+
+def count_block_calls(blocks):
+    calls = [0]
+    handles = [b.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1)) for b in blocks]
+    return calls, handles
+
+
+def budgets_of(fast):
+    least, plain = fast.least_budget_bytes, fast.plain_peak_bytes
+    return sorted({least, (least + plain) // 2, plain - 1, plain, 2 * plain})
+
+
+@pytest.mark.parametrize("taped", [True, False])
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_gradients_equal_plain_autograd_and_peak_within_budget(name, taped):
+    model, make_x = STACKS[name]()
+    model.train()
+    x = make_x()
+    plain_y, plain_grads, plain_x_grad = run(model, x, seed=7)
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0, taped=taped)
+    for budget in budgets_of(probe):
+        fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1, taped=taped)
+        calls, handles = count_block_calls(fast.blocks)
+        y, grads, x_grad = run(fast, x, seed=7)
+        for h in handles:
+            h.remove()
+        assert torch.equal(y, plain_y), budget
+        assert all(torch.equal(a, b) for a, b in zip(grads, plain_grads)), budget
+        assert (x_grad is None) == (plain_x_grad is None)
+        if x_grad is not None:
+            assert torch.equal(x_grad, plain_x_grad)
+        assert fast.measured_peak_bytes <= budget
+        assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget
+        assert calls[0] == len(fast.blocks) + fast.recomputed_blocks
+        if budget >= fast.plain_peak_bytes:
+            assert fast.method == "plain autograd" and calls[0] == len(fast.blocks)
+            assert fast.measured_peak_bytes == fast.plain_peak_bytes
+        else:
+            assert fast.method == ("remat.chain_taped" if taped else "remat.chain")
+            assert fast.predicted_cost == fast.plan.predicted_cost
+            assert taped or fast.recomputed_blocks > 0
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_taped_advances_save_the_extra_forward_below_plain_autograds_peak(name):
+    """Just below plain autograd's peak, the states-only planner re-runs every block but the last; with taped
+    advances most blocks keep their tapes and run once."""
+    model, make_x = STACKS[name]()
+    x = make_x()
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    budget = probe.plain_peak_bytes - 1
+    states_only = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1, taped=False)
+    taped = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=1)
+    assert states_only.recomputed_blocks >= len(model) - 1
+    assert taped.plan.taped_steps >= 1
+    assert taped.recomputed_blocks < states_only.recomputed_blocks
+    assert any(getattr(a, "taped", False) for a in taped.actions())
+
+
+def test_plain_peak_is_what_plain_autograd_saves():
+    """plain_peak_bytes against an independent count: every storage autograd saves in one plain forward."""
+    model, make_x = mlp_stack()
+    x = make_x()
+    seen = {}
+
+    def pack(t):
+        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        if not any(s.data_ptr() == p.data_ptr() for p in model.parameters()):
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(x)
+    fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    assert fast.plain_peak_bytes == sum(seen.values())
+    del y
+
+
+@pytest.mark.parametrize("taped", [True, False])
+def test_least_budget_runs_and_below_it_is_refused_naming_it(taped):
+    model, make_x = conv_stack()
+    x = make_x()
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0, taped=taped)
+    least = probe.least_budget_bytes
+    assert least < probe.plain_peak_bytes
+    assert remat.torch.auto_checkpoint(model, x, budget=least, repeats=0,
+                                       taped=taped).predicted_peak_bytes <= least
+    for budget in (0, 1, least - 1):
+        with pytest.raises(remat.CapacityError, match=rf"\b{least} bytes") as e:
+            remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0, taped=taped)
+        assert re.search(rf"budget of {budget} bytes", str(e.value))
+
+
+def test_bad_arguments():
+    model, make_x = mlp_stack()
+    x = make_x()
+    with pytest.raises(remat.ArgumentError, match="nn.Sequential or a list"):
+        remat.torch.auto_checkpoint(model[0][0], x)
+    with pytest.raises(remat.ArgumentError, match="budget"):
+        remat.torch.auto_checkpoint(model, x, budget="lots")
+    with pytest.raises(remat.ArgumentError, match="block 1"):
+        remat.torch.auto_checkpoint([model[0], lambda t: t], x)
+    fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    with pytest.raises(remat.ArgumentError, match="shape"):
+        fast(torch.randn(3, 16, requires_grad=True))
+
+
+def test_list_of_blocks_and_no_grad():
+    model, make_x = mlp_stack()
+    x = make_x()
+    fast = remat.torch.auto_checkpoint(list(model), x, budget=1 << 40, repeats=0)
+    with torch.no_grad():
+        assert torch.equal(fast(x), model(x))
+    assert fast.measured_peak_bytes is None
+
+
+def test_chain_taped_binding():
+    """remat.chain_taped: with room for every tape, every step but the last taped and run once (cost sum of
+    the adjoints); remat.chain at the same budget re-runs every step but the last; too small a budget refused
+    naming the least."""
+    steps = [remat.ChainStep(1.0, 2.0, 1024, 512)] * 10
+    roomy = remat.chain_taped(steps, budget=10**6)
+    assert (roomy.taped_steps, roomy.forward_steps, roomy.predicted_cost) == (9, 9, 20.0)
+    assert roomy.peak_bytes == roomy.all_taped_bytes <= 10**6
+    assert remat.chain(steps, budget=10**6).predicted_cost == 9 * 1.0 + 10 * 2.0  # its adjoints re-run
+    assert sum(1 for a in roomy if a.kind == "reverse") == 10
+    with pytest.raises(remat.CapacityError, match=f"at least {roomy.least_budget_bytes} bytes"):
+        remat.chain_taped(steps, budget=roomy.least_budget_bytes - 1)

@@ -1,0 +1,143 @@
+// remat::plan_taped_chain (chains with taped advances): on small random chains, at every budget from the
+// least to the all-taped plan's peak, the plan is legal and within the budget under the independent replay,
+// costs what it says, and costs exactly the optimum of an exhaustive search over every schedule of the
+// model; never more than remat::chain's (states only); with room for every tape, it is plain autograd's
+// (sum of b_k, no step run twice), where remat::chain re-runs every step but the last.
+#define BOOST_TEST_MODULE chain_taped
+#include <boost/test/unit_test.hpp>
+
+#include "chain_taped_reference.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/chain.hpp"
+#include "remat/schedule/chain_taped.hpp"
+
+#include <cmath>
+#include <random>
+#include <string>
+
+using namespace remat;
+
+namespace {
+
+// Costs in quarters (exact in binary), some zero, adjoints at least their forward on most; sizes of a few
+// bytes; an adjoint's extra bytes on most.
+chain_model random_chain(std::mt19937_64& rng, step_t steps)
+{
+    std::uniform_int_distribution<int> quarters(0, 12);
+    std::uniform_int_distribution<std::uint64_t> bytes(1, 5);
+    std::uniform_int_distribution<std::uint64_t> extra(0, 4);
+    chain_model m;
+    for (step_t k = 0; k < steps; ++k) {
+        const double forward = quarters(rng) / 4.0;
+        const double adjoint = forward + quarters(rng) / 4.0 - (quarters(rng) < 2 ? 1.0 : 0.0);
+        m.steps.push_back({forward, std::max(0.0, adjoint), bytes(rng), extra(rng)});
+    }
+    m.final_state_bytes = bytes(rng);
+    return m;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(equals_the_exhaustive_search_at_every_budget)
+{
+    std::mt19937_64 rng(38);
+    int compared = 0;
+    int cheaper_than_states_only = 0;
+    for (step_t t = 1; t <= 6; ++t)
+        for (int trial = 0; trial < (t <= 4 ? 40 : 12); ++trial) {
+            const chain_model m = random_chain(rng, t);
+            const std::uint64_t top = all_taped_bytes(m);
+            std::uint64_t least = 0;
+            for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
+                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
+                {
+                    const double best = test::brute_force_taped_chain_optimum(m, budget);
+                    if (std::isinf(best)) {
+                        BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
+                        continue;
+                    }
+                    const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
+                    if (least == 0)
+                        least = budget;
+                    BOOST_TEST(plan.least_budget_bytes == least);
+                    const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+                    BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
+                    BOOST_TEST(r.peak_bytes <= budget);
+                    BOOST_TEST(r.peak_bytes == plan.peak_bytes);
+                    BOOST_TEST(r.cost == plan.cost);
+                    BOOST_TEST(plan.cost == best);
+                    ++compared;
+                    if (budget >= m.adjoint_need(0) && budget >= 1) {
+                        try {
+                            const chain states_only(m, budget, [] {
+                                chain::options o;
+                                o.granularity = 1;
+                                return o;
+                            }());
+                            const double theirs = test::replay_chain_plan(m, states_only).cost;
+                            BOOST_TEST(plan.cost <= theirs);
+                            cheaper_than_states_only += plan.cost < theirs ? 1 : 0;
+                        } catch (const capacity_error&) {
+                        } catch (const argument_error&) {
+                        }
+                    }
+                }
+            }
+        }
+    BOOST_TEST(compared > 1000);
+    BOOST_TEST(cheaper_than_states_only > 100);
+}
+
+BOOST_AUTO_TEST_CASE(room_for_every_tape_is_plain_autograd)
+{
+    std::mt19937_64 rng(7);
+    for (step_t t = 1; t <= 40; t += 3) {
+        chain_model m = random_chain(rng, t);
+        // Every step runs once: f_k + max(0, b_k - f_k) for the taped ones, b_T-1 for the last.
+        double sum_b = 0;
+        for (std::size_t k = 0; k + 1 < m.steps.size(); ++k)
+            sum_b += m.steps[k].forward + std::max(0.0, m.steps[k].adjoint - m.steps[k].forward);
+        sum_b += m.steps.back().adjoint;
+        const taped_chain_plan plan = plan_taped_chain(m, all_taped_bytes(m));
+        BOOST_TEST(plan.cost == sum_b);
+        BOOST_TEST(plan.peak_bytes <= all_taped_bytes(m));
+        const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+        BOOST_TEST(!r.error.has_value());
+        BOOST_TEST(r.cost == sum_b);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(a_budget_below_the_least_names_it)
+{
+    const chain_model m = chain_model::uniform(6, 1, 3, 100, 50);
+    const taped_chain_plan roomy = plan_taped_chain(m, all_taped_bytes(m));
+    try {
+        (void)plan_taped_chain(m, roomy.least_budget_bytes - 1);
+        BOOST_FAIL("expected capacity_error");
+    } catch (const capacity_error& e) {
+        BOOST_TEST(std::string(e.what()).find("at least " + std::to_string(roomy.least_budget_bytes) + " bytes") !=
+                       std::string::npos,
+                   e.what());
+    }
+    BOOST_TEST(plan_taped_chain(m, roomy.least_budget_bytes).peak_bytes <= roomy.least_budget_bytes);
+}
+
+BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)
+{
+    // 70 steps of odd sizes: the automatic units are capped by the table (2^23 entries), and rounding every
+    // size up takes the all-taped peak past them; the plan must still be made, legal and within budget.
+    std::mt19937_64 rng(70);
+    std::uniform_int_distribution<std::uint64_t> bytes(1'000'001, 9'000'001);
+    chain_model m;
+    for (step_t k = 0; k < 70; ++k)
+        m.steps.push_back({1.0 + static_cast<double>(k % 3), 4.0, bytes(rng), 4 * bytes(rng)});
+    m.final_state_bytes = bytes(rng);
+    for (const std::uint64_t budget : {all_taped_bytes(m) * 10, all_taped_bytes(m) / 3}) {
+        const taped_chain_plan plan = plan_taped_chain(m, budget);
+        const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+        BOOST_TEST(!r.error.has_value());
+        BOOST_TEST(r.peak_bytes <= budget);
+        BOOST_TEST(r.cost == plan.cost);
+    }
+}
