@@ -60,6 +60,32 @@ void* operator new(std::size_t size, std::align_val_t align)
     const auto a = static_cast<std::size_t>(align);
     return counted(std::aligned_alloc(a, (size + a - 1) / a * a));
 }
+// The nothrow forms too (std::stable_sort's temporary buffer): forwarding to the throwing ones is only
+// libstdc++'s default; a sanitizer's runtime defines them itself, and its memory must not reach free().
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept
+{
+    try {
+        return operator new(size);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
+}
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept
+{
+    try {
+        return operator new(size, align);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept
+{
+    uncounted(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept
+{
+    uncounted(p);
+}
 void operator delete(void* p) noexcept
 {
     uncounted(p);
