@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 source scripts/build-env.sh
 stage_timing
 ctest_args=(--output-on-failure --no-tests=error -j "$jobs")
+# CTest runs as many tests at once as there are cores: a BLAS that starts its own threads in each of them
+# only makes them wait for each other (a README block of the RNN benchmark took 88 s of wall time for 16 s of
+# CPU beside a build).
+export OPENBLAS_NUM_THREADS=1
 
 stage "dependencies (Debian packages)"
 scripts/install-deps.sh
