@@ -933,6 +933,44 @@ std::uint64_t own_part(std::uint64_t limit, std::size_t n)
     }
 }
 
+// A plan for `base` that runs `inner` (a plan over `base`'s levels `kept`); a plan that itself runs a subset
+// passes its own through.
+plan_ptr run_on_levels(const multilevel_plan& base, const plan_ptr& inner, const std::vector<level_t>& kept)
+{
+    plan_ptr outer = fresh(base);
+    outer->sub = inner->sub ? inner->sub : inner;
+    for (const level_t j : inner->sub ? inner->sub_levels : std::vector<level_t>{})
+        outer->sub_levels.push_back(kept[static_cast<std::size_t>(j)]);
+    if (!inner->sub)
+        outer->sub_levels = kept;
+    outer->shape = outer->sub->shape;
+    return outer;
+}
+
+// A level that some other level makes useless: that one holds every snapshot a loop of `steps` can keep (T-1,
+// as many as all the levels together ever hold) and costs no more to write or to read. Moving every snapshot of
+// the useless level there keeps any schedule legal and costs no more, so the optimum over the other levels is the
+// optimum over all (of two equal levels, the later is the useless one). n when there is none.
+std::size_t dominated_level(const multilevel_plan& base)
+{
+    const auto& levels = base.model.levels;
+    const auto holds_all = [&](const level_spec& l) {
+        return l.slots == level_spec::unlimited || l.slots >= std::max<step_t>(base.steps - 1, 1);
+    };
+    for (std::size_t keep = 0; keep < levels.size(); ++keep) {
+        if (!holds_all(levels[keep]))
+            continue;
+        for (std::size_t drop = 0; drop < levels.size(); ++drop) {
+            const level_spec& a = levels[keep];
+            const level_spec& b = levels[drop];
+            const bool same = a.write_cost == b.write_cost && a.read_cost == b.read_cost && holds_all(b);
+            if (drop != keep && b.write_cost >= a.write_cost && b.read_cost >= a.read_cost && (!same || drop > keep))
+                return drop;
+        }
+    }
+    return levels.size();
+}
+
 // The plan for `base`: the cheapest of its own structures and the plans of its subsets of levels (those are plans
 // for the whole store too), each made as that subset alone would be made with the same options (own_part), so a
 // store's plan is never dearer than the plan of any of its subsets, for up to four levels: adding a level never
@@ -948,6 +986,21 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
         return it->second;
     const std::size_t n = base.model.levels.size();
     plan_ptr plan;
+    if (const std::size_t drop = dominated_level(base); drop < n && opts.only == multilevel::structure::binomial) {
+        // Exactly as good without that level (an exact plan over the others stays exact for all of them), and a
+        // store with a level of T-1 or more slots beside dearer ones plans as fast as the store without them.
+        std::vector<level_t> kept;
+        const multilevel_plan fewer = without_level(base, drop, kept);
+        std::vector<level_t> kept_original;
+        for (const level_t k : kept)
+            kept_original.push_back(original[static_cast<std::size_t>(k)]);
+        const plan_ptr inner =
+            plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+        plan = run_on_levels(base, inner, kept);
+        plan->used = inner->used;
+        memo.emplace(levels, plan);
+        return plan;
+    }
     if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
         // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
         plan = fresh(base);
@@ -1005,17 +1058,8 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
             }
             if (inner_cost >= cost)
                 continue;
-            // Run it over this model's levels (a plan that itself runs a subset passes its own through).
-            plan_ptr outer = fresh(base);
-            outer->sub = inner->sub ? inner->sub : inner;
-            for (const level_t j : inner->sub ? inner->sub_levels : std::vector<level_t>{})
-                outer->sub_levels.push_back(kept[static_cast<std::size_t>(j)]);
-            if (!inner->sub)
-                outer->sub_levels = kept;
-            // Near-optimal for this model even when exact over its own levels.
-            outer->used = method::near_optimal;
-            outer->shape = outer->sub->shape;
-            plan = outer;
+            plan = run_on_levels(base, inner, kept);
+            plan->used = method::near_optimal; // even when exact over its own levels
             cost = inner_cost;
         }
     }

@@ -196,3 +196,29 @@ BOOST_AUTO_TEST_CASE(dear_stores_on_one_level_beat_revolve)
     }
     BOOST_TEST(cheaper_somewhere);
 }
+
+BOOST_AUTO_TEST_CASE(a_level_holding_every_snapshot_makes_dearer_levels_useless)
+{
+    // The planner drops a level that another one, holding T-1 snapshots or more, beats on both costs (any
+    // schedule moved there stays legal and costs no more): the optimum over all the levels, found by the
+    // independent search with every level in play, is still what it plans.
+    struct instance {
+        std::vector<slot_t> slots;
+        std::vector<std::pair<double, double>> write_read;
+    };
+    const std::vector<instance> instances{
+        {{2, inf, 3}, {{0, 0}, {1, 1}, {4, 4}}},             // an unlimited host beside a dearer, finite disk
+        {{1, 40, inf}, {{0, 0}, {0.5, 2}, {0.5, 2}}},        // equal costs: the later level is the useless one
+        {{2, inf, inf}, {{0, 0}, {2, 1}, {1.5, 0.25}}},      // the faster unlimited level is the dearer one
+        {{inf, 3, 2}, {{0.25, 0.25}, {1, 0.25}, {0.25, 3}}}, // level 0 holds everything
+    };
+    for (const instance& in : instances)
+        for (const step_t t : {7, 23, 41}) {
+            prices p{1, 0.5, in.write_read};
+            const cost_model m = model_of(in.slots, p);
+            const multilevel plan(t, m);
+            BOOST_TEST_REQUIRE(same_cost(plan.cost().predicted_cost, test::reference_multilevel_optimum(t, m)),
+                               describe(t, m));
+            BOOST_TEST_REQUIRE(same_cost(exact_cost(t, m), plan.cost().predicted_cost), describe(t, m));
+        }
+}

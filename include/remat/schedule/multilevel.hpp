@@ -64,7 +64,7 @@ public:
     struct options {
         method how = method::automatic;
         /// automatic: use the exact method when building its table takes at most this many inner-loop
-        /// iterations (about 0.25 ns each on one core) and the model's own part of the work limit below.
+        /// iterations (about 0.7 ns each on one core) and the model's own part of the work limit below.
         std::uint64_t exact_work_limit = 2'000'000'000;
         /// exact: refuse, before building anything, a table beyond this many iterations (about 30 s).
         std::uint64_t exact_max_work = 100'000'000'000;
@@ -73,8 +73,8 @@ public:
         /// k levels spends a fixed part of it on its own structures (1/128, 1/12, 1/10, 1/16 for k = 1..4, 1/2
         /// beyond), the same alone or as a subset, and a store of up to four levels plans every subset with its
         /// part, so adding a level never makes the plan dearer; the parts of four levels and their subsets add up
-        /// to less than the limit. A table that would not fit what is left is not built. At most about a second of CPU
-        /// for four levels on this project's 2-core machine (docs/multilevel.md). Not applied
+        /// to less than the limit. A table that would not fit what is left is not built. About 0.7 ns of CPU per
+        /// iteration: up to 2 s for four levels on this project's 2-core machine (docs/multilevel.md). Not applied
         /// to a structure asked for alone (`only`), whose tables each get this much.
         std::uint64_t near_optimal_work_limit = 3'200'000'000;
         /// spine, nested and layered: the table's horizon K (most steps of one segment, of one leaf for
