@@ -16,7 +16,7 @@
 
 #include "bench_util.hpp"
 #include "heat2d_mpi/heat2d.hpp"
-#include "parse.hpp"
+#include "remat/cli/parse.hpp"
 
 #include <remat/mpi/mpi.hpp>
 #include <remat/mpi/parallel_hdf5_store.hpp>

@@ -3,7 +3,7 @@
 // Part 1 sweeps every T from 1 to a limit for several slot counts s and prints, per range of T between
 // binomial thresholds C(s+k,k), the largest ratio online/offline forward steps and the largest excess in
 // steps. Both termination conventions come from one sweep: a loop that learns its end only at x_T costs
-// exactly what a loop of T+1 steps costs when it knows its last step (checked in online_revolve_test),
+// exactly what a loop of T+1 steps costs when it knows its last step (checked in schedule_online_revolve_test),
 // so its ratio is cost(T+1)/offline(T).
 // Part 2 prints sample rows through the public cost() (the numbers docs/online.md quotes).
 // Part 3 times action generation: ns per action of a replay of the online schedule against the offline

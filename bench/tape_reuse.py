@@ -1,6 +1,6 @@
 """How far back each tape read of a taped plan reaches, as the driver's tape pool plays it.
 
-    build/src/cli/remat plan --steps 10000 --slots 693 --schedule taped --tape-units 6 --format actions |
+    build/tools/cli/remat plan --steps 10000 --slots 693 --schedule taped --tape-units 6 --format actions |
       python3 bench/tape_reuse.py --tape-mib 0.375 --cache-mib 28 [--format json]
 
 Reads `remat plan --format actions` on stdin. The driver (include/remat/driver/tapes.hpp) makes the plan's

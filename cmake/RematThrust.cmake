@@ -57,7 +57,7 @@ function(remat_use_thrust target)
     message(FATAL_ERROR "remat_use_thrust(${target}): no Thrust found (install the CUDA toolkit or libthrust-dev)")
   endif()
   get_target_property(libs ${target} LINK_LIBRARIES)
-  if(libs MATCHES "remat::cuda|remat_cuda")
+  if(libs MATCHES "(^|;)(remat::cuda|remat_cuda)(;|$)")
     message(FATAL_ERROR "remat_use_thrust(${target}): a CPU back-end target must not link remat::cuda "
                         "(Thrust's CUDA and CPU back ends define the same names differently)")
   endif()

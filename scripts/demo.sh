@@ -11,12 +11,12 @@ echo "== examples/neural_ode_spiral: a neural ODE learns a spiral, 1000 RK4 step
 build/examples/neural_ode_spiral --output-dir build
 echo
 echo "== remat plan --steps 100000 --slots 20"
-build/src/cli/remat plan --steps 100000 --slots 20
+build/tools/cli/remat plan --steps 100000 --slots 20
 echo
 echo "== remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json"
-build/src/cli/remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json
+build/tools/cli/remat plan --steps 100000 --budget 2GiB --state-bytes 64MiB --format json
 echo
-build/src/cli/remat draw --steps 60 --slots 5 -o build/demo-schedule.svg
+build/tools/cli/remat draw --steps 60 --slots 5 -o build/demo-schedule.svg
 echo
 echo "== examples/lorenz63_gradient: 10^5 RK4 steps with 20 slots"
 build/examples/lorenz63_gradient

@@ -50,7 +50,7 @@ mapfile -t programs <"$out/programs.txt"
 rm "$out/programs.txt"
 # (bench/neural_ode execs bench/neural_ode_cuda for --device cuda.)
 for candidate in bench/cuda_offload bench/cuda_tiers bench/neural_ode bench/neural_ode_cuda bench/rnn_bptt \
-    examples/neural_ode_spiral examples/rnn_adding src/stress/remat-stress src/cli/remat "$@"; do
+    examples/neural_ode_spiral examples/rnn_adding tools/stress/remat-stress tools/cli/remat "$@"; do
     [[ -x $build/$candidate ]] && programs+=("$candidate")
 done
 

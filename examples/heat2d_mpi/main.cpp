@@ -10,7 +10,7 @@
 
 #include "heat2d.hpp"
 
-#include "parse.hpp" // remat::cli::parse_count, parse_bytes, format_bytes
+#include "remat/cli/parse.hpp" // remat::cli::parse_count, parse_bytes, format_bytes
 
 #include <remat/detail/xxh64.hpp>
 #include <remat/mpi/mpi.hpp>

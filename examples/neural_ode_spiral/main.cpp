@@ -14,7 +14,7 @@
 #include "spiral_data.hpp"
 #include "spiral_training.hpp"
 
-#include "parse.hpp"
+#include "remat/cli/parse.hpp"
 
 #include "remat/error.hpp"
 #include "remat/report/json.hpp"

@@ -13,7 +13,7 @@
 #include "spiral_data.hpp"
 #include "spiral_training.hpp"
 
-#include "parse.hpp" // remat::cli::parse_count, usage_error
+#include "remat/cli/parse.hpp" // remat::cli::parse_count, usage_error
 
 #include <remat/detail/xxh64.hpp>
 #include <remat/mpi/mpi.hpp>

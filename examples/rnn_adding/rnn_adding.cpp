@@ -10,7 +10,7 @@
 // Exit status: 0 when trained (target reached, or the run ended as asked), 2 on bad usage, 1 on failure.
 #include "training.hpp"
 
-#include "parse.hpp"
+#include "remat/cli/parse.hpp"
 #include "remat/error.hpp"
 #include "remat/report/json.hpp"
 #include "remat/train/training_log.hpp"

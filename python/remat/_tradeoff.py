@@ -1,6 +1,6 @@
 """remat.tradeoff: what each schedule costs over a grid of slot counts, and the inverse questions (the fewest
 slots under an overhead, what a budget reaches), as `remat tradeoff --format json` reports them
-(src/cli/tradeoff.cpp). Every cost comes from the C++ planners; this module only picks the slot counts."""
+(tools/cli/src/tradeoff.cpp). Every cost comes from the C++ planners; this module only picks the slot counts."""
 
 from __future__ import annotations
 

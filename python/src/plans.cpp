@@ -1,6 +1,6 @@
 // Plans made in C++ for Python: each factory returns (Schedule, report), the report a dict with the fields
-// and names of `remat plan --format json` (src/cli/plan_report.cpp, chain_report.cpp), which remat/_plans.py
-// turns into a remat.Plan. A Schedule hands out its actions in batches (remat/src/bindings.hpp).
+// and names of `remat plan --format json` (tools/cli/src/plan_report.cpp, chain_report.cpp), which remat/_plans.py
+// turns into a remat.Plan. A Schedule hands out its actions in batches (python/src/bindings.hpp).
 #include "bindings.hpp"
 
 #include "remat/error.hpp"

@@ -8,7 +8,7 @@
 //  - among them, the fewest stores come from the longest right part whose store count is still on its
 //    plateau: l - m = beta(s-1,r-1) + beta(s-2,r-1), clamped into the interval. (The store count of a
 //    band r rises only over its last beta(s-2, r) lengths; checked against a brute-force dynamic
-//    program in tests/schedule_optimality_test.cpp.)
+//    program in tests/schedule/revolve_test.cpp.)
 // Every binomial is derived from the cached anchor beta(s, r-1) < l by one exact multiply-divide, and
 // the children's repetition numbers differ from r by at most 2, so no loop over r is ever needed.
 #include "remat/schedule/revolve.hpp"

@@ -1,4 +1,4 @@
-// The write intent (src/hdf5/write_intent.hpp): a writer killed inside an HDF5 flush can leave a slot's
+// The write intent (levels/hdf5/src/write_intent.hpp): a writer killed inside an HDF5 flush can leave a slot's
 // metadata torn (CI run 33: the link to a new dataset on disk, the dataset's object header not). The file
 // names the slots being written, so that `remat inspect --verify` takes such a tear for a write cut short,
 // while the same tear in a slot the intent does not name stays damage. Built here with plain byte edits
@@ -8,8 +8,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "contains.hpp"
-#include "fault_hook.hpp"
 #include "hdf5_test_support.hpp"
+#include "remat/hdf5_internal/fault_hook.hpp"
 #include "write_intent.hpp"
 
 #include "remat/error.hpp"

@@ -110,7 +110,7 @@ int rename(const char* from, const char* to)
     return static_cast<int>(::syscall(SYS_rename, from, to));
 }
 
-// A new file is put in place without replacing anything (src/hdf5/creation_guard.cpp).
+// A new file is put in place without replacing anything (levels/hdf5/src/creation_guard.cpp).
 int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags)
 {
     checkpoint(-1, nullptr, 0, 0, false);

@@ -40,8 +40,8 @@ def main() -> int:
         if missing:
             bad.append(f"{test['name']}: no {' and no '.join(missing)}")
     for line in bad:
-        print(f"test_registration: {line}")
-    print(f"test_registration: {len(tests)} tests, {len(bad)} without a timeout or labels")
+        print(f"lint_test_registration: {line}")
+    print(f"lint_test_registration: {len(tests)} tests, {len(bad)} without a timeout or labels")
     return 1 if bad or len(tests) < 50 else 0  # fewer than 50 means the listing broke
 
 

@@ -13,7 +13,7 @@
 #include <remat/mpi/communicator.hpp>
 #include <remat/mpi/parallel_hdf5_store.hpp>
 
-#include "parallel_format.hpp"
+#include "remat/hdf5_internal/parallel_format.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <hdf5.h>

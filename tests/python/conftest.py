@@ -13,13 +13,13 @@ def _find_tool():
     given = os.environ.get("REMAT_CLI")
     if given:
         return pathlib.Path(given)
-    built = ROOT / "build" / "src" / "cli" / "remat"
+    built = ROOT / "build" / "tools" / "cli" / "remat"
     return built if built.exists() else None
 
 
 @pytest.fixture(scope="session")
 def remat_tool():
-    """Runs the `remat` tool (REMAT_CLI, else build/src/cli/remat) and returns its stdout."""
+    """Runs the `remat` tool (REMAT_CLI, else build/tools/cli/remat) and returns its stdout."""
     tool = _find_tool()
     if tool is None or not tool.exists():
         pytest.skip("the remat tool is not built (cmake --build build --target remat, or set REMAT_CLI)")

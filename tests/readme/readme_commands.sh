@@ -21,7 +21,7 @@ set -euo pipefail
 # README commands that another test runs as they are, and that test.
 declare -A covered=(
   ["build/examples/neural_ode_spiral"]="scripts/demo.sh (run by scripts/test.sh, with --output-dir build)"
-  ["build/src/stress/remat-stress --small --format json"]="stress_small_test"
+  ["build/tools/stress/remat-stress --small --format json"]="stress_small_test"
 )
 
 # The sh blocks as "N<tab>heading<tab>command" lines, continued lines joined, comments and blanks dropped.

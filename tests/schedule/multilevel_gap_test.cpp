@@ -1,5 +1,5 @@
 // The layered multi-level structure against the exact optimum (the dynamic program that
-// multilevel_optimality_test checks against exhaustive search): over a grid of level sizes — small finite
+// schedule_multilevel_optimality_test checks against exhaustive search): over a grid of level sizes — small finite
 // slowest levels of 1 to 16 slots included — and costs (writes and reads of 0.5 to 50 forward steps, never
 // equal; a faster level dearer to write than the slowest one), two and three levels, every layered plan
 // replays legally with the counts it predicts, never costs less than the optimum, and costs at most 1% more.

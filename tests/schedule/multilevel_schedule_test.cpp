@@ -1,7 +1,7 @@
 // Multi-level schedules replayed by the independent simulator: legal with per-level capacities, their
 // counts per level equal to cost(), predicted_cost equal to the cost recomputed from the replayed counts;
 // near-optimal plans (grid, spine, nested, layered) never beat the exact optimum and the spine stays close
-// to it (multilevel_gap_test holds the layered one to 1%); huge T works.
+// to it (schedule_multilevel_gap_test holds the layered one to 1%); huge T works.
 #define BOOST_TEST_MODULE multilevel_schedule
 #include <boost/test/unit_test.hpp>
 

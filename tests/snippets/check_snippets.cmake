@@ -1,4 +1,4 @@
-# The doc_snippets test: extracts every ```cpp block of README.md and docs/*.md (one translation unit per
+# The snippets_docs test: extracts every ```cpp block of README.md and docs/*.md (one translation unit per
 # page, tests/snippets/extract_snippets.py), installs the build tree into a scratch prefix and compiles the
 # pages as a downstream project would (tests/consumer/doc_snippets), in parallel, syntax only.
 # Run by CTest with -D REMAT_BUILD_DIR, REMAT_SOURCE_DIR, WORK_DIR, GENERATOR, PYTHON and AVAILABLE (the

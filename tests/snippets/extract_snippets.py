@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Extracts every ```cpp block of README.md and docs/*.md into one C++ translation unit per page, for the
-doc_snippets test to compile against the installed package (tests/snippets/README.md: the convention).
+snippets_docs test to compile against the installed package (tests/snippets/README.md: the convention).
 
     extract_snippets.py SOURCE_DIR OUT_DIR AVAILABLE
 
@@ -132,13 +132,13 @@ def main():
                     f"// The {count} C++ snippets of {name}, extracted by tests/snippets/extract_snippets.py."]
             text += [f"#include <{h}>" for h in STANDARD] + body
             (out / (name.replace("/", "_").replace(".md", "") + ".cpp")).write_text("\n".join(text) + "\n")
-            print(f"doc_snippets: {name}: {count} of {len(blocks)} snippets")
+            print(f"snippets_docs: {name}: {count} of {len(blocks)} snippets")
     except ValueError as error:
-        print(f"doc_snippets: {error}", file=sys.stderr)
+        print(f"snippets_docs: {error}", file=sys.stderr)
         return 1
-    print(f"doc_snippets: {compiled} snippets compiled, {len(skipped)} skipped")
+    print(f"snippets_docs: {compiled} snippets compiled, {len(skipped)} skipped")
     for s in skipped:
-        print(f"doc_snippets: skipped {s}")
+        print(f"snippets_docs: skipped {s}")
     return 0
 
 

@@ -1,4 +1,4 @@
-// SVG files read back for tests: parsed by a real XML parser (tests/report/svg_facts.py, Python's
+// SVG files read back for tests: parsed by a real XML parser (tests/support/svg_facts.py, Python's
 // xml.etree) into JSON, and the geometry the chart tests check, computed here independently of
 // remat_report's own placement code.
 #pragma once

@@ -1,0 +1,78 @@
+#include "app.hpp"
+
+#include "calibrate_command.hpp"
+#include "draw_command.hpp"
+#include "inspect_command.hpp"
+#include "plan_command.hpp"
+#include "remat/cli/parse.hpp"
+#include "tradeoff_command.hpp"
+
+#include "remat/error.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+#include <string>
+
+namespace remat::cli {
+namespace {
+
+// CLI11's messages may span lines; the tool promises one.
+std::string one_line(std::string text)
+{
+    for (char& c : text)
+        if (c == '\n')
+            c = ' ';
+    while (!text.empty() && text.back() == ' ')
+        text.pop_back();
+    return text;
+}
+
+} // namespace
+
+int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
+{
+    CLI::App app{"remat: plan, inspect and draw optimal checkpointing schedules", "remat"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "remat 0.1.0");
+    add_plan_command(app, out);
+    add_draw_command(app, out);
+    add_inspect_command(app, out);
+    add_calibrate_command(app, out);
+    add_tradeoff_command(app, out, err);
+    try {
+        // CLI11 would only say "a subcommand is required"; name the word it did not know.
+        if (argc >= 2 && argv[1][0] != '-' &&
+            app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == argv[1]; }).empty())
+            throw usage_error(std::string("unknown command \"") + argv[1] +
+                              "\" (expected plan, draw, tradeoff, inspect or calibrate)");
+        app.parse(argc, argv);
+        return 0;
+    } catch (const CLI::CallForHelp&) {
+        out << app.help();
+        return 0;
+    } catch (const CLI::CallForAllHelp&) {
+        out << app.help("", CLI::AppFormatMode::All);
+        return 0;
+    } catch (const CLI::CallForVersion& e) {
+        out << e.what() << '\n';
+        return 0;
+    } catch (const CLI::ParseError& e) {
+        err << "remat: " << one_line(e.what()) << " (try remat --help)\n";
+        return 2;
+    } catch (const usage_error& e) {
+        err << "remat: " << one_line(e.what()) << '\n';
+        return 2;
+    } catch (const argument_error& e) {
+        err << "remat: " << one_line(e.what()) << '\n';
+        return 2;
+    } catch (const capacity_error& e) {
+        err << "remat: " << one_line(e.what()) << '\n';
+        return 2;
+    } catch (const std::exception& e) {
+        err << "remat: " << one_line(e.what()) << '\n';
+        return 1;
+    }
+}
+
+} // namespace remat::cli

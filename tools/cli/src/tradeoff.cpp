@@ -1,0 +1,264 @@
+#include "tradeoff.hpp"
+
+#include "remat/cli/parse.hpp"
+
+#include "remat/error.hpp"
+#include "remat/schedule/multilevel.hpp"
+#include "remat/schedule/multilevel_model.hpp"
+#include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/revolve.hpp"
+#include "remat/schedule/uniform.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace remat::cli {
+namespace {
+
+// Single-level schedules are priced as `remat plan` prices them: one level of free slots.
+cost_model single_level_model(slot_t slots, double reverse_cost)
+{
+    cost_model m = cost_model::single_level(std::max<slot_t>(slots, 1));
+    m.reverse_cost = reverse_cost;
+    return m;
+}
+
+constexpr double unreachable = std::numeric_limits<double>::infinity();
+
+} // namespace
+
+std::string_view schedule_name(tradeoff_schedule s)
+{
+    switch (s) {
+    case tradeoff_schedule::revolve:
+        return "revolve";
+    case tradeoff_schedule::online:
+        return "online";
+    case tradeoff_schedule::uniform:
+        return "uniform";
+    case tradeoff_schedule::sqrt_rule:
+        return "sqrt-rule";
+    case tradeoff_schedule::store_all:
+        return "store-all";
+    case tradeoff_schedule::multilevel:
+        return "multilevel";
+    }
+    return "?";
+}
+
+tradeoff::tradeoff(tradeoff_setup setup) : setup_(std::move(setup))
+{
+    const step_t t = setup_.steps;
+    all_ = std::max<step_t>(t - 1, 1);
+    baseline_ = predicted_cost(store_all(t, all_).cost(), single_level_model(all_, setup_.reverse_cost));
+    sqrt_every_ = std::max<step_t>(1, std::llround(std::sqrt(static_cast<double>(t))));
+    const schedule_cost c = uniform(t, sqrt_every_).cost();
+    sqrt_rule_ = make_row(tradeoff_schedule::sqrt_rule, std::max<slot_t>(c.peak_slots, 1), c,
+                          predicted_cost(c, single_level_model(all_, setup_.reverse_cost)));
+    sqrt_rule_.every = sqrt_every_;
+    if (!setup_.levels.empty())
+        (void)row(tradeoff_schedule::multilevel, 1); // a bad level combination fails here, once
+}
+
+std::uint64_t tradeoff::baseline_forward_steps() const noexcept
+{
+    return store_all_forward_steps(setup_.steps);
+}
+
+tradeoff_row tradeoff::make_row(tradeoff_schedule schedule, slot_t slots, const schedule_cost& c,
+                                double predicted) const
+{
+    tradeoff_row r;
+    r.schedule = schedule;
+    r.slots = slots;
+    r.cost = c;
+    const std::uint64_t base = baseline_forward_steps();
+    r.recompute_ratio = base == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(base);
+    r.overhead = baseline_ > 0 ? predicted / baseline_ : 1.0;
+    return r;
+}
+
+slot_t tradeoff::one_extra_sweep_slots() const
+{
+    // Revolve's forward steps do not grow with more slots: the least count by bisection.
+    const std::uint64_t target = 2 * baseline_forward_steps();
+    slot_t lo = 1, hi = all_;
+    while (lo < hi) {
+        const slot_t mid = lo + (hi - lo) / 2;
+        bool within = false;
+        try {
+            within = revolve(setup_.steps, mid).cost().forward_steps <= target;
+        } catch (const overflow_error&) { // beyond 64 bits: certainly more than two sweeps
+        }
+        if (within)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+std::vector<tradeoff_schedule> tradeoff::schedules() const
+{
+    std::vector<tradeoff_schedule> s{tradeoff_schedule::revolve, tradeoff_schedule::online, tradeoff_schedule::uniform,
+                                     tradeoff_schedule::sqrt_rule, tradeoff_schedule::store_all};
+    if (!setup_.levels.empty())
+        s.push_back(tradeoff_schedule::multilevel);
+    return s;
+}
+
+std::vector<slot_t> tradeoff::grid() const
+{
+    std::set<slot_t> g;
+    for (int k = 0;; ++k) {
+        const auto s = static_cast<slot_t>(std::llround(std::pow(10.0, k / 4.0)));
+        if (s > all_)
+            break;
+        g.insert(s);
+    }
+    g.insert(all_);
+    g.insert(std::clamp<slot_t>(std::llround(std::sqrt(static_cast<double>(setup_.steps))), 1, all_));
+    g.insert(std::min(sqrt_rule_.slots, all_));
+    g.insert(one_extra_sweep_slots());
+    g.insert(std::clamp<slot_t>(uniform::min_slots(setup_.steps), 1, all_));
+    return {g.begin(), g.end()};
+}
+
+std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slots) const
+{
+    const step_t t = setup_.steps;
+    const cost_model plain = single_level_model(slots, setup_.reverse_cost);
+    switch (schedule) {
+    case tradeoff_schedule::revolve: {
+        const schedule_cost c = revolve(t, slots).cost();
+        return make_row(schedule, slots, c, predicted_cost(c, plain));
+    }
+    case tradeoff_schedule::online: {
+        const schedule_cost c = online_revolve(slots).cost(t);
+        return make_row(schedule, slots, c, predicted_cost(c, plain));
+    }
+    case tradeoff_schedule::uniform: {
+        if (slots < uniform::min_slots(t))
+            return std::nullopt;
+        const uniform plan = uniform::fit(t, slots);
+        const schedule_cost c = plan.cost();
+        tradeoff_row r = make_row(schedule, slots, c, predicted_cost(c, plain));
+        r.every = plan.every();
+        return r;
+    }
+    case tradeoff_schedule::sqrt_rule:
+        return slots == sqrt_rule_.slots ? std::optional(sqrt_rule_) : std::nullopt;
+    case tradeoff_schedule::store_all: {
+        if (slots != all_)
+            return std::nullopt;
+        const schedule_cost c = store_all(t, all_).cost();
+        return make_row(schedule, slots, c, predicted_cost(c, plain));
+    }
+    case tradeoff_schedule::multilevel: {
+        cost_model model;
+        model.reverse_cost = setup_.reverse_cost;
+        for (const parsed_level& l : setup_.levels)
+            model.levels.push_back(l.spec);
+        model.levels.front().slots = slots;
+        const schedule_cost c = multilevel(t, model).cost(); // as `remat plan` plans it;
+        return make_row(schedule, slots, c, predicted_cost(c, model));
+    }
+    }
+    return std::nullopt;
+}
+
+std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
+                                         const std::function<void(std::size_t, std::size_t)>& done) const
+{
+    std::vector<tradeoff_row> out;
+    const std::vector<slot_t> slot_counts = grid();
+    const std::vector<tradeoff_schedule> all = schedules();
+    const std::size_t total = all.size() * slot_counts.size();
+    std::size_t count = 0;
+    for (const tradeoff_schedule schedule : all) {
+        if (schedule == tradeoff_schedule::sqrt_rule) {
+            out.push_back(sqrt_rule_);
+            count += slot_counts.size();
+            continue;
+        }
+        for (const slot_t s : slot_counts) {
+            if (done)
+                done(count++, total);
+            try {
+                if (std::optional<tradeoff_row> r = row(schedule, s))
+                    out.push_back(*r);
+            } catch (const remat::error& e) {
+                omitted.push_back({schedule, s, e.what()});
+            }
+        }
+    }
+    if (done)
+        done(total, total);
+    return out;
+}
+
+std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, double max_overhead) const
+{
+    auto overhead = [&](tradeoff_schedule which, slot_t s) {
+        try {
+            const std::optional<tradeoff_row> r = row(which, s);
+            return r ? r->overhead : unreachable;
+        } catch (const overflow_error&) { // a count beyond 64 bits is beyond any limit
+            return unreachable;
+        }
+    };
+    switch (schedule) {
+    case tradeoff_schedule::sqrt_rule:
+        return sqrt_rule_.overhead <= max_overhead ? std::optional(sqrt_rule_) : std::nullopt;
+    case tradeoff_schedule::store_all:
+        return row(schedule, all_)->overhead <= max_overhead ? row(schedule, all_) : std::nullopt;
+    case tradeoff_schedule::revolve:
+    case tradeoff_schedule::uniform:
+    case tradeoff_schedule::multilevel: {
+        if (overhead(schedule, all_) > max_overhead)
+            return std::nullopt;
+        slot_t lo =
+            schedule == tradeoff_schedule::uniform ? std::clamp<slot_t>(uniform::min_slots(setup_.steps), 1, all_) : 1;
+        slot_t hi = all_;
+        while (lo < hi) {
+            const slot_t mid = lo + (hi - lo) / 2;
+            if (overhead(schedule, mid) <= max_overhead)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        return row(schedule, lo);
+    }
+    case tradeoff_schedule::online: {
+        // Online runs at least revolve's forward steps with the same slots (revolve is optimal), so no
+        // count below revolve's answer can do; from there, one slot at a time.
+        const std::optional<tradeoff_row> offline = least_slots(tradeoff_schedule::revolve, max_overhead);
+        if (!offline)
+            return std::nullopt;
+        for (slot_t s = offline->slots; s <= all_; ++s)
+            if (overhead(schedule, s) <= max_overhead)
+                return row(schedule, s);
+        return std::nullopt;
+    }
+    }
+    return std::nullopt;
+}
+
+std::optional<tradeoff_row> tradeoff::within(tradeoff_schedule schedule, slot_t slots) const
+{
+    const slot_t s = std::min(slots, all_);
+    switch (schedule) {
+    case tradeoff_schedule::sqrt_rule:
+        return sqrt_rule_.slots <= slots ? std::optional(sqrt_rule_) : std::nullopt;
+    case tradeoff_schedule::store_all:
+        return all_ <= slots ? row(schedule, all_) : std::nullopt;
+    default:
+        return row(schedule, s);
+    }
+}
+
+} // namespace remat::cli
