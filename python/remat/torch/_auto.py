@@ -307,6 +307,14 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
         fast(x).sum().backward()
         fast.predicted_peak_bytes, fast.measured_peak_bytes
     """
+    blocks = _blocks_of(model, sample, repeats)
+    budget_bytes = parse_bytes(budget, "budget")
+    profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+
+
+def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
+    """The blocks of `model`, with auto_checkpoint's checks of its arguments."""
     if isinstance(model, torch.nn.Sequential):
         blocks = list(model)
     elif isinstance(model, (list, tuple, torch.nn.ModuleList)):
@@ -323,6 +331,4 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
-    budget_bytes = parse_bytes(budget, "budget")
-    profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+    return blocks
