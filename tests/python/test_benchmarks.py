@@ -66,8 +66,11 @@ def test_loop_bench(capsys, monkeypatch):
     for L in (7, 20):  # every segment but the last re-run once
         assert rows[f"segments L={L}"]["recomputed steps"] == list(range(0, T, L))[-1]
     for r in table(data, "checkpoint_loop against"):
-        # the plan's advances run without grad (the forward sweep included), then every step once with grad
-        assert r["loop recomputed"] == remat.revolve(T, r["slots"]).forward_steps
+        if r["taped"]:  # the plan's evaluations: advances (taped ones with grad) and a re-run per untaped reverse
+            assert r["loop recomputed"] == remat.taped_revolve(T, r["slots"], data["tape_units"]).evaluations - T
+            assert r["loop peak"] <= r["segments peak"]  # at equal or lower memory
+        else:  # the plan's advances run without grad (the forward sweep included), then every step with grad
+            assert r["loop recomputed"] == remat.revolve(T, r["slots"]).forward_steps
 
 
 def test_ode_bench(capsys, monkeypatch):
