@@ -18,7 +18,17 @@ def parser(description: str, full: str, quick: str) -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="the small size the tests run in a few seconds")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds of every configuration (interleaved)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="PyTorch's CPU threads (default 1: steadier medians on a shared machine)")
     return p
+
+
+def set_threads(args) -> None:
+    import torch
+
+    if args.threads < 1:
+        fail("--threads must be at least 1", usage=True)
+    torch.set_num_threads(args.threads)
 
 
 def rounds_of(args, full: int, quick: int) -> int:

@@ -4,8 +4,8 @@ bare unrolled loop.
 
     python bench/python/loop_bench.py [--quick] [--format json] [--rounds N] [--segments 10,32,100]
 
-The loop: h_{k+1} = GRUCell(64, 128)(inputs[k], h_k), batch 32, T = 1000 (one step's forward and backward
-about 1 ms on this project's machine); loss h_T.sum(). --quick: T = 60, batch 4.
+The loop: h_{k+1} = GRUCell(32, 64)(inputs[k], h_k), batch 16, T = 1000 (one step's forward and backward
+about 1 ms of wall time on this project's loaded machine); loss h_T.sum(). --quick: T = 60, batch 4.
 
 Hand-written segments: the loop cut into segments of L steps, each run under torch.utils.checkpoint except
 the last (as checkpoint_sequential does), h_0 requiring grad (reentrant checkpoint needs an input that does).
@@ -33,14 +33,14 @@ import bench_common as bc  # noqa: E402
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "T = 1000, batch 32, segments 10, 32, 100, 5 rounds",
+    p = bc.parser(__doc__.splitlines()[0], "T = 1000, batch 16, segments 32 and 100, 3 rounds",
                   "T = 60, batch 4, segments 6, 20, 2 rounds")
     p.add_argument("--segments", default=None, help="comma-separated segment lengths L of the hand-written form")
     args = p.parse_args()
-    rounds = bc.rounds_of(args, 5, 2)
-    T, batch = (60, 4) if args.quick else (1000, 32)
+    rounds = bc.rounds_of(args, 3, 2)
+    T, batch = (60, 4) if args.quick else (1000, 16)
     try:
-        lengths = [int(s) for s in (args.segments or ("6,20" if args.quick else "10,32,100")).split(",")]
+        lengths = [int(s) for s in (args.segments or ("6,20" if args.quick else "32,100")).split(",")]
     except ValueError:
         bc.fail("--segments: expected comma-separated integers", usage=True)
     if any(not 1 <= L <= T for L in lengths):
@@ -51,10 +51,11 @@ def main():
     import remat.torch
     from remat.torch._saved import SavedBytes
 
+    bc.set_threads(args)
     torch.manual_seed(0)
-    cell = torch.nn.GRUCell(64, 128)
-    inputs = torch.randn(T, batch, 64)
-    h0 = torch.zeros(batch, 128).requires_grad_()
+    cell = torch.nn.GRUCell(32, 64)
+    inputs = torch.randn(T, batch, 32)
+    h0 = torch.zeros(batch, 64).requires_grad_()
     params = list(cell.parameters())
     calls = [0]
 

@@ -5,7 +5,7 @@ iteration, and each gradient's error against the exact discrete gradient.
 
     python bench/python/ode_bench.py [--quick] [--format json] [--rounds N] [--steps N] [--batch B]
 
-dy/dt = MLP(y^3) (Linear(2, 50), tanh, Linear(50, 2)), y in R^2 for a batch of 256 initial states, t from 0 to
+dy/dt = MLP(y^3) (Linear(2, 50), tanh, Linear(50, 2)), y in R^2 for a batch of 64 initial states, t from 0 to
 25 in N = 1000 RK4 steps (torchdiffeq's "rk4": the 3/8 rule), loss: the squared distance of y(25) to a fixed
 target. --quick: N = 40, batch 16.
 
@@ -29,13 +29,13 @@ import bench_common as bc  # noqa: E402
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "N = 1000 steps, batch 256, 5 rounds", "N = 40, batch 16, 2 rounds")
+    p = bc.parser(__doc__.splitlines()[0], "N = 1000 steps, batch 64, 3 rounds", "N = 40, batch 16, 2 rounds")
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--batch", type=int, default=None)
     args = p.parse_args()
-    rounds = bc.rounds_of(args, 5, 2)
+    rounds = bc.rounds_of(args, 3, 2)
     N = args.steps if args.steps is not None else (40 if args.quick else 1000)
-    B = args.batch if args.batch is not None else (16 if args.quick else 256)
+    B = args.batch if args.batch is not None else (16 if args.quick else 64)
     if N < 2 or B < 1:
         bc.fail("--steps must be at least 2 and --batch at least 1", usage=True)
     import torch
@@ -47,6 +47,7 @@ def main():
     import remat.torch
     from remat.torch._saved import SavedBytes
 
+    bc.set_threads(args)
     torch.manual_seed(0)
 
     class ODEFunc(torch.nn.Module):

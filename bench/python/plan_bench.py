@@ -14,7 +14,8 @@ it) gets the chain in its own model with its "forward keeping all" (Fe) as remat
 f_k and keeps x_k, the block's saved bytes a_k and x_{k+1} (its a-bar), its backward costs b_k - f_k (b_k is
 remat's adjoint, a re-run included). Its model also counts x_{k+1} in each kept block and a gradient per
 segment, so its optimum is a more cautious plan; the two costs are each planner's own prediction in the same
-profiled seconds. Time: the median of `rounds` plans, interleaved (table, optimum and action sequence).
+profiled seconds. Time: the median of `rounds` plans, interleaved (table, optimum and action sequence; fewer rounds once 20 s
+are spent).
 
 Goals (issue #38): >= 10x faster than rotor, same or lower predicted cost; 1000 blocks planned in <= 1 s.
 """
@@ -102,6 +103,7 @@ def main():
         bc.fail("--sizes: every size must be at least 1", usage=True)
     import remat
 
+    bc.set_threads(args)
     csolver = load_rotor()
     chains = profiled_chains(args.quick)
     base, final = chains["hetero"]
@@ -118,6 +120,8 @@ def main():
             remat_times, rotor_times = [], []
             plan, rotor_cost = None, None
             for _ in range(rounds):
+                if sum(remat_times) + sum(rotor_times) > 20.0:  # enough: the largest chains take seconds
+                    break
                 start = time.perf_counter()
                 plan = remat.chain_taped(steps, budget, final_state_bytes=final_bytes)
                 actions = list(plan)

@@ -5,10 +5,10 @@ activation bytes.
     python bench/python/stack_bench.py [--model transformer|hetero|both] [--quick] [--format json]
                                        [--rounds N] [--device cpu|cuda] [--svg DIR]
 
-The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 128, 4 heads, feed-forward 512) on a batch
-of 4 sequences of 32; "hetero", 24 blocks over four widths (64, 192, 96, 256): per width two attention blocks
+The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch
+of 2 sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
 (nn.TransformerEncoderLayer with a feed-forward as narrow as the width), residual MLP blocks expanding 8x, 2x
-and 4x, and a projection to the next width, on a batch of 4 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny batch.
+and 4x, and a projection to the next width, on a batch of 2 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny batch.
 
 Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
 autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
@@ -32,7 +32,7 @@ import bench_common as bc  # noqa: E402
 def transformer(quick: bool, device):
     import torch
 
-    d, heads, ff, layers, batch, seq = (32, 2, 64, 4, 2, 8) if quick else (128, 4, 512, 24, 4, 32)
+    d, heads, ff, layers, batch, seq = (32, 2, 64, 4, 2, 8) if quick else (64, 4, 256, 24, 2, 32)
     torch.manual_seed(0)
     model = torch.nn.Sequential(*[torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.0,
                                                                    batch_first=True) for _ in range(layers)])
@@ -53,7 +53,7 @@ def hetero(quick: bool, device):
         def forward(self, x):
             return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
 
-    widths, batch, seq = ((16, 48, 24), 2, 8) if quick else ((64, 192, 96, 256), 4, 32)
+    widths, batch, seq = ((16, 48, 24), 2, 8) if quick else ((32, 96, 48, 128), 2, 32)
     torch.manual_seed(0)
     blocks = []
     for i, d in enumerate(widths):
@@ -108,19 +108,19 @@ def goals_of(name, t):
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "24 blocks per stack, batch 4 x 32, 5 rounds",
+    p = bc.parser(__doc__.splitlines()[0], "24 blocks per stack, batch 2 x 32, 3 rounds",
                   "4-7 narrow blocks, batch 2 x 8, 2 rounds")
     p.add_argument("--model", choices=("transformer", "hetero", "both"), default="both")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
     p.add_argument("--svg", metavar="DIR", help="write each stack's tradeoff picture as DIR/STACK.svg")
     args = p.parse_args()
-    rounds = bc.rounds_of(args, 5, 2)
+    rounds = bc.rounds_of(args, 3, 2)
     import torch
 
     import remat.torch
 
     device = bc.device_of(args.device)
-    torch.set_num_threads(int(os.environ.get("REMAT_BENCH_THREADS", torch.get_num_threads())))
+    bc.set_threads(args)
     names = ["transformer", "hetero"] if args.model == "both" else [args.model]
     tables, summaries, data = [], [], {}
     for name in names:
@@ -141,7 +141,7 @@ def main():
         summaries.append(summary)
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
     bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,
-                           "torch": torch.__version__, "threads": torch.get_num_threads()})
+                           "torch": torch.__version__, "threads": args.threads})
 
 
 if __name__ == "__main__":

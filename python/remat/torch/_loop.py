@@ -68,9 +68,11 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
 def _live_storages():
     """The storages of every tensor Python holds now (a closure's data, the parameters): not a tape's."""
     keys = set()
+    tensor = torch.Tensor
     for obj in gc.get_objects():
         try:
-            if isinstance(obj, torch.Tensor) and not obj.is_sparse:
+            # type(), not isinstance(): the latter asks obj's __class__, which some module objects warn about
+            if issubclass(type(obj), tensor) and not obj.is_sparse:
                 keys.add(storage_key(obj)[0])
         except (RuntimeError, ReferenceError):
             pass
