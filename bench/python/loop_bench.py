@@ -19,7 +19,9 @@ over the state's, rounded up; a tape fewer while its measured peak is higher); i
 
 Overhead: plain autograd over the unrolled loop (t_plain, T steps) and the loop's forward alone under no_grad
 (t_fwd, T steps) are timed in the same rounds; a checkpoint_loop that runs R recomputed steps would ideally
-take t_plain + R t_fwd / T; its overhead is its median time over that. Goal (issue #38): <= 5% at ~1 ms
+take t_plain + R t_fwd / T; its overhead is its median time over that. "per-step autograd.grad" is the floor of
+any design that back-propagates a step at a time: the unrolled loop with each step's graph cut at its input
+and one torch.autograd.grad per step in the backward, nothing recomputed (its parameter sums in another order). Goal (issue #38): <= 5% at ~1 ms
 steps; fewer recomputed steps and less time than the segments at equal memory.
 """
 
@@ -69,6 +71,34 @@ def main():
             h = step(k, h)
         return h
 
+    class PerStep(torch.autograd.Function):
+        """The floor of any design that back-propagates one step at a time (as checkpoint_loop does): every
+        step's graph kept from a detached input, then one torch.autograd.grad per step, nothing recomputed."""
+
+        @staticmethod
+        def forward(ctx, h, *ps):
+            graphs = []
+            with torch.enable_grad():
+                for k in range(T):
+                    leaf = h.detach().requires_grad_()
+                    h = step(k, leaf)
+                    graphs.append((leaf, h))
+            ctx.graphs = graphs
+            return h.detach()
+
+        @staticmethod
+        def backward(ctx, grad):
+            sums = [None] * len(params)
+            for leaf, out in reversed(ctx.graphs):
+                got = torch.autograd.grad([out], [leaf, *params], [grad])
+                grad = got[0]
+                sums = [g if s is None else s + g for s, g in zip(sums, got[1:])]
+            ctx.graphs = None
+            return (grad, *sums)
+
+    def per_step():
+        return PerStep.apply(h0, *params)
+
     def forward_only():
         with torch.no_grad():
             plain()
@@ -111,8 +141,9 @@ def main():
     one_step, _ = measure(lambda: step(0, h0))  # h_0 among the saved: a tape, as checkpoint_loop counts it
     tape_units = -(-one_step // state_bytes)
     bc.progress(f"loop_bench: T={T}, state {state_bytes} bytes, one step saves {one_step} bytes")
-    runs = {"plain autograd": plain, "forward only (no_grad)": forward_only}
-    facts = {"plain autograd": measure(plain)}
+    runs = {"plain autograd": plain, "forward only (no_grad)": forward_only,
+            "per-step autograd.grad, no recomputation": per_step}
+    facts = {"plain autograd": measure(plain), "per-step autograd.grad, no recomputation": measure(per_step)}
     pairs = []
     for L in lengths:
         seg_peak, seg_re = measure(segments(L))
@@ -147,8 +178,8 @@ def main():
         peak, re = facts.get(k, (None, None))
         ideal = t_plain + (re or 0) * t_fwd / T if re is not None else None
         rows.append({"method": k, "peak bytes": peak, "recomputed steps": re, "s/iter": med[k],
-                     "ideal s/iter": ideal if k.startswith("checkpoint_loop") else None,
-                     "overhead": (med[k] / ideal - 1) if k.startswith("checkpoint_loop") else None})
+                     "ideal s/iter": ideal if k.startswith(("checkpoint_loop", "per-step")) else None,
+                     "overhead": (med[k] / ideal - 1) if k.startswith(("checkpoint_loop", "per-step")) else None})
     compare = []
     for L, slots, units in pairs:
         s = f"segments L={L}"

@@ -15,6 +15,8 @@ backward's buffer does), so every addition happens in the same order.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import gc
 import itertools
 import math
@@ -63,6 +65,16 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
             found.append(variable)
         stack.extend(n for n, _ in node.next_functions)
     return found, tuple(o.detach() for o in out), before, (leaves, out)
+
+
+@functools.lru_cache(maxsize=32)
+def _taped_plan(steps: int, units: int, tape_units: int):
+    """remat.taped_revolve's plan, kept for the next iteration of the same loop (its table takes a while: 0.04 s
+    at T = 400); each use makes a new pass over its actions."""
+    return taped_revolve(steps, units, tape_units)
+
+
+atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
 
 
 def _live_storages():
@@ -391,7 +403,7 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
         tape = {k: n for k, n in saved.items() if k not in excluded}
         tape.update({k: n for k, n in inputs.items() if k not in tape})
         tape_units = max(1, math.ceil(sum(tape.values()) / snapshot_bytes))
-        plan = taped_revolve(steps, slots, tape_units)
+        plan = _taped_plan(steps, slots, tape_units)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
     unique, seen = [], set()
     for p in found:
