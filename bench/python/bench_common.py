@@ -11,6 +11,11 @@ import time
 from typing import Callable, Dict, List, Sequence
 
 
+def summary(doc: str) -> str:
+    """A program's first docstring paragraph on one line (its --help description)."""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
 def parser(description: str, full: str, quick: str) -> argparse.ArgumentParser:
     """An argument parser with the options every bench takes; `full` and `quick` describe the two sizes."""
     p = argparse.ArgumentParser(description=description, epilog=f"full size: {full}; --quick: {quick}. Timings are "

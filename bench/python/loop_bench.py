@@ -2,28 +2,28 @@
 segments at equal memory (recomputed steps, time, peak activation bytes), and its per-step overhead over a
 bare unrolled loop.
 
-    python bench/python/loop_bench.py [--quick] [--format json] [--rounds N] [--segments 10,32,100]
+    python bench/python/loop_bench.py [--quick] [--format json] [--rounds N] [--segments 32,100]
 
 The loop: h_{k+1} = GRUCell(32, 64)(inputs[k], h_k), batch 16, T = 1000 (one step's forward and backward
-about 1 ms of wall time on this project's loaded machine); loss h_T.sum(). --quick: T = 60, batch 4.
+1.5 to 4 ms of wall time on this project's loaded machine); loss h_T.sum(). --quick: T = 60, batch 4.
 
-Hand-written segments: the loop cut into segments of L steps, each run under torch.utils.checkpoint except
-the last (as checkpoint_sequential does), h_0 requiring grad (reentrant checkpoint needs an input that does).
-Memory is measured by saved-tensor hooks (what autograd saves, each storage once: the segments' inputs and
-the graphs of the segment being re-run and of the last one). checkpoint_loop then gets the most slots whose
-memory, slots x the state's bytes plus one step's saved bytes (the graph it holds at a time), is at most the
-segments' measured peak (with taped=True, slots = the segments' measured peak over the state's bytes, snapshots
-and tapes in one memory as the segments' own tapes are: remat.taped_revolve's plan, a tape one step's saved bytes
-over the state's, rounded up; a tape fewer while its measured peak is higher); its reported peak is the hooks' peak plus its plan's peak_slots x the state's bytes
-(its snapshots are the state's tensors, not saved by autograd). Recomputed steps: step calls counted, minus T.
+Hand-written segments: the loop cut into segments of L steps, each run under torch.utils.checkpoint except the last
+(as checkpoint_sequential does), h_0 requiring grad (reentrant checkpoint needs an input that does). Memory is
+measured by saved-tensor hooks (what autograd saves, each storage once: the segments' inputs and the graphs of the
+segment being re-run and of the last one). checkpoint_loop then gets the most slots whose memory, slots x the
+state's bytes plus one step's saved bytes (the graph it holds at a time), is at most the segments' measured peak
+(with taped=True, slots = the segments' measured peak over the state's bytes, snapshots and tapes in one memory as
+the segments' own tapes are: remat.taped_revolve's plan, a tape one step's saved bytes over the state's, rounded up;
+a tape fewer while its measured peak is higher); its reported peak is the hooks' peak plus its plan's peak_slots x
+the state's bytes (its snapshots are the state's tensors, not saved by autograd). Recomputed steps: step calls
+counted, minus T.
 
 Overhead: plain autograd over the unrolled loop (t_plain, T steps) and the loop's forward alone under no_grad
-(t_fwd, T steps) are timed in the same rounds; a checkpoint_loop that runs R recomputed steps would ideally
-take t_plain + R t_fwd / T; its overhead is its median time over that. "per-step autograd.grad" is the floor of
-any design that back-propagates a step at a time: the unrolled loop with each step's graph cut at its input
-and one torch.autograd.grad per step in the backward, nothing recomputed (its parameter sums in another order). Goal (issue #38): <= 5% at ~1 ms
-steps; fewer recomputed steps and less time than the segments at equal memory.
-"""
+(t_fwd, T steps) are timed in the same rounds; a checkpoint_loop that runs R recomputed steps would ideally take
+t_plain + R t_fwd / T; its overhead is its median time over that. "per-step autograd.grad" is the floor of any
+design that back-propagates a step at a time: the unrolled loop with each step's graph cut at its input and one
+torch.autograd.grad per step in the backward, nothing recomputed (its parameter sums in another order). Goal (issue
+#38): <= 5% at ~1 ms steps; fewer recomputed steps and less time than the segments at equal memory."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ import bench_common as bc  # noqa: E402
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "T = 1000, batch 16, segments 32 and 100, 3 rounds",
+    p = bc.parser(bc.summary(__doc__), "T = 1000, batch 16, segments 32 and 100, 3 rounds",
                   "T = 60, batch 4, segments 6, 20, 2 rounds")
     p.add_argument("--segments", default=None, help="comma-separated segment lengths L of the hand-written form")
     args = p.parse_args()

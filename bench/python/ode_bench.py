@@ -29,7 +29,7 @@ import bench_common as bc  # noqa: E402
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "N = 1000 steps, batch 64, 3 rounds", "N = 40, batch 16, 2 rounds")
+    p = bc.parser(bc.summary(__doc__), "N = 1000 steps, batch 64, 3 rounds", "N = 40, batch 16, 2 rounds")
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--batch", type=int, default=None)
     args = p.parse_args()
@@ -110,12 +110,13 @@ def main():
             grads[name] = iteration(run)
         peaks[name] = counter.peak + extra.get(name, 0)
     times = bc.interleaved({k: (lambda r=r: iteration(r)) for k, r in runs.items()}, rounds, name="ode_bench: ")
-    ref = grads["store every state (plain autograd)"]
+    reference_name = "store every state (plain autograd)"
+    ref = grads[reference_name]
     rows = []
     for name in runs:
         g = grads[name]
         rows.append({"method": name, "peak bytes": peaks[name], "s/iter": bc.median(times[name]),
-                     "x reference time": bc.median(times[name]) / bc.median(times["store every state (plain autograd)"]),
+                     "x reference time": bc.median(times[name]) / bc.median(times[reference_name]),
                      "gradient error": float((g - ref).norm() / ref.norm()), "bit-equal": bool(torch.equal(g, ref))})
     bc.emit(args, [{"title": f"spiral neural ODE, {N} RK4 steps, batch {B} ({rounds} rounds, medians)",
                     "columns": ["method", "peak bytes", "s/iter", "x reference time", "gradient error", "bit-equal"],

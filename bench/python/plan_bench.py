@@ -3,19 +3,18 @@ rockmate's rotor solver on the same profiled chains and budgets, and each one's 
 
     python bench/python/plan_bench.py [--quick] [--format json] [--rounds N] [--sizes 24,100,300,1000]
 
-The chains: the two stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler:
-forward and backward seconds, input bytes, saved activation bytes per block), 24 blocks each, and the
-heterogeneous one's 24 blocks repeated to each larger size. Budgets: 30% and 60% of the way from the least
-budget to the chain's all-taped peak (remat.chain_taped's least_budget_bytes and all_taped_bytes). Both planners get the same memory unit: the granularity remat
-picks for that chain and budget.
+The chains: the two stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler: forward
+and backward seconds, input bytes, saved activation bytes per block), 24 blocks each, and the heterogeneous one's 24
+blocks repeated to each larger size. Budgets: 30% and 60% of the way from the least budget to the chain's all-taped
+peak (remat.chain_taped's least_budget_bytes and all_taped_bytes). Both planners get the same memory unit: the
+granularity remat picks for that chain and budget.
 
-rotor (rockmate 2.0.0's C solver, loaded as bench/rotor_plan.py loads it; scripts/install-python.sh installs
-it) gets the chain in its own model with its "forward keeping all" (Fe) as remat's taped advance: Fe costs
-f_k and keeps x_k, the block's saved bytes a_k and x_{k+1} (its a-bar), its backward costs b_k - f_k (b_k is
-remat's adjoint, a re-run included). Its model also counts x_{k+1} in each kept block and a gradient per
-segment, so its optimum is a more cautious plan; the two costs are each planner's own prediction in the same
-profiled seconds. Time: the median of `rounds` plans, interleaved (table, optimum and action sequence; fewer rounds once 20 s
-are spent).
+rotor (rockmate 2.0.0's C solver, loaded as bench/rotor_plan.py loads it; scripts/install-python.sh installs it)
+gets the chain in its own model with its "forward keeping all" (Fe) as remat's taped advance: Fe costs f_k and keeps
+x_k, the block's saved bytes a_k and x_{k+1} (its a-bar), its backward costs b_k - f_k (b_k is remat's adjoint, a
+re-run included). Its model also counts x_{k+1} in each kept block and a gradient per segment, so its optimum is a
+more cautious plan; the two costs are each planner's own prediction in the same profiled seconds. Time: the median
+of `rounds` plans, interleaved (table, optimum and action sequence; fewer rounds once 20 s are spent).
 
 Goals (issue #38): >= 10x faster than rotor, same or lower predicted cost; 1000 blocks planned in <= 1 s.
 """
@@ -90,7 +89,7 @@ def profiled_chains(quick):
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "the two 24-block stacks and the heterogeneous one tiled to 100, 300 "
+    p = bc.parser(bc.summary(__doc__), "the two 24-block stacks and the heterogeneous one tiled to 100, 300 "
                   "and 1000 blocks, 3 rounds", "the quick stacks and the heterogeneous one tiled to 12 blocks, 1 round")
     p.add_argument("--sizes", default=None, help="comma-separated block counts of the tiled chains")
     args = p.parse_args()

@@ -5,10 +5,11 @@ activation bytes.
     python bench/python/stack_bench.py [--model transformer|hetero|both] [--quick] [--format json]
                                        [--rounds N] [--device cpu|cuda] [--svg DIR]
 
-The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch
-of 2 sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
-(nn.TransformerEncoderLayer with a feed-forward as narrow as the width), residual MLP blocks expanding 8x, 2x
-and 4x, and a projection to the next width, on a batch of 2 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny batch.
+The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch of 2
+sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
+(nn.TransformerEncoderLayer with a feed-forward as narrow as the width), residual MLP blocks expanding 8x, 2x and
+4x, and a projection to the next width, on a batch of 2 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny
+batch.
 
 Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
 autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
@@ -111,7 +112,7 @@ def goals_of(name, t):
 
 
 def main():
-    p = bc.parser(__doc__.splitlines()[0], "24 blocks per stack, batch 2 x 32, 5 rounds",
+    p = bc.parser(bc.summary(__doc__), "24 blocks per stack, batch 2 x 32, 5 rounds",
                   "4-7 narrow blocks, batch 2 x 8, 2 rounds")
     p.add_argument("--model", choices=("transformer", "hetero", "both"), default="both")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
