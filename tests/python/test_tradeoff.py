@@ -91,3 +91,23 @@ def test_bad_arguments():
         remat.torch.tradeoff(model, x, rounds=0)
     with pytest.raises(remat.ArgumentError):
         remat.torch.tradeoff(nn.Linear(2, 2), x)
+
+
+def test_auto_checkpoint_without_its_counting_hooks_computes_the_same():
+    model, x = stack()
+    probe = remat.torch.auto_checkpoint(model, x, budget=10**9)
+    fast = remat.torch.auto_checkpoint(model, x, budget=(probe.least_budget_bytes + probe.plain_peak_bytes) // 2)
+    assert fast.method == "remat.chain_taped" and fast.recomputed_blocks > 0
+    grads = []
+    for measure in (True, False):
+        fast.measure_memory = measure
+        for p in model.parameters():
+            p.grad = None
+        torch.manual_seed(0)
+        fast(x.detach().requires_grad_()).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+        if measure:
+            counted = fast.measured_peak_bytes
+            assert counted > 0
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+    assert fast.measured_peak_bytes < counted  # only the snapshots were counted
