@@ -18,7 +18,7 @@ from . import _remat
 from ._remat import Advance, Free, Restore, Reverse, Store
 from ._bytes import parse_bytes
 from ._plans import (ChainStep, Level, LevelCost, Plan, TapedChainPlan, chain, chain_taped, multilevel, parse_action,
-                     plan_for_budget, revolve, store_all, uniform)
+                     plan_for_budget, revolve, store_all, taped_revolve, uniform)
 from ._tradeoff import OmittedRow, Tradeoff, TradeoffRow, tradeoff
 
 __version__ = "0.1.0"
@@ -31,7 +31,8 @@ __all__ = [
     "UnavailableError",
     "Advance", "Store", "Restore", "Free", "Reverse", "parse_action",
     "Plan", "LevelCost", "Level", "ChainStep",
-    "revolve", "uniform", "store_all", "multilevel", "chain", "chain_taped", "TapedChainPlan", "plan_for_budget",
+    "revolve", "taped_revolve", "uniform", "store_all", "multilevel", "chain", "chain_taped", "TapedChainPlan",
+    "plan_for_budget",
     "tradeoff", "Tradeoff", "TradeoffRow", "OmittedRow",
     "parse_bytes", "has_hdf5",
 ]

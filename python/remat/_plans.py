@@ -102,6 +102,12 @@ class Plan:
     horizon: Optional[int] = None
     block_steps: Optional[int] = None
     exact: Optional[bool] = None
+    # taped revolve
+    tape_units: Optional[int] = None
+    taped_steps: Optional[int] = None
+    peak_tapes: Optional[int] = None
+    peak_units: Optional[int] = None
+    evaluations: Optional[int] = None
     _schedule: _remat.Schedule = dataclasses.field(default=None, repr=False, compare=False)
 
     def __iter__(self) -> Iterator[Action]:
@@ -152,6 +158,21 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
         15
     """
     return _plan(_remat.revolve(steps, slots, online, step_cost, reverse_cost))
+
+
+def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
+                  reverse_cost: float = 0.0) -> Plan:
+    """remat::taped_revolve (docs/tapes.md; `remat plan --schedule taped --slots UNITS --tape-units U`): the
+    fewest forward evaluations for `steps` steps within `units` units of memory (one unit a state's snapshot,
+    x_0's included), where a step may also be advanced keeping its tape (`Advance(k, k+1, taped=True)`,
+    `tape_units` units, its input included), so that its reverse needs no re-run. `evaluations` counts the
+    advances and the re-run of each untaped reverse (`steps` at best); `predicted_cost` is step_cost x
+    evaluations + reverse_cost x steps.
+
+        >>> remat.taped_revolve(10, 30, 3).evaluations      # every step but the last taped: no re-run
+        10
+    """
+    return _plan(_remat.taped_revolve(steps, units, tape_units, step_cost, reverse_cost))
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,

@@ -12,6 +12,7 @@
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "remat/schedule/taped_revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
 #include <nanobind/stl/optional.h>
@@ -113,6 +114,31 @@ nb::dict single_level_report(const char* name, const any_schedule& plan, slot_t 
 }
 
 using plan_result = std::tuple<any_schedule, nb::dict>;
+
+// remat plan --schedule taped --slots UNITS --tape-units U: remat::taped_revolve, reported as the tool reports it.
+plan_result make_taped_revolve(step_t steps, slot_t units, slot_t tape_units, double step_cost, double reverse_cost)
+{
+    const taped_revolve taped(steps, units, tape_units, step_cost, reverse_cost);
+    any_schedule plan = taped;
+    const schedule_cost c = taped.cost();
+    nb::dict r;
+    r["schedule"] = "taped";
+    r["steps"] = c.steps;
+    r["slots"] = units;
+    add_counts(r, c);
+    r["store_all_forward_steps"] = store_all_forward_steps(c.steps);
+    r["recompute_ratio"] = ratio(c.forward_steps, store_all_forward_steps(c.steps));
+    r["tape_units"] = tape_units;
+    r["taped_steps"] = c.taped_steps;
+    r["peak_tapes"] = c.peak_tapes;
+    r["peak_units"] = taped.peak_units();
+    r["evaluations"] = taped.evaluations();
+    r["predicted_cost"] = c.predicted_cost;
+    r["step_cost"] = step_cost;
+    r["reverse_cost"] = reverse_cost;
+    r["levels"] = level_counts(c);
+    return {plan, r};
+}
 
 plan_result make_revolve(step_t steps, slot_t slots, bool online, double step_cost, double reverse_cost)
 {
@@ -314,6 +340,8 @@ void bind_plans(nb::module_& m)
 
     m.def("revolve", &make_revolve, nb::arg("steps"), nb::arg("slots"), nb::arg("online"), nb::arg("step_cost"),
           nb::arg("reverse_cost"));
+    m.def("taped_revolve", &make_taped_revolve, nb::arg("steps"), nb::arg("units"), nb::arg("tape_units"),
+          nb::arg("step_cost"), nb::arg("reverse_cost"));
     m.def("uniform", &make_uniform, nb::arg("steps"), nb::arg("every").none(), nb::arg("slots").none(),
           nb::arg("step_cost"), nb::arg("reverse_cost"));
     m.def("store_all", &make_store_all, nb::arg("steps"), nb::arg("slots").none(), nb::arg("step_cost"),

@@ -338,3 +338,91 @@ def test_integer_parts_of_the_state_ride_along():
         return torch.ones(2, 3, requires_grad=True), torch.zeros(2, 3, dtype=torch.long)
 
     compare(step, make_x0, 20, [w], loss=lambda x, n: x.sum() + n.sum(), slots=3)
+
+
+# -- taped=True: remat.taped_revolve's plans, snapshots and steps' tapes in one memory ----------------------
+
+
+def gru_loop(T, seed=9):
+    torch.manual_seed(seed)
+    cell = nn.GRUCell(3, 6)
+    inputs = torch.randn(T, 2, 3)
+    calls = []
+
+    def step(k, h):
+        calls.append(k)
+        return cell(F.dropout(inputs[k], 0.2), h)
+
+    step.inputs = inputs
+    return cell, step, calls
+
+
+def tape_units_of(step, h0, existing):
+    """A tape's units, counted here independently: the storages step 0's graph saves (the `existing` tensors'
+    left out: parameters, the loop's inputs), with its input, over one snapshot's bytes (the state's plus
+    the CPU RNG state's)."""
+    keys = {}
+    exclude = {p.data_ptr() for p in existing}
+    storage = lambda t: t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()  # noqa: E731
+
+    def pack(t):
+        if t.data_ptr() not in exclude:
+            keys[storage(t).data_ptr()] = storage(t).nbytes()
+        return t
+
+    state = h0.detach().requires_grad_()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        step(0, state)
+    keys.setdefault(storage(state).data_ptr(), storage(state).nbytes())
+    snapshot = h0.numel() * h0.element_size() + torch.get_rng_state().numel()
+    return -(-sum(keys.values()) // snapshot)
+
+
+@pytest.mark.parametrize("slots", [2, 7, 30, 200])
+def test_taped_gru_with_dropout_equals_plain_autograd(slots):
+    cell, step, _ = gru_loop(80)
+    compare(step, lambda: torch.zeros(2, 6, requires_grad=True), 80, list(cell.parameters()), slots=slots, taped=True)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_taped_rk4_equals_plain_autograd(given):
+    torch.manual_seed(6)
+    f = OdeField()
+    h = 0.025
+
+    def rk4(k, y):
+        k1 = f(y)
+        k2 = f(y + 0.5 * h * k1)
+        k3 = f(y + 0.5 * h * k2)
+        k4 = f(y + h * k3)
+        return y + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    options = {"params": list(f.parameters())} if given else {}
+    compare(rk4, lambda: torch.tensor([[2.0, 0.0], [1.0, 0.5]], requires_grad=True), 120, list(f.parameters()),
+            slots=40, taped=True, **options)
+
+
+@pytest.mark.parametrize("slots", [3, 12, 60, 10**4])
+def test_taped_step_calls_are_the_plans_evaluations(slots):
+    T = 60
+    cell, step, calls = gru_loop(T)
+    h0 = torch.zeros(2, 6)
+    units = tape_units_of(step, h0, [*cell.parameters(), step.inputs])
+    calls.clear()
+    remat.torch.checkpoint_loop(step, h0, T, slots=slots, taped=True).sum().backward()
+    plan = remat.taped_revolve(T, slots, units)
+    assert len(calls) == plan.evaluations  # step 0's first run included: it becomes the plan's first advance
+    untaped = remat.revolve(T, slots)
+    assert plan.evaluations <= untaped.forward_steps + T
+    if slots >= (T - 1) * units:
+        assert len(calls) == T  # room for every tape: no step runs twice
+
+
+def test_taped_refuses_the_online_form_and_other_placements():
+    _, step, _ = gru_loop(10)
+    with pytest.raises(remat.ArgumentError, match="offline"):
+        remat.torch.checkpoint_loop(step, torch.zeros(2, 6), until=lambda k, x: k == 5, slots=3, taped=True)
+    with pytest.raises(remat.ArgumentError, match="device"):
+        remat.torch.checkpoint_loop(step, torch.zeros(2, 6), 10, slots=3, taped=True, snapshots="host")
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.checkpoint_loop(step, torch.zeros(2, 6), 10, slots=0, taped=True)

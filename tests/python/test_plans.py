@@ -23,6 +23,15 @@ def same_report(plan, tool_json):
     assert got == expected
 
 
+@pytest.mark.parametrize("steps,units,tape_units", [(1, 1, 1), (10, 3, 2), (60, 44, 7), (200, 40, 3), (50, 400, 7)])
+def test_taped_revolve_equals_the_tool(remat_tool, steps, units, tape_units):
+    plan = remat.taped_revolve(steps, units, tape_units, step_cost=0.5, reverse_cost=2.0)
+    args = ("plan", "-T", steps, "-s", units, "--schedule", "taped", "--tape-units", tape_units, "--step-cost", 0.5,
+            "--reverse-cost", 2.0)
+    assert plan.actions_text() == remat_tool(*args, "--format", "actions")
+    same_report(plan, remat_tool(*args, "--format", "json"))
+
+
 @pytest.mark.parametrize("steps,slots", REVOLVE_GRID)
 def test_revolve_equals_the_tool(remat_tool, steps, slots):
     plan = remat.revolve(steps, slots)

@@ -4,9 +4,11 @@ optimal schedules.
     import remat.torch
     x_T = remat.torch.checkpoint_loop(step, x0, steps=1000, slots=32)   # step(k, x) -> x_{k+1}
     fast = remat.torch.auto_checkpoint(model, sample, budget="2GiB")    # an nn.Sequential within 2 GiB
+    remat.torch.tradeoff(model, sample).save_svg("t.svg")             # measured peak bytes against time
 """
 
 from ._auto import AutoCheckpoint, auto_checkpoint
 from ._loop import checkpoint_loop
+from ._tradeoff import Tradeoff, TradeoffPoint, tradeoff
 
-__all__ = ["checkpoint_loop", "auto_checkpoint", "AutoCheckpoint"]
+__all__ = ["checkpoint_loop", "auto_checkpoint", "AutoCheckpoint", "tradeoff", "Tradeoff", "TradeoffPoint"]

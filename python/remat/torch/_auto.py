@@ -18,6 +18,7 @@ re-runs it with grad from x_k, and back-propagates through it with torch.autogra
 from __future__ import annotations
 
 import itertools
+from contextlib import nullcontext
 from typing import List, Optional, Sequence
 
 import torch
@@ -51,6 +52,9 @@ class _Run:
         self.pending = None  # the plan's first reverse, reached by the forward
         self.x0_grad = False
 
+    def _hooks(self):
+        return self.counter.hooks() if self.owner.measure_memory else nullcontext()
+
     def _leaf(self, k: int, x: torch.Tensor) -> torch.Tensor:
         x = x.detach()
         if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
@@ -58,7 +62,7 @@ class _Run:
         return x
 
     def _tape(self, k: int) -> None:
-        with torch.enable_grad(), self.counter.hooks():
+        with torch.enable_grad(), self._hooks():
             leaf = self._leaf(k, self.current)
             out = self.blocks[k](leaf)
         self.tapes[k] = (leaf, out)
@@ -116,7 +120,7 @@ class _Run:
         if k in self.tapes:
             leaf, out = self.tapes.pop(k)
         else:
-            with torch.enable_grad(), self.counter.hooks():
+            with torch.enable_grad(), self._hooks():
                 leaf = self._leaf(k, self.current)
                 out = self.blocks[k](leaf)
         self.current = None
@@ -216,6 +220,9 @@ class AutoCheckpoint(torch.nn.Module):
             self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
         self._ran = False
         self._least: Optional[int] = None
+        #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
+        #: measured_peak_bytes; False runs without the hooks (the peak then counts the snapshots only).
+        self.measure_memory = True
 
     @property
     def measured_peak_bytes(self) -> Optional[int]:
@@ -307,6 +314,14 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
         fast(x).sum().backward()
         fast.predicted_peak_bytes, fast.measured_peak_bytes
     """
+    blocks = _blocks_of(model, sample, repeats)
+    budget_bytes = parse_bytes(budget, "budget")
+    profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+
+
+def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
+    """The blocks of `model`, with auto_checkpoint's checks of its arguments."""
     if isinstance(model, torch.nn.Sequential):
         blocks = list(model)
     elif isinstance(model, (list, tuple, torch.nn.ModuleList)):
@@ -323,6 +338,4 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
-    budget_bytes = parse_bytes(budget, "budget")
-    profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+    return blocks

@@ -15,7 +15,12 @@ backward's buffer does), so every addition happens in the same order.
 
 from __future__ import annotations
 
+import atexit
+import functools
+import gc
 import itertools
+import math
+from contextlib import nullcontext
 from typing import Callable, List, Optional, Sequence
 
 import torch
@@ -23,19 +28,28 @@ import torch
 from .. import _remat
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from .._plans import plan_for_budget, revolve
+from .._plans import plan_for_budget, revolve, taped_revolve
 from ._rng import RngStates
+from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import StateSpec
 
 
-def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates]):
+def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
     """The tensors requiring grad that step 0 reaches besides its input (the leaves of its autograd graph):
     a function's closure parameters. Runs step 0 once with grad enabled; returns (parameters, x_1's parts,
-    the RNG state before step 0) so that the loop does not run step 0 again."""
+    the RNG state before step 0, step 0's graph as (leaves, outputs)) so that the loop does not run step 0
+    again. `saved`, a dict, receives {storage key: bytes} of every tensor the graph saves (a tape's size)."""
     before = rng.get() if rng is not None else None
-    with torch.enable_grad():
-        leaves = [p.detach().requires_grad_() if d else p for p, d in zip(x0_parts, spec.differentiable)]
+
+    def pack(t):
+        key, nbytes = storage_key(t)
+        saved[key] = nbytes
+        return t
+
+    hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t) if saved is not None else nullcontext()
+    with torch.enable_grad(), hooks:
+        leaves = tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(x0_parts, spec.differentiable))
         out = spec.check(0, _call(step, 0, spec.pack(leaves)))
     found, seen = [], {id(l) for l in leaves}
     stack = [o.grad_fn for o in out if o.grad_fn is not None]
@@ -50,7 +64,31 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
             seen.add(id(variable))
             found.append(variable)
         stack.extend(n for n, _ in node.next_functions)
-    return found, tuple(o.detach() for o in out), before
+    return found, tuple(o.detach() for o in out), before, (leaves, out)
+
+
+@functools.lru_cache(maxsize=32)
+def _taped_plan(steps: int, units: int, tape_units: int):
+    """remat.taped_revolve's plan, kept for the next iteration of the same loop (its table takes a while: 0.04 s
+    at T = 400); each use makes a new pass over its actions."""
+    return taped_revolve(steps, units, tape_units)
+
+
+atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
+
+
+def _live_storages():
+    """The storages of every tensor Python holds now (a closure's data, the parameters): not a tape's."""
+    keys = set()
+    tensor = torch.Tensor
+    for obj in gc.get_objects():
+        try:
+            # type(), not isinstance(): the latter asks obj's __class__, which some module objects warn about
+            if issubclass(type(obj), tensor) and not obj.is_sparse:
+                keys.add(storage_key(obj)[0])
+        except (RuntimeError, ReferenceError):
+            pass
+    return keys
 
 
 def _call(step, k: int, x):
@@ -76,14 +114,16 @@ class _Loop:
         self.actions = actions  # offline: an iterator over the plan's actions
         self.online = online  # online: the remat OnlineCursor
         self.until = until
-        self.first = first  # (x_1's parts, the RNG state before step 0) when step 0 already ran
+        # (x_1's parts, the RNG state before step 0, step 0's graph or None) when step 0 already ran
+        self.first = first
         self.current = None
         self.kept = None  # (K, leaves, outputs): step K's graph kept by the forward
+        self.tapes = {}  # K -> (leaves, outputs): the graphs of taped advances, kept for `reverse K`
 
     # -- running steps -------------------------------------------------------------------------------------
     def run(self, k: int, parts):
         if k == 0 and self.first is not None:
-            x1, _ = self.first
+            x1 = self.first[0]
             self.first = None
             return x1
         return self.spec.check(k, _call(self.step, k, self.spec.pack(parts)))
@@ -92,6 +132,9 @@ class _Loop:
         """One action other than reverse."""
         kind = a.kind
         if kind == "advance":
+            if a.taped:
+                self._tape(a.start)
+                return
             for k in range(a.start, a.stop):
                 self.current = self.run(k, self.current)
         elif kind == "store":
@@ -107,6 +150,23 @@ class _Loop:
             self.slots.free(a.slot)
         else:
             raise AssertionError(f"remat.torch: unexpected action {a}")
+
+    def _tape(self, k: int) -> None:
+        """`advance k k+1 tape`: step k run with grad, its graph kept for `reverse k`."""
+        if k == 0 and self.first is not None:
+            x1, before, graph = self.first
+            self.first = None
+            if graph is not None:  # step 0's graph from its first run (taped=True keeps it)
+                self.tapes[0] = graph
+                self.current = x1
+                return
+            if self.rng is not None:
+                self.rng.set(before)
+        with torch.enable_grad():
+            leaves = self._leaves(self.current)
+            out = self.run(k, leaves)
+        self.tapes[k] = (leaves, out)
+        self.current = tuple(o.detach() for o in out)
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -129,7 +189,13 @@ class _Loop:
             k += 1
 
     def _keep_last(self, k: int):
-        """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1`, and return x_T."""
+        """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1`, and return x_T (or take
+        that graph from a taped advance)."""
+        if k in self.tapes:
+            leaves, out = self.tapes.pop(k)
+            self.kept = (k, leaves, out)
+            self.current = None
+            return tuple(o.detach() for o in out)
         if self.first is not None:  # T = 1: step 0 ran without its graph; run it again from its RNG state
             if self.rng is not None:
                 self.rng.set(self.first[1])
@@ -166,6 +232,8 @@ class _Loop:
         if self.kept is not None and self.kept[0] == k:
             _, leaves, out = self.kept
             self.kept = None
+        elif k in self.tapes:
+            leaves, out = self.tapes.pop(k)
         else:
             with torch.enable_grad():
                 leaves = self._leaves(self.current)
@@ -197,6 +265,7 @@ class _Loop:
     def close(self) -> None:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""
         self.kept = None
+        self.tapes.clear()
         self.current = None
         self.actions = None
         self.online = None
@@ -238,7 +307,7 @@ class _CheckpointLoop(torch.autograd.Function):
 def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: Optional[int] = None,
                     budget=None, until: Optional[Callable] = None, snapshots: str = "device",
                     directory: Optional[str] = None, params: Optional[Sequence[torch.Tensor]] = None,
-                    preserve_rng_state: bool = True):
+                    preserve_rng_state: bool = True, taped: bool = False):
     """x_T of the loop x_{k+1} = step(k, x_k), k = 0..T-1, differentiable by autograd, holding at most
     `slots` snapshots of the state (x_0's included) or as many as `budget` bytes hold, along revolve's
     optimal schedule: the fewest recomputed steps for that memory.
@@ -256,11 +325,21 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
       (remat's HDF5 level, in a directory of its own under `directory`, removed when done).
     preserve_rng_state: save the RNG states with each snapshot and set them again where a step is
       recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does).
+    taped: plan with remat.taped_revolve instead: the memory (slots=, in snapshots, or budget=) also holds
+      steps' tapes (a step run with grad and its graph kept until its reverse, which then needs no re-run),
+      a tape costing ceil(tape bytes / snapshot bytes) slots, the tape bytes measured on step 0 (what its
+      graph saves, each storage once, parameters left out, plus the input state). With room for T - 1
+      tapes, no step runs twice. Offline only (steps=); snapshots on the state's device.
 
         h = remat.torch.checkpoint_loop(lambda k, h: cell(inputs[k], h), h0, steps=1000, slots=32)
         h.sum().backward()
     """
     spec = StateSpec(x0)
+    if taped and until is not None:
+        raise ArgumentError("remat.torch.checkpoint_loop: taped=True plans offline; give steps=, not until=")
+    if taped and snapshots != "device":
+        raise ArgumentError("remat.torch.checkpoint_loop: taped=True keeps snapshots and tapes on the state's device "
+                            "(snapshots='device')")
     if (steps is None) == (until is None):
         raise ArgumentError("remat.torch.checkpoint_loop: give steps= (T known up front) or until= (T learned as "
                             "the loop runs), one of them")
@@ -273,7 +352,9 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
     snapshot_bytes = spec.nbytes + (rng.nbytes if rng is not None else 0)
-    if until is None:
+    if taped:
+        pass  # planned below, once step 0 has shown its tape's size
+    elif until is None:
         if budget is not None:
             slots = plan_for_budget(steps, parse_bytes(budget, "budget"), snapshot_bytes).slots
         plan = revolve(steps, slots)
@@ -290,13 +371,40 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
             return x0
-    if params is not None:
-        found = list(params)
-    elif is_module:
-        found = [p for p in step.parameters() if p.requires_grad]
+    saved = {} if taped else None
+    existing = _live_storages() if taped else set()
+    if taped:
+        actions, online = None, None
+        if budget is not None:
+            budget_bytes = parse_bytes(budget, "budget")
+            slots = budget_bytes // snapshot_bytes
+            if slots == 0:
+                raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
+                                    f"of {snapshot_bytes} bytes; at least one is needed")
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
+            raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be an int >= 1, got {slots!r}")
+    if params is not None or (is_module and not taped):
+        found = list(params) if params is not None else [p for p in step.parameters() if p.requires_grad]
+        if taped:
+            _, x1, before, graph = _discover_parameters(step, spec, x0_parts, rng, saved)
+            first = (x1, before, graph)
     else:
-        found, x1, before = _discover_parameters(step, spec, x0_parts, rng)
-        first = (x1, before)
+        found, x1, before, graph = _discover_parameters(step, spec, x0_parts, rng, saved)
+        if is_module:
+            found = [p for p in step.parameters() if p.requires_grad]
+        first = (x1, before, graph if taped else None)
+    if taped:
+        # A tape: what step 0's graph saved that the step allocated (not parameters, buffers or the data a
+        # closure indexes: storages alive before it ran), and its input state.
+        excluded = {storage_key(t)[0] for t in found} | existing
+        if is_module:
+            excluded |= {storage_key(t)[0] for t in step.buffers()}
+        inputs = {storage_key(t)[0]: storage_key(t)[1] for t in x0_parts}
+        tape = {k: n for k, n in saved.items() if k not in excluded}
+        tape.update({k: n for k, n in inputs.items() if k not in tape})
+        tape_units = max(1, math.ceil(sum(tape.values()) / snapshot_bytes))
+        plan = _taped_plan(steps, slots, tape_units)
+        actions = itertools.chain.from_iterable(plan._schedule.batches())
     unique, seen = [], set()
     for p in found:
         if id(p) not in seen and p.requires_grad:

@@ -1,0 +1,114 @@
+"""What the programs in bench/python share: their common options (--quick, --format, --rounds), progress
+lines on stderr, interleaved timing rounds with medians, and the table or JSON they print."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from typing import Callable, Dict, List, Sequence
+
+
+def summary(doc: str) -> str:
+    """A program's first docstring paragraph on one line (its --help description)."""
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def parser(description: str, full: str, quick: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every bench takes; `full` and `quick` describe the two sizes."""
+    p = argparse.ArgumentParser(description=description, epilog=f"full size: {full}; --quick: {quick}. Timings are "
+                                "medians of interleaved rounds; progress goes to stderr.")
+    p.add_argument("--quick", action="store_true", help="the small size the tests run in a few seconds")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--rounds", type=int, default=None, help="timed rounds of every configuration (interleaved)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="PyTorch's CPU threads (default 1: steadier medians on a shared machine)")
+    return p
+
+
+def set_threads(args) -> None:
+    import torch
+
+    if args.threads < 1:
+        fail("--threads must be at least 1", usage=True)
+    torch.set_num_threads(args.threads)
+
+
+def rounds_of(args, full: int, quick: int) -> int:
+    r = args.rounds if args.rounds is not None else (quick if args.quick else full)
+    if r < 1:
+        fail("--rounds must be at least 1", usage=True)
+    return r
+
+
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def fail(message: str, usage: bool = False) -> None:
+    print(f"{sys.argv[0]}: {message}", file=sys.stderr)
+    sys.exit(2 if usage else 1)
+
+
+def interleaved(runs: Dict[str, Callable[[], None]], rounds: int, sync: Callable[[], None] = lambda: None,
+                name: str = "") -> Dict[str, List[float]]:
+    """Times each callable once per round, in turn (a loaded machine slows them alike); every round's
+    seconds per name."""
+    times: Dict[str, List[float]] = {k: [] for k in runs}
+    for r in range(rounds):
+        progress(f"{name}round {r + 1} of {rounds}")
+        for k, run in runs.items():
+            sync()
+            start = time.perf_counter()
+            run()
+            sync()
+            times[k].append(time.perf_counter() - start)
+    return times
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def emit(args, tables: List[Dict], extra: Dict = None) -> None:
+    """Prints the tables ({"title", "columns", "rows", "notes"}) as text, or everything as one JSON object."""
+    if args.format == "json":
+        json.dump({"tables": tables, **(extra or {})}, sys.stdout, indent=1)
+        print()
+        return
+    for t in tables:
+        print(f"## {t['title']}")
+        cols = t["columns"]
+        cells = [[_cell(row.get(c)) for c in cols] for row in t["rows"]]
+        widths = [max(len(c), *(len(r[i]) for r in cells)) if cells else len(c) for i, c in enumerate(cols)]
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(cols, widths)) + " |")
+        print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        for r in cells:
+            print("| " + " | ".join(v.ljust(w) for v, w in zip(r, widths)) + " |")
+        for note in t.get("notes", []):
+            print(f"- {note}")
+        print()
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def device_of(name: str):
+    import torch
+
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda: no CUDA device is available", usage=True)
+    return torch.device(name)

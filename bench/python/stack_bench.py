@@ -1,0 +1,153 @@
+"""auto_checkpoint against plain autograd and torch.utils.checkpoint.checkpoint_sequential on two stacks of
+24 blocks: time per iteration (forward and backward, median of interleaved rounds) and measured peak
+activation bytes.
+
+    python bench/python/stack_bench.py [--model transformer|hetero|both] [--quick] [--format json]
+                                       [--rounds N] [--device cpu|cuda] [--svg DIR]
+
+The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch of 2
+sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
+(nn.TransformerEncoderLayer with a feed-forward as narrow as the width), residual MLP blocks expanding 8x, 2x and
+4x, and a projection to the next width, on a batch of 2 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny
+batch.
+
+Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
+autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
+counted), the same rule for every method; checkpoint_sequential at every segment count, auto_checkpoint at
+the budgets those reach (each one's measured peak) and plain autograd's. The input requires grad, so every
+method also computes its gradient (reentrant checkpoint would otherwise skip the first segment's parameters).
+
+Goals (issue #38): at equal or lower measured peak, auto_checkpoint never slower than checkpoint_sequential,
+>= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common as bc  # noqa: E402
+
+
+def transformer(quick: bool, device):
+    import torch
+
+    d, heads, ff, layers, batch, seq = (32, 2, 64, 4, 2, 8) if quick else (64, 4, 256, 24, 2, 32)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=ff, dropout=0.0,
+                                                                   batch_first=True) for _ in range(layers)])
+    return model.to(device), torch.randn(batch, seq, d, device=device)
+
+
+def hetero(quick: bool, device):
+    import torch
+    from torch import nn
+
+    class MLP(nn.Module):
+        """A residual MLP block expanding the width `expand` times: large activations for its compute."""
+
+        def __init__(self, d, expand):
+            super().__init__()
+            self.norm, self.up, self.down = nn.LayerNorm(d), nn.Linear(d, expand * d), nn.Linear(expand * d, d)
+
+        def forward(self, x):
+            return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+    widths, batch, seq = ((16, 48, 24), 2, 8) if quick else ((32, 96, 48, 128), 2, 32)
+    torch.manual_seed(0)
+    blocks = []
+    for i, d in enumerate(widths):
+        blocks += [nn.TransformerEncoderLayer(d, 4 if d % 4 == 0 else 2, dim_feedforward=d, dropout=0.0,
+                                              batch_first=True), MLP(d, 8)]
+        if not quick:
+            blocks += [MLP(d, 2), nn.TransformerEncoderLayer(d, 4, dim_feedforward=d, dropout=0.0, batch_first=True),
+                       MLP(d, 4)]
+        if i + 1 < len(widths):
+            blocks.append(nn.Linear(d, widths[i + 1]))
+    if not quick:
+        blocks.append(nn.Linear(widths[-1], widths[0]))
+    return nn.Sequential(*blocks).to(device), torch.randn(batch, seq, widths[0], device=device)
+
+
+MODELS = {"transformer": transformer, "hetero": hetero}
+
+
+def rows_of(name, t):
+    plain = t.plain.seconds
+    rows = []
+    for p in t.points:
+        rows.append({"stack": name, "method": p.method,
+                     "setting": (f"segments={p.segments}" if p.segments is not None else
+                                 f"budget={p.budget_bytes:,}" if p.budget_bytes is not None else ""),
+                     "plan": p.plan_method, "measured peak bytes": p.peak_bytes,
+                     "predicted peak bytes": p.predicted_peak_bytes, "recomputed blocks": p.recomputed_blocks,
+                     "s/iter": p.seconds, "x plain": p.seconds / plain})
+    return rows
+
+
+def goals_of(name, t):
+    """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
+    at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise)."""
+    rows = []
+    for p in t.sequential:
+        fits = [a for a in t.auto if a.peak_bytes <= p.peak_bytes]
+        a = max(fits, key=lambda a: a.budget_bytes) if fits else None
+        rows.append({"stack": name, "segments": p.segments, "sequential peak": p.peak_bytes,
+                     "sequential recomputed": p.recomputed_blocks, "sequential s/iter": p.seconds,
+                     "auto budget": a.budget_bytes if a else None, "auto peak": a.peak_bytes if a else None,
+                     "auto recomputed": a.recomputed_blocks if a else None, "auto s/iter": a.seconds if a else None,
+                     "auto faster by": (1 - a.seconds / p.seconds) if a else None,
+                     "never slower": (a.seconds <= p.seconds) if a else False})
+    at_plain = [a for a in t.auto if a.budget_bytes >= t.plain.peak_bytes]
+    summary = {"stack": name, "plain s/iter": t.plain.seconds, "plain peak": t.plain.peak_bytes,
+               "auto at plain's peak s/iter": at_plain[0].seconds if at_plain else None,
+               "auto / plain": at_plain[0].seconds / t.plain.seconds if at_plain else None,
+               "within 3%": (at_plain[0].seconds <= 1.03 * t.plain.seconds) if at_plain else None,
+               "least speedup over sequential": min((r["auto faster by"] for r in rows
+                                                     if r["auto faster by"] is not None), default=None),
+               "median speedup over sequential": bc.median([r["auto faster by"] for r in rows
+                                                            if r["auto faster by"] is not None] or [0.0])}
+    return rows, summary
+
+
+def main():
+    p = bc.parser(bc.summary(__doc__), "24 blocks per stack, batch 2 x 32, 5 rounds",
+                  "4-7 narrow blocks, batch 2 x 8, 2 rounds")
+    p.add_argument("--model", choices=("transformer", "hetero", "both"), default="both")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
+    p.add_argument("--svg", metavar="DIR", help="write each stack's tradeoff picture as DIR/STACK.svg")
+    args = p.parse_args()
+    rounds = bc.rounds_of(args, 5, 2)
+    import torch
+
+    import remat.torch
+
+    device = bc.device_of(args.device)
+    bc.set_threads(args)
+    names = ["transformer", "hetero"] if args.model == "both" else [args.model]
+    tables, summaries, data = [], [], {}
+    for name in names:
+        model, x = MODELS[name](args.quick, device)
+        t = remat.torch.tradeoff(model, x, rounds=rounds, progress=lambda s, n=name: bc.progress(f"{n}: {s}"))
+        data[name] = t.as_dict()
+        if args.svg:
+            os.makedirs(args.svg, exist_ok=True)
+            t.save_svg(os.path.join(args.svg, f"{name}.svg"), title=f"{name} stack ({device.type}, {len(model)} "
+                       "blocks): measured peak against time per iteration")
+        tables.append({"title": f"{name} stack: every configuration ({device.type}, {rounds} rounds)",
+                       "columns": ["method", "setting", "plan", "measured peak bytes", "predicted peak bytes",
+                                   "recomputed blocks", "s/iter", "x plain"], "rows": rows_of(name, t)})
+        goal_rows, summary = goals_of(name, t)
+        tables.append({"title": f"{name} stack: auto_checkpoint at equal or lower peak than checkpoint_sequential",
+                       "columns": ["segments", "sequential peak", "sequential recomputed", "sequential s/iter",
+                                   "auto budget", "auto peak", "auto recomputed", "auto s/iter", "auto faster by",
+                                   "never slower"], "rows": goal_rows})
+        summaries.append(summary)
+    tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
+    bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,
+                           "torch": torch.__version__, "threads": args.threads})
+
+
+if __name__ == "__main__":
+    main()

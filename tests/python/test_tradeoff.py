@@ -1,0 +1,113 @@
+"""remat.torch.tradeoff: every point measured (time per round, peak activation bytes, block forwards counted),
+checked against independent counts on a small MLP stack; the SVG parses as XML and draws every point."""
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+
+nn = torch.nn
+
+
+def stack():
+    torch.manual_seed(5)
+    widths = [8, 32, 16, 64, 8, 24, 8]
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(a, 4 * b), nn.Tanh(), nn.Linear(4 * b, b))
+                            for a, b in zip(widths, widths[1:])])
+    return model, torch.randn(10, 8)
+
+
+def saved_storages_of_plain(model, x):
+    """Plain autograd's saved activation bytes at the end of its forward, counted without remat: every
+    storage the graph saves once, parameters left out."""
+    params = {p.data_ptr() for p in model.parameters()}
+    seen = {}
+
+    def pack(t):
+        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        if s.data_ptr() not in params:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    x = x.detach().requires_grad_()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        y = model(x)
+    del y
+    return sum(seen.values())
+
+
+def test_points_are_measured_and_agree_with_independent_counts():
+    model, x = stack()
+    n = len(model)
+    t = remat.torch.tradeoff(model, x, rounds=2, segments=[1, 2, 3, n])
+    assert [p.segments for p in t.sequential] == [1, 2, 3, n]
+    for p in t.points:
+        assert len(p.times) == 2 and all(s > 0 for s in p.times)
+        assert min(p.times) <= p.seconds <= max(p.times)
+        assert p.peak_bytes > 0
+    assert t.plain.recomputed_blocks == 0
+    assert t.plain.peak_bytes == saved_storages_of_plain(model, x)
+    # checkpoint_sequential re-runs every block of its checkpointed segments: (n // s) * (s - 1) of them.
+    for p in t.sequential:
+        assert p.recomputed_blocks == (n // p.segments) * (p.segments - 1)
+    assert t.sequential[0].peak_bytes == t.plain.peak_bytes  # one segment: plain autograd
+    assert t.sequential[-1].peak_bytes < t.plain.peak_bytes
+    # The default budgets are the peaks measured and the least budget; each auto point within its budget.
+    budgets = [p.budget_bytes for p in t.auto] + t.refused_budgets
+    assert set(budgets) == {p.peak_bytes for p in [t.plain, *t.sequential]} | {t.least_budget_bytes}
+    for p in t.auto:
+        assert p.peak_bytes <= p.predicted_peak_bytes <= p.budget_bytes
+    top = max(t.auto, key=lambda p: p.budget_bytes)
+    assert top.plan_method == "plain autograd" and top.recomputed_blocks == 0
+    least = min(t.auto, key=lambda p: p.budget_bytes)
+    assert least.budget_bytes == t.least_budget_bytes and least.recomputed_blocks > 0
+    data = t.as_dict()
+    assert len(data["points"]) == len(t.points) and data["rounds"] == 2
+
+
+def test_svg_parses_and_draws_every_point(tmp_path):
+    model, x = stack()
+    t = remat.torch.tradeoff(model, x, budgets=["1KiB", 10**9], rounds=1, segments=[2, 3])
+    assert t.refused_budgets == [1024]
+    path = tmp_path / "t.svg"
+    t.save_svg(str(path), title="a <small> stack")
+    root = ET.parse(path).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == ns + "svg"
+    assert len(root.findall(f"{ns}circle[@class='checkpoint_sequential']")) == 2
+    assert len(root.findall(f"{ns}path[@class='auto_checkpoint']")) == 1
+    assert len(root.findall(f"{ns}rect[@class='plain']")) == 1
+    assert any(e.text == "a <small> stack" for e in root.iter(ns + "text"))
+
+
+def test_bad_arguments():
+    model, x = stack()
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.tradeoff(model, x, segments=[0])
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.tradeoff(model, x, rounds=0)
+    with pytest.raises(remat.ArgumentError):
+        remat.torch.tradeoff(nn.Linear(2, 2), x)
+
+
+def test_auto_checkpoint_without_its_counting_hooks_computes_the_same():
+    model, x = stack()
+    probe = remat.torch.auto_checkpoint(model, x, budget=10**9)
+    fast = remat.torch.auto_checkpoint(model, x, budget=(probe.least_budget_bytes + probe.plain_peak_bytes) // 2)
+    assert fast.method == "remat.chain_taped" and fast.recomputed_blocks > 0
+    grads = []
+    for measure in (True, False):
+        fast.measure_memory = measure
+        for p in model.parameters():
+            p.grad = None
+        torch.manual_seed(0)
+        fast(x.detach().requires_grad_()).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+        if measure:
+            counted = fast.measured_peak_bytes
+            assert counted > 0
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+    assert fast.measured_peak_bytes < counted  # only the snapshots were counted
