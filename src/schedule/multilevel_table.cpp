@@ -225,6 +225,10 @@ void multilevel_table::build_split(std::int64_t l, std::int64_t l0, bool bulk, b
     const auto length = static_cast<step_t>(l);
     const auto b = static_cast<std::size_t>(l - l0);
     const bool leaf = leaf_at(l);
+    // Raw pointers: the stores to split_ must not make the compiler reload the scratch vectors' data.
+    double* g = scratch.g.data();
+    const double* bulk_value = scratch.bulk_value.data();
+    const std::int64_t* bulk_m = scratch.bulk_m.data();
     // G(l, row, L): split, or (l = 1) reverse where it stands; or a leaf.
     for (level_t L = first; L < end; ++L)
         for (std::uint64_t row = 0; row < rows_; ++row) {
@@ -244,9 +248,9 @@ void multilevel_table::build_split(std::int64_t l, std::int64_t l0, bool bulk, b
             consider(1, std::min(batch, l));
             if (bulk) {
                 const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch + b;
-                if (scratch.bulk_value[at] < best) {
-                    best = scratch.bulk_value[at];
-                    m = scratch.bulk_m[at];
+                if (bulk_value[at] < best) {
+                    best = bulk_value[at];
+                    m = bulk_m[at];
                 }
             }
             consider(std::max(batch, l0), l);
@@ -259,7 +263,7 @@ void multilevel_table::build_split(std::int64_t l, std::int64_t l0, bool bulk, b
                     m = 0;
                 }
             }
-            scratch.g[static_cast<std::size_t>(L) * rows_ + row] = cost;
+            g[static_cast<std::size_t>(L) * rows_ + row] = cost;
             split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
         }
 }
@@ -271,7 +275,7 @@ void multilevel_table::build_move(std::int64_t l, const build_scratch& scratch)
     const auto n = static_cast<level_t>(levels_);
     const level_t end = layered ? grid_.outer + 1 : n;
     const auto length = static_cast<step_t>(l);
-    const std::vector<double>& g = scratch.g;
+    const double* g = scratch.g.data(); // not reloaded after each store to move_ (a char type)
     // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so that zero-cost
     // levels never produce pointless store-and-free pairs).
     for (level_t L = first; L < end; ++L)
