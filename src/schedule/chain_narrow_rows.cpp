@@ -94,6 +94,56 @@ template <int G>
     return v[0];
 }
 
+/// Writes row (s, l)'s vector of M from c (`best`; `own`: its lanes in [0, U], all of them when `whole`), and, where
+/// the row is a left part of longer rows over this vector (`left_part`), its copies from its least M on.
+[[gnu::always_inline]] inline void store_row(const narrow_rows_job& job, const eight& best, std::size_t l,
+                                             std::int64_t c, const lanes_int& own, bool whole, bool left_part) noexcept
+{
+    narrow_row_scratch& by = *job.by;
+    const std::uint64_t top = job.top;
+    const std::uint64_t row = job.row;
+    const std::uint64_t stride = job.stride;
+    const auto at = static_cast<std::int32_t>(c);
+    const std::uint64_t* least = by.least.data();
+    float* lefts = by.left.data() + lanes; // entry -8 is the first
+    float* lefts_reversed = by.left_reversed.data() + lanes;
+    // Lanes below 0 or past U belong to other rows (done, and maybe read here): written back as they are.
+    float* values = job.cost + static_cast<std::int64_t>((job.first + l - 1) * row) + c;
+    if (whole) {
+        std::memcpy(values, &best, sizeof best);
+    } else {
+        eight old;
+        load(old, values);
+        const eight kept = own ? best : old;
+        std::memcpy(values, &kept, sizeof kept);
+    }
+    if (!whole || best[0] == infinite) // a whole vector finite at its least M is finite all along
+        by.infinite_entries[l] += static_cast<std::uint64_t>(-sum((best == infinite) & own));
+    if (left_part) { // row (s, l) is a left part here: copied from its least M on
+        const auto copy = [&](std::uint64_t from, float* out) {
+            const auto first = static_cast<std::int32_t>(std::min(from, top + 1));
+            const eight part = (own & (at + lane >= first)) ? best : infinite - eight{};
+            std::memcpy(out + c, &part, sizeof part);
+        };
+        copy(least[l], lefts + l * stride);
+        copy(by.least_reversed[l], lefts_reversed + l * stride);
+    }
+}
+
+/// Each row's finite and flat bounds. A row never grows with M (every part's does not, and sums and minima keep
+/// that), so its infinite entries are the first ones.
+void set_bounds(const narrow_rows_job& job) noexcept
+{
+    const std::uint64_t top = job.top;
+    for (std::size_t l = 2; l <= static_cast<std::size_t>(job.length); ++l) {
+        const std::uint64_t infinite_entries = job.by->infinite_entries[l];
+        if (infinite_entries <= top) {
+            job.finite[job.first + l - 1] = infinite_entries;
+            job.flat[job.first + l - 1] = top;
+        }
+    }
+}
+
 /// Rows (s, 2 .. length), vector by vector of M from U down: [U - 7, U], [U - 15, U - 8], .. (the lowest may start
 /// below 0; tables of 8 units or fewer have one vector from 0). Most splits need only the top vector (their least M
 /// is in it), the lower vectors fewer and fewer of them. In each vector, rows in order of l (each row's left parts
@@ -168,39 +218,11 @@ REMAT_KERNEL_CLONES void reduce_rows(const narrow_rows_job& job) noexcept
                     load(l1, lefts_reversed + (l - 1) * stride + c);
                     lower(best[i], by.reversed[l - 1] + l1);
                 }
-                // Lanes below 0 or past U belong to other rows (done, and maybe read here): written back as they are.
-                float* values = job.cost + static_cast<std::int64_t>((job.first + l - 1) * row) + c;
-                if (whole) {
-                    std::memcpy(values, &best[i], sizeof best[i]);
-                } else {
-                    eight old;
-                    load(old, values);
-                    const eight kept = own ? best[i] : old;
-                    std::memcpy(values, &kept, sizeof kept);
-                }
-                if (!whole || best[i][0] == infinite) // a whole vector finite at its least M is finite all along
-                    by.infinite_entries[l] += static_cast<std::uint64_t>(-sum((best[i] == infinite) & own));
-                if (l <= usable) { // row (s, l) is a left part here: copied from its least M on
-                    const auto copy = [&](std::uint64_t from, float* out) {
-                        const auto first = static_cast<std::int32_t>(std::min(from, top + 1));
-                        const eight part = (own & (at + lane >= first)) ? best[i] : infinite - eight{};
-                        std::memcpy(out + c, &part, sizeof part);
-                    };
-                    copy(least[l], lefts + l * stride);
-                    copy(by.least_reversed[l], lefts_reversed + l * stride);
-                }
+                store_row(job, best[i], l, c, own, whole, l <= usable);
             }
         }
     }
-    // A row never grows with M (every part's does not, and sums and minima keep that), so its infinite entries are
-    // the first ones.
-    for (std::size_t l = 2; l <= length; ++l) {
-        const std::uint64_t infinite_entries = by.infinite_entries[l];
-        if (infinite_entries <= top) {
-            job.finite[job.first + l - 1] = infinite_entries;
-            job.flat[job.first + l - 1] = top;
-        }
-    }
+    set_bounds(job);
 }
 
 } // namespace

@@ -17,9 +17,9 @@
 // where it stands), else H = E (store x_s first). Outer table, for the loop's tail [s, T) when T - s > K:
 //     G(s, M) = min over 1 <= j <= K of F(s, s+j) + G(s+j, M - u_s) + E(s, j, M)   (same condition on M)
 // and G(s, M) = H(s, T-s, M) when T - s <= K. The plan is H(0, T, M) (G(0, M)) for the largest M <= U
-// whose plan fits the true budget (sizes are rounded up, so M = budget_units always does; see chain.cpp).
+// whose plan fits the true budget (sizes are rounded up, so M = budget_units always does; see chain::build).
 // E keeps its values only: the cursor finds a split again as the first j (then keep option) whose sum gives the
-// value (chain.cpp, inner_split); G keeps its splits.
+// value (chain_inner.cpp, inner_split); G keeps its splits.
 //
 // Keeping a block (blocks only; one step is nothing to keep): x_s current and held, advance the block storing a
 // chosen set of its inner states (option o), reverse the right part with those held, then for each stored state
@@ -27,8 +27,10 @@
 //     E(s, l, M) = min(..., F(s, s+1) + H(s+1, l-1, M - held_o) + B_o)     if M >= need_o
 //     G(s, M)    = min(..., F(s, s+1) + G(s+1, M - held_o) + B_o)          likewise
 // with B_o the block's adjoints plus the forward of the steps re-run. Every state stored is rotor's "forward with
-// all activations" (no re-run); the options are the cheapest for their memory (chain.cpp).
+// all activations" (no re-run); the options are the cheapest for their memory (chain_keep.cpp).
 #pragma once
+
+#include "table_substrate.hpp"
 
 #include "remat/schedule/chain.hpp"
 
@@ -38,24 +40,6 @@
 #include <vector>
 
 namespace remat::detail {
-
-void* allocate_table(std::size_t bytes); // table_memory.cpp
-void free_table(void* p, std::size_t bytes) noexcept;
-
-/// Memory for a large table: in huge pages where the system gives them on request (Linux's transparent huge pages
-/// in "madvise" mode), which spares a page fault per 4 KiB written and a TLB miss per page read far from the last.
-template <class T>
-struct table_allocator {
-    using value_type = T;
-    table_allocator() = default;
-    template <class U>
-    explicit table_allocator(const table_allocator<U>&) noexcept
-    {
-    }
-    T* allocate(std::size_t n) { return static_cast<T*>(allocate_table(n * sizeof(T))); }
-    void deallocate(T* p, std::size_t n) noexcept { free_table(p, n * sizeof(T)); }
-    friend bool operator==(const table_allocator&, const table_allocator&) noexcept { return true; }
-};
 
 struct chain_plan {
     chain_model fine;         ///< the user's chain
@@ -110,6 +94,11 @@ struct chain_plan {
     [[nodiscard]] bool outer(step_t s) const noexcept { return steps - s > horizon; }
     /// Whether blocks may be kept (a chain planned in blocks).
     [[nodiscard]] bool keeps() const noexcept { return !keep_first.empty(); }
+    /// Block s's keep option o.
+    [[nodiscard]] const keep_option& option_of(step_t s, int o) const noexcept
+    {
+        return keep_options[keep_first[static_cast<std::size_t>(s)] + static_cast<std::uint32_t>(o)];
+    }
 };
 
 /// Rows of at most this many entries (U + 1) are built by build_narrow_rows, in vector registers.

@@ -1,5 +1,5 @@
 // Which inner states of a heterogeneous chain are worth least as checkpoints (internal): shared by the greedy
-// ranking (chain_greedy.cpp) and the keep options of a block (chain.cpp).
+// ranking (chain_greedy.cpp) and the keep options of a block (chain_keep.cpp).
 #pragma once
 
 #include "remat/schedule/chain.hpp"

@@ -5,6 +5,7 @@
 // parts, each with the level and slot of its start, so every action costs O(1). Slots are numbered per
 // level from free lists, so a level never uses an index at or beyond its peak occupancy, except on
 // the spine's unlimited level, whose indices 0..N-2 belong to the outer checkpoints.
+#include "action_rewrite.hpp"
 #include "multilevel_plan.hpp"
 
 #include <cassert>
@@ -223,28 +224,24 @@ struct multilevel_walker {
         } else if (!outer.next(a)) {
             return false;
         }
-        std::visit(overloaded{
-                       [&](const store& s) { q.push(store{p.slow, s.slot, s.step * k}); },
-                       [&](const advance& s) { q.push(advance{s.from * k, s.to * k}); },
-                       [&](const restore& s) { q.push(restore{p.slow, s.slot, s.step * k}); },
-                       [&](const free_slot& s) { q.push(free_slot{p.slow, s.slot}); },
-                       [&](const reverse& s) {
-                           const step_t length = s.step == p.segments - 1 ? p.tail : k;
-                           // Revolve frees a stored start right after reversing it: then the start is
-                           // held, in that slot, and the table walk frees it.
-                           action after;
-                           if (outer.next(after)) {
-                               if (const auto* f = std::get_if<free_slot>(&after)) {
-                                   start_held(s.step * k, length, f->slot);
-                                   return;
-                               }
-                               lookahead = after;
-                               has_lookahead = true;
-                           }
-                           place(q, p.table.get(), s.step * k, length, p.top_row);
-                       },
-                   },
-                   a);
+        const auto* r = std::get_if<reverse>(&a);
+        if (r == nullptr) { // a segment's action: on the slowest level, in steps
+            q.push(on_levels(scaled(a, k), [&](level_t) { return p.slow; }));
+            return true;
+        }
+        const step_t length = r->step == p.segments - 1 ? p.tail : k;
+        // Revolve frees a stored start right after reversing it: then the start is held, in that slot, and the
+        // table walk frees it.
+        action after;
+        if (outer.next(after)) {
+            if (const auto* f = std::get_if<free_slot>(&after)) {
+                start_held(r->step * k, length, f->slot);
+                return true;
+            }
+            lookahead = after;
+            has_lookahead = true;
+        }
+        place(q, p.table.get(), r->step * k, length, p.top_row);
         return true;
     }
 
@@ -274,15 +271,8 @@ void multilevel::cursor_type::refill()
         action a;
         while (!queue_.full() && binomial_.next(a)) {
             if (layout_ != nullptr) // stacked: depth d is a slot of level layout.level_at(d)
-                std::visit(
-                    [&](auto& x) {
-                        if constexpr (requires { x.slot; }) {
-                            const slot_t d = x.slot;
-                            x.level = layout_->level_at(d);
-                            x.slot = layout_->slot_at(d);
-                        }
-                    },
-                    a);
+                a = detail::relabelled(
+                    a, [&](level_t, slot_t d) { return std::pair{layout_->level_at(d), layout_->slot_at(d)}; });
             queue_.push(a);
         }
         done_ = queue_.empty();
@@ -293,13 +283,7 @@ void multilevel::cursor_type::refill()
         detail::action_queue<8> moved;
         action a;
         while (queue_.pop(a)) {
-            std::visit(
-                [&](auto& x) {
-                    if constexpr (requires { x.level; })
-                        x.level = (*levels_)[static_cast<std::size_t>(x.level)];
-                },
-                a);
-            moved.push(a);
+            moved.push(detail::on_levels(a, [&](level_t j) { return (*levels_)[static_cast<std::size_t>(j)]; }));
         }
         queue_ = moved;
     }

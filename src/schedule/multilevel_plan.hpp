@@ -5,7 +5,7 @@
 
 #include "multilevel_stacked.hpp"
 
-#include "remat/detail/multilevel_table.hpp"
+#include "multilevel_table.hpp"
 #include "remat/schedule/multilevel.hpp"
 
 #include <algorithm>

@@ -33,6 +33,60 @@ void add_into(task_counts& to, const task_counts& from, std::size_t levels)
     }
 }
 
+/// The depths [from, to] of one level's block among the `used` ones.
+struct depth_block {
+    std::size_t level;
+    slot_t from, to;
+};
+
+std::vector<depth_block> depth_blocks(const stacked_layout& layout, slot_t used)
+{
+    std::vector<depth_block> blocks;
+    for (slot_t first = 0; const stacked_layout::block& b : layout.blocks) {
+        if (first >= used)
+            break;
+        blocks.push_back({static_cast<std::size_t>(b.level), first, std::min(first + b.count, used) - 1});
+        first += b.count;
+    }
+    return blocks;
+}
+
+/// One count on each depth of [from, last] (empty when from > last), added per level.
+void add_on_depths(const std::vector<depth_block>& blocks, std::array<std::uint64_t, max_levels>& to, slot_t from,
+                   slot_t last)
+{
+    for (const depth_block& b : blocks)
+        if (const slot_t lo = std::max(from, b.from), hi = std::min(last, b.to); lo <= hi)
+            to[b.level] += static_cast<std::uint64_t>(hi - lo + 1);
+}
+
+/// The whole plan's counts from its root task's.
+schedule_cost schedule_cost_of(step_t steps, slot_t used, const cost_model& model, const stacked_layout& layout,
+                               const std::vector<depth_block>& blocks, const task_counts& all)
+{
+    const std::size_t n = model.levels.size();
+    schedule_cost c;
+    c.steps = steps;
+    c.reverse_steps = static_cast<std::uint64_t>(steps);
+    c.forward_steps = all.forward;
+    c.repetition = revolve(steps, used).repetition();
+    c.levels.resize(n);
+    if (steps >= 2) {
+        c.levels[static_cast<std::size_t>(layout.level_at(0))].stores = 1; // x_0
+        c.peak_slots = used;
+        for (const depth_block& b : blocks)
+            c.levels[b.level].peak_slots += b.to - b.from + 1;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        c.levels[i].stores += all.stores[i];
+        c.levels[i].restores = all.restores[i];
+        c.stores += c.levels[i].stores;
+        c.restores += c.levels[i].restores;
+    }
+    c.predicted_cost = predicted_cost(c, model);
+    return c;
+}
+
 } // namespace
 
 stacked_layout stack_levels(const cost_model& model, const std::vector<std::uint64_t>& use)
@@ -61,23 +115,9 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
     const auto level_at = [&](slot_t task_slots) {
         return static_cast<std::size_t>(layout.level_at(used - task_slots));
     };
-    // The depths [from, to] of each level's block among the `used` ones.
-    struct block {
-        std::size_t level;
-        slot_t from, to;
-    };
-    std::vector<block> blocks;
-    for (slot_t first = 0; const stacked_layout::block& b : layout.blocks) {
-        if (first >= used)
-            break;
-        blocks.push_back({static_cast<std::size_t>(b.level), first, std::min(first + b.count, used) - 1});
-        first += b.count;
-    }
-    // One count on each depth of [from, to] (empty when from > to), added per level.
+    const std::vector<depth_block> blocks = depth_blocks(layout, used);
     const auto add_depths = [&](std::array<std::uint64_t, max_levels>& to, slot_t from, slot_t last) {
-        for (const block& b : blocks)
-            if (const slot_t lo = std::max(from, b.from), hi = std::min(last, b.to); lo <= hi)
-                to[b.level] += static_cast<std::uint64_t>(hi - lo + 1);
+        add_on_depths(blocks, to, from, last);
     };
     stacked_memo local;
     auto& memo = (shared != nullptr ? *shared : local).tasks;
@@ -144,28 +184,7 @@ std::optional<schedule_cost> stacked_cost(step_t steps, const cost_model& model,
         return std::nullopt;
     }
     counted();
-    const task_counts& all = memo.at(task_key{steps, used});
-    const std::size_t n = model.levels.size();
-    schedule_cost c;
-    c.steps = steps;
-    c.reverse_steps = static_cast<std::uint64_t>(steps);
-    c.forward_steps = all.forward;
-    c.repetition = revolve(steps, used).repetition();
-    c.levels.resize(n);
-    if (steps >= 2) {
-        c.levels[static_cast<std::size_t>(layout.level_at(0))].stores = 1; // x_0
-        c.peak_slots = used;
-        for (const block& b : blocks)
-            c.levels[b.level].peak_slots += b.to - b.from + 1;
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        c.levels[i].stores += all.stores[i];
-        c.levels[i].restores = all.restores[i];
-        c.stores += c.levels[i].stores;
-        c.restores += c.levels[i].restores;
-    }
-    c.predicted_cost = predicted_cost(c, model);
-    return c;
+    return schedule_cost_of(steps, used, model, layout, blocks, memo.at(task_key{steps, used}));
 }
 
 } // namespace remat::detail

@@ -9,7 +9,7 @@
 // minimum and its first m per length in vector registers. The few remaining terms (m < 16 and
 // m >= l0) are added one length at a time, in increasing m, so ties resolve to the smallest m exactly
 // as a plain loop would, with bit-identical sums.
-#include "remat/detail/multilevel_table.hpp"
+#include "multilevel_table.hpp"
 #include "remat/detail/checked_math.hpp"
 
 #include "kernel_clones.hpp"
@@ -87,18 +87,6 @@ REMAT_KERNEL_CLONES void batch_min_plus(const double* __restrict p, const double
 
 } // namespace
 
-std::uint64_t& multilevel_work_meter() noexcept
-{
-    thread_local std::uint64_t work = 0;
-    return work;
-}
-
-std::uint64_t& multilevel_work_cap() noexcept
-{
-    thread_local std::uint64_t cap = ~std::uint64_t{0};
-    return cap;
-}
-
 std::uint64_t multilevel_table::entries(std::size_t levels, const std::vector<std::uint64_t>& free_limit,
                                         step_t horizon) noexcept
 {
@@ -133,13 +121,12 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
                              std::to_string(max_entries));
     // A layered table computes its outer level only.
     const std::uint64_t cost = work(grid.outer >= 0 ? 1 : levels_, free_limit, horizon);
-    if (cost > multilevel_work_cap() - std::min(multilevel_work_cap(), multilevel_work_meter()))
-        throw multilevel_work_exhausted(
-            "a multi-level table for " + std::to_string(horizon) + " steps needs " + std::to_string(cost) +
-            " iterations, more than the " +
-            std::to_string(multilevel_work_cap() - std::min(multilevel_work_cap(), multilevel_work_meter())) +
-            " left of the work limit");
-    multilevel_work_meter() += cost;
+    if (cost > table_work_cap() - std::min(table_work_cap(), table_work_meter()))
+        throw table_work_exhausted("a multi-level table for " + std::to_string(horizon) + " steps needs " +
+                                   std::to_string(cost) + " iterations, more than the " +
+                                   std::to_string(table_work_cap() - std::min(table_work_cap(), table_work_meter())) +
+                                   " left of the work limit");
+    table_work_meter() += cost;
     for (std::size_t i = 0; i < levels_; ++i) {
         write_.push_back(model.levels[i].write_cost);
         read_.push_back(model.levels[i].read_cost);
@@ -180,115 +167,160 @@ multilevel_table::multilevel_table(const cost_model& model, const std::vector<st
 void multilevel_table::build()
 {
     const std::uint64_t stride = stride_length();
-    const auto n = static_cast<level_t>(levels_);
     // A layered table computes F only for a start on its outer level; the others are never reached.
     const bool layered = grid_.outer >= 0;
-    const level_t first = layered ? grid_.outer : 0;
-    const level_t end = layered ? grid_.outer + 1 : n;
     const std::uint64_t cells = static_cast<std::uint64_t>(levels_) * rows_ * stride;
     p_.assign(cells, layered ? infinity : 0.0);
     split_.assign(cells, 0);
     move_.assign(cells, -1);
     q_.assign(rows_ * stride, infinity);
     q_level_.assign(rows_ * stride, -1);
-    std::vector<double> g(levels_ * rows_);
-    std::vector<double> bulk_value(levels_ * rows_ * batch);
-    std::vector<std::int64_t> bulk_m(levels_ * rows_ * batch);
-    const double u = step_cost_;
+    build_scratch scratch;
+    scratch.g.resize(levels_ * rows_);
+    scratch.bulk_value.resize(levels_ * rows_ * batch);
+    scratch.bulk_m.resize(levels_ * rows_ * batch);
     const auto horizon = static_cast<std::int64_t>(horizon_);
-    const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
-    const multilevel_table* fine = grid_.fine;
-
     for (std::int64_t l0 = 1; l0 <= horizon; l0 += batch) {
         const bool bulk = l0 > batch; // the batched terms 16 <= m < l0 exist
         if (bulk)
-            for (level_t L = first; L < end; ++L)
-                for (std::uint64_t row = 0; row < rows_; ++row) {
-                    const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
-                    batch_min_plus(&left.p_[left.index(0, row, L)], &q_[row * stride], l0, batch, l0, &bulk_value[at],
-                                   &bulk_m[at]);
-                }
+            build_bulk(l0, scratch);
         for (std::int64_t l = l0; l < l0 + batch && l <= horizon; ++l) {
-            const auto length = static_cast<step_t>(l);
-            const auto b = static_cast<std::size_t>(l - l0);
-            // G(l, row, L): split, or (l = 1) reverse where it stands; a grid hands one unit to its fine
-            // table, a layered table any leaf that fits its inner one (split 0).
-            const bool leaf = fine != nullptr && (l == 1 || layered) && fine_length(length) <= fine->horizon_;
-            for (level_t L = first; L < end; ++L)
-                for (std::uint64_t row = 0; row < rows_; ++row) {
-                    const double* p = &left.p_[left.index(0, row, L)];
-                    const double* q = &q_[row * stride];
-                    double best = infinity;
-                    std::int64_t m = 0;
-                    auto consider = [&](std::int64_t from, std::int64_t to) {
-                        for (std::int64_t j = from; j < to; ++j) {
-                            const double v = p[j] + q[l - j];
-                            if (v < best) {
-                                best = v;
-                                m = j;
-                            }
-                        }
-                    };
-                    consider(1, std::min(batch, l));
-                    if (bulk) {
-                        const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch + b;
-                        if (bulk_value[at] < best) {
-                            best = bulk_value[at];
-                            m = bulk_m[at];
-                        }
-                    }
-                    consider(std::max(batch, l0), l);
-                    double cost = l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
-                    if (leaf) {
-                        // On a tie the leaf: it stores nothing more on the outer level.
-                        const double whole = fine->value(fine_length(length), fine_row(row), L);
-                        if (l == 1 || whole <= cost) {
-                            cost = whole;
-                            m = 0;
-                        }
-                    }
-                    g[static_cast<std::size_t>(L) * rows_ + row] = cost;
-                    split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
-                }
-            // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so
-            // that zero-cost levels never produce pointless store-and-free pairs).
-            for (level_t L = first; L < end; ++L)
-                for (std::uint64_t row = 0; row < rows_; ++row) {
-                    double best = g[static_cast<std::size_t>(L) * rows_ + row];
-                    std::int8_t target = -1;
-                    const double margin = 1e-12 * std::max(1.0, best);
-                    for (level_t to = 0; to < n; ++to) {
-                        if (to == L || !has_free(row, to))
-                            continue;
-                        const std::uint64_t moved = given_back(taken(row, to), L);
-                        const double c =
-                            write_[static_cast<std::size_t>(to)] + g[static_cast<std::size_t>(to) * rows_ + moved];
-                        if (c < best - margin) {
-                            best = c;
-                            target = static_cast<std::int8_t>(to);
-                        }
-                    }
-                    p_[index(length, row, L)] = best + u * static_cast<double>(l);
-                    move_[index(length, row, L)] = target;
-                }
-            // Q(l, row): where a right part of l units keeps its start. On a level with room; one step is
-            // reversed where it stands; a grid's super-step and a layered table's leaf go to the fine table
-            // from an unheld start (on a tie the leaf: nothing stored on the outer level for it).
-            for (std::uint64_t row = 0; row < rows_; ++row) {
-                placement best{-1, infinity};
-                if (l >= 2 || layered)
-                    best = place_start(length, row); // layered: only the outer level has room
-                else if (fine == nullptr)
-                    best.cost = 0;
-                if (leaf) {
-                    const double c = fine->placed_cost(fine_length(length), fine_row(row));
-                    if (c <= best.cost)
-                        best = {-1, c};
-                }
-                q_[row * stride + static_cast<std::uint64_t>(l)] = best.cost;
-                q_level_[row * stride + static_cast<std::uint64_t>(l)] = static_cast<std::int8_t>(best.level);
-            }
+            build_split(l, l0, bulk, scratch);
+            build_move(l, scratch);
+            build_place(l);
         }
+    }
+}
+
+bool multilevel_table::leaf_at(std::int64_t l) const noexcept
+{
+    // A grid hands one unit to its fine table, a layered table any leaf that fits its inner one (split 0).
+    return grid_.fine != nullptr && (l == 1 || grid_.outer >= 0) &&
+           fine_length(static_cast<step_t>(l)) <= grid_.fine->horizon_;
+}
+
+void multilevel_table::build_bulk(std::int64_t l0, build_scratch& scratch) const
+{
+    const std::uint64_t stride = stride_length();
+    const bool layered = grid_.outer >= 0;
+    const level_t first = layered ? grid_.outer : 0;
+    const level_t end = layered ? grid_.outer + 1 : static_cast<level_t>(levels_);
+    const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
+    for (level_t L = first; L < end; ++L)
+        for (std::uint64_t row = 0; row < rows_; ++row) {
+            const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch;
+            batch_min_plus(&left.p_[left.index(0, row, L)], &q_[row * stride], l0, batch, l0, &scratch.bulk_value[at],
+                           &scratch.bulk_m[at]);
+        }
+}
+
+void multilevel_table::build_split(std::int64_t l, std::int64_t l0, bool bulk, build_scratch& scratch)
+{
+    const std::uint64_t stride = stride_length();
+    const bool layered = grid_.outer >= 0;
+    const level_t first = layered ? grid_.outer : 0;
+    const level_t end = layered ? grid_.outer + 1 : static_cast<level_t>(levels_);
+    const multilevel_table& left = *left_table(); // P of left parts: this table, or a grid's interior one
+    const multilevel_table* fine = grid_.fine;
+    const auto length = static_cast<step_t>(l);
+    const auto b = static_cast<std::size_t>(l - l0);
+    const bool leaf = leaf_at(l);
+    // Raw pointers: the stores to split_ must not make the compiler reload the scratch vectors' data.
+    double* g = scratch.g.data();
+    const double* bulk_value = scratch.bulk_value.data();
+    const std::int64_t* bulk_m = scratch.bulk_m.data();
+    // G(l, row, L): split, or (l = 1) reverse where it stands; or a leaf.
+    for (level_t L = first; L < end; ++L)
+        for (std::uint64_t row = 0; row < rows_; ++row) {
+            const double* p = &left.p_[left.index(0, row, L)];
+            const double* q = &q_[row * stride];
+            double best = infinity;
+            std::int64_t m = 0;
+            auto consider = [&](std::int64_t from, std::int64_t to) {
+                for (std::int64_t j = from; j < to; ++j) {
+                    const double v = p[j] + q[l - j];
+                    if (v < best) {
+                        best = v;
+                        m = j;
+                    }
+                }
+            };
+            consider(1, std::min(batch, l));
+            if (bulk) {
+                const std::size_t at = (static_cast<std::size_t>(L) * rows_ + row) * batch + b;
+                if (bulk_value[at] < best) {
+                    best = bulk_value[at];
+                    m = bulk_m[at];
+                }
+            }
+            consider(std::max(batch, l0), l);
+            double cost = l >= 2 ? read_[static_cast<std::size_t>(L)] + best : 0;
+            if (leaf) {
+                // On a tie the leaf: it stores nothing more on the outer level.
+                const double whole = fine->value(fine_length(length), fine_row(row), L);
+                if (l == 1 || whole <= cost) {
+                    cost = whole;
+                    m = 0;
+                }
+            }
+            g[static_cast<std::size_t>(L) * rows_ + row] = cost;
+            split_[index(length, row, L)] = static_cast<std::uint32_t>(m);
+        }
+}
+
+void multilevel_table::build_move(std::int64_t l, const build_scratch& scratch)
+{
+    const bool layered = grid_.outer >= 0;
+    const level_t first = layered ? grid_.outer : 0;
+    const auto n = static_cast<level_t>(levels_);
+    const level_t end = layered ? grid_.outer + 1 : n;
+    const auto length = static_cast<step_t>(l);
+    const double* g = scratch.g.data(); // not reloaded after each store to move_ (a char type)
+    // F(l, row, L): G, or a move of x_a to another level first (only when strictly cheaper, so that zero-cost
+    // levels never produce pointless store-and-free pairs).
+    for (level_t L = first; L < end; ++L)
+        for (std::uint64_t row = 0; row < rows_; ++row) {
+            double best = g[static_cast<std::size_t>(L) * rows_ + row];
+            std::int8_t target = -1;
+            const double margin = 1e-12 * std::max(1.0, best);
+            for (level_t to = 0; to < n; ++to) {
+                if (to == L || !has_free(row, to))
+                    continue;
+                const std::uint64_t moved = given_back(taken(row, to), L);
+                const double c = write_[static_cast<std::size_t>(to)] + g[static_cast<std::size_t>(to) * rows_ + moved];
+                if (c < best - margin) {
+                    best = c;
+                    target = static_cast<std::int8_t>(to);
+                }
+            }
+            p_[index(length, row, L)] = best + step_cost_ * static_cast<double>(l);
+            move_[index(length, row, L)] = target;
+        }
+}
+
+void multilevel_table::build_place(std::int64_t l)
+{
+    const std::uint64_t stride = stride_length();
+    const bool layered = grid_.outer >= 0;
+    const multilevel_table* fine = grid_.fine;
+    const auto length = static_cast<step_t>(l);
+    const bool leaf = leaf_at(l);
+    // Q(l, row): where a right part of l units keeps its start. On a level with room; one step is reversed where
+    // it stands; a grid's super-step and a layered table's leaf go to the fine table from an unheld start (on a tie
+    // the leaf: nothing stored on the outer level for it).
+    for (std::uint64_t row = 0; row < rows_; ++row) {
+        placement best{-1, infinity};
+        if (l >= 2 || layered)
+            best = place_start(length, row); // layered: only the outer level has room
+        else if (fine == nullptr)
+            best.cost = 0;
+        if (leaf) {
+            const double c = fine->placed_cost(fine_length(length), fine_row(row));
+            if (c <= best.cost)
+                best = {-1, c};
+        }
+        q_[row * stride + static_cast<std::uint64_t>(l)] = best.cost;
+        q_level_[row * stride + static_cast<std::uint64_t>(l)] = static_cast<std::int8_t>(best.level);
     }
 }
 

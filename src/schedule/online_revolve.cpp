@@ -9,6 +9,8 @@
 // first) and its other slots mapped to free ones.
 #include "remat/schedule/online_revolve.hpp"
 
+#include "action_rewrite.hpp"
+
 #include "remat/detail/checked_math.hpp"
 #include "remat/detail/validate.hpp"
 #include "remat/error.hpp"
@@ -96,14 +98,8 @@ void online_revolve::cursor_type::push_translated(const action& a)
 {
     const step_t base = place_.at(node_).position;
     auto slot = [&](slot_t j) { return j == 0 ? start_slot_ : extra_[static_cast<std::size_t>(j - 1)]; };
-    std::visit(overloaded{
-                   [&](const advance& x) { queue_.push(advance{base + x.from, base + x.to}); },
-                   [&](const store& x) { queue_.push(store{0, slot(x.slot), base + x.step}); },
-                   [&](const restore& x) { queue_.push(restore{0, slot(x.slot), base + x.step}); },
-                   [&](const free_slot& x) { queue_.push(free_slot{0, slot(x.slot)}); },
-                   [&](const reverse& x) { queue_.push(reverse{base + x.step}); },
-               },
-               a);
+    queue_.push(detail::relabelled(detail::rebased(a, base),
+                                   [&](level_t, slot_t j) { return std::pair{level_t{0}, slot(j)}; }));
 }
 
 void online_revolve::cursor_type::start_segment()

@@ -22,6 +22,7 @@
 // entry, so the taped choice's cost seeds the bound. The plan writer, knowing E(l, b), stops at the first
 // split that reaches it.
 #include "taped_table.hpp"
+#include "table_substrate.hpp"
 
 #include <algorithm>
 #include <array>
@@ -34,6 +35,11 @@ taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, std::uin
     : width_(static_cast<std::size_t>(steps) + 1), tape_units_(tape_units),
       rows_(static_cast<std::size_t>(units + 1) * width_, infeasible)
 {
+    // Its work goes on the planners' shared meter (table_substrate.hpp) whichever way the table ends.
+    const struct metered {
+        const std::uint64_t& work;
+        ~metered() { table_work_meter() += work; }
+    } meter{work_};
     increments left_steps;  // of row b, as it is filled
     increments right_steps; // of row b - 1
     left_steps.reset(width_);

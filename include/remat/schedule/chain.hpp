@@ -162,7 +162,12 @@ public:
         enum class phase { outer, unheld, held, keep, kept };
         void widen(action& a); // a planned block's action as the steps' own
         void step();           // one decision of the plan: at most three actions, or a block's expansion
-        void pop();            // the next pending task (done when none)
+        void step_outer();     // step() by phase
+        void step_unheld();
+        void step_held();
+        void step_keep();
+        void step_kept();
+        void pop(); // the next pending task (done when none)
         std::shared_ptr<const detail::chain_plan> plan_;
         phase phase_ = phase::outer;
         phase after_keep_ = phase::outer; // where a keep's right part goes on

@@ -4,7 +4,7 @@
 //
 // Two methods:
 //  - exact: a dynamic program over (segment length, free slots per finite level, level of the segment's
-//    start), documented in remat/detail/multilevel_table.hpp, in O(T^2/2 * rows * n) time and
+//    start), documented in src/schedule/multilevel_table.hpp, in O(T^2/2 * rows * n) time and
 //    O(rows * n * T) memory (rows = product of (c_L + 1) over finite levels). Snapshots on any level
 //    may be read any number of times; a snapshot may be moved to another level; every slot is freed
 //    after its last use, so finite capacities are never exceeded.

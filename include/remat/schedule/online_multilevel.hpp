@@ -44,6 +44,7 @@
 #include "remat/schedule/multilevel_model.hpp"
 #include "remat/schedule/online_replay.hpp"
 #include "remat/schedule/online_revolve.hpp"
+#include "remat/schedule/online_schedule.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 
@@ -138,6 +139,8 @@ private:
     cost_model model_;
     step_t period_ = 0;
 };
+
+static_assert(online_schedule<online_multilevel>);
 
 /// online_multilevel's actions for a loop known (in hindsight) to have T steps.
 using online_multilevel_replay = online_replay_of<online_multilevel>;

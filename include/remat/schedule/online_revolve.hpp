@@ -23,6 +23,7 @@
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/online_replay.hpp"
+#include "remat/schedule/online_schedule.hpp"
 #include "remat/schedule/range.hpp"
 #include "remat/schedule/revolve.hpp"
 
@@ -149,6 +150,8 @@ public:
 private:
     slot_t slots_;
 };
+
+static_assert(online_schedule<online_revolve>);
 
 /// online_revolve's actions for a loop known (in hindsight) to have T steps; the CLI's `plan --online`.
 ///

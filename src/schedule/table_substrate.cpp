@@ -1,7 +1,7 @@
-// Memory for the planners' large tables (chain_plan.hpp's table_allocator): huge pages where the system gives them
+// Memory for the planners' large tables (table_allocator): huge pages where the system gives them
 // on request. A table of tens of megabytes is written once and then read far and wide; in 4 KiB pages the writing
 // costs a page fault per page and the reading a TLB miss per jump (bench/chain_plan, T = 100: a fifth of the time).
-#include "chain_plan.hpp"
+#include "table_substrate.hpp"
 
 #include <cstdlib>
 #include <new>
@@ -42,6 +42,18 @@ void free_table(void* p, std::size_t bytes) noexcept
         ::operator delete(p);
     else
         std::free(p); // NOLINT(cppcoreguidelines-no-malloc): aligned_alloc's
+}
+
+std::uint64_t& table_work_meter() noexcept
+{
+    thread_local std::uint64_t work = 0;
+    return work;
+}
+
+std::uint64_t& table_work_cap() noexcept
+{
+    thread_local std::uint64_t cap = ~std::uint64_t{0};
+    return cap;
 }
 
 } // namespace remat::detail

@@ -1,4 +1,4 @@
-// remat/detail/multilevel_table.hpp — the exact dynamic program of multi-level checkpointing (internal).
+// multilevel_table.hpp — the exact dynamic program of multi-level checkpointing (internal to src/schedule).
 //
 // Subproblem F(l, f, L): reverse l steps [a, a+l) when x_a is the current state and is held in a slot
 // of level L, with f_i further free slots on each level i (a finite level's free count is tracked, an
@@ -44,6 +44,8 @@
 // could reach, exact within each unit.
 #pragma once
 
+#include "table_substrate.hpp"
+
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/multilevel_model.hpp"
@@ -79,40 +81,6 @@ struct multilevel_grid {
     /// Layered: the outer level, the only one this table stores on; -1 for a grid table (same free-slot
     /// limits as its fine table, every level).
     level_t outer = -1;
-};
-
-/// Inner-loop iterations of the tables this thread has built (each table adds its work() when built): the
-/// planner reads it before and after a plan to count the work the plan took.
-[[nodiscard]] std::uint64_t& multilevel_work_meter() noexcept;
-/// The most the meter may reach: a table whose work would take it further is refused before anything is
-/// allocated (multilevel_work_exhausted). The planner sets it for the plan being made (work_cap).
-[[nodiscard]] std::uint64_t& multilevel_work_cap() noexcept;
-
-/// A table refused by the work cap (a structure that does not fit what is left of the work limit).
-struct multilevel_work_exhausted : capacity_error {
-    using capacity_error::capacity_error;
-};
-
-/// Sets the cap to `limit` more than the meter now, for its lifetime.
-class work_cap {
-public:
-    explicit work_cap(std::uint64_t limit) noexcept : saved_(multilevel_work_cap())
-    {
-        const std::uint64_t now = multilevel_work_meter();
-        multilevel_work_cap() = limit > ~std::uint64_t{0} - now ? ~std::uint64_t{0} : now + limit;
-    }
-    ~work_cap() { multilevel_work_cap() = saved_; }
-    work_cap(const work_cap&) = delete;
-    work_cap& operator=(const work_cap&) = delete;
-    /// What is left under the cap.
-    [[nodiscard]] static std::uint64_t left() noexcept
-    {
-        const std::uint64_t now = multilevel_work_meter(), cap = multilevel_work_cap();
-        return cap > now ? cap - now : 0;
-    }
-
-private:
-    std::uint64_t saved_;
 };
 
 /// Counts already computed, per table and node (tables reach into each other's subtrees).
@@ -245,6 +213,18 @@ private:
         return (static_cast<std::uint64_t>(level) * rows_ + row) * stride_length() + static_cast<std::uint64_t>(length);
     }
     void build();
+    // build(), by length l of a batch beginning at l0: the batched minima of G's splits 16 <= m < l0, then
+    // G (its split), F (its move) and Q (its placement) of each length.
+    struct build_scratch {
+        std::vector<double> g; ///< G(l, row, L) of the length being built
+        std::vector<double> bulk_value;
+        std::vector<std::int64_t> bulk_m;
+    };
+    [[nodiscard]] bool leaf_at(std::int64_t l) const noexcept; // G and Q of length l may take the fine table's
+    void build_bulk(std::int64_t l0, build_scratch& scratch) const;
+    void build_split(std::int64_t l, std::int64_t l0, bool bulk, build_scratch& scratch);
+    void build_move(std::int64_t l, const build_scratch& scratch);
+    void build_place(std::int64_t l);
 
     step_t horizon_;
     std::size_t levels_;

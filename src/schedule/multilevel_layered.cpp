@@ -1,0 +1,189 @@
+// The layered structure: the exact recurrence over one outer level places its checkpoints, with segments of any
+// length between them reversed by the exact table of the other levels (see multilevel_choose.cpp).
+#include "multilevel_structures.hpp"
+
+#include <cmath>
+
+namespace remat::detail {
+namespace {
+
+// A layered plan's inner table: every level but the outer one as the model has it, the outer one holding
+// only the leaf's start.
+std::vector<std::uint64_t> inner_limits(const cost_model& model, step_t horizon, level_t outer)
+{
+    std::vector<std::uint64_t> limits = table_limits(model, horizon);
+    limits[static_cast<std::size_t>(outer)] = 0;
+    return limits;
+}
+
+// Its outer tables over `units` units: the outer level's slots (unlimited when they could hold a
+// snapshot at every unit), no other level.
+std::vector<std::uint64_t> outer_limits(const cost_model& model, step_t units, level_t outer)
+{
+    std::vector<std::uint64_t> limits(model.levels.size(), 0);
+    const slot_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
+    limits[static_cast<std::size_t>(outer)] =
+        slots >= units ? detail::unlimited_free : static_cast<std::uint64_t>(slots);
+    return limits;
+}
+
+// A layered plan over units of g steps on level `outer`, with inner tables for leaves that end with a
+// full unit (`interior`) and with the loop's last unit (`loop_inner`; the same table when g = 1 or it is
+// a table over steps). Null when it has no finite cost.
+plan_ptr layered_with(const multilevel_plan& base, level_t outer, step_t g,
+                      const std::shared_ptr<const multilevel_table>& interior,
+                      const std::shared_ptr<const multilevel_table>& loop_inner,
+                      std::vector<std::shared_ptr<const multilevel_table>> parts, std::uint64_t max_entries)
+{
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const step_t units = (steps - 1) / g + 1;
+    const step_t last = steps - (units - 1) * g;
+    const auto limits = outer_limits(model, units, outer);
+    std::shared_ptr<const multilevel_table> loop;
+    if (g == 1) {
+        loop = std::make_shared<const multilevel_table>(model, limits, units, max_entries,
+                                                        detail::multilevel_grid{interior.get(), 1, 1, nullptr, outer});
+    } else {
+        const auto inside = std::make_shared<const multilevel_table>(
+            model, limits, units, max_entries, detail::multilevel_grid{interior.get(), g, g, nullptr, outer});
+        loop = std::make_shared<const multilevel_table>(
+            model, limits, units, max_entries, detail::multilevel_grid{loop_inner.get(), g, last, inside.get(), outer});
+        parts.push_back(inside);
+    }
+    // x_0 on the outer level, or (a loop that fits one leaf) placed by the inner table.
+    if (!std::isfinite(loop->placed_cost(units, loop->full_row())))
+        return nullptr;
+    plan_ptr plan = fresh_plan(base);
+    plan->used = multilevel::method::near_optimal;
+    plan->shape = multilevel_shape::layered;
+    plan->slow = outer;
+    plan->period = g;
+    plan->parts = std::move(parts);
+    plan->table = loop;
+    plan->tail = units;
+    plan->top_row = loop->full_row();
+    detail::multilevel_counts_cache cache;
+    plan->tail_run = loop->placed_counts(units, plan->top_row, cache);
+    return plan;
+}
+
+// The layered structure on level `outer`: outer tables over units of g steps (the smallest g that fits the
+// work limit, or opts.grid; two tables when g > 1, the loop's last unit being shorter) and an inner table
+// over K steps (the largest that fits, or opts.horizon). When leaves of K steps cannot span the loop (and
+// opts.horizon leaves K free), also inner grid tables over units of max(g, 2) steps, whose leaves reach
+// further, exact within each unit; the cheaper plan wins. Null when neither applies (a unit longer than a
+
+// The largest argument in [1, hi] for which `fits` holds (it holds for all smaller ones), or 0.
+template <class Fits>
+step_t largest(step_t hi, Fits&& fits)
+{
+    if (fits(hi))
+        return hi;
+    step_t lo = 0;
+    while (hi - lo > 1) {
+        const step_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+// Whether the outer tables over units of g steps fit: two (interior and the loop's) share the limit when g > 1.
+bool outer_tables_fit(const cost_model& model, step_t steps, level_t outer, step_t g, std::uint64_t limit,
+                      std::uint64_t max_entries)
+{
+    const step_t units = (steps - 1) / g + 1;
+    const std::uint64_t tables = g > 1 ? 2 : 1;
+    const auto limits = outer_limits(model, units, outer);
+    return multilevel_table::work(1, limits, units) <= limit / tables &&
+           multilevel_table::entries(model.levels.size(), limits, units) <= max_entries / tables;
+}
+
+} // namespace
+
+// leaf, or no plan with these tables).
+plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilevel::options& opts)
+{
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    const std::size_t n = model.levels.size();
+    const std::uint64_t limit = opts.near_optimal_work_limit;
+    const std::uint64_t max_entries = opts.max_table_entries;
+    if (n < 2 || steps < 3)
+        return nullptr;
+    const auto within_steps = inner_limits(model, steps, outer);
+    step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps) : largest(steps, [&](step_t k) {
+        return affordable(n, inner_limits(model, k, outer), k, limit, max_entries);
+    });
+    const auto outer_fits = [&](step_t g) { return outer_tables_fit(model, steps, outer, g, limit, max_entries); };
+    step_t g = opts.grid;
+    if (g == 0) { // the smallest that fits
+        if (!outer_fits(steps - 1))
+            return nullptr;
+        step_t lo = 0;
+        g = steps - 1;
+        while (g - lo > 1) {
+            const step_t mid = lo + (g - lo) / 2;
+            (outer_fits(mid) ? g : lo) = mid;
+        }
+    }
+    if (g >= steps)
+        return nullptr;
+    // The smallest unit may be a little longer than the longest leaf (a slot more on the outer level, a row more
+    // in its tables): then leaves of one unit, when their table fits twice the limit (with the outer tables,
+    // three times it, as for the inner grid tables below). Without this the leaf tables vanished at such a
+    // boundary and one disk slot more made the plan 0.4% dearer (device:4 + host:8:1:1 + disk:16:4:4).
+    const bool stretched =
+        opts.horizon == 0 && g > horizon && affordable(n, inner_limits(model, g, outer), g, 2 * limit, max_entries);
+    if (stretched)
+        horizon = g;
+    plan_ptr best;
+    // Each variant on its own: one whose tables do not fit what is left of the work limit leaves the others.
+    auto keep = [&](auto&& make) {
+        try {
+            plan_ptr p = make();
+            if (p && (!best || combined_counts(*p).predicted_cost < combined_counts(*best).predicted_cost))
+                best = std::move(p);
+        } catch (const detail::table_work_exhausted&) {
+        }
+    };
+    if (horizon >= 1 && g <= horizon) {
+        keep([&] {
+            const auto inner = std::make_shared<const multilevel_table>(model, inner_limits(model, horizon, outer),
+                                                                        horizon, max_entries);
+            return layered_with(base, outer, g, inner, inner, {inner}, max_entries);
+        });
+    }
+    if (opts.horizon == 0 && horizon < steps) {
+        // The reach of an inner grid table in units depends only on the limit: with the finest unit the
+        // outer tables allow, and with the unit that lets a leaf span the loop when that is coarser.
+        const step_t reach =
+            largest(steps, [&](step_t k) { return affordable(n, within_steps, k, limit / 2, max_entries / 2); });
+        const step_t finest = std::max<step_t>(g, 2);
+        const step_t spanning = reach >= 1 ? std::max(finest, (steps - 1) / reach + 1) : finest;
+        for (const step_t unit : {finest, spanning}) {
+            const step_t units = (steps - 1) / unit + 1;
+            const step_t last = steps - (units - 1) * unit;
+            if (reach < 1 || unit >= steps ||
+                !affordable(n, within_steps, unit, stretched && unit == g ? 2 * limit : limit, max_entries) ||
+                !outer_fits(unit))
+                continue;
+            keep([&] {
+                const auto fine = std::make_shared<const multilevel_table>(model, within_steps, unit, max_entries);
+                const step_t inner_units = std::min(reach, units);
+                const auto interior =
+                    std::make_shared<const multilevel_table>(model, within_steps, inner_units, max_entries,
+                                                             detail::multilevel_grid{fine.get(), unit, unit, nullptr});
+                const auto loop_inner = std::make_shared<const multilevel_table>(
+                    model, within_steps, inner_units, max_entries,
+                    detail::multilevel_grid{fine.get(), unit, last, interior.get()});
+                return layered_with(base, outer, unit, interior, loop_inner, {interior, fine, loop_inner}, max_entries);
+            });
+            if (spanning == finest)
+                break;
+        }
+    }
+    return best;
+}
+
+} // namespace remat::detail
