@@ -45,10 +45,12 @@ revolve_split split(const revolve_task& t) noexcept
 {
     const auto l = static_cast<std::uint64_t>(t.length);
     const auto s = static_cast<std::uint64_t>(t.slots);
-    const detail::revolve_band_split parts = detail::split_revolve_band(l, s, revolve_band_of(s, t.r, t.anchor));
-    const auto m = static_cast<step_t>(parts.m);
-    const revolve_task left{t.start, m, t.slots, parts.left.r, parts.left.p, t.start_stored};
-    const revolve_task right{t.start + m, t.length - m, t.slots - 1, parts.right.r, parts.right.p, t.length - m >= 2};
+    revolve_band left_band;
+    revolve_band right_band;
+    const auto m =
+        static_cast<step_t>(detail::split_revolve_band(l, s, revolve_band_of(s, t.r, t.anchor), left_band, right_band));
+    const revolve_task left{t.start, m, t.slots, left_band.r, left_band.p, t.start_stored};
+    const revolve_task right{t.start + m, t.length - m, t.slots - 1, right_band.r, right_band.p, t.length - m >= 2};
     return {m, left, right};
 }
 

@@ -35,54 +35,58 @@ inline revolve_band revolve_band_of(std::uint64_t s, std::uint64_t r, std::uint6
     return {r, p, q, mul_div_saturated(q, s + r - 1, r)};
 }
 
-struct revolve_band_split {
-    std::uint64_t m = 1; ///< steps advanced before the right part's start
-    revolve_band left;   ///< of m steps with s slots
-    revolve_band right;  ///< of l-m steps with s-1 slots
-};
-
-/// The split of a part of l >= 2 steps with s >= 2 slots (the header comment's rule).
-inline revolve_band_split split_revolve_band(std::uint64_t l, std::uint64_t s, const revolve_band& b) noexcept
+/// The split of a part of l >= 2 steps with s >= 2 slots (the header comment's rule): returns m, the steps
+/// advanced before the right part's start, and writes the bands of the left part (m steps, s slots) and of
+/// the right part (l-m steps, s-1 slots). `right` may be `b` itself. The fields are written one by one from
+/// registers: a band built in a temporary and copied would be reloaded 16 bytes at a time from 8-byte
+/// stores, which the CPU cannot forward (a stall on every split).
+inline std::uint64_t split_revolve_band(std::uint64_t l, std::uint64_t s, const revolve_band& b, revolve_band& left,
+                                        revolve_band& right) noexcept
 {
-    revolve_band_split out;
     const std::uint64_t r = b.r;
+    const std::uint64_t p = b.p; // beta(s, r-1)
+    const std::uint64_t q = b.q; // beta(s-1, r-1)
+    const std::uint64_t v = b.v; // beta(s-1, r)
     if (r == 1) {
         // l <= s+1: store everything. The right part of l-1 steps has r = 1 unless it is one step.
-        out.left = {};
-        out.right = l - 1 > 1 ? revolve_band{1, 1, 1, s - 1} : revolve_band{};
-        return out;
+        const bool more = l - 1 > 1;
+        left = {};
+        right = {more ? 1U : 0U, more ? 1U : 0U, more ? 1U : 0U, more ? s - 1 : 0};
+        return 1;
     }
-    const std::uint64_t p = b.p;                                         // beta(s, r-1)
-    const std::uint64_t q = b.q;                                         // beta(s-1, r-1)
     const std::uint64_t beta_s_r2 = p - q;                               // beta(s, r-2)
     const std::uint64_t beta_s2_r1 = mul_div_exact(q, s - 1, s + r - 2); // beta(s-2, r-1)
     const std::uint64_t beta_s1_r2 = q - beta_s2_r1;                     // beta(s-1, r-2)
     std::uint64_t lo = beta_s_r2;                                        // >= 1
-    if (b.v < l)
-        lo = std::max(lo, l - b.v);
+    if (v < l)
+        lo = std::max(lo, l - v);
     const std::uint64_t hi = std::min(p, l - q);
     const std::uint64_t plateau = q + beta_s2_r1;
     const std::uint64_t m = l > plateau ? std::clamp(l - plateau, lo, hi) : lo;
-    out.m = m;
 
     const bool left_drops_two = m <= beta_s_r2;
     const bool right_drops = l - m <= q;
     // beta(s-2, r-2), needed only when a child's r drops that far (s+r-3 >= 1 here).
     const std::uint64_t beta_s2_r2 = left_drops_two || right_drops ? mul_div_exact(beta_s2_r1, r - 1, s + r - 3) : 0;
-    if (!left_drops_two)
-        out.left = {r - 1, beta_s_r2, beta_s1_r2, q};
-    else if (r > 2)
-        out.left = {r - 2, beta_s_r2 - beta_s1_r2, beta_s1_r2 - beta_s2_r2, beta_s1_r2};
-    else
-        out.left = {}; // one step (m <= beta(s, 0) = 1)
+    // A left part whose r drops to 0 is one step (m <= beta(s, 0) = 1): its band is all zero.
+    const bool left_leaf = left_drops_two && r == 2;
+    left.r = left_drops_two ? r - 2 : r - 1;
+    left.p = left_leaf ? 0 : left_drops_two ? beta_s_r2 - beta_s1_r2 : beta_s_r2;
+    left.q = left_leaf ? 0 : left_drops_two ? beta_s1_r2 - beta_s2_r2 : beta_s1_r2;
+    left.v = left_leaf ? 0 : left_drops_two ? beta_s1_r2 : q;
     if (!right_drops) {
         // beta(s-2, r) = beta(s-1, r) - beta(s-1, r-1), unless v is beyond exactness: then from beta(s-2, r-1).
-        const std::uint64_t v = b.v < revolve_v_exact_below ? b.v - q : mul_div_saturated(beta_s2_r1, s - 2 + r, r);
-        out.right = {r, q, beta_s2_r1, v};
+        right.v = v < revolve_v_exact_below ? v - q : mul_div_saturated(beta_s2_r1, s - 2 + r, r);
+        right.r = r;
+        right.p = q;
+        right.q = beta_s2_r1;
     } else {
-        out.right = {r - 1, beta_s1_r2, beta_s2_r2, beta_s2_r1};
+        right.r = r - 1;
+        right.p = beta_s1_r2;
+        right.q = beta_s2_r2;
+        right.v = beta_s2_r1;
     }
-    return out;
+    return m;
 }
 
 } // namespace remat::detail

@@ -115,16 +115,18 @@ public:
 
         void split(action& out)
         {
-            const auto l = static_cast<std::uint64_t>(task_.length);
-            const auto s = static_cast<std::uint64_t>(used_slots_ - depth_);
-            const detail::revolve_band_split parts = detail::split_revolve_band(l, s, task_.band);
-            const auto m = static_cast<step_t>(parts.m);
             if (static_cast<std::size_t>(depth_) == pending_.size()) [[unlikely]]
                 grow_pending();
-            pending_[static_cast<std::size_t>(depth_)] = {task_.start, m, parts.left};
+            part& left = pending_[static_cast<std::size_t>(depth_)];
+            const auto m = static_cast<step_t>(detail::split_revolve_band(
+                static_cast<std::uint64_t>(task_.length), static_cast<std::uint64_t>(used_slots_ - depth_), task_.band,
+                left.band, task_.band));
             ++depth_;
+            left.start = task_.start;
+            left.length = m;
             out.emplace<advance>(advance{task_.start, task_.start + m});
-            task_ = {task_.start + m, task_.length - m, parts.right};
+            task_.start += m;
+            task_.length -= m;
             start_stored_ = task_.length >= 2;
             phase_ = start_stored_ ? phase::store_start : phase::run;
         }
