@@ -166,8 +166,9 @@ cell_result measure_cell(long long steps, long long slots, int rounds, bool with
 {
     const remat::revolve plan(steps, slots);
     const std::uint64_t optimum = remat::binomial::min_forward_steps(steps, slots);
-    // Several passes per timing where one is short, so that each timing spans milliseconds.
-    const long long passes = std::max(1LL, 2'000'000 / steps);
+    // Several passes per timing where one is short, so that each timing spans half a million steps
+    // (milliseconds).
+    const long long passes = std::max(1LL, 500'000 / steps);
     cell_result result;
     std::array<std::vector<double>, contenders> seconds;
     std::uint64_t keep_sum = 0;
