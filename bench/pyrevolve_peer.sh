@@ -23,18 +23,19 @@ commit=${PYREVOLVE_COMMIT:-d0b98c5}
 scratch=$build_dir/bench-scratch/pyrevolve
 work=$build_dir/bench-scratch/pyrevolve-fetch
 
-rm -rf "$scratch" "$work"
-mkdir -p "$scratch" "$work"
+staged=$work/staged # the scratch folder is replaced only once new sources are in hand
+rm -rf "$work"
+mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 
 # Copies the three files out of a directory tree that holds pyrevolve's sources.
 take_from_tree() {
     local tree=$1
     [[ -f $tree/src/revolve.cpp && -f $tree/include/revolve.h ]] || return 1
-    mkdir -p "$scratch/src" "$scratch/include"
-    cp "$tree/src/revolve.cpp" "$scratch/src/"
-    cp "$tree/include/revolve.h" "$scratch/include/"
-    cp "$tree/LICENSE" "$scratch/" 2>/dev/null || true
+    mkdir -p "$staged/src" "$staged/include"
+    cp "$tree/src/revolve.cpp" "$staged/src/"
+    cp "$tree/include/revolve.h" "$staged/include/"
+    cp "$tree/LICENSE" "$staged/" 2>/dev/null || true
 }
 
 # Extracts the files at $commit from a git directory (a mirror's bare repository or a clone).
@@ -46,7 +47,8 @@ take_from_git() {
 }
 
 take_from_sdist() {
-    tar -xzf "$1" -C "$work" && take_from_tree "$(find "$work" -maxdepth 1 -mindepth 1 -type d | head -n 1)" &&
+    mkdir -p "$work/extract" && tar -xzf "$1" -C "$work/extract" &&
+        take_from_tree "$(find "$work/extract" -maxdepth 1 -mindepth 1 -type d | head -n 1)" &&
         echo "pyrevolve_peer: sdist $(basename "$1")"
 }
 
@@ -68,9 +70,12 @@ if ! $found && git clone --quiet https://github.com/devitocodes/pyrevolve "$work
     take_from_git "$work/clone/.git" && found=true
 fi
 if ! $found && pip download --quiet pyrevolve --no-deps --no-binary :all: -d "$work/sdist" 2>/dev/null; then
-    take_from_sdist "$(ls "$work"/sdist/*.tar.gz | head -n 1)" && found=true
+    take_from_sdist "$(find "$work/sdist" -name "*.tar.gz" | head -n 1)" && found=true
 fi
 $found || { echo "pyrevolve_peer: could not fetch pyrevolve (no network? set PYREVOLVE_SOURCE)" >&2; exit 1; }
+rm -rf "$scratch"
+mkdir -p "$(dirname "$scratch")"
+mv "$staged" "$scratch"
 
 cmake -S "$repo_root" -B "$build_dir" -DREMAT_PYREVOLVE_DIR="$scratch" >/dev/null
 cmake --build "$build_dir" --target schedule_speed
