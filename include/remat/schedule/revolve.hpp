@@ -15,6 +15,7 @@
 #include <vector>
 
 namespace remat {
+
 /// The binomial (Revolve) schedule for `steps` steps with `slots` snapshot slots on level 0.
 ///
 ///     remat::revolve plan(10, 3);
