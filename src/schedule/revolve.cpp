@@ -9,11 +9,14 @@
 //    plateau: l - m = beta(s-1,r-1) + beta(s-2,r-1), clamped into the interval. (The store count of a
 //    band r rises only over its last beta(s-2, r) lengths; checked against a brute-force dynamic
 //    program in tests/schedule/revolve_test.cpp.)
-// Every binomial is derived from the cached anchor beta(s, r-1) < l by one exact multiply-divide, and
-// the children's repetition numbers differ from r by at most 2, so no loop over r is ever needed.
+// The children's repetition numbers differ from r by at most 2, and each part carries the three binomials
+// its split starts from, which its children get by Pascal's rule (remat/detail/revolve_band.hpp): a split
+// costs one 64-bit division and no loop over r. The cursor (remat/schedule/revolve.hpp) runs the rule inline;
+// detail::split gives the same splits to the stacked multi-level plan, which counts the tree per depth.
 #include "remat/schedule/revolve.hpp"
 
 #include "remat/detail/checked_math.hpp"
+#include "remat/detail/revolve_task.hpp"
 #include "remat/detail/validate.hpp"
 #include "remat/schedule/binomial.hpp"
 
@@ -22,6 +25,7 @@
 namespace remat {
 
 using detail::mul_div_exact;
+using detail::revolve_band_of;
 
 namespace detail {
 
@@ -41,48 +45,13 @@ revolve_split split(const revolve_task& t) noexcept
 {
     const auto l = static_cast<std::uint64_t>(t.length);
     const auto s = static_cast<std::uint64_t>(t.slots);
-    const std::uint64_t r = t.r;
-    const std::uint64_t beta_s_r1 = t.anchor; // beta(s, r-1) < l
-    std::uint64_t m = 1;
-    revolve_task left{t.start, 1, t.slots, 0, 0, t.start_stored};
-    revolve_task right{t.start + 1, t.length - 1, t.slots - 1, 0, 0, l - 1 >= 2};
-    if (r == 1) {
-        // l <= s+1: store everything. The right part of l-1 steps has r = 1 unless it is one step.
-        right.r = l - 1 > 1 ? 1 : 0;
-        right.anchor = right.r; // beta(s-1, 0) = 1
-    } else {
-        const std::uint64_t beta_s_r2 = mul_div_exact(beta_s_r1, r - 1, s + r - 1);   // beta(s, r-2)
-        const std::uint64_t beta_s1_r1 = mul_div_exact(beta_s_r1, s, s + r - 1);      // beta(s-1, r-1)
-        const std::uint64_t beta_s2_r1 = mul_div_exact(beta_s1_r1, s - 1, s + r - 2); // beta(s-2, r-1)
-        // beta(s-1, r) may exceed 64 bits; only l - beta(s-1, r) matters, and only when positive.
-        const std::uint64_t beta_s1_r = detail::mul_div_saturated(beta_s1_r1, s - 1 + r, r);
-        std::uint64_t lo = std::max<std::uint64_t>(1, beta_s_r2);
-        if (beta_s1_r < l)
-            lo = std::max(lo, l - beta_s1_r);
-        const std::uint64_t hi = std::min(beta_s_r1, l - beta_s1_r1);
-        const std::uint64_t plateau = beta_s1_r1 + beta_s2_r1;
-        m = l > plateau ? std::clamp(l - plateau, lo, hi) : lo;
-
-        left.length = static_cast<step_t>(m);
-        if (m > beta_s_r2) {
-            left.r = r - 1;
-            left.anchor = beta_s_r2;
-        } else {
-            left.r = r - 2;
-            left.anchor = mul_div_exact(beta_s_r2, r - 2, s + r - 2); // beta(s, r-3)
-        }
-        right.start = t.start + static_cast<step_t>(m);
-        right.length = static_cast<step_t>(l - m);
-        right.start_stored = l - m >= 2;
-        if (l - m > beta_s1_r1) {
-            right.r = r;
-            right.anchor = beta_s1_r1;
-        } else {
-            right.r = r - 1;
-            right.anchor = mul_div_exact(beta_s1_r1, r - 1, s + r - 2); // beta(s-1, r-2)
-        }
-    }
-    return {static_cast<step_t>(m), left, right};
+    revolve_band left_band;
+    revolve_band right_band;
+    const auto m =
+        static_cast<step_t>(detail::split_revolve_band(l, s, revolve_band_of(s, t.r, t.anchor), left_band, right_band));
+    const revolve_task left{t.start, m, t.slots, left_band.r, left_band.p, t.start_stored};
+    const revolve_task right{t.start + m, t.length - m, t.slots - 1, right_band.r, right_band.p, t.length - m >= 2};
+    return {m, left, right};
 }
 
 } // namespace detail
@@ -121,49 +90,20 @@ revolve::cursor_type revolve::cursor() const
 {
     cursor_type c;
     c.used_slots_ = used_slots_;
-    c.pending_.reserve(static_cast<std::size_t>(std::min<slot_t>(used_slots_, 4096)));
-    c.current_ = detail::revolve_root(steps_, used_slots_);
-    if (c.current_.start_stored)
-        c.queue_.push(store{0, 0, 0});
-    c.done_ = false;
+    c.pending_.resize(static_cast<std::size_t>(std::min<slot_t>(used_slots_, 64))); // grows by doubling
+    c.task_.start = 0;
+    c.task_.length = steps_;
+    if (repetition_ > 0)
+        c.task_.band = revolve_band_of(static_cast<std::uint64_t>(used_slots_), repetition_,
+                                       binomial::max_steps(used_slots_, repetition_ - 1));
+    c.start_stored_ = steps_ >= 2;
+    c.phase_ = c.start_stored_ ? cursor_type::phase::store_start : cursor_type::phase::run;
     return c;
 }
 
-void revolve::cursor_type::refill()
+void revolve::cursor_type::grow_pending()
 {
-    task& t = current_;
-    if (t.length == 1) {
-        queue_.push(reverse{t.start});
-        if (t.start_stored)
-            queue_.push(free_slot{0, slot_of(t.slots)});
-        if (pending_.empty()) {
-            done_ = true;
-            return;
-        }
-        t = pending_.back();
-        pending_.pop_back();
-        queue_.push(restore{0, slot_of(t.slots), t.start});
-        return;
-    }
-    if (t.slots == 1) {
-        // One slot, holding x_start: run to the last step, reverse it, come back.
-        const step_t last = t.start + t.length - 1;
-        queue_.push(advance{t.start, last});
-        queue_.push(reverse{last});
-        queue_.push(restore{0, slot_of(1), t.start});
-        --t.length;
-        return;
-    }
-
-    const detail::revolve_split parts = detail::split(t);
-    const step_t m = parts.m;
-    const task left = parts.left;
-    const task right = parts.right;
-    queue_.push(advance{t.start, t.start + m});
-    if (right.start_stored)
-        queue_.push(store{0, slot_of(right.slots), right.start});
-    pending_.push_back(left);
-    t = right;
+    pending_.resize(pending_.size() * 2);
 }
 
 } // namespace remat

@@ -7,12 +7,15 @@
 #include "brute_force.hpp"
 #include "simulator.hpp"
 
+#include "remat/detail/checked_math.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/binomial.hpp"
 #include "remat/schedule/revolve.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <ranges>
 #include <vector>
@@ -177,4 +180,90 @@ BOOST_AUTO_TEST_CASE(bad_arguments_name_the_value)
     BOOST_CHECK_EXCEPTION(revolve(10, 0), argument_error, [](const argument_error& e) {
         return std::string(e.what()).find("slots") != std::string::npos;
     });
+}
+
+namespace {
+
+using u128 = detail::uint128;
+
+/// beta(a, b) = C(a+b, b) in 128 bits, capped at 2^100 (only ever compared with 64-bit lengths): an
+/// independent reference for the cursor's cached binomials, which it derives by Pascal's rule.
+u128 beta_reference(std::uint64_t a, std::uint64_t b)
+{
+    const u128 cap = u128{1} << 100;
+    const std::uint64_t k = std::min(a, b);
+    const u128 n = u128{a} + b;
+    u128 c = 1;
+    for (std::uint64_t i = 0; i < k; ++i) {
+        const u128 factor = n - i;
+        if (c > ~u128{0} / factor)
+            return cap;
+        c = c * factor / (i + 1); // exact: C(n, i+1) = C(n, i) (n-i) / (i+1)
+        if (c >= cap)
+            return cap;
+    }
+    return c;
+}
+
+/// The split the header comment of src/schedule/revolve.cpp states, from 128-bit binomials.
+std::uint64_t split_reference(std::uint64_t l, std::uint64_t s)
+{
+    // The smallest r with beta(s, r) >= l, by doubling then bisection (r reaches 4e9 at s = 2).
+    std::uint64_t above = 1;
+    while (beta_reference(s, above) < l)
+        above *= 2;
+    std::uint64_t below = 0; // beta(s, 0) = 1 < l
+    while (above - below > 1) {
+        const std::uint64_t mid = below + (above - below) / 2;
+        (beta_reference(s, mid) < l ? below : above) = mid;
+    }
+    const std::uint64_t r = above;
+    if (r == 1)
+        return 1;
+    const auto beta = [](std::uint64_t a, std::uint64_t b) { return beta_reference(a, b); };
+    u128 lo = beta(s, r - 2);
+    if (beta(s - 1, r) < l)
+        lo = std::max(lo, l - beta(s - 1, r));
+    const u128 hi = std::min(beta(s, r - 1), l - beta(s - 1, r - 1));
+    const u128 plateau = beta(s - 1, r - 1) + beta(s - 2, r - 1);
+    return static_cast<std::uint64_t>(l > plateau ? std::clamp(l - plateau, lo, hi) : lo);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(splits_at_astronomical_step_counts_follow_the_rule)
+{
+    // The first actions descend the rightmost parts: advance, store, advance, store, ... with one slot less
+    // each time. Each advance's length must be the rule's split of the part, from exact binomials. At
+    // T = 2^63-1 with s = 1000 or 10^5, beta(s-1, r) exceeds 2^63 at the top, where the cursor can no
+    // longer take the right part's binomials by subtraction (remat/detail/revolve_band.hpp).
+    const step_t t = std::numeric_limits<step_t>::max();
+    for (const step_t steps : {t, t / 2 + 1, step_t{1'000'000'000'000'000'000}})
+        for (const slot_t slots : {slot_t{2}, slot_t{3}, slot_t{10}, slot_t{1000}, slot_t{100'000}}) {
+            auto cursor = revolve(steps, slots).cursor();
+            action a;
+            BOOST_TEST_REQUIRE(cursor.next(a));
+            BOOST_TEST_REQUIRE((a == action{store{0, 0, 0}}));
+            step_t start = 0;
+            int checked = 0;
+            for (slot_t s = slots; s >= 2; --s) {
+                BOOST_TEST_REQUIRE(cursor.next(a));
+                const auto* adv = std::get_if<advance>(&a);
+                BOOST_TEST_REQUIRE(adv != nullptr);
+                BOOST_TEST_REQUIRE(adv->from == start);
+                const auto l = static_cast<std::uint64_t>(steps - start);
+                const std::uint64_t m = split_reference(l, static_cast<std::uint64_t>(s));
+                BOOST_TEST_REQUIRE(static_cast<std::uint64_t>(adv->to - adv->from) == m,
+                                   "T=" << steps << " s=" << slots << " part of " << l << " steps, " << s << " slots");
+                ++checked;
+                start = adv->to;
+                if (steps - start < 2)
+                    break; // reversed where it stands: no store, and the descent ends
+                BOOST_TEST_REQUIRE(cursor.next(a));
+                BOOST_TEST_REQUIRE((a == action{store{0, slots - s + 1, start}}));
+                if (checked == 3000)
+                    break;
+            }
+            BOOST_TEST(checked >= 1);
+        }
 }

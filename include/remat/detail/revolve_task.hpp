@@ -3,7 +3,8 @@
 // A task reverses steps [start, start+length) from x_start with `slots` slots (x_start's included). Its
 // split advances m steps, stores x_{start+m} (when the right part has at least two steps), reverses the
 // right part with slots-1 slots, then restores x_start and reverses the left part [start, start+m) with
-// the same slots. revolve's cursor walks these tasks; the stacked multi-level plan counts them per depth.
+// the same slots. The stacked multi-level plan counts these tasks per depth; revolve's cursor walks the same
+// tree with its own compact parts, and both split by remat/detail/revolve_band.hpp.
 #pragma once
 
 #include "remat/schedule/action.hpp"

@@ -6,7 +6,7 @@
 // 2^63-1.
 #pragma once
 
-#include "remat/detail/revolve_task.hpp"
+#include "remat/detail/revolve_band.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/range.hpp"
@@ -37,30 +37,119 @@ public:
     [[nodiscard]] schedule_cost cost() const;
 
     /// One pass over the actions; see remat/schedule/range.hpp.
+    ///
+    /// It walks the task tree of src/schedule/revolve.cpp's header comment depth first; a small phase says
+    /// which action of the current part comes next. The pending left parts form a stack whose entry i
+    /// reverses with used_slots-i slots and whose start is stored in slot i, so the depth gives both.
     class cursor_type {
     public:
         cursor_type() = default;
+        /// Inline, and without a queue: each action is written once, into `out`.
         bool next(action& out)
         {
-            if (queue_.pop(out)) [[likely]]
+            switch (phase_) {
+            case phase::run:
+                break;
+            case phase::store_start:
+                out.emplace<store>(store{0, in_register(depth_), task_.start});
+                phase_ = phase::run;
                 return true;
-            if (done_)
+            case phase::free_start:
+                out.emplace<free_slot>(free_slot{0, depth_});
+                phase_ = phase::restore_pending;
+                return true;
+            case phase::restore_pending:
+                if (depth_ == 0) {
+                    phase_ = phase::done;
+                    return false;
+                }
+                task_ = pending_[static_cast<std::size_t>(--depth_)];
+                start_stored_ = true; // a left part starts where its parent did, which was stored
+                out.emplace<restore>(restore{0, in_register(depth_), task_.start});
+                phase_ = phase::run;
+                return true;
+            case phase::reverse_last:
+                out.emplace<reverse>(reverse{task_.start + task_.length - 1});
+                phase_ = phase::restore_start;
+                return true;
+            case phase::restore_start:
+                out.emplace<restore>(restore{0, in_register(depth_), task_.start});
+                --task_.length;
+                phase_ = phase::run;
+                return true;
+            case phase::done:
                 return false;
-            refill();
-            return queue_.pop(out);
+            }
+            if (task_.length == 1) {
+                out.emplace<reverse>(reverse{task_.start});
+                phase_ = start_stored_ ? phase::free_start : phase::restore_pending;
+                return true;
+            }
+            if (depth_ + 1 == used_slots_) {
+                // One slot, holding x_start: run to the last step, reverse it, come back.
+                out.emplace<advance>(advance{task_.start, task_.start + task_.length - 1});
+                phase_ = phase::reverse_last;
+                return true;
+            }
+            split(out);
+            return true;
         }
 
     private:
         friend class revolve;
-        using task = detail::revolve_task;
-        void refill();
-        [[nodiscard]] slot_t slot_of(slot_t task_slots) const noexcept { return used_slots_ - task_slots; }
+        /// A part still to reverse: steps [start, start+length) from the stored x_start, with the binomials
+        /// its split needs (remat/detail/revolve_band.hpp).
+        struct part {
+            step_t start = 0;
+            step_t length = 0;
+            detail::revolve_band band;
+        };
+        enum class phase : std::uint8_t {
+            run,             // the current part's next move: split it, reverse its one step, or one slot's run
+            store_start,     // store the current part's start (just advanced to)
+            free_start,      // free the slot of the one-step part just reversed
+            restore_pending, // restore the start of the next pending left part, or end
+            reverse_last,    // one slot: reverse the last step just advanced to
+            restore_start,   // one slot: back to the stored start
+            done
+        };
 
+        void split(action& out)
+        {
+            if (static_cast<std::size_t>(depth_) == pending_.size()) [[unlikely]]
+                grow_pending();
+            part& left = pending_[static_cast<std::size_t>(depth_)];
+            const auto m = static_cast<step_t>(detail::split_revolve_band(
+                static_cast<std::uint64_t>(task_.length), static_cast<std::uint64_t>(used_slots_ - depth_), task_.band,
+                left.band, task_.band));
+            ++depth_;
+            left.start = task_.start;
+            left.length = m;
+            out.emplace<advance>(advance{task_.start, task_.start + m});
+            task_.start += m;
+            task_.length -= m;
+            start_stored_ = task_.length >= 2;
+            phase_ = start_stored_ ? phase::store_start : phase::run;
+        }
+        void grow_pending(); // out of line: it runs at most log2(slots) times
+
+        /// `value`, as the compiler's own register: without it GCC may build a store's (slot, step) pair with
+        /// one 16-byte load across depth_ and its neighbour, which the CPU cannot forward from the two 8-byte
+        /// stores that just wrote them (a stall of a dozen cycles per action, seen in range-for loops).
+        static slot_t in_register(slot_t value) noexcept
+        {
+#if defined(__GNUC__)
+            asm("" : "+r"(value));
+#endif
+            return value;
+        }
+
+        part task_{};
+        std::vector<part> pending_; // left parts waiting for their right parts: entry i at depth i
+        slot_t depth_ = 0;          // how many are pending, and the slot that holds task_'s start
         slot_t used_slots_ = 0;
-        task current_{};
-        std::vector<task> pending_; // left parts waiting for their right parts: at most `slots` deep
-        detail::action_queue<4> queue_;
-        bool done_ = true;
+        phase phase_ = phase::done;
+        bool start_stored_ = false; // false only for a one-step part right of a split, and x_0 when T = 1
     };
 
     [[nodiscard]] cursor_type cursor() const;
