@@ -10,7 +10,7 @@
 #include "multilevel_stacked.hpp"
 
 #include "remat/detail/checked_math.hpp"
-#include "remat/detail/revolve_task.hpp"
+#include "revolve_task.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/revolve.hpp"
 

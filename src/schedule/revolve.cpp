@@ -16,7 +16,7 @@
 #include "remat/schedule/revolve.hpp"
 
 #include "remat/detail/checked_math.hpp"
-#include "remat/detail/revolve_task.hpp"
+#include "revolve_task.hpp"
 #include "remat/detail/validate.hpp"
 #include "remat/schedule/binomial.hpp"
 

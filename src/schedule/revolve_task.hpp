@@ -1,4 +1,4 @@
-// remat/detail/revolve_task.hpp — one node of the binomial schedule and its split (internal).
+// revolve_task.hpp — one node of the binomial schedule and its split (private to src/schedule).
 //
 // A task reverses steps [start, start+length) from x_start with `slots` slots (x_start's included). Its
 // split advances m steps, stores x_{start+m} (when the right part has at least two steps), reverses the
