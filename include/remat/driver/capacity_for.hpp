@@ -1,4 +1,4 @@
-// remat/store/capacity_for.hpp — the capacity a storage level needs for a plan, so that a slot count is
+// remat/driver/capacity_for.hpp — the capacity a storage level needs for a plan, so that a slot count is
 // stated once: in the plan (or the budget), never again in the store.
 //
 //     remat::revolve plan(T, 20);
