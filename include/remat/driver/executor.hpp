@@ -141,11 +141,10 @@ public:
     template <class Test>
     bool ask(Test& test, step_t k)
     {
-        const std::uint64_t start = acc_.clock();
-        const bool answer = user_call(step_phase::predicate, k,
-                                      [&] { return static_cast<bool>(std::invoke(test, k, std::as_const(state_))); });
-        acc_.add(user_call::test, start);
-        return answer;
+        return acc_.timed(user_call::test, [&] {
+            return call_user(step_phase::predicate, k,
+                             [&] { return static_cast<bool>(std::invoke(test, k, std::as_const(state_))); });
+        });
     }
 
     /// Online loops learn T only when their forward sweep ends: make the executor with an upper bound
@@ -222,7 +221,7 @@ private:
     // Runs the user's `call` and waits for the GPU work it queued on the store's stream (its time is the
     // call's); a throw from either becomes remat::step_error for step k.
     template <class Call>
-    auto user_call(step_phase phase, step_t k, Call&& call)
+    auto call_user(step_phase phase, step_t k, Call&& call)
     {
         try {
             if constexpr (std::is_void_v<std::invoke_result_t<Call&>>) {
@@ -247,20 +246,24 @@ private:
         if (a.to <= a.from || a.to > next_reverse_)
             throw schedule_error(describe(a) + " must end after its start and at most at the next step to reverse (" +
                                  std::to_string(next_reverse_) + ")");
-        const std::uint64_t start = acc_.clock();
-        current_ = -1; // until the steps are done: a failure leaves the state undefined
-        step_t k = a.from;
+        acc_.timed(user_call::forward, [&] { run_steps(a.from, a.to); });
+        acc_.report().forward_steps += static_cast<std::uint64_t>(a.to - a.from);
+        current_ = a.to;
+    }
+
+    // The forward steps from..to-1 and the wait for their GPU work; a failure leaves the state undefined.
+    void run_steps(step_t from, step_t to)
+    {
+        step_t k = from;
         try {
-            for (; k < a.to; ++k)
+            for (; k < to; ++k)
                 std::invoke(calls_.forward.fn, k, state_);
             store_.wait_for_user(); // the GPU time of the steps' kernels is the steps'
         } catch (...) {
-            acc_.report().forward_steps += static_cast<std::uint64_t>(k - a.from);
-            detail::rethrow_as_step_error(std::min(k, a.to - 1), step_phase::forward);
+            current_ = -1;
+            acc_.report().forward_steps += static_cast<std::uint64_t>(k - from);
+            detail::rethrow_as_step_error(std::min(k, to - 1), step_phase::forward);
         }
-        acc_.add(user_call::forward, start);
-        acc_.report().forward_steps += static_cast<std::uint64_t>(a.to - a.from);
-        current_ = a.to;
     }
 
     void perform(const store& s)
@@ -304,10 +307,9 @@ private:
                                      std::to_string(next_reverse_) + ")");
             if (calls_.tapes.holds(a.from))
                 throw schedule_error(describe(a) + " but step " + std::to_string(a.from) + "'s tape is already held");
-            const std::uint64_t start = acc_.clock();
-            current_ = -1;                                                        // until the step is done
-            user_call(step_phase::forward, a.from, [&] { record_tape(a.from); }); // a throw leaves the tape free
-            acc_.add(user_call::forward, start);
+            current_ = -1; // until the step is done; a throw leaves the tape free
+            acc_.timed(user_call::forward,
+                       [&] { call_user(step_phase::forward, a.from, [&] { record_tape(a.from); }); });
             current_ = a.to;
             if constexpr (has_final)
                 if (current_ == acc_.report().steps && !final_called_) // step T-1 taped: x_T is here
@@ -339,16 +341,17 @@ private:
                                          std::to_string(v.step + 1) + ", but the state is " + describe_current());
                 call_final_beyond(v.step);
             }
-        const std::uint64_t start = acc_.clock();
-        if (from_tape)
-            reverse_from_tape(v.step);
-        else
-            reverse_from_state(v.step);
-        acc_.add(user_call::adjoint, start);
+        acc_.timed(user_call::adjoint, [&] {
+            if (from_tape)
+                reverse_from_tape(v.step);
+            else
+                reverse_from_state(v.step);
+        });
         ++acc_.report().reverse_steps;
         --next_reverse_;
-        if (current_ > next_reverse_)
-            current_ = -1; // x_K and beyond are of no use any more
+        if constexpr (has_tapes)
+            if (current_ > next_reverse_)
+                current_ = -1; // x_K and beyond are of no use any more (a reverse from x_K leaves -1 already)
     }
 
     [[nodiscard]] bool tape_held(step_t k) const noexcept
@@ -362,14 +365,14 @@ private:
     void reverse_from_state(step_t k)
     {
         current_ = -1; // the adjoint may overwrite x_k
-        user_call(step_phase::adjoint, k, [&] { std::invoke(calls_.adjoint.fn, k, state_); });
+        call_user(step_phase::adjoint, k, [&] { std::invoke(calls_.adjoint.fn, k, state_); });
     }
 
     // `reverse K` with K's tape held: the adjoint from the tape, x is neither needed nor touched.
     void reverse_from_tape(step_t k)
     {
         if constexpr (has_tapes) {
-            user_call(step_phase::adjoint, k, [&] { calls_.tapes.reverse(k); }); // frees the tape even on a throw
+            call_user(step_phase::adjoint, k, [&] { calls_.tapes.reverse(k); }); // frees the tape even on a throw
             ++acc_.report().tape_reverses;
         }
     }
@@ -378,9 +381,9 @@ private:
     void call_final_here(step_t steps)
     {
         final_called_ = true;
-        const std::uint64_t start = acc_.clock();
-        user_call(step_phase::final_state, steps, [&] { std::invoke(calls_.final.fn, std::as_const(state_)); });
-        acc_.add(user_call::final_state, start);
+        acc_.timed(user_call::final_state, [&] {
+            call_user(step_phase::final_state, steps, [&] { std::invoke(calls_.final.fn, std::as_const(state_)); });
+        });
         ++acc_.report().final_calls;
     }
 
@@ -392,9 +395,9 @@ private:
         final_called_ = true;
         codec_.keep_aside(std::as_const(state_), last);
         current_ = -1; // until x_{T-1} is back
-        const std::uint64_t start = acc_.clock();
-        user_call(step_phase::forward, last, [&] { std::invoke(calls_.forward.fn, last, state_); });
-        acc_.add(user_call::forward, start);
+        acc_.timed(user_call::forward, [&] {
+            call_user(step_phase::forward, last, [&] { std::invoke(calls_.forward.fn, last, state_); });
+        });
         ++acc_.report().final_forward_steps;
         call_final_here(last + 1);
         codec_.put_back(state_, last);

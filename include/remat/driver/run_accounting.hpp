@@ -3,9 +3,7 @@
 //
 //     remat::run_accounting acc;
 //     acc.start(access);                               // before step 0: the store's counters as they are
-//     const auto t = acc.clock();                      // around a user call
-//     step(k, x);
-//     acc.add(remat::user_call::forward, t);
+//     acc.timed(remat::user_call::forward, [&] { step(k, x); });   // a user call, timed
 //     remat::run_report r = acc.finish(access);        // counts since start, seconds
 //
 // Timing reads the time-stamp counter twice per user call (remat/detail/tick_clock.hpp); with
@@ -24,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace remat {
 
@@ -49,13 +48,22 @@ public:
     void set_timing(bool on) noexcept { timing_ = on; }
     [[nodiscard]] bool timing() const noexcept { return timing_; }
 
-    /// The tick a user call starts at (0 when not timing: no clock is read).
-    [[nodiscard]] std::uint64_t clock() const noexcept { return timing_ ? detail::tick_clock::now() : 0; }
-    /// Adds the time since `start` (from clock()) to `call`'s.
-    void add(user_call call, std::uint64_t start) noexcept
+    /// Runs the user's call `f` (returning what it returns), its time added to `call`'s when timing: one
+    /// test of the flag, and no clock read when not timing.
+    template <class F>
+    auto timed(user_call call, F&& f)
     {
-        if (timing_)
+        if (!timing_)
+            return f();
+        const std::uint64_t start = detail::tick_clock::now();
+        if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+            f();
             ticks_[static_cast<std::size_t>(call)] += detail::tick_clock::now() - start;
+        } else {
+            auto result = f();
+            ticks_[static_cast<std::size_t>(call)] += detail::tick_clock::now() - start;
+            return result;
+        }
     }
 
     /// The report being filled: the executor counts steps into it.
