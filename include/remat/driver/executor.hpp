@@ -9,6 +9,7 @@
 #pragma once
 
 #include "remat/driver/callables.hpp"
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/run_accounting.hpp"
 #include "remat/driver/run_report.hpp"
 #include "remat/driver/state_codec.hpp"
@@ -102,15 +103,8 @@ public:
                 throw schedule_error("the plan has " + std::to_string(cost.taped_steps) +
                                      " taped advances: " + needs_tapes + " (or plan with a state-only schedule)");
         }
-        const std::size_t levels = acc_.level_count();
-        if (!cost.levels.empty() && cost.levels.size() != levels)
-            throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
-                                 (cost.levels.size() == 1 ? "" : "s") + " but the store has " + std::to_string(levels));
         const std::uint64_t size = same_sizes ? codec_.size(state_, current_) : 0; // 0: slots only
-        for (std::size_t i = 0; i < std::max<std::size_t>(cost.levels.size(), 1); ++i) {
-            const slot_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
-            check_level_fits(static_cast<level_t>(i), peak, size);
-        }
+        detail::check_plan_fits(store_, cost, acc_.report().levels, size);
     }
 
     /// Carries out one action. Throws remat::schedule_error when the action does not fit the state (a
@@ -402,22 +396,6 @@ private:
         call_final_here(last + 1);
         codec_.put_back(state_, last);
         current_ = last;
-    }
-
-    // Checks that level `level` holds `slots` snapshots of the current state at once (see check_fits).
-    void check_level_fits(level_t level, slot_t slots, std::uint64_t snapshot_bytes)
-    {
-        const level_capacity have = store_.capacity(level);
-        const std::string name =
-            "level " + std::to_string(level) + " (" + acc_.report().levels[static_cast<std::size_t>(level)].name + ")";
-        if (slots > have.slots)
-            throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots at once on " + name +
-                                 ", but the store's level has " + std::to_string(have.slots) + " slots");
-        if (have.bytes != level_capacity::unlimited_bytes && snapshot_bytes != 0 &&
-            static_cast<std::uint64_t>(slots) > have.bytes / snapshot_bytes)
-            throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots of " +
-                                 std::to_string(snapshot_bytes) + " bytes at once on " + name +
-                                 ", but the store's level has room for " + std::to_string(have.bytes) + " bytes");
     }
 
     void check_level(level_t L) const
