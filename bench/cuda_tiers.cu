@@ -21,7 +21,7 @@
 #include "remat/driver/run.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
-#include "remat/store/capacity_for.hpp"
+#include "remat/driver/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

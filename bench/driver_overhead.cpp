@@ -1,7 +1,10 @@
 // Driver overhead: wall time of remat::run over the time of the same number of raw step calls (the
 // forward steps the run made, then T adjoint calls, on the same state, with no snapshots), for a
-// trivial step and for a ~1 us step. Medians of repeated runs; the baseline runs in the same process,
-// interleaved with the measured runs. Goal: <= 1.05 for the 1 us step.
+// trivial step and for a ~1 us step, with the user's calls timed (the default) and untimed
+// (run_options::time_user_code = false). Medians of repeated runs; the baseline runs in the same
+// process, interleaved with the measured runs, and calls the steps as the driver does (no division per
+// call). `ns/action` is the driver's time above the raw calls per action of the schedule. Goals: <= 1.05
+// for the 1 us step, <= 8 ns per action for the trivial step.
 //
 //     ./build/bench/driver_overhead [repeats] [case]
 //
@@ -21,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -53,11 +57,27 @@ long calibrate_one_microsecond()
 }
 
 struct measurement {
-    double ratio;
-    double driver_ns_per_step;
-    double raw_ns_per_step;
+    double timed_seconds;   // remat::run, the user's calls timed
+    double untimed_seconds; // remat::run with run_options::time_user_code = false
+    double raw_seconds;     // the same calls, no driver
     std::uint64_t forward_steps;
+    std::uint64_t actions;
 };
+
+// The raw calls: the forward steps in runs of 0..T-1 (a counter, no division per call), then the adjoints.
+void raw_calls(const busy_step& forward, const busy_step& adjoint, remat::step_t steps, std::uint64_t forward_steps)
+{
+    state x{};
+    remat::step_t k = 0;
+    for (std::uint64_t i = 0; i < forward_steps; ++i) {
+        forward(k, x);
+        if (++k == steps)
+            k = 0;
+    }
+    for (k = steps - 1; k >= 0; --k)
+        adjoint(k, x);
+    remat::bench::keep(x);
+}
 
 measurement measure(long work, remat::step_t steps, remat::slot_t slots, int repeats)
 {
@@ -65,28 +85,39 @@ measurement measure(long work, remat::step_t steps, remat::slot_t slots, int rep
     const busy_step adjoint{work};
     const remat::revolve plan(steps, slots);
     remat::host_store store(slots);
-    std::uint64_t forward_steps = 0;
-    std::vector<double> driver, raw;
-    for (int r = 0; r < repeats; ++r) {
-        driver.push_back(remat::bench::time_runs(1, [&] {
+    measurement m{};
+    std::vector<double> timed, untimed, raw;
+    const auto driven = [&](bool time_user_code) {
+        return remat::bench::time_runs(1, [&] {
             state x{};
             const remat::run_report report =
-                remat::run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint));
-            forward_steps = report.forward_steps;
+                remat::run(plan, store, x, remat::forward_step(forward), remat::adjoint_step(adjoint),
+                           remat::run_options{.time_user_code = time_user_code});
+            m.forward_steps = report.forward_steps;
             remat::bench::keep(x);
-        })[0]);
-        raw.push_back(remat::bench::time_runs(1, [&] {
-            state x{};
-            for (std::uint64_t i = 0; i < forward_steps; ++i)
-                forward(static_cast<remat::step_t>(i % static_cast<std::uint64_t>(steps)), x);
-            for (remat::step_t k = steps - 1; k >= 0; --k)
-                adjoint(k, x);
-            remat::bench::keep(x);
-        })[0]);
+        })[0];
+    };
+    for (int r = 0; r < repeats; ++r) {
+        timed.push_back(driven(true));
+        untimed.push_back(driven(false));
+        raw.push_back(remat::bench::time_runs(1, [&] { raw_calls(forward, adjoint, steps, m.forward_steps); })[0]);
     }
-    const double calls = static_cast<double>(forward_steps) + static_cast<double>(steps);
-    const double d = remat::bench::median(driver), b = remat::bench::median(raw);
-    return {d / b, d / calls * 1e9, b / calls * 1e9, forward_steps};
+    auto cursor = plan.cursor();
+    for (remat::action a; cursor.next(a);)
+        ++m.actions;
+    m.timed_seconds = remat::bench::median(timed);
+    m.untimed_seconds = remat::bench::median(untimed);
+    m.raw_seconds = remat::bench::median(raw);
+    return m;
+}
+
+void print_row(const char* name, remat::step_t steps, remat::slot_t slots, const measurement& m, double driver)
+{
+    const double calls = static_cast<double>(m.forward_steps) + static_cast<double>(steps);
+    std::printf("%-18s %8lld %6lld %14llu %10llu %12.1f %12.1f %8.3f %10.1f\n", name, static_cast<long long>(steps),
+                static_cast<long long>(slots), static_cast<unsigned long long>(m.forward_steps),
+                static_cast<unsigned long long>(m.actions), driver / calls * 1e9, m.raw_seconds / calls * 1e9,
+                driver / m.raw_seconds, (driver - m.raw_seconds) / static_cast<double>(m.actions) * 1e9);
 }
 
 } // namespace
@@ -110,8 +141,8 @@ int main(int argc, char** argv)
     const bool calibrate = only.empty() || only.starts_with("1us");
     const long microsecond = calibrate ? calibrate_one_microsecond() : 0;
     std::printf("driver overhead: revolve, median of %d runs against raw calls in the same process\n", repeats);
-    std::printf("%-22s %8s %6s %14s %14s %14s %8s\n", "step", "T", "slots", "forward steps", "driver ns/call",
-                "raw ns/call", "ratio");
+    std::printf("%-18s %8s %6s %14s %10s %12s %12s %8s %10s\n", "step", "T", "slots", "forward steps", "actions",
+                "driver ns/call", "raw ns/call", "ratio", "ns/action");
     const struct {
         const char* name;
         const char* key;
@@ -123,9 +154,8 @@ int main(int argc, char** argv)
             if (!only.empty() && only != std::string(c.key) + ":" + std::to_string(slots))
                 continue;
             const measurement m = measure(c.work, c.steps, slots, repeats);
-            std::printf("%-22s %8lld %6lld %14llu %14.1f %14.1f %8.3f\n", c.name, static_cast<long long>(c.steps),
-                        static_cast<long long>(slots), static_cast<unsigned long long>(m.forward_steps),
-                        m.driver_ns_per_step, m.raw_ns_per_step, m.ratio);
+            print_row(c.name, c.steps, slots, m, m.timed_seconds);
+            print_row((std::string(c.name) + ", untimed").c_str(), c.steps, slots, m, m.untimed_seconds);
         }
     }
     return 0;

@@ -2,6 +2,7 @@
 // library; the HDF5, CUDA and SUNDIALS parts have their own headers and targets.
 #pragma once
 
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/profile.hpp"
 #include "remat/driver/resume.hpp"
@@ -28,7 +29,6 @@
 #include "remat/schedule/taped_uniform.hpp"
 #include "remat/schedule/uniform.hpp"
 #include "remat/store/async_level.hpp"
-#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_store.hpp"

@@ -11,10 +11,10 @@
 
 #include "remat/cuda/basic_device_store.hpp"
 #include "remat/cuda/host_runtime.hpp"
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/profile.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_greedy.hpp"
-#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

@@ -5,13 +5,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "contains.hpp"
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/driver/run_online.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
-#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 

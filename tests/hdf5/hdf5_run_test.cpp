@@ -13,13 +13,13 @@
 #include "burgers_gradient.hpp"
 #include "lorenz63.hpp"
 
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 #include "remat/hdf5/inspect.hpp"
 #include "remat/schedule/any_schedule.hpp"
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
-#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 
 #include <array>

@@ -8,12 +8,12 @@
 
 #include "expect_kind.hpp"
 
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/revolve.hpp"
-#include "remat/store/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/storage_level.hpp"
 #include "remat/store/tiered_store.hpp"

@@ -27,7 +27,9 @@
 #include "remat/detail/xxh64.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/driver/run_options.hpp"
 #include "remat/driver/run_report.hpp"
+#include "remat/driver/step_callables.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/action.hpp"
 #include "remat/schedule/range.hpp"
@@ -42,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -175,23 +178,13 @@ void release_except(Level& level, slot_t slots, const resume_point& point, level
     }
 }
 
-/// Carries out the rest of `plan` from `point`: reads x_step into `state` (checksum-verified), counts the
-/// snapshots held there as the run's own, and applies every action after the point. The store must hold
-/// exactly point.held (find_resume_point, release_except). Errors as remat::run; the report counts only
-/// the work done here (point.forward_steps_saved is what the resume saved). A resume point lies in the
-/// first forward sweep, before x_T was reached, so the terminal callable (optional, as in remat::run) is
-/// called here, once, exactly as in an uninterrupted run.
-///
-///     remat::run_resumed(plan, *point, again, x, remat::forward_step(f), remat::adjoint_step(g),
-///                        remat::final_state(h));
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, final_function<State> Final>
-run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state,
-                       forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final,
-                       const run_options& options = {})
+namespace detail {
+
+/// run_resumed's body: adopts the held snapshots, restores x_step, skips the actions already done and
+/// applies the rest; on any failure the store's slots are released before the exception leaves.
+template <class Store, class Executor, class Schedule>
+run_report resume_plan(Executor& ex, const Schedule& plan, const resume_point& point, const run_options& options)
 {
-    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
-                                                       std::move(final), plan.steps());
     try {
         for (const auto& h : point.held)
             ex.adopt(h);
@@ -202,7 +195,7 @@ run_report run_resumed(const Schedule& plan, const resume_point& point, Store& s
             if (!cursor.next(skipped))
                 throw argument_error("the resume point lies after the schedule's end (action " +
                                      std::to_string(point.actions) + ")");
-        detail::apply_all<std::remove_cvref_t<Store>>(ex, cursor, options);
+        apply_all<Store>(ex, cursor, options);
         return ex.finish();
     } catch (...) {
         ex.abort();
@@ -210,26 +203,38 @@ run_report run_resumed(const Schedule& plan, const resume_point& point, Store& s
     }
 }
 
-/// run_resumed without a terminal callable.
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint>
-run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state,
-                       forward_step_fn<Forward> forward, adjoint_step_fn<Adjoint> adjoint,
-                       const run_options& options = {})
-{
-    return run_resumed(plan, point, store, state, std::move(forward), std::move(adjoint),
-                       final_state_fn<no_final_state>{}, options);
-}
+} // namespace detail
 
-/// Bare callables (or the two steps given in the wrong order) are refused with a message.
-template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
-    requires detail::untagged_steps<Forward, Adjoint>
-run_report run_resumed(const Schedule&, const resume_point&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
+/// Carries out the rest of `plan` from `point`: reads x_step into `state` (checksum-verified), counts the
+/// snapshots held there as the run's own, and applies every action after the point. The store must hold
+/// exactly point.held (find_resume_point, release_except). The callables and options as remat::run's;
+/// errors as remat::run; the report counts only the work done here (point.forward_steps_saved is what the
+/// resume saved). A resume point lies in the first forward sweep, before x_T was reached, so the terminal
+/// callable (optional, as in remat::run) is called here, once, exactly as in an uninterrupted run.
+///
+///     remat::run_resumed(plan, *point, again, x, remat::forward_step(f), remat::adjoint_step(g),
+///                        remat::final_state(h));
+template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Extras>
+run_report run_resumed(const Schedule& plan, const resume_point& point, Store& store, State& state, Forward&& forward,
+                       Adjoint&& adjoint, Extras&&... extras)
 {
-    static_assert(detail::always_false<Forward>,
-                  "remat::run_resumed takes remat::forward_step(f), then remat::adjoint_step(g): wrap each "
-                  "callable so that the two cannot be swapped");
-    return {};
+    if constexpr (detail::untagged_steps<Forward, Adjoint>) {
+        static_assert(detail::always_false<Forward>,
+                      "remat::run_resumed takes remat::forward_step(f), then remat::adjoint_step(g): wrap each "
+                      "callable so that the two cannot be swapped");
+        return {};
+    } else {
+        static_assert(detail::valid_extras<false, false, std::remove_cvref_t<Extras>...>,
+                      "remat::run_resumed takes, after the two steps, at most one remat::final_state(h), one "
+                      "remat::with_tapes(...) and one remat::run_options, in any order");
+        const run_options options = detail::pick_value<detail::arg_role::options>(run_options{}, extras...);
+        executor ex(store, state,
+                    detail::bundle(std::forward<Forward>(forward), std::forward<Adjoint>(adjoint),
+                                   std::forward<Extras>(extras)...),
+                    plan.steps());
+        ex.time_user_code(options.time_user_code);
+        return detail::resume_plan<Store>(ex, plan, point, options);
+    }
 }
 
 } // namespace remat

@@ -3,22 +3,19 @@
 
 #include "remat/driver/callables.hpp"
 #include "remat/driver/executor.hpp"
+#include "remat/driver/run_options.hpp"
 #include "remat/driver/run_report.hpp"
+#include "remat/driver/step_callables.hpp"
 #include "remat/driver/tapes.hpp"
 #include "remat/schedule/range.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 namespace remat {
-
-struct run_options {
-    /// How many actions ahead the driver looks to tell the store about coming restores (0: none; at
-    /// most 31 are used). Only stores that prefetch (tiered stores with asynchronous levels) see them.
-    std::size_t lookahead = 8;
-};
 
 namespace detail {
 
@@ -84,10 +81,18 @@ run_report run_plan(Executor& ex, const Schedule& plan, const run_options& optio
 ///
 /// `forward` (remat::forward_step(f)) maps x_k to x_{k+1} in place with f(k, x); `adjoint`
 /// (remat::adjoint_step(g)) is called as g(k, x) with x == x_k, once per step from k = T-1 down to 0, and
-/// owns the adjoint variables and gradients it updates. The optional `final` (remat::final_state(h)) is
-/// called once as h(x_T), before the first adjoint step, so that h can evaluate the objective and seed the
-/// adjoint (report: final_calls, final_forward_steps). The wrappers name each callable's role: bare
-/// callables, or the two steps swapped, do not compile (remat/driver/callables.hpp).
+/// owns the adjoint variables and gradients it updates. The wrappers name each callable's role: bare
+/// callables, or the two steps swapped, do not compile (remat/driver/callables.hpp). After them, in any
+/// order and each at most once (remat/driver/step_callables.hpp):
+///  - remat::final_state(h): called once as h(x_T), before the first adjoint step, so that h can evaluate
+///    the objective and seed the adjoint (report: final_calls, final_forward_steps);
+///  - remat::with_tapes(remat::taped_step(f), remat::tape_adjoint(g), make_tape), for plans with taped
+///    advances (remat::taped_revolve, docs/tapes.md): the plan's cost().peak_tapes tapes are made before
+///    step 0; `advance K K+1 tape` fills a free one, `reverse K` with K's tape held calls g(k, tape) (else
+///    the adjoint step, as always). Gradients are bit-identical to a state-only run when the adjoint step
+///    is the taped step's recording followed by g. The report counts taped_steps, tape_reverses and
+///    peak_tapes. Without it a taped plan is refused with remat::schedule_error before any step runs;
+///  - remat::run_options (lookahead, timing).
 ///
 /// The store holds the snapshots the schedule asks for: one storage level (host_store, hdf5_store,
 /// cuda::device_store) or a multi-level store (tiered_store) for a schedule over several levels.
@@ -107,72 +112,27 @@ run_report run_plan(Executor& ex, const Schedule& plan, const run_options& optio
 ///         remat::forward_step([&](remat::step_t k, std::vector<double>& s) { step(k, s); }),
 ///         remat::adjoint_step([&](remat::step_t k, std::vector<double>& s) { adjoint_step(k, s, a); }),
 ///         remat::final_state([&](const std::vector<double>& xT) { a = dJ_dx(xT); }));
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, final_function<State> Final>
-run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-               adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, const run_options& options = {})
+template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Extras>
+run_report run(const Schedule& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+               Extras&&... extras)
 {
-    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
-                                                       std::move(final), plan.steps());
-    return detail::run_plan<std::remove_cvref_t<Store>>(ex, plan, options);
-}
-
-/// remat::run without a terminal callable.
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint>
-run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-               adjoint_step_fn<Adjoint> adjoint, const run_options& options = {})
-{
-    return run(plan, store, state, std::move(forward), std::move(adjoint), final_state_fn<no_final_state>{}, options);
-}
-
-/// remat::run for plans with taped advances (remat::taped_revolve, docs/tapes.md): `tapes`
-/// (remat::with_tapes) gives the taped step `f(k, x, tape)`, the adjoint from a tape `g(k, tape)` and the
-/// factory of tapes. The plan's cost().peak_tapes tapes are made before step 0; `advance K K+1 tape`
-/// fills a free one, `reverse K` with K's tape held calls g(k, tape) (else the adjoint step, as always).
-/// Gradients are bit-identical to a state-only run when the adjoint step is the taped step's recording
-/// followed by g. The report counts taped_steps, tape_reverses and peak_tapes. The other overloads
-/// refuse a taped plan with remat::schedule_error before any step runs.
-///
-///     struct tape { std::vector<double> x; };
-///     remat::run(remat::taped_revolve(T, 40, 2), store, x, remat::forward_step(f), remat::adjoint_step(g),
-///                remat::with_tapes(remat::taped_step([&](remat::step_t k, std::vector<double>& s, tape& t) {
-///                                      t.x = s; f(k, s); }),
-///                                  remat::tape_adjoint([&](remat::step_t k, tape& t) { g(k, t.x); }),
-///                                  [&] { return tape{std::vector<double>(n)}; }),
-///                remat::final_state([&](const std::vector<double>& xT) { a = dJ_dx(xT); }));
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, class Taped, class TapeAdjoint, class Make, final_function<State> Final>
-run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-               adjoint_step_fn<Adjoint> adjoint, tape_set<Taped, TapeAdjoint, Make> tapes, final_state_fn<Final> final,
-               const run_options& options = {})
-{
-    using tapes_type = tape_set<Taped, TapeAdjoint, Make>;
-    executor<State, Store, Forward, Adjoint, Final, tapes_type> ex(store, state, std::move(forward), std::move(adjoint),
-                                                                   std::move(final), std::move(tapes), plan.steps());
-    return detail::run_plan<std::remove_cvref_t<Store>>(ex, plan, options);
-}
-
-/// remat::run with tapes, without a terminal callable.
-template <schedule Schedule, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, class Taped, class TapeAdjoint, class Make>
-run_report run(const Schedule& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-               adjoint_step_fn<Adjoint> adjoint, tape_set<Taped, TapeAdjoint, Make> tapes,
-               const run_options& options = {})
-{
-    return run(plan, store, state, std::move(forward), std::move(adjoint), std::move(tapes),
-               final_state_fn<no_final_state>{}, options);
-}
-
-/// Bare callables (or the two steps given in the wrong order) are refused with a message.
-template <schedule Schedule, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
-    requires detail::untagged_steps<Forward, Adjoint>
-run_report run(const Schedule&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
-{
-    static_assert(detail::always_false<Forward>,
-                  "remat::run takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
-                  "so that the two cannot be swapped");
-    return {};
+    if constexpr (detail::untagged_steps<Forward, Adjoint>) {
+        static_assert(detail::always_false<Forward>,
+                      "remat::run takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
+                      "so that the two cannot be swapped");
+        return {};
+    } else {
+        static_assert(detail::valid_extras<false, false, std::remove_cvref_t<Extras>...>,
+                      "remat::run takes, after the two steps, at most one remat::final_state(h), one "
+                      "remat::with_tapes(...) and one remat::run_options, in any order");
+        const run_options options = detail::pick_value<detail::arg_role::options>(run_options{}, extras...);
+        executor ex(store, state,
+                    detail::bundle(std::forward<Forward>(forward), std::forward<Adjoint>(adjoint),
+                                   std::forward<Extras>(extras)...),
+                    plan.steps());
+        ex.time_user_code(options.time_user_code);
+        return detail::run_plan<Store>(ex, plan, options);
+    }
 }
 
 } // namespace remat

@@ -18,7 +18,9 @@
 #include "remat/driver/callables.hpp"
 #include "remat/driver/executor.hpp"
 #include "remat/driver/run.hpp"
+#include "remat/driver/run_options.hpp"
 #include "remat/driver/run_report.hpp"
+#include "remat/driver/step_callables.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/online_schedule.hpp"
 #include "remat/schedule/range.hpp"
@@ -67,13 +69,40 @@ run_report drive_online(const Plan& plan, Executor& ex, Ended&& ended, const run
 
 } // namespace detail
 
+namespace detail {
+
+/// The one body of run_online and run_online_converged: bundles the callables, finds the loop's test
+/// among the trailing arguments, and drives the loop with `ended(ex, test, cursor)`.
+template <class Plan, class Store, class State, class Forward, class Adjoint, class Ended, class... Extras>
+run_report run_online_with(const Plan& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+                           Ended ended, Extras&&... extras)
+{
+    static_assert(valid_extras<false, true, std::remove_cvref_t<Extras>...>,
+                  "remat::run_online takes, after the two steps, at most one remat::final_state(h), the loop's "
+                  "termination test test(k, x) and at most one remat::run_options");
+    auto& test = pick_ref<arg_role::test>(extras...);
+    static_assert(loop_test<std::remove_cvref_t<decltype(test)>, State>,
+                  "the loop's termination test is called as test(k, x) with x a const State& and returns a bool");
+    const run_options options = pick_value<arg_role::options>(run_options{}, extras...);
+    executor ex(store, state,
+                bundle(std::forward<Forward>(forward), std::forward<Adjoint>(adjoint), std::forward<Extras>(extras)...),
+                std::numeric_limits<step_t>::max());
+    ex.time_user_code(options.time_user_code);
+    return drive_online<Plan, decltype(ex), Store>(
+        plan, ex, [&](auto& cursor) { return ended(ex, test, cursor); }, options);
+}
+
+} // namespace detail
+
 /// Runs a loop whose length is unknown until it ends, and its reverse sweep, starting from `state` == x_0.
 ///
 /// At each x_k the driver calls `is_last(k, x_k)`: true means step k is the loop's last (T = k+1), and
 /// the reverse sweep starts at once with x_{T-1} where it stands. Otherwise the schedule may keep x_k
 /// and the driver calls the forward step. The adjoint step is then called with x == x_k for k = T-1 down
 /// to 0, exactly as in remat::run (and a final_state callable, if given, sees x_T first); gradients are
-/// bit-identical to a store-everything run. The report's `steps` is the T the loop found.
+/// bit-identical to a store-everything run. The report's `steps` is the T the loop found. After the two
+/// steps come, in any order, the test (required), and at most one remat::final_state(h) and one
+/// remat::run_options.
 ///
 /// The test is the user's code: its time (with the wait for the user's GPU work it leaves on the store's
 /// stream, as after a step) is reported in test_seconds, not in remat's time.
@@ -90,32 +119,25 @@ run_report drive_online(const Plan& plan, Executor& ex, Ended&& ended, const run
 ///         remat::adjoint_step([&](remat::step_t k, State& s) { solver.adjoint_step(k, s, a); }),
 ///         [&](remat::step_t, const State& s) { return solver.time(s) + solver.dt(s) >= t_end; });
 ///     // r.steps is T
-template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, final_function<State> Final, loop_test<State> IsLast>
-run_report run_online(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-                      adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, IsLast&& is_last,
-                      const run_options& options = {})
+template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint,
+          class... Extras>
+run_report run_online(const Plan& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+                      Extras&&... extras)
 {
-    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
-                                                       std::move(final), std::numeric_limits<step_t>::max());
-    return detail::drive_online<Plan, decltype(ex), std::remove_cvref_t<Store>>(
-        plan, ex,
-        [&](auto& cursor) {
+    if constexpr (detail::untagged_steps<Forward, Adjoint>) {
+        static_assert(detail::always_false<Forward>,
+                      "remat::run_online takes remat::forward_step(f), then remat::adjoint_step(g): wrap each "
+                      "callable so that the two cannot be swapped");
+        return {};
+    } else {
+        const auto ask_last = [](auto& ex, auto& is_last, auto& cursor) {
             const bool last = ex.ask(is_last, cursor.position());
             cursor.answer(last);
             return last;
-        },
-        options);
-}
-
-/// run_online without a terminal callable.
-template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, loop_test<State> IsLast>
-run_report run_online(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-                      adjoint_step_fn<Adjoint> adjoint, IsLast&& is_last, const run_options& options = {})
-{
-    return run_online(plan, store, state, std::move(forward), std::move(adjoint), final_state_fn<no_final_state>{},
-                      std::forward<IsLast>(is_last), options);
+        };
+        return detail::run_online_with(plan, store, state, std::forward<Forward>(forward),
+                                       std::forward<Adjoint>(adjoint), ask_last, std::forward<Extras>(extras)...);
+    }
 }
 
 /// Like run_online, for loops that learn only afterwards that they have ended: `converged(k, x_k)` is
@@ -127,17 +149,18 @@ run_report run_online(const Plan& plan, Store& store, State& state, forward_step
 ///     remat::run_report r = remat::run_online_converged(plan, store, x, remat::forward_step(step),
 ///         remat::adjoint_step(adjoint_step),
 ///         [&](remat::step_t, const State& s) { return residual(s) < 1e-10; });
-template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, final_function<State> Final, loop_test<State> Converged>
-run_report run_online_converged(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-                                adjoint_step_fn<Adjoint> adjoint, final_state_fn<Final> final, Converged&& converged,
-                                const run_options& options = {})
+template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint,
+          class... Extras>
+run_report run_online_converged(const Plan& plan, Store& store, State& state, Forward&& forward, Adjoint&& adjoint,
+                                Extras&&... extras)
 {
-    executor<State, Store, Forward, Adjoint, Final> ex(store, state, std::move(forward), std::move(adjoint),
-                                                       std::move(final), std::numeric_limits<step_t>::max());
-    return detail::drive_online<Plan, decltype(ex), std::remove_cvref_t<Store>>(
-        plan, ex,
-        [&](auto& cursor) {
+    if constexpr (detail::untagged_steps<Forward, Adjoint>) {
+        static_assert(detail::always_false<Forward>,
+                      "remat::run_online_converged takes remat::forward_step(f), then remat::adjoint_step(g): wrap "
+                      "each callable so that the two cannot be swapped");
+        return {};
+    } else {
+        const auto ask_converged = [](auto& ex, auto& converged, auto& cursor) {
             const step_t k = cursor.position();
             if (k >= 1 && ex.ask(converged, k)) {
                 cursor.end_state();
@@ -145,41 +168,10 @@ run_report run_online_converged(const Plan& plan, Store& store, State& state, fo
             }
             cursor.answer(false);
             return false;
-        },
-        options);
-}
-
-/// run_online_converged without a terminal callable.
-template <online_schedule Plan, store_for_run Store, snapshot_state State, forward_function<State> Forward,
-          adjoint_function<State> Adjoint, loop_test<State> Converged>
-run_report run_online_converged(const Plan& plan, Store& store, State& state, forward_step_fn<Forward> forward,
-                                adjoint_step_fn<Adjoint> adjoint, Converged&& converged,
-                                const run_options& options = {})
-{
-    return run_online_converged(plan, store, state, std::move(forward), std::move(adjoint),
-                                final_state_fn<no_final_state>{}, std::forward<Converged>(converged), options);
-}
-
-/// Bare callables (or the two steps given in the wrong order) are refused with a message.
-template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
-    requires detail::untagged_steps<Forward, Adjoint>
-run_report run_online(const Plan&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
-{
-    static_assert(detail::always_false<Forward>,
-                  "remat::run_online takes remat::forward_step(f), then remat::adjoint_step(g): wrap each callable "
-                  "so that the two cannot be swapped");
-    return {};
-}
-
-/// Bare callables (or the two steps given in the wrong order) are refused with a message.
-template <online_schedule Plan, store_for_run Store, snapshot_state State, class Forward, class Adjoint, class... Rest>
-    requires detail::untagged_steps<Forward, Adjoint>
-run_report run_online_converged(const Plan&, Store&, State&, Forward&&, Adjoint&&, Rest&&...)
-{
-    static_assert(detail::always_false<Forward>,
-                  "remat::run_online_converged takes remat::forward_step(f), then remat::adjoint_step(g): wrap "
-                  "each callable so that the two cannot be swapped");
-    return {};
+        };
+        return detail::run_online_with(plan, store, state, std::forward<Forward>(forward),
+                                       std::forward<Adjoint>(adjoint), ask_converged, std::forward<Extras>(extras)...);
+    }
 }
 
 } // namespace remat

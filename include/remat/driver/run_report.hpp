@@ -63,7 +63,8 @@ struct run_report {
         return forward_seconds + adjoint_seconds + final_seconds + test_seconds;
     }
     /// Time in remat: snapshot copies, transfers, the schedule and bookkeeping. (Only the user's calls
-    /// are timed, with the time-stamp counter, so that timing costs a few ns per step.)
+    /// are timed, with the time-stamp counter; run_options::time_user_code = false times none of them,
+    /// and this is then the whole run.)
     [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }
 };
 

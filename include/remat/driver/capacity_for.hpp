@@ -1,5 +1,6 @@
-// remat/store/capacity_for.hpp — the capacity a storage level needs for a plan, so that a slot count is
-// stated once: in the plan (or the budget), never again in the store.
+// remat/driver/capacity_for.hpp — the capacity a storage level needs for a plan, so that a slot count is
+// stated once: in the plan (or the budget), never again in the store; and the drivers' check, before step
+// 0, that a plan fits a store (detail::check_plan_fits). The one bridge between schedule/ and store/.
 //
 //     remat::revolve plan(T, 20);
 //     remat::host_store store(remat::capacity_for(plan));              // the 20 slots the plan uses at most
@@ -13,6 +14,7 @@
 //                                remat::hdf5_store("run.h5", remat::capacity_for(two, 1)));
 #pragma once
 
+#include "remat/driver/run_report.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/cost.hpp"
@@ -23,6 +25,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 
 namespace remat {
@@ -68,5 +72,46 @@ template <schedule Schedule>
         throw argument_error("level " + level.name + " must hold at least 1 slot, got " + std::to_string(level.slots));
     return {.slots = level.slots};
 }
+
+namespace detail {
+
+/// Checks that level `level` (named `name`) with capacity `have` holds `slots` snapshots of
+/// `snapshot_bytes` each at once (0: the slots only). Throws remat::capacity_error naming both numbers.
+inline void check_level_fits(const level_capacity& have, level_t level, const std::string& name, slot_t slots,
+                             std::uint64_t snapshot_bytes)
+{
+    const std::string where = "level " + std::to_string(level) + " (" + name + ")";
+    if (slots > have.slots)
+        throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots at once on " + where +
+                             ", but the store's level has " + std::to_string(have.slots) + " slots");
+    if (have.bytes != level_capacity::unlimited_bytes && snapshot_bytes != 0 &&
+        static_cast<std::uint64_t>(slots) > have.bytes / snapshot_bytes)
+        throw capacity_error("the plan holds " + std::to_string(slots) + " snapshots of " +
+                             std::to_string(snapshot_bytes) + " bytes at once on " + where +
+                             ", but the store's level has room for " + std::to_string(have.bytes) + " bytes");
+}
+
+/// The other direction of the bridge, for the drivers before step 0: a plan with counts `cost` fits a
+/// store (a detail::store_access) whose levels are `levels` (the run's report, for their names): the same
+/// number of levels, and on each the plan's peak slots (and their bytes, unless snapshot_bytes is 0)
+/// within its capacity. A cost without per-level counts is checked for its total peak on level 0.
+/// Throws remat::capacity_error.
+template <class Access>
+void check_plan_fits(Access& store, const schedule_cost& cost, std::span<const level_report> levels,
+                     std::uint64_t snapshot_bytes)
+{
+    if (!cost.levels.empty() && cost.levels.size() != levels.size())
+        throw capacity_error("the plan uses " + std::to_string(cost.levels.size()) + " storage level" +
+                             (cost.levels.size() == 1 ? "" : "s") + " but the store has " +
+                             std::to_string(levels.size()));
+    for (std::size_t i = 0; i < std::max<std::size_t>(cost.levels.size(), 1); ++i) {
+        const slot_t peak = cost.levels.empty() ? cost.peak_slots : cost.levels[i].peak_slots;
+        const auto level = static_cast<level_t>(i);
+        check_level_fits(store.capacity(level), level, i < levels.size() ? levels[i].name : std::string(), peak,
+                         snapshot_bytes);
+    }
+}
+
+} // namespace detail
 
 } // namespace remat
