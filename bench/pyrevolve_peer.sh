@@ -14,7 +14,7 @@
 #      docs/schedules.md measured);
 #   3. pip download pyrevolve --no-deps --no-binary :all: (PyPI's latest sdist; it runs the package's build
 #      requirements to read its metadata, which takes minutes).
-# Only include/revolve.h, src/revolve.cpp and the licence are kept. Exit 1 when no source works.
+# Only pyrevolve's include/revolve.h, src/revolve.cpp and the licence are kept. Exit 1 when no source works.
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,11 +38,13 @@ take_from_tree() {
     cp "$tree/LICENSE" "$staged/" 2>/dev/null || true
 }
 
+peer_files=(include/revolve.h src/revolve.cpp LICENSE) # pyrevolve's, in its repository
+
 # Extracts the files at $commit from a git directory (a mirror's bare repository or a clone).
 take_from_git() {
     local git_dir=$1
     git --git-dir="$git_dir" cat-file -e "$commit^{commit}" 2>/dev/null || return 1
-    git --git-dir="$git_dir" archive "$commit" include/revolve.h src/revolve.cpp LICENSE | tar -x -C "$work" &&
+    git --git-dir="$git_dir" archive "$commit" "${peer_files[@]}" | tar -x -C "$work" &&
         take_from_tree "$work" && echo "pyrevolve_peer: commit $(git --git-dir="$git_dir" rev-parse --short "$commit")"
 }
 

@@ -1,7 +1,6 @@
 #include "remat/schedule/online_multilevel.hpp"
 
 #include "remat/error.hpp"
-#include "remat/store/storage_level.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 // thread at a time.
 #pragma once
 
-#include "remat/schedule/action.hpp"
+#include "remat/types.hpp"
 #include "remat/store/detail/level_interface.hpp"
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/level_accounting.hpp"

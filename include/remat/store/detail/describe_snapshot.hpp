@@ -1,7 +1,7 @@
 // remat/store/detail/describe_snapshot.hpp — what a slot holds, as the stores' error messages say it.
 #pragma once
 
-#include "remat/schedule/action.hpp"
+#include "remat/types.hpp"
 
 #include <string>
 
