@@ -10,9 +10,9 @@
 #include "multilevel_stacked.hpp"
 
 #include "remat/detail/checked_math.hpp"
-#include "revolve_task.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/revolve.hpp"
+#include "revolve_task.hpp"
 
 #include <algorithm>
 #include <numeric>

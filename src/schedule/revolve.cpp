@@ -16,9 +16,9 @@
 #include "remat/schedule/revolve.hpp"
 
 #include "remat/detail/checked_math.hpp"
-#include "revolve_task.hpp"
 #include "remat/detail/validate.hpp"
 #include "remat/schedule/binomial.hpp"
+#include "revolve_task.hpp"
 
 #include <algorithm>
 

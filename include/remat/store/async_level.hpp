@@ -15,13 +15,13 @@
 // thread at a time.
 #pragma once
 
-#include "remat/types.hpp"
 #include "remat/store/detail/level_interface.hpp"
 #include "remat/store/detail/part_layout.hpp"
 #include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_store.hpp"
 #include "remat/store/snapshot_view.hpp"
 #include "remat/store/store_stats.hpp"
+#include "remat/types.hpp"
 
 #include <condition_variable>
 #include <cstddef>
