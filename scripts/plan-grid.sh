@@ -2,8 +2,8 @@
 # Checksums every plan of a fixed grid, to show that a change to the planners leaves every plan's actions
 # byte-identical (issue #39: planners split by idea).
 #
-#   scripts/plan-grid.sh build/src/cli/remat > before.txt     # on the unchanged code
-#   scripts/plan-grid.sh build/src/cli/remat > after.txt      # on the change
+#   scripts/plan-grid.sh build/tools/cli/remat > before.txt     # on the unchanged code
+#   scripts/plan-grid.sh build/tools/cli/remat > after.txt      # on the change
 #   diff before.txt after.txt                                   # empty: no plan changed
 #
 # One line per case: its name, then the sha256 of `remat plan ... --format actions` (stdout and stderr, then
