@@ -15,12 +15,13 @@ processes:
          torch.utils.checkpoint.checkpoint_sequential at each segment count (each step one module of the
          sequence; the LSTM's (h, c) one tensor), each once untimed, then timed.
 
-Torch's memory is measured in a child of its own (--torch-memory-child), with glibc's malloc returning
-every block of 64 KiB or more to the system when freed (MALLOC_MMAP_THRESHOLD_), so that the growth of
-the peak RSS during a configuration's (second) run is that run's own and not pages another run left in
-the heap.
+Torch's memory is measured in a child per configuration (--torch-memory-child), with glibc's malloc
+returning every block of 64 KiB or more to the system when freed (MALLOC_MMAP_THRESHOLD_), so that the
+growth of the peak RSS during the configuration's second run is that run's own and not pages its first
+run left in the heap.
 Reported: medians over the rounds of each row's seconds and of its ratio to the same round's torch
-checkpoint_sequential (or forward step, or plain BPTT).
+checkpoint_sequential (or plain BPTT), of the process's CPU time (steadier on a shared machine) and of
+wall time; the forward steps by wall time (a sweep of T steps).
 
     OPENBLAS_NUM_THREADS=1 bench/rnn_vs_torch.py --remat-bench build/bench/rnn_bptt            # GRU, T = 1000
     bench/rnn_vs_torch.py --remat-bench build/bench/rnn_bptt --cell lstm --rounds 5 --format json
@@ -143,24 +144,23 @@ def torch_child(a):
     out = {}
     for name in torch_configs(a):
         m.run(name)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         m.run(name)
         out[name] = time.perf_counter() - t0
+        out[name + " cpu"] = time.process_time() - c0
     json.dump(out, sys.stdout)
 
 
 def torch_memory_child(a):
-    """For each configuration that keeps memory: the growth of peak RSS during its second run (the first
-    sets up torch's own lazy state: autograd's engine, the checkpoint machinery)."""
+    """The growth of peak RSS during the second run of one configuration (--config) in a fresh process:
+    the first sets up torch's lazy state (autograd's engine, the checkpoint machinery). (In one process
+    for all, a run reuses pages an earlier, larger run left resident and shows no growth at all.)"""
     m = torch_model(a)
-    out = {"torch": m.torch.__version__}
-    for name in torch_configs(a)[1:]:
-        m.run(name)
-        reset_peak_rss()
-        before = rss_bytes("VmRSS")
-        m.run(name)
-        out[name] = max(0, rss_bytes("VmHWM") - before)
-    json.dump(out, sys.stdout)
+    m.run(a.config)
+    reset_peak_rss()
+    before = rss_bytes("VmRSS")
+    m.run(a.config)
+    json.dump({"torch": m.torch.__version__, "rss_growth_bytes": max(0, rss_bytes("VmHWM") - before)}, sys.stdout)
 
 
 def child_env(extra=None):
@@ -213,6 +213,7 @@ def main():
     p.add_argument("--format", default="text", choices=["text", "json"])
     p.add_argument("--torch-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--torch-memory-child", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--config", help=argparse.SUPPRESS)
     a = p.parse_args()
     if min(a.steps, a.batch, a.hidden, a.input, a.rounds) < 1:
         fail("steps, batch, hidden, input and rounds must be at least 1", 2)
@@ -230,8 +231,11 @@ def main():
     if not a.remat_bench or not os.access(a.remat_bench, os.X_OK):
         fail(f"--remat-bench '{a.remat_bench}' is not an executable (build the rnn_bptt target)", 2)
     # Torch's memory, in a child of its own (its first import also says whether torch is there at all).
-    torch_memory = run_child([sys.executable, __file__, "--torch-memory-child"] + size_args(a) + segment_args(a),
-                             child_env({"MALLOC_MMAP_THRESHOLD_": "65536"}))
+    torch_memory = {}
+    for name in torch_configs(a)[1:]:  # (the forward sweep keeps nothing)
+        torch_memory.update(run_child([sys.executable, __file__, "--torch-memory-child", "--config", name] +
+                                      size_args(a) + segment_args(a), child_env({"MALLOC_MMAP_THRESHOLD_": "65536"})))
+        torch_memory[name] = torch_memory.pop("rss_growth_bytes")
 
     torch_rounds, remat_rounds = [], []
     for k in range(a.rounds):
@@ -252,8 +256,9 @@ def main():
 
     def torch_row(name, key, memory):
         times = [t[key] for t in torch_rounds]
-        rows.append({"side": "torch", "method": name, "seconds": med(times), "memory_bytes": memory,
-                     "per_round": times})
+        cpu = [t[key + " cpu"] for t in torch_rounds]
+        rows.append({"side": "torch", "method": name, "seconds": med(times), "cpu_seconds": med(cpu),
+                     "memory_bytes": memory, "per_round": times, "cpu_per_round": cpu})
 
     torch_row("torch forward step", "forward", None)
     rows[-1]["seconds"] = med(t["forward"] / a.steps for t in torch_rounds)
@@ -268,7 +273,9 @@ def main():
     for method in [x["method"] for x in remat_rounds[0]["rows"]]:
         first = remat_row(remat_rounds[0], method)
         times = [remat_row(r, method)["seconds"] for r in remat_rounds]
-        rows.append({"side": "remat", "method": "remat " + method, "seconds": med(times),
+        cpu = [remat_row(r, method)["cpu_seconds"] for r in remat_rounds]
+        rows.append({"side": "remat", "method": "remat " + method, "seconds": med(times), "cpu_seconds": med(cpu),
+                     "cpu_per_round": cpu,
                      "memory_bytes": first.get("rss_growth_bytes"), "model_bytes": first["memory_bytes"],
                      "step_evaluations": first["step_evaluations"], "bit_identical_to_plain":
                      all(remat_row(r, method)["bit_identical_to_plain"] for r in remat_rounds), "per_round": times})
@@ -281,9 +288,10 @@ def main():
     for r in rows:
         if r["method"] in base or r["method"] in ("remat forward step", "torch forward step"):
             continue
-        r["vs_torch_plain"] = med(x / y for x, y in zip(r["per_round"], by_name["torch plain BPTT"]["per_round"]))
-        for s, name in zip(a.segment_counts, seq_names):
-            r[f"vs_torch_sequential_{s}"] = med(x / y for x, y in zip(r["per_round"], by_name[name]["per_round"]))
+        for clock, key in (("", "cpu_per_round"), ("wall_", "per_round")):
+            r[clock + "vs_torch_plain"] = med(x / y for x, y in zip(r[key], by_name["torch plain BPTT"][key]))
+            for s, name in zip(a.segment_counts, seq_names):
+                r[f"{clock}vs_torch_sequential_{s}"] = med(x / y for x, y in zip(r[key], by_name[name][key]))
     report = {"cell": a.cell, "steps": a.steps, "batch": a.batch, "hidden": a.hidden, "input": a.input,
               "rounds": a.rounds, "segments": a.segment_counts, "torch": torch_memory["torch"],
               "blas": remat_rounds[0]["blas"], "rows": rows}
@@ -293,13 +301,17 @@ def main():
         return 0
     print(f"{a.cell.upper()}, T = {a.steps}, batch {a.batch}, hidden {a.hidden}, input {a.input}, float32, one "
           f"thread, {report['blas']}, torch {report['torch']}; medians of {a.rounds} interleaved rounds")
+    print("(forward steps: wall ms and remat/torch; the rest: CPU s, and CPU time over torch's plain BPTT and "
+          "checkpoint_sequential, medians of per-round ratios)")
     head = "  ".join(f"vs seq {s:>3}" for s in a.segment_counts)
-    print(f"{'method':<50} {'ms':>10} {'RSS MiB':>8}  {'vs plain':>8}  {head}")
+    print(f"{'method':<45} {'ms or s':>9} {'RSS MiB':>8}  {'vs torch':>8}  {head}")
     for r in rows:
         mem = "" if r["memory_bytes"] is None else f"{r['memory_bytes'] / 2**20:8.1f}"
         ratios = "  ".join(f"{r.get(f'vs_torch_sequential_{s}', float('nan')):10.3f}" for s in a.segment_counts)
-        vs_plain = r.get("vs_torch_plain", r.get("vs_torch_forward_step", float("nan")))
-        print(f"{r['method']:<50} {r['seconds'] * 1e3:10.3f} {mem:>8}  {vs_plain:8.3f}  {ratios}")
+        forward = "forward step" in r["method"]
+        vs = r.get("vs_torch_forward_step", float("nan")) if forward else r.get("vs_torch_plain", float("nan"))
+        value = r["seconds"] * 1e3 if forward else r["cpu_seconds"]
+        print(f"{r['method']:<45} {value:9.3f} {mem:>8}  {vs:8.3f}  {ratios}")
     return 0
 
 
