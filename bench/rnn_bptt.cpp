@@ -26,7 +26,11 @@
 //                    segment re-run keeping its tapes
 //   taped (its memory)     remat::taped_revolve in the memory checkpoint_sequential holds
 // (Planning a taped row takes up to a minute at T = 10^4; it is not in the timed runs.) --rows runs only
-// the rows named (by the keys --help lists) besides plain BPTT, e.g. two rows head to head in many rounds.
+// the rows named (by the keys --help lists) besides plain BPTT, e.g. two rows head to head in many rounds;
+// --segments 32,100 runs the checkpoint-sequential and taped-its-memory pair once per segment count.
+// Each round also times an untaped forward sweep (the model's forward step, reported with plain BPTT),
+// and on the CPU each row reports the growth of the process's peak RSS while it first ran (rss_growth_bytes;
+// bench/rnn_vs_torch.py sets these beside PyTorch's own).
 // Each row also reports where its time went: in the forward steps, in the adjoint steps, and the rest
 // (remat's: snapshot copies, the schedule), medians over the rounds.
 #include "rnn_bptt_rows.hpp"
@@ -84,6 +88,10 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
                                    {"adjoint_seconds", r.adjoint_seconds},
                                    {"remat_seconds", r.remat_seconds},
                                    {"bit_identical_to_plain", r.identical}};
+        if (r.method == "plain BPTT")
+            row["forward_step_seconds"] = r.forward_step_seconds;
+        if (r.rss_growth_bytes)
+            row["rss_growth_bytes"] = *r.rss_growth_bytes;
         if (r.device_peak_bytes) {
             row["device_peak_bytes"] = *r.device_peak_bytes;
             row["device_bytes_before"] = *r.device_bytes_before;
@@ -122,6 +130,10 @@ void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
                         ratio(*r.device_peak_bytes, *base->device_peak_bytes));
         std::printf("  %s\n", r.identical ? "identical" : "DIFFERENT");
     }
+    for (const bench::rnn_bptt_row& r : res.rows)
+        if (r.method == "plain BPTT")
+            std::printf("T = %lld: one untaped forward step %.3f ms (median over the rounds)\n",
+                        static_cast<long long>(r.steps), r.forward_step_seconds * 1e3);
 }
 
 } // namespace
@@ -147,6 +159,10 @@ int main(int argc, char** argv)
                    "only these rows (plain BPTT always runs): uniform binomial-equal binomial-fraction taped-equal "
                    "taped-fraction checkpoint-sequential taped-its-memory")
         ->delimiter(',');
+    app.add_option("--segments", o.segments,
+                   "segment counts of the checkpoint-sequential and taped-its-memory rows, a pair of rows each "
+                   "(default: segments of ceil(sqrt(T)) steps)")
+        ->delimiter(',');
     app.add_option("--device", device, "cpu or cuda (GPU: cuBLAS, snapshots in GPU memory)")->capture_default_str();
     app.add_option("--format", format, "text or json")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
@@ -159,6 +175,11 @@ int main(int argc, char** argv)
             if (std::find(bench::rnn_bptt_row_keys.begin(), bench::rnn_bptt_row_keys.end(), key) ==
                 bench::rnn_bptt_row_keys.end())
                 throw argument_error("row '" + key + "' (see --help for the rows)");
+        for (const std::int64_t count : o.segments)
+            for (const std::int64_t steps : o.steps)
+                if (count < 1 || count > steps)
+                    throw argument_error("segments " + std::to_string(count) +
+                                         " (expected 1 to T = " + std::to_string(steps) + ")");
         if (o.repeats < 1)
             throw argument_error("repeats " + std::to_string(o.repeats) + " (expected at least 1)");
         const bench::rnn_bptt_result res =

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "bench_util.hpp"
+#include "host_rss.hpp"
 #include "rnn_bptt_rows.hpp"
 
 #include "remat/cuda/device_store.hpp"
@@ -110,13 +111,16 @@ std::pair<double, double> time_both(int repeats, Body&& body)
     return {median(wall), median(cpu)};
 }
 
-// The device bytes of a row (GPU only), counted in the first round, where each row allocates what it
-// keeps: its peak as if it ran alone, the bytes it allocated beyond what was held when it began, over
-// what the program held before the round (parameters, gradient, workspace, the input sequence). The
-// earlier rows' kept buffers are thus not counted against it.
+// The memory of a row, counted in the first round, where each row allocates what it keeps. On the GPU
+// its device bytes: its peak as if it ran alone, the bytes it allocated beyond what was held when it
+// began, over what the program held before the round (parameters, gradient, workspace, the input
+// sequence). The earlier rows' kept buffers are thus not counted against it. On the CPU the growth of the
+// process's peak RSS over its RSS when the row began (pages touched, the model's workspace and the data
+// already resident).
 struct device_memory_probe {
     long long allocations = 0;
     std::uint64_t before = 0;
+    std::uint64_t rss_before = 0;
     [[nodiscard]] static std::uint64_t live()
     {
 #if REMAT_DEVICE_SYSTEM_HOST
@@ -128,7 +132,10 @@ struct device_memory_probe {
     }
     void start()
     {
-#if !REMAT_DEVICE_SYSTEM_HOST
+#if REMAT_DEVICE_SYSTEM_HOST
+        reset_peak_rss();
+        rss_before = proc_status_bytes("VmRSS");
+#else
         before = live();
         device_memory::reset_peak();
         allocations = device_memory::allocations();
@@ -136,7 +143,10 @@ struct device_memory_probe {
     }
     void stop([[maybe_unused]] rnn_bptt_row& r, [[maybe_unused]] std::uint64_t base)
     {
-#if !REMAT_DEVICE_SYSTEM_HOST
+#if REMAT_DEVICE_SYSTEM_HOST
+        const std::uint64_t peak = proc_status_bytes("VmHWM");
+        r.rss_growth_bytes = peak > rss_before ? peak - rss_before : 0;
+#else
         // Every row allocates (plain BPTT its states and tapes, the others their store's slots).
         if (device_memory::allocations() == allocations)
             throw error("no device allocation was counted during '" + r.method +
@@ -177,6 +187,14 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
         rows.push_back({.method = p.method, .steps = steps, .slots = p.slots});
     std::vector<double> plain_wall(repeats);
     std::vector<double> plain_cpu(repeats);
+    std::vector<double> forward_step(repeats);
+    thrust::device_vector<float> sweep_state(static_cast<std::size_t>(model.state_size()));
+    // One untaped forward sweep over the sequence: the model's forward step alone.
+    const auto run_forward_sweep = [&] {
+        dense::fill(model.blas(), dense::view(sweep_state), 0.0F);
+        for (step_t k = 0; k < steps; ++k)
+            model.step(k, data, dense::view(sweep_state));
+    };
     std::vector<std::vector<double>> wall(rows.size(), std::vector<double>(repeats));
     std::vector<std::vector<double>> cpu(rows.size(), std::vector<double>(repeats));
     // Where each run's time went, per round (the driver's report): forward steps, adjoint steps, the rest.
@@ -232,6 +250,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
     for (std::size_t round = 0; round < repeats; ++round) {
         std::tie(plain_wall[round], plain_cpu[round]) = time_both(1, run_plain);
         plain_split[round] = last;
+        forward_step[round] = time_both(1, run_forward_sweep).first / static_cast<double>(steps);
         std::fprintf(stderr, "rnn_bptt: T = %lld, round %zu of %zu, plain BPTT: %.3f s\n",
                      static_cast<long long>(steps), round + 1, repeats, plain_wall[round]);
         for (std::size_t n = 0; n < rows.size(); ++n) {
@@ -267,6 +286,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
     plain.cpu_seconds = median(plain_cpu);
     plain.wall_vs_plain = 1;
     plain.cpu_vs_plain = 1;
+    plain.forward_step_seconds = median(forward_step);
     set_split(plain, plain_split);
     result.rows.push_back(plain);
     for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -338,10 +358,17 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
               [&] { return taped_revolve(steps, slots, tape_units, 1, 1, UINT64_MAX); });
         // PyTorch's checkpoint_sequential with sqrt(T) segments (segment inputs kept, each segment re-run
         // with its tapes), then remat's optimal taped plan in the memory it holds.
-        const taped_uniform sequential(steps, every, tape_units);
-        taped("checkpoint-sequential", "checkpoint_sequential", [&] { return sequential; });
-        taped("taped-its-memory", "taped (its memory)",
-              [&] { return taped_revolve(steps, sequential.peak_units(), tape_units, 1, 1, UINT64_MAX); });
+        // (--segments: one pair of rows per segment count, segments of ceil(T / count) steps.)
+        const auto sequential_pair = [&](step_t length, const std::string& suffix) {
+            const taped_uniform sequential(steps, length, tape_units);
+            taped("checkpoint-sequential", "checkpoint_sequential" + suffix, [&] { return sequential; });
+            taped("taped-its-memory", "taped (its memory" + suffix + ")",
+                  [&] { return taped_revolve(steps, sequential.peak_units(), tape_units, 1, 1, UINT64_MAX); });
+        };
+        if (o.segments.empty())
+            sequential_pair(every, "");
+        for (const std::int64_t count : o.segments)
+            sequential_pair((steps + count - 1) / count, ", " + std::to_string(count) + " segments");
         measure_rounds(o, steps, model, data, grad, workspace, plans, result);
     }
     return result;

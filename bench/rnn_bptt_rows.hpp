@@ -29,6 +29,9 @@ struct rnn_bptt_options {
     int repeats = 3;                 ///< rounds: each runs plain BPTT and then every row once
     double fraction = 0.05;          ///< snapshot memory of the last row, of plain BPTT's
     std::vector<std::string> rows{}; ///< keys of rnn_bptt_row_keys to run (empty: every row)
+    /// Segment counts of the checkpoint-sequential and taped-its-memory rows, one pair of rows each
+    /// (empty: one pair, segments of ceil(sqrt(T)) steps)
+    std::vector<std::int64_t> segments{};
 };
 
 struct rnn_bptt_row {
@@ -56,6 +59,12 @@ struct rnn_bptt_row {
     /// began (parameters, gradient, the model's workspace, the input sequence).
     std::optional<std::uint64_t> device_peak_bytes{};
     std::optional<std::uint64_t> device_bytes_before{};
+    /// CPU only: how far the process's peak RSS rose above its RSS when the row began, in the first round
+    /// (where the row allocates what it keeps): the memory the row measurably took (bench/host_rss.hpp).
+    std::optional<std::uint64_t> rss_growth_bytes{};
+    /// Plain BPTT's row only: one untaped forward step of the model (sequence_model::step), seconds, the
+    /// median over the rounds of a sweep over the T steps (each round timed next to plain BPTT).
+    double forward_step_seconds = 0;
 };
 
 struct rnn_bptt_result {

@@ -1,7 +1,9 @@
 // rnn_step_parts — where one GRU or LSTM step's time goes on the CPU: its matrix half (the BLAS products)
-// against its element-wise half (the gates: sigmoids and tanh, from the same functors remat::rnn runs), in
-// the forward step and in the backward step, one layer, timed alone (medians). A checkpointed gradient
-// re-runs forward steps, so the forward step's cost F against the backward's B decides how much a plan's
+// against its element-wise half (the gates: sigmoids and tanh, through the column passes remat::rnn runs
+// on the CPU, remat/rnn/detail/cell_columns.hpp), in the forward step and in the backward step, one layer,
+// timed alone (medians); and, for comparison, the same gates through the per-element functors (what the
+// GPU runs, one scalar expf/tanhf per gate and element, and what the CPU ran before the column passes). A checkpointed
+// gradient re-runs forward steps, so the forward step's cost F against the backward's B decides how much a plan's
 // recomputation costs over plain BPTT (docs/rnn.md, "On an AMD EPYC"). Also times the C library's scalar
 // expf/tanhf (exp/tanh in double) per call, for scale.
 //
@@ -12,6 +14,7 @@
 #include "remat/dense/cpu_blas.hpp"
 #include "remat/error.hpp"
 #include "remat/report/json.hpp"
+#include "remat/rnn/detail/cell_columns.hpp"
 #include "remat/rnn/detail/cell_kernels.hpp"
 
 #include <CLI/CLI.hpp>
@@ -102,42 +105,45 @@ std::vector<part> measure(const options& o)
                          b.gemm(op::none, op::none, rows, o.batch, o.hidden, T(1), w_hh.data(), rows, h.data(),
                                 o.hidden, T(0), gh.data(), rows);
                      })});
-    // Forward, element-wise half, keeping the tape (a taped step; an untaped one skips the tape's stores).
-    if (gru) {
-        const rnn::detail::gru_forward<T> f{gi.data(),    gh.data(),   b_ih.data(), b_hh.data(), h.data(),
+    // Forward, element-wise half, keeping the tape (a taped step; an untaped one skips the tape's stores):
+    // the column passes, one per batch column (what remat::rnn runs on the CPU).
+    const auto columns = [&](const auto& f) {
+        const auto pass = rnn::detail::by_columns(f);
+        return per_step(o, [&] {
+            for (std::int64_t j = 0; j < o.batch; ++j)
+                pass(j);
+        });
+    };
+    const auto elements = [&](const auto& f) {
+        return per_step(o, [&] {
+            for (std::int64_t e = 0; e < count; ++e)
+                f(e);
+        });
+    };
+    const rnn::detail::gru_forward<T> gru_f{gi.data(),    gh.data(),   b_ih.data(), b_hh.data(), h.data(),
                                             h_out.data(), tape.data(), count,       at};
-        parts.push_back({"forward gates", per_step(o, [&] {
-                             for (std::int64_t e = 0; e < count; ++e)
-                                 f(e);
-                         })});
-    } else {
-        const rnn::detail::lstm_forward<T> f{gi.data(),    gh.data(),    b_ih.data(), b_hh.data(), c.data(),
-                                             h_out.data(), c_out.data(), tape.data(), count,       at};
-        parts.push_back({"forward gates", per_step(o, [&] {
-                             for (std::int64_t e = 0; e < count; ++e)
-                                 f(e);
-                         })});
-    }
-    // Backward, element-wise half from the tape: dG from dh (and dc). The functors overwrite dh (dc), so
+    const rnn::detail::lstm_forward<T> lstm_f{gi.data(),    gh.data(),    b_ih.data(), b_hh.data(), c.data(),
+                                              h_out.data(), c_out.data(), tape.data(), count,       at};
+    parts.push_back({"forward gates", gru ? columns(gru_f) : columns(lstm_f)});
+    // Backward, element-wise half from the tape: dG from dh (and dc). The passes overwrite dh (dc), so
     // each call starts from the same values.
     const std::vector<T> dh0 = dh;
     const std::vector<T> dc0 = dc;
-    if (gru) {
-        const rnn::detail::gru_backward<T> g{tape.data(), h.data(), dh.data(), dgi.data(), dgh.data(), count, at};
-        parts.push_back({"backward gates", per_step(o, [&] {
-                             dh = dh0;
-                             for (std::int64_t e = 0; e < count; ++e)
-                                 g(e);
-                         })});
-    } else {
-        const rnn::detail::lstm_backward<T> g{tape.data(), c.data(), dh.data(), dc.data(), dgi.data(), count, at};
-        parts.push_back({"backward gates", per_step(o, [&] {
-                             dc = dc0;
-                             for (std::int64_t e = 0; e < count; ++e)
-                                 g(e);
-                         })});
+    const rnn::detail::gru_backward<T> gru_b{tape.data(), h.data(), dh.data(), dgi.data(), dgh.data(), count, at};
+    const rnn::detail::lstm_backward<T> lstm_b{tape.data(), c.data(), dh.data(), dc.data(), dgi.data(), count, at};
+    const auto backward_columns = [&] {
+        const auto pass_g = rnn::detail::by_columns(gru_b);
+        const auto pass_l = rnn::detail::by_columns(lstm_b);
+        return per_step(o, [&] {
+            dh = dh0;
+            dc = dc0;
+            for (std::int64_t j = 0; j < o.batch; ++j)
+                gru ? pass_g(j) : pass_l(j);
+        });
+    };
+    parts.push_back({"backward gates", backward_columns()});
+    if (!gru)
         dgh = dgi; // the LSTM's dG serves both products
-    }
     // Backward, matrix half: dW_ih += dGi x^T, dW_hh += dGh h^T, dh_prev = W_hh^T dGh.
     parts.push_back({"backward GEMMs", per_step(o, [&] {
                          b.gemm(op::none, op::transpose, rows, o.input, o.batch, T(1), dgi.data(), rows, x.data(),
@@ -146,6 +152,14 @@ std::vector<part> measure(const options& o)
                                 o.hidden, T(1), dw_hh.data(), rows);
                          b.gemm(op::transpose, op::none, o.hidden, o.batch, rows, T(1), w_hh.data(), rows, dgh.data(),
                                 rows, T(0), dh_prev.data(), o.hidden);
+                     })});
+    // For comparison: the per-element functors (the GPU's kernels; the CPU's path before the column passes).
+    parts.push_back({"forward gates, per element", gru ? elements(gru_f) : elements(lstm_f)});
+    parts.push_back({"backward gates, per element", per_step(o, [&] {
+                         dh = dh0;
+                         dc = dc0;
+                         for (std::int64_t e = 0; e < count; ++e)
+                             gru ? gru_b(e) : lstm_b(e);
                      })});
     // For scale: the C library's scalar exp and tanh, once per element.
     const std::vector<T> args = filled<T>(count, 3.0, 1.0);
@@ -202,6 +216,7 @@ int main(int argc, char** argv)
                 j["seconds"][p.name] = p.seconds;
             j["forward_gates_vs_gemms"] = forward_gates / forward_gemms;
             j["backward_vs_forward"] = backward / (forward_gemms + forward_gates);
+            j["per_element_vs_columns"] = parts[4].seconds / forward_gates;
             report::write_json(std::cout, j);
             return 0;
         }
@@ -209,13 +224,15 @@ int main(int argc, char** argv)
                     "steps)\n",
                     o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
                     static_cast<long long>(o.input), o.precision.c_str(), o.repeats, o.steps);
-        for (std::size_t i = 0; i < 4; ++i)
-            std::printf("  %-16s %9.3f ms  (%.1f ns per element)\n", parts[i].name.c_str(), parts[i].seconds * 1e3,
+        for (std::size_t i = 0; i < 6; ++i)
+            std::printf("  %-28s %9.3f ms  (%.1f ns per element)\n", parts[i].name.c_str(), parts[i].seconds * 1e3,
                         parts[i].seconds * 1e9 / elements);
-        std::printf("  %-16s %9.1f ns\n  %-16s %9.1f ns\n", parts[4].name.c_str(), parts[4].seconds * 1e9,
-                    parts[5].name.c_str(), parts[5].seconds * 1e9);
-        std::printf("forward gates / forward GEMMs: %.2f; backward (B) / forward (F): %.2f\n",
-                    forward_gates / forward_gemms, backward / (forward_gemms + forward_gates));
+        std::printf("  %-28s %9.1f ns\n  %-28s %9.1f ns\n", parts[6].name.c_str(), parts[6].seconds * 1e9,
+                    parts[7].name.c_str(), parts[7].seconds * 1e9);
+        std::printf("forward gates / forward GEMMs: %.2f; backward (B) / forward (F): %.2f; forward gates per element "
+                    "/ column passes: %.2f\n",
+                    forward_gates / forward_gemms, backward / (forward_gemms + forward_gates),
+                    parts[4].seconds / forward_gates);
         return 0;
     } catch (const argument_error& e) {
         std::fprintf(stderr, "rnn_step_parts: %s\n", e.what());

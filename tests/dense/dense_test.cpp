@@ -268,6 +268,48 @@ BOOST_AUTO_TEST_CASE(vectorised_tanh_is_within_four_ulp_of_libm_and_independent_
     BOOST_TEST(std::memcmp(to_host(d).data(), expected.data(), big.size() * sizeof(double)) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(vectorised_sigmoid_is_within_four_ulp_of_the_scalar_formula_wherever_an_element_sits)
+{
+    // The logistic function 1 / (1 + exp(-z)) over its regimes: saturated at 0 (exp overflowing), curved,
+    // saturated at 1, and the special values; against the same formula with libm's scalar exp.
+    std::vector<double> z;
+    for (double v = -800; v <= 800; v += 0.0731)
+        z.push_back(v);
+    for (double v : {0.0, -0.0, 1e-300, -1e-300, 88.7, -88.7, 709.0, -709.0, 745.2, -745.2,
+                     std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})
+        z.push_back(v);
+    const auto scalar = [](auto v) { return decltype(v)(1) / (decltype(v)(1) + std::exp(-v)); };
+    std::vector<double> y = z;
+    detail::sigmoid_in_place(y.data(), static_cast<std::int64_t>(y.size()));
+    long worst = 0;
+    for (std::size_t i = 0; i < z.size(); ++i)
+        worst = std::max(worst, ulps_apart(y[i], scalar(z[i])));
+    BOOST_TEST(worst <= 4, "worst " << worst << " ulp from the scalar formula over " << z.size() << " values");
+    std::vector<double> nan{std::numeric_limits<double>::quiet_NaN()};
+    detail::sigmoid_in_place(nan.data(), 1);
+    BOOST_TEST(std::isnan(nan[0]));
+    std::vector<float> zf(z.begin(), z.end()), yf = zf;
+    detail::sigmoid_in_place(yf.data(), static_cast<std::int64_t>(yf.size()));
+    for (std::size_t i = 0; i < zf.size(); ++i)
+        BOOST_TEST(ulps_apart(yf[i], scalar(zf[i])) <= 4, "float sigmoid at " << zf[i]);
+
+    // Recomputations see other lengths and offsets: each element's bits must not depend on them.
+    const std::vector<float> r = [] {
+        const std::vector<double> d = random_values<double>(67, 13);
+        return std::vector<float>(d.begin(), d.end());
+    }();
+    std::vector<float> whole = r;
+    detail::sigmoid_in_place(whole.data(), static_cast<std::int64_t>(whole.size()));
+    for (std::size_t offset = 0; offset < 17; ++offset)
+        for (std::size_t length = 1; offset + length <= r.size(); length += 3) {
+            std::vector<float> part(r.begin() + static_cast<std::ptrdiff_t>(offset),
+                                    r.begin() + static_cast<std::ptrdiff_t>(offset + length));
+            detail::sigmoid_in_place(part.data(), static_cast<std::int64_t>(length));
+            BOOST_TEST(std::memcmp(part.data(), whole.data() + offset, length * sizeof(float)) == 0,
+                       "offset " << offset << ", length " << length);
+        }
+}
+
 BOOST_AUTO_TEST_CASE(activations_and_their_derivatives_from_the_output)
 {
     const std::vector<double> z{-30.0, -3.0, -0.5, 0.0, 0.7, 4.0, 40.0};
@@ -283,8 +325,8 @@ BOOST_AUTO_TEST_CASE(activations_and_their_derivatives_from_the_output)
         const auto hg = to_host(g);
         const activate_fn<double> f{a};
         for (std::size_t i = 0; i < z.size(); ++i) {
-            if (a == activation::tanh) // the CPU's vectorised tanh (vector_math.hpp) is within a few ulp of libm's
-                BOOST_TEST(ulps_apart(hy[i], f(z[i])) <= 4, "tanh at " << z[i]);
+            if (a == activation::tanh || a == activation::sigmoid) // vectorised on the CPU (vector_math.hpp)
+                BOOST_TEST(ulps_apart(hy[i], f(z[i])) <= 4, name(a) << " at " << z[i]);
             else
                 BOOST_TEST(hy[i] == f(z[i]));
             if (a == activation::relu && z[i] == 0.0)

@@ -118,16 +118,22 @@ struct activate_in_place {
     REMAT_HOST_DEVICE void operator()(std::int64_t i) const { x[i] = f(x[i]); }
 };
 
-/// tanh over one chunk of x through the vectorised CPU routine (chunks let Thrust's OpenMP back end split it).
+/// tanh or the logistic function over one chunk of x through the vectorised CPU routines (chunks let
+/// Thrust's OpenMP back end split it).
 template <class T>
-struct tanh_chunk {
+struct vector_math_chunk {
     static constexpr std::int64_t size = 4096;
     T* x;
     std::int64_t n;
+    bool sigmoid; // else tanh
     void operator()(std::int64_t c) const noexcept
     {
         const std::int64_t begin = c * size;
-        detail::tanh_in_place(x + begin, n - begin < size ? n - begin : size);
+        const std::int64_t length = n - begin < size ? n - begin : size;
+        if (sigmoid)
+            detail::sigmoid_in_place(x + begin, length);
+        else
+            detail::tanh_in_place(x + begin, length);
     }
 };
 
@@ -215,16 +221,19 @@ void copy(const blas& b, vector_view<const T> x, vector_view<T> y)
     impl::for_each_index(b, x.size, impl::copy_fn<T>{x.data, y.data}, "copy");
 }
 
-/// x = f(x) element by element. On the CPU, tanh goes through glibc's vector math library
-/// (detail/vector_math.hpp): within 4 ulp of std::tanh, and the same bits for the same input wherever it sits.
+/// x = f(x) element by element. On the CPU, tanh and sigmoid go through glibc's vector math library
+/// (detail/vector_math.hpp): within 4 ulp of the scalar formulas, and the same bits for the same input
+/// wherever it sits.
 template <class T>
 void activate(const blas& b, activation a, vector_view<T> x)
 {
 #if REMAT_DEVICE_SYSTEM_HOST
     if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-        if (a == activation::tanh) { // libmvec's tanh, several lanes at once (remat/dense/detail/vector_math.hpp)
-            const std::int64_t chunks = (x.size + impl::tanh_chunk<T>::size - 1) / impl::tanh_chunk<T>::size;
-            impl::for_each_index(b, chunks, impl::tanh_chunk<T>{x.data, x.size}, "activate");
+        if (a == activation::tanh || a == activation::sigmoid) { // several lanes at once
+            const std::int64_t chunks =
+                (x.size + impl::vector_math_chunk<T>::size - 1) / impl::vector_math_chunk<T>::size;
+            impl::for_each_index(b, chunks, impl::vector_math_chunk<T>{x.data, x.size, a == activation::sigmoid},
+                                 "activate");
             return;
         }
     }

@@ -13,6 +13,7 @@
 #include "remat/dense/elementwise.hpp"
 #include "remat/dense/matrix.hpp"
 #include "remat/error.hpp"
+#include "remat/rnn/detail/cell_columns.hpp"
 #include "remat/rnn/detail/cell_kernels.hpp"
 #include "remat/rnn/dropout.hpp"
 #include "remat/rnn/layout.hpp"
@@ -219,6 +220,17 @@ private:
         return {x, seed_, k, l, p, static_cast<T>(1 / (1 - p))};
     }
 
+    // One of the cell functors over a layer-step's H x B elements: on the GPU one thread per element; on
+    // the CPU a pass per batch column (detail/cell_columns.hpp: the transcendentals vectorised).
+    template <class Cell>
+    void gates_pass(const Cell& f)
+    {
+        if constexpr (dense::on_gpu)
+            dense::for_each_index(*blas_, count_, f);
+        else
+            dense::for_each_index(*blas_, batch_, detail::by_columns(f));
+    }
+
     // Step k from `in` == h_k. Without a tape: into `out` == `in` itself. With one: the gates and layer
     // outputs onto it, and (when `out` is given) h_{k+1} and c_{k+1} into `out` (which may be `in`).
     void run_step(step_t k, const sequence<T>& data, const T* in, T* out, T* tape)
@@ -255,15 +267,13 @@ private:
             T* gates = tape ? layer_gates(tape, l) : nullptr;
             T* h_out = tape ? layer_output(tape, l) : out + l * parts * count_;
             if (s.cell == cell_kind::gru) {
-                dense::for_each_index(*blas_, count_,
-                                      detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
-                                                             h, h_out, gates, count_, at});
+                gates_pass(detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h, h_out,
+                                                  gates, count_, at});
             } else {
                 // c' goes to the state, or nowhere when only the tape is wanted (tanh(c') is on it).
                 T* c_out = out ? out + l * parts * count_ + count_ : raw(spare_);
-                dense::for_each_index(*blas_, count_,
-                                      detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh),
-                                                              h + count_, h_out, c_out, gates, count_, at});
+                gates_pass(detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h + count_,
+                                                   h_out, c_out, gates, count_, at});
             }
             if (tape && out)
                 dense::copy(*blas_, dense::vector_view<const T>{h_out, count_},
@@ -303,11 +313,10 @@ private:
             T* dgi = raw(gi_);
             T* dgh = raw(gh_);
             if (s.cell == cell_kind::gru) {
-                dense::for_each_index(*blas_, count_, detail::gru_backward<T>{gates, h, dh, dgi, dgh, count_, at});
+                gates_pass(detail::gru_backward<T>{gates, h, dh, dgi, dgh, count_, at});
             } else {
                 dgh = dgi;
-                dense::for_each_index(*blas_, count_,
-                                      detail::lstm_backward<T>{gates, h + count_, dh, dh + count_, dgi, count_, at});
+                gates_pass(detail::lstm_backward<T>{gates, h + count_, dh, dh + count_, dgi, count_, at});
             }
             const dense::matrix_view<const T> dgi_m = dense::dense_matrix<const T>(dgi, rows, batch_);
             const dense::matrix_view<const T> dgh_m = dense::dense_matrix<const T>(dgh, rows, batch_);

@@ -1,5 +1,5 @@
-// remat/dense/detail/vector_math.hpp — transcendental functions over arrays on the CPU, through glibc's
-// vector math library (libmvec) where this build found it.
+// remat/dense/detail/vector_math.hpp — transcendental functions over arrays on the CPU (tanh and the
+// logistic function), through glibc's vector math library (libmvec) where this build found it.
 //
 // A scalar tanh from libm is most of a small MLP's forward time on the CPU (about two thirds of the neural-ODE
 // benchmark's). libmvec evaluates 2, 4 or 8 of them at once (SSE2, AVX2 or AVX-512, chosen once from the
@@ -16,7 +16,12 @@ namespace remat::dense::detail {
 void tanh_in_place(double* x, std::int64_t n) noexcept;
 void tanh_in_place(float* x, std::int64_t n) noexcept;
 
-/// Which routine tanh_in_place uses on this CPU: "avx512", "avx2", "sse2" or "scalar".
+/// x[i] = 1 / (1 + exp(-x[i])) for i in [0, n): libmvec's exp (within 4 ulp of std::exp), then the sum
+/// and the division, each rounded as in the scalar formula.
+void sigmoid_in_place(double* x, std::int64_t n) noexcept;
+void sigmoid_in_place(float* x, std::int64_t n) noexcept;
+
+/// Which routines these use on this CPU: "avx512", "avx2", "sse2" or "scalar".
 [[nodiscard]] const char* vector_math_isa() noexcept;
 
 } // namespace remat::dense::detail
