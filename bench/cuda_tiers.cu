@@ -18,10 +18,10 @@
 #include "remat/cuda/device_span.hpp"
 #include "remat/cuda/device_store.hpp"
 #include "remat/cuda/pinned_memory_resource.hpp"
+#include "remat/driver/capacity_for.hpp"
 #include "remat/driver/run.hpp"
 #include "remat/hdf5/hdf5_store.hpp"
 #include "remat/schedule/multilevel.hpp"
-#include "remat/driver/capacity_for.hpp"
 #include "remat/store/host_store.hpp"
 #include "remat/store/tiered_store.hpp"
 
