@@ -52,7 +52,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 stage "ThreadSanitizer build and tests (the asynchronous store)"
 configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DREMAT_SANITIZE=thread -DREMAT_BUILD_TOOLS=OFF \
   -DREMAT_BUILD_BENCH=OFF
-tsan_tests=(store_tiered_store_test)
+tsan_tests=(store_tiered_store_test store_async_level_test)
 if ctest --test-dir build-tsan -N -R '^hdf5_tiered_test$' | grep -q 'Total Tests: 1'; then
   tsan_tests+=(hdf5_tiered_test) # the disk level behind the asynchronous engine (built where HDF5 is)
 fi
