@@ -109,6 +109,66 @@ std::size_t dominated_level(const multilevel_plan& base)
     return levels.size();
 }
 
+plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opts,
+                     std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
+                     const std::vector<level_t>& original);
+
+// The plan over `base` without its level `drop`, run over `base`'s levels (memoised like every subset).
+plan_ptr plan_without(const multilevel_plan& base, std::size_t drop, const multilevel::options& opts,
+                      std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
+                      const std::vector<level_t>& original, plan_ptr& inner)
+{
+    std::vector<level_t> kept;
+    const multilevel_plan fewer = without_level(base, drop, kept);
+    std::vector<level_t> kept_original;
+    for (const level_t k : kept)
+        kept_original.push_back(original[static_cast<std::size_t>(k)]);
+    inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
+    return run_on_levels(base, inner, kept);
+}
+
+// `plan`, or the plan of a subset that drops one level when that is cheaper: the most promising (lowest bound)
+// first, since the sooner the cost in hand falls, the more of the others its bound skips.
+plan_ptr cheapest_with_subsets(plan_ptr plan, const multilevel_plan& base, const multilevel::options& opts,
+                               std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
+                               const std::vector<level_t>& original)
+{
+    const std::size_t n = base.model.levels.size();
+    double cost = plan_cost(*plan).predicted_cost;
+    struct candidate {
+        std::size_t drop;
+        double bound;
+    };
+    std::vector<candidate> order;
+    for (std::size_t drop = 0; drop < n; ++drop) {
+        std::vector<level_t> kept;
+        order.push_back({drop, multilevel_lower_bound(base.steps, without_level(base, drop, kept).model)});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const candidate& a, const candidate& b) { return a.bound < b.bound; });
+    for (const candidate& c : order) {
+        if (c.bound >= cost)
+            continue; // no plan over these levels can be cheaper
+        plan_ptr inner;
+        plan_ptr outer;
+        double inner_cost = infinity;
+        try {
+            outer = plan_without(base, c.drop, opts, memo, levels, original, inner);
+            inner_cost = plan_cost(*inner).predicted_cost;
+        } catch (const overflow_error&) {
+            continue; // no plan over these levels can be counted
+        } catch (const capacity_error&) {
+            continue; // none fits this subset's part of the limit
+        }
+        if (inner_cost >= cost)
+            continue;
+        plan = outer;
+        plan->used = multilevel::method::near_optimal; // even when exact over its own levels
+        cost = inner_cost;
+    }
+    return plan;
+}
+
 // The plan for `base`: the cheapest of its own structures and the plans of its subsets of levels (those are plans
 // for the whole store too), each made as that subset alone would be made with the same options (own_part), so a
 // store's plan is never dearer than the plan of any of its subsets, for up to four levels: adding a level never
@@ -127,79 +187,30 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
     if (const std::size_t drop = dominated_level(base); drop < n && opts.only == multilevel::structure::binomial) {
         // Exactly as good without that level (an exact plan over the others stays exact for all of them), and a
         // store with a level of T-1 or more slots beside dearer ones plans as fast as the store without them.
-        std::vector<level_t> kept;
-        const multilevel_plan fewer = without_level(base, drop, kept);
-        std::vector<level_t> kept_original;
-        for (const level_t k : kept)
-            kept_original.push_back(original[static_cast<std::size_t>(k)]);
-        const plan_ptr inner =
-            plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[drop]), kept_original);
-        plan = run_on_levels(base, inner, kept);
+        plan_ptr inner;
+        plan = plan_without(base, drop, opts, memo, levels, original, inner);
         plan->used = inner->used;
-        memo.emplace(levels, plan);
-        return plan;
-    }
-    if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
+    } else if ((opts.how == method::automatic || opts.how == method::binomial) && binomial_optimal(base.model)) {
         // Restores are T-1 in every schedule and stores are free: the fewest forward steps win.
         plan = fresh_plan(base);
         plan->used = method::binomial;
         plan->shape = multilevel_shape::binomial;
-        memo.emplace(levels, plan);
-        return plan;
-    }
-    // One structure asked for alone gets the limit for each of its tables (no cap), as does method::exact.
-    const bool capped = opts.how != method::exact && opts.only == multilevel::structure::binomial;
-    // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
-    const bool guarded = capped && n <= 4;
-    const std::uint64_t own = capped ? own_part(opts.near_optimal_work_limit, n) : opts.near_optimal_work_limit;
-    const std::uint64_t exact_limit =
-        opts.how == method::automatic ? std::min(opts.exact_work_limit, own) : opts.exact_work_limit;
-    {
-        multilevel::options mine = opts;
-        mine.near_optimal_work_limit = own;
-        const detail::work_cap cap(capped ? own : ~std::uint64_t{0}); // its own, whatever the caller's cap
-        plan = choose_structure(base, mine, exact_limit, nullptr);
-    }
-    const bool optimal = plan->used == method::exact || plan->used == method::binomial;
-    if (!optimal && guarded && n >= 2) {
-        double cost = plan_cost(*plan).predicted_cost;
-        // The subsets that drop one level, the most promising (lowest bound) first: the sooner the cost in hand
-        // falls, the more of the others its bound skips.
-        struct candidate {
-            std::size_t drop;
-            double bound;
-        };
-        std::vector<candidate> order;
-        for (std::size_t drop = 0; drop < n; ++drop) {
-            std::vector<level_t> kept;
-            order.push_back({drop, multilevel_lower_bound(base.steps, without_level(base, drop, kept).model)});
+    } else {
+        // One structure asked for alone gets the limit for each of its tables (no cap), as does method::exact.
+        const bool capped = opts.how != method::exact && opts.only == multilevel::structure::binomial;
+        const std::uint64_t own = capped ? own_part(opts.near_optimal_work_limit, n) : opts.near_optimal_work_limit;
+        const std::uint64_t exact_limit =
+            opts.how == method::automatic ? std::min(opts.exact_work_limit, own) : opts.exact_work_limit;
+        {
+            multilevel::options mine = opts;
+            mine.near_optimal_work_limit = own;
+            const detail::work_cap cap(capped ? own : ~std::uint64_t{0}); // its own, whatever the caller's cap
+            plan = choose_structure(base, mine, exact_limit, nullptr);
         }
-        std::stable_sort(order.begin(), order.end(),
-                         [](const candidate& a, const candidate& b) { return a.bound < b.bound; });
-        for (const candidate& c : order) {
-            if (c.bound >= cost)
-                continue; // no plan over these levels can be cheaper
-            std::vector<level_t> kept;
-            const multilevel_plan fewer = without_level(base, c.drop, kept);
-            std::vector<level_t> kept_original;
-            for (const level_t k : kept)
-                kept_original.push_back(original[static_cast<std::size_t>(k)]);
-            plan_ptr inner;
-            double inner_cost = infinity;
-            try {
-                inner = plan_levels(fewer, opts, memo, levels & ~(std::uint32_t{1} << original[c.drop]), kept_original);
-                inner_cost = plan_cost(*inner).predicted_cost;
-            } catch (const overflow_error&) {
-                continue; // no plan over these levels can be counted
-            } catch (const capacity_error&) {
-                continue; // none fits this subset's part of the limit
-            }
-            if (inner_cost >= cost)
-                continue;
-            plan = run_on_levels(base, inner, kept);
-            plan->used = method::near_optimal; // even when exact over its own levels
-            cost = inner_cost;
-        }
+        const bool optimal = plan->used == method::exact || plan->used == method::binomial;
+        // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
+        if (!optimal && capped && n <= 4 && n >= 2)
+            plan = cheapest_with_subsets(plan, base, opts, memo, levels, original);
     }
     memo.emplace(levels, plan);
     return plan;
