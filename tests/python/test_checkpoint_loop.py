@@ -152,11 +152,8 @@ class OdeField(nn.Module):
         return self.l2(torch.tanh(self.l1(y ** 3)))
 
 
-def test_rk4_neural_ode_equals_plain_autograd():
-    # Each parameter is used four times per step: the running sums must enter each step's backward first.
-    torch.manual_seed(6)
-    f = OdeField()
-    h = 0.025
+def rk4_step(f, h):
+    """The classical Runge-Kutta step of dy/dt = f(y) with step size h, as the loop's `step(k, y)`."""
 
     def rk4(k, y):
         k1 = f(y)
@@ -164,6 +161,17 @@ def test_rk4_neural_ode_equals_plain_autograd():
         k3 = f(y + 0.5 * h * k2)
         k4 = f(y + h * k3)
         return y + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    return rk4
+
+
+def test_rk4_neural_ode_equals_plain_autograd():
+    # Each parameter is used four times per step: the running sums must enter each step's backward first.
+    torch.manual_seed(6)
+    f = OdeField()
+    h = 0.025
+
+    rk4 = rk4_step(f, h)
 
     compare(rk4, lambda: torch.tensor([[2.0, 0.0], [1.0, 0.5]], requires_grad=True), 200, list(f.parameters()),
             params=list(f.parameters()), slots=10)
@@ -390,12 +398,7 @@ def test_taped_rk4_equals_plain_autograd(given):
     f = OdeField()
     h = 0.025
 
-    def rk4(k, y):
-        k1 = f(y)
-        k2 = f(y + 0.5 * h * k1)
-        k3 = f(y + 0.5 * h * k2)
-        k4 = f(y + h * k3)
-        return y + (h / 6) * (k1 + 2 * k2 + 2 * k3 + k4)
+    rk4 = rk4_step(f, h)
 
     options = {"params": list(f.parameters())} if given else {}
     compare(rk4, lambda: torch.tensor([[2.0, 0.0], [1.0, 0.5]], requires_grad=True), 120, list(f.parameters()),
