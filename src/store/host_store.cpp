@@ -23,6 +23,7 @@ host_store::host_store(level_capacity capacity, options opts) : capacity_(capaci
     if (options_.memory == nullptr || options_.copy.target() == nullptr)
         throw argument_error("host_store options need a memory resource and a copy function");
     counts_ = level_accounting(options_.name);
+    plain_copy_ = options_.copy == host_copy;
     if (capacity.slots != level_capacity::unlimited_slots)
         slots_.resize(static_cast<std::size_t>(capacity.slots));
 }
@@ -35,7 +36,8 @@ host_store::~host_store()
 
 host_store::host_store(host_store&& other) noexcept
     : capacity_(other.capacity_), options_(other.options_), slots_(std::move(other.slots_)),
-      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)), counts_(std::move(other.counts_))
+      allocated_bytes_(std::exchange(other.allocated_bytes_, 0)), counts_(std::move(other.counts_)),
+      plain_copy_(other.plain_copy_)
 {
     other.slots_.clear();
 }
@@ -50,6 +52,7 @@ host_store& host_store::operator=(host_store&& other) noexcept
         other.slots_.clear();
         allocated_bytes_ = std::exchange(other.allocated_bytes_, 0);
         counts_ = std::move(other.counts_);
+        plain_copy_ = other.plain_copy_;
     }
     return *this;
 }
@@ -129,14 +132,10 @@ void host_store::read(slot_t slot, step_t step, mutable_parts dst)
     counts_.read(e.size);
 }
 
-void host_store::release(slot_t slot)
+void host_store::refuse_release(slot_t slot)
 {
-    slot_entry& e = entry(slot, false);
-    if (e.step < 0)
-        throw schedule_error("free of host slot " + std::to_string(slot) + ", which holds no snapshot");
-    e.step = -1;
-    counts_.released(e.size);
-    e.size = 0;
+    entry(slot, false); // throws for a slot outside the capacity or never written
+    throw schedule_error("free of host slot " + std::to_string(slot) + ", which holds no snapshot");
 }
 
 void host_store::release_all() noexcept
@@ -146,22 +145,6 @@ void host_store::release_all() noexcept
         e.size = 0;
     }
     counts_.released_all();
-}
-
-std::span<const std::size_t> host_store::part_sizes(slot_t slot) const
-{
-    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
-        return {};
-    const slot_entry& e = slots_[static_cast<std::size_t>(slot)];
-    return e.step >= 0 ? e.parts.sizes() : std::span<const std::size_t>{};
-}
-
-std::size_t host_store::snapshot_bytes(slot_t slot) const
-{
-    if (slot < 0 || static_cast<std::size_t>(slot) >= slots_.size())
-        return 0;
-    const slot_entry& e = slots_[static_cast<std::size_t>(slot)];
-    return e.step >= 0 ? e.size : 0;
 }
 
 void host_store::deallocate(slot_entry& e) noexcept

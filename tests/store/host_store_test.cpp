@@ -1,5 +1,5 @@
-// The host store on its own: capacities in slots and bytes, integrity checks on every read, and a
-// failed write that changes nothing.
+// The host store on its own: capacities in slots and bytes, integrity checks on every read (on the inline
+// single-view path too), a copier of one's own on every copy, and a failed write that changes nothing.
 #define BOOST_TEST_MODULE host_store
 #include <boost/test/unit_test.hpp>
 
@@ -7,8 +7,10 @@
 #include "remat/store/host_store.hpp"
 
 #include <array>
+#include <cstring>
 #include <memory_resource>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace remat;
@@ -150,4 +152,83 @@ BOOST_AUTO_TEST_CASE(device_memory_is_refused_without_cuda)
     expect_error<argument_error>([&] { store.write(0, 0, const_bytes{bytes.data(), 8, memory_space::device}); },
                                  "device memory");
     BOOST_TEST(store.snapshot_bytes(0) == 0u);
+}
+
+// A single host view into a slot already allocated for it, with the default copier, is copied inline
+// (host_store.hpp); every case that path does not take is the general path's, with its checks and messages.
+BOOST_AUTO_TEST_CASE(the_inline_single_view_path_checks_what_the_general_path_checks)
+{
+    host_store store(2);
+    std::vector<double> a{1, 2, 3}, b{4, 5}, out(3), wide(4);
+    store.write(0, 4, view_of(wide)); // slot 0 allocated for 32 bytes
+    store.release(0);
+    store.write(0, 5, view_of(a)); // 24 bytes into it: inline
+    expect_error<schedule_error>([&] { store.write(0, 6, view_of(a)); }, "still holds x_5");
+    expect_error<integrity_error>([&] { store.read(0, 6, view_of(out)); }, "holds x_5, not x_6");
+    expect_error<integrity_error>([&] { store.read(0, 5, view_of(wide)); }, "holds 24 bytes of x_5");
+    expect_error<argument_error>([&] { store.read(0, 5, mutable_bytes{view_of(out).data, 24, memory_space::device}); },
+                                 "device memory");
+    store.read(0, 5, view_of(out));
+    BOOST_TEST((out == a));
+    store.release(0);
+    expect_error<schedule_error>([&] { store.read(0, 5, view_of(out)); }, "which holds no snapshot");
+    expect_error<schedule_error>([&] { store.read(0, -1, view_of(out)); }, "which holds no snapshot");
+    expect_error<schedule_error>([&] { store.release(0); }, "free of host slot 0, which holds no snapshot");
+    expect_error<schedule_error>([&] { store.release(2); }, "outside");
+    expect_error<schedule_error>([&] { store.release(-1); }, "outside");
+    expect_error<argument_error>([&] { store.write(0, 7, const_bytes{view_of(a).data, 24, memory_space::device}); },
+                                 "device memory");
+    BOOST_TEST(store.snapshot_bytes(0) == 0u);
+    // Two parts of 24 bytes in all are not one part of 24.
+    const std::array<const_bytes, 2> parts{const_bytes{view_of(a).data, 8, memory_space::host},
+                                           const_bytes{view_of(b).data, 16, memory_space::host}};
+    store.write(1, 8, const_parts(parts));
+    expect_error<integrity_error>([&] { store.read(1, 8, view_of(out)); }, "2 parts (8, 16 bytes)");
+    const level_stats s = store.stats();
+    BOOST_TEST(s.stores == 3u);
+    BOOST_TEST(s.restores == 1u);
+    BOOST_TEST(s.bytes_written == 32u + 24u + 24u);
+    BOOST_TEST(s.slots_in_use == 1u);
+}
+
+namespace {
+
+// Counts the bytes it copies (host to host).
+struct counted_copies {
+    std::size_t bytes = 0;
+    static void copy(void* self, void* dst, memory_space, const void* src, memory_space, std::size_t size)
+    {
+        static_cast<counted_copies*>(self)->bytes += size;
+        std::memcpy(dst, src, size);
+    }
+    byte_copier copier() { return {&counted_copies::copy, this}; }
+};
+
+} // namespace
+
+// The inline path is the default copier's alone: a copier given when the store is made, given later by the
+// store it becomes a level of (use_copier), or carried by a moved store copies every snapshot.
+BOOST_AUTO_TEST_CASE(a_copier_of_ones_own_copies_every_single_view)
+{
+    std::vector<double> a{1, 2, 3}, out(3);
+    const auto round_trips = [&](host_store& store) {
+        for (step_t k = 0; k < 3; ++k) {
+            store.write(0, k, view_of(a));
+            store.read(0, k, view_of(out));
+            store.release(0);
+        }
+    };
+    counted_copies given, later, moved;
+    host_store first(1, {.copy = given.copier()});
+    round_trips(first);
+    host_store second(1);
+    round_trips(second); // slot 0 allocated with the default copier
+    second.use_copier(later.copier());
+    round_trips(second);
+    host_store third(1, {.copy = moved.copier()});
+    host_store taken(std::move(third));
+    round_trips(taken);
+    BOOST_TEST(given.bytes == 6 * 24u);
+    BOOST_TEST(later.bytes == 6 * 24u);
+    BOOST_TEST(moved.bytes == 6 * 24u);
 }

@@ -56,6 +56,9 @@ class executor {
                   "State& (remat/driver/callables.hpp)");
     static constexpr bool has_final = Callables::has_final;
     static constexpr bool has_tapes = Callables::has_tapes;
+    // One storage level rather than a store of several: level 0 is the only level, known at compile time,
+    // and the level counts its own slots (run_accounting::hold counts only across levels).
+    static constexpr bool one_level = storage_level<Store> && !snapshot_store<Store>;
 
 public:
     executor(Store& store, State& state, Callables calls, step_t steps)
@@ -265,7 +268,9 @@ private:
         if (s.step != current_)
             throw schedule_error("store of x_" + std::to_string(s.step) + " but the state is " + describe_current());
         check_level(s.level);
-        acc_.hold(codec_.write(store_, s.level, s.slot, s.step, std::as_const(state_)));
+        const std::uint64_t bytes = codec_.write(store_, s.level, s.slot, s.step, std::as_const(state_));
+        if constexpr (!one_level)
+            acc_.hold(bytes);
     }
 
     void perform(const restore& r)
@@ -282,9 +287,13 @@ private:
     void perform(const free_slot& f)
     {
         check_level(f.level);
-        const std::size_t size = acc_.several_levels() ? store_.snapshot_bytes(f.level, f.slot) : 0;
-        store_.release(f.level, f.slot);
-        acc_.let_go(size);
+        if constexpr (one_level) {
+            store_.release(f.level, f.slot);
+        } else {
+            const std::size_t size = acc_.several_levels() ? store_.snapshot_bytes(f.level, f.slot) : 0;
+            store_.release(f.level, f.slot);
+            acc_.let_go(size);
+        }
     }
 
     // `advance K K+1 tape`: step K runs once, filling a free tape that step K holds until `reverse K`. It
@@ -400,7 +409,8 @@ private:
 
     void check_level(level_t L) const
     {
-        if (L < 0 || static_cast<std::size_t>(L) >= acc_.level_count())
+        const bool exists = one_level ? L == 0 : L >= 0 && static_cast<std::size_t>(L) < acc_.level_count();
+        if (!exists) [[unlikely]]
             throw schedule_error("level " + std::to_string(L) + " does not exist; the store has " +
                                  std::to_string(acc_.level_count()));
     }

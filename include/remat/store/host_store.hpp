@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory_resource>
 #include <span>
 #include <vector>
@@ -62,8 +63,29 @@ public:
     /// bytes would exceed the budget or the memory resource cannot allocate the slot (out of memory; the
     /// slot is left as it was). read() throws schedule_error for a slot that holds no snapshot,
     /// integrity_error when it holds another step or size (docs/driver.md, Errors).
-    void write(slot_t slot, step_t step, const_bytes src) { write(slot, step, const_parts(&src, 1)); }
-    void read(slot_t slot, step_t step, mutable_bytes dst) { read(slot, step, mutable_parts(&dst, 1)); }
+    ///
+    /// The single-view write and read are inline: a host state into a slot already allocated for its size,
+    /// with the default copier, is one memcpy and the checks of the general path (the slot is free, or
+    /// holds this step in one part of this size); anything else takes the general path below.
+    void write(slot_t slot, step_t step, const_bytes src)
+    {
+        slot_entry* e = plain_entry(slot);
+        if (e != nullptr && e->step < 0 && e->allocated >= src.size && src.space == memory_space::host) [[likely]]
+            return fill(*e, step, src);
+        write(slot, step, const_parts(&src, 1));
+    }
+    void read(slot_t slot, step_t step, mutable_bytes dst)
+    {
+        const slot_entry* e = plain_entry(slot);
+        if (e != nullptr && step >= 0 && e->step == step && e->parts.is_single(dst.size) &&
+            dst.space == memory_space::host) [[likely]] {
+            if (dst.size != 0)
+                std::memcpy(dst.data, e->data, dst.size);
+            counts_.read(e->size);
+            return;
+        }
+        read(slot, step, mutable_parts(&dst, 1));
+    }
     /// Gathers the parts, one after the other, into the slot (host parts with a plain copy, device parts
     /// through options::copy); throws as the single-view write does.
     ///
@@ -75,10 +97,27 @@ public:
     /// do not match those written.
     void read(slot_t slot, step_t step, mutable_parts dst);
     /// Sizes of the parts the slot holds (one for a single view; empty when it holds none).
-    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const;
-    void release(slot_t slot);
+    [[nodiscard]] std::span<const std::size_t> part_sizes(slot_t slot) const noexcept
+    {
+        const slot_entry* e = held_entry(slot);
+        return e != nullptr ? e->parts.sizes() : std::span<const std::size_t>{};
+    }
+    /// Throws schedule_error for a slot outside the capacity or one that holds no snapshot.
+    void release(slot_t slot)
+    {
+        slot_entry* e = held_entry(slot);
+        if (e == nullptr) [[unlikely]]
+            refuse_release(slot);
+        e->step = -1;
+        counts_.released(e->size);
+        e->size = 0;
+    }
     void release_all() noexcept;
-    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const;
+    [[nodiscard]] std::size_t snapshot_bytes(slot_t slot) const noexcept
+    {
+        const slot_entry* e = held_entry(slot);
+        return e != nullptr ? e->size : 0;
+    }
     [[nodiscard]] const level_stats& stats() const noexcept { return counts_.stats(); }
     /// The peaks count from what the level holds now (the driver calls it as a run starts).
     void restart_peaks() noexcept { counts_.restart_peaks(); }
@@ -88,7 +127,11 @@ public:
 
     /// The copier of the store this level is part of (tiered_store calls it): taken when the level has the
     /// default copier or the same one; argument_error when it was given another one.
-    void use_copier(byte_copier copy) { detail::use_copier(options_.copy, copy, options_.name); }
+    void use_copier(byte_copier copy)
+    {
+        detail::use_copier(options_.copy, copy, options_.name);
+        plain_copy_ = options_.copy == host_copy;
+    }
     /// The copier the level copies with.
     [[nodiscard]] byte_copier copier() const noexcept { return options_.copy; }
 
@@ -105,13 +148,40 @@ private:
     };
     slot_entry& entry(slot_t slot, bool grow);
     slot_entry& entry_outside(slot_t slot, bool grow);
+    [[noreturn]] void refuse_release(slot_t slot);
     void deallocate(slot_entry& e) noexcept;
+
+    // The slot's entry when the level copies with host_copy (its copies may be plain memcpy), else null.
+    slot_entry* plain_entry(slot_t slot) noexcept
+    {
+        const auto index = static_cast<std::uint64_t>(slot); // a negative slot becomes huge: one compare
+        return plain_copy_ && index < slots_.size() ? &slots_[static_cast<std::size_t>(index)] : nullptr;
+    }
+    // The slot's entry when it holds a snapshot, else null.
+    slot_entry* held_entry(slot_t slot) noexcept
+    {
+        const auto index = static_cast<std::uint64_t>(slot);
+        slot_entry* e = index < slots_.size() ? &slots_[static_cast<std::size_t>(index)] : nullptr;
+        return e != nullptr && e->step >= 0 ? e : nullptr;
+    }
+    const slot_entry* held_entry(slot_t slot) const noexcept { return const_cast<host_store*>(this)->held_entry(slot); }
+    // x_step of one host view into the free slot e, allocated for at least its size.
+    void fill(slot_entry& e, step_t step, const_bytes src) noexcept
+    {
+        if (src.size != 0)
+            std::memcpy(e.data, src.data, src.size);
+        e.parts.assign_single(src.size);
+        e.size = src.size;
+        e.step = step;
+        counts_.wrote(src.size);
+    }
 
     level_capacity capacity_;
     options options_;
     std::vector<slot_entry> slots_;
     std::uint64_t allocated_bytes_ = 0;
     level_accounting counts_;
+    bool plain_copy_ = true; // options_.copy is host_copy
 };
 
 static_assert(gathering_level<host_store>);

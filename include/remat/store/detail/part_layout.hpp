@@ -41,6 +41,8 @@ public:
         inline_[0] = size;
     }
     void clear() noexcept { count_ = 0; }
+    /// Whether the snapshot is one part of `size` bytes.
+    [[nodiscard]] bool is_single(std::size_t size) const noexcept { return count_ == 1 && inline_[0] == size; }
     [[nodiscard]] std::span<const std::size_t> sizes() const noexcept
     {
         return {count_ <= inline_parts ? inline_.data() : overflow_.data(), count_};
