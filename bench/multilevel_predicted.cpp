@@ -195,7 +195,7 @@ int main(int argc, char** argv)
                 plan, store, x,
                 remat::forward_step([&](remat::step_t, std::vector<double>& s) { model.step(s, scratch); }),
                 remat::adjoint_step([&](remat::step_t, std::vector<double>& s) { model.adjoint_step(s, a, scratch); }),
-                remat::run_options{.lookahead = 16});
+                remat::run_options{.lookahead = 16, .time_user_code = true});
             seconds.push_back(report.seconds);
             ratios_of[asynchronous ? 1 : 0].push_back(report.seconds / expected);
             forward.push_back(report.forward_seconds);

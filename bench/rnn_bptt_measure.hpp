@@ -218,7 +218,7 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
     const auto run_row = [&](std::size_t i) {
         const planned_row& p = plans[i];
         rnn_bptt_row& r = rows[i];
-        const rnn::bptt_result res = bps[i].gradient(p.plan, stores[i], data, grad);
+        const rnn::bptt_result res = bps[i].gradient(p.plan, stores[i], data, grad, {.time_user_code = true});
         // every reverse without a tape re-runs its step
         r.forward_steps = res.report.forward_steps + res.report.reverse_steps - res.report.tape_reverses;
         r.memory_bytes = (p.held_bytes != 0 ? p.held_bytes : res.report.peak_snapshot_bytes) + workspace;

@@ -46,7 +46,8 @@ static int example_main(int argc, char** argv)
         remat::final_state([&](const std::vector<double>& uT) { // u_T, once: J and dJ/du_T
             energy = model.objective(uT);
             lambda = model.objective_gradient(uT);
-        }));
+        }),
+        remat::run_options{.time_user_code = true}); // the report's user/remat time split
 
     double norm = 0;
     for (const double g : lambda)

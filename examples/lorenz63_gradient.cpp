@@ -87,7 +87,8 @@ static int example_main(int argc, char** argv)
                    remat::final_state([&](const vec3& xT) { // x_T, once, before the first adjoint step
                        objective = xT[2];                   // J = z(T)
                        lambda = {0.0, 0.0, 1.0};            // dJ/dx_T
-                   }));
+                   }),
+                   remat::run_options{.time_user_code = true}); // the report's user/remat time split
 
     if (json) {
         nlohmann::ordered_json j{{"steps", steps},         {"slots", slots},

@@ -37,7 +37,9 @@ std::string to_string(const run_report& r)
     if (r.final_calls > 0)
         s += line("final state      x_T given to the terminal callable (%llu extra forward step)\n",
                   u(r.final_forward_steps));
-    if (r.test_seconds > 0) // an online loop's termination test
+    if (!r.user_timed)
+        s += line("time             %.6f s (the user's calls not timed: run_options::time_user_code)\n", r.seconds);
+    else if (r.test_seconds > 0) // an online loop's termination test
         s += line(
             "time             %.6f s: user %.6f s (forward %.6f, adjoint %.6f, final %.6f, test %.6f), remat %.6f s\n",
             r.seconds, r.user_seconds(), r.forward_seconds, r.adjoint_seconds, r.final_seconds, r.test_seconds,

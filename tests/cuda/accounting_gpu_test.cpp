@@ -77,7 +77,7 @@ void check_the_steps_get_their_kernels_time(const Plan& plan, Store& store, cuda
     test::fill(x.data(), n, 0.0, s);
     (void)run(plan, store, x, forward, adjoint);
     test::fill(x.data(), n, 0.0, s);
-    const run_report r = run(plan, store, x, forward, adjoint);
+    const run_report r = run(plan, store, x, forward, adjoint, run_options{.time_user_code = true});
 
     const schedule_cost c = plan.cost();
     BOOST_TEST(r.forward_steps == c.forward_steps, what);

@@ -65,6 +65,7 @@ BOOST_AUTO_TEST_CASE(user_time_is_measured_when_timing_and_not_read_otherwise)
     remat::host_store level(1);
     remat::detail::store_access<remat::host_store> access(level);
     remat::run_accounting timed;
+    timed.set_timing(true);
     timed.start(access);
     BOOST_TEST(timed.timed(remat::user_call::adjoint, [] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -74,12 +75,13 @@ BOOST_AUTO_TEST_CASE(user_time_is_measured_when_timing_and_not_read_otherwise)
     BOOST_TEST(r.adjoint_seconds >= 0.015); // the tick rate is calibrated over the run: some slack
     BOOST_TEST(r.adjoint_seconds <= r.seconds * 1.01);
     BOOST_TEST(r.forward_seconds == 0.0);
+    BOOST_TEST(r.user_timed);
 
-    remat::run_accounting untimed;
-    untimed.set_timing(false);
+    remat::run_accounting untimed; // not timing unless asked
     untimed.start(access);
     untimed.timed(remat::user_call::forward, [] { std::this_thread::sleep_for(std::chrono::milliseconds(5)); });
     const remat::run_report u = untimed.finish(access);
     BOOST_TEST(u.forward_seconds == 0.0);
+    BOOST_TEST(!u.user_timed);
     BOOST_TEST(u.seconds >= 0.004); // the run's wall time all the same
 }

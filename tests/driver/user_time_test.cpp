@@ -1,4 +1,5 @@
-// The user's time is the user's, on every path where user code runs (label unit). With a simulated GPU
+// The user's time is the user's, on every path where user code runs, when timing is asked for
+// (run_options::time_user_code; not by default: then no call is timed). With a simulated GPU
 // stream (tests/support/simulated_stream.hpp) that user code leaves work on and returns at once:
 //  - run_online and run_online_converged: the loop's termination test is timed as user code (test_seconds),
 //    with the store's wait for the stream inside its timing, so neither its CPU time nor its GPU work
@@ -21,6 +22,7 @@
 #include "remat/store/tiered_store.hpp"
 
 #include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,45 @@ double seconds(microseconds us)
 }
 
 } // namespace
+
+// Timing is asked for: by default a run reads no clock per action (the counter costs more than the rest of
+// the driver's work per action on a trivial step, docs/driver.md), its per-callable seconds are 0, not
+// measured, and the report says so; asked, the same run times every call.
+BOOST_AUTO_TEST_CASE(a_run_times_the_users_calls_only_when_asked)
+{
+    constexpr auto work = microseconds(500);
+    const revolve plan(8, 3);
+    for (const bool asked : {false, true}) {
+        host_store store(3);
+        std::vector<double> x(doubles, 1.0);
+        const auto forward = remat::forward_step([&](step_t, std::vector<double>& y) {
+            y[0] += 1.0;
+            std::this_thread::sleep_for(work);
+        });
+        const auto adjoint =
+            remat::adjoint_step([&](step_t, std::vector<double>&) { std::this_thread::sleep_for(work); });
+        const auto final = remat::final_state([&](const std::vector<double>&) { std::this_thread::sleep_for(work); });
+        const run_report r = asked ? run(plan, store, x, forward, adjoint, final, run_options{.time_user_code = true})
+                                   : run(plan, store, x, forward, adjoint, final);
+        const double calls = static_cast<double>(r.forward_steps + r.final_forward_steps + r.reverse_steps + 1);
+        BOOST_TEST_MESSAGE((asked ? "timed" : "default") << ": user " << r.user_seconds() << " s of " << r.seconds
+                                                         << " s; " << calls << " calls of " << seconds(work) << " s");
+        BOOST_TEST(r.user_timed == asked);
+        BOOST_TEST(r.seconds >= calls * seconds(work)); // the run's wall time either way
+        if (asked) {
+            BOOST_TEST(r.forward_seconds >= 0.98 * static_cast<double>(r.forward_steps + 1) * seconds(work));
+            BOOST_TEST(r.adjoint_seconds >= 0.98 * static_cast<double>(r.reverse_steps) * seconds(work));
+            BOOST_TEST(r.final_seconds >= 0.98 * seconds(work));
+            BOOST_TEST(to_string(r).find("user ") != std::string::npos, to_string(r));
+        } else {
+            BOOST_TEST(r.forward_seconds == 0.0);
+            BOOST_TEST(r.adjoint_seconds == 0.0);
+            BOOST_TEST(r.final_seconds == 0.0);
+            BOOST_TEST(r.remat_seconds() == r.seconds);
+            BOOST_TEST(to_string(r).find("not timed") != std::string::npos, to_string(r));
+        }
+    }
+}
 
 BOOST_AUTO_TEST_CASE(an_online_loops_termination_test_is_user_time)
 {
@@ -57,8 +98,9 @@ BOOST_AUTO_TEST_CASE(an_online_loops_termination_test_is_user_time)
         };
         const auto forward = remat::forward_step([](step_t, std::vector<double>& y) { y[0] += 1.0; });
         const auto adjoint = remat::adjoint_step([](step_t, std::vector<double>&) {});
-        const run_report r = converged ? run_online_converged(plan, store, x, forward, adjoint, is_final)
-                                       : run_online(plan, store, x, forward, adjoint, is_final);
+        const run_options timed{.time_user_code = true};
+        const run_report r = converged ? run_online_converged(plan, store, x, forward, adjoint, is_final, timed)
+                                       : run_online(plan, store, x, forward, adjoint, is_final, timed);
         BOOST_TEST_REQUIRE(r.steps == steps);
         const double work = static_cast<double>(tests) * seconds(cpu + gpu);
         BOOST_TEST_MESSAGE((converged ? "run_online_converged" : "run_online")
@@ -146,7 +188,8 @@ BOOST_AUTO_TEST_CASE(a_levels_own_wait_is_reached_behind_an_asynchronous_tier)
                                      y[0] += 1.0;
                                      stream.queue(work);
                                  }),
-                                 remat::adjoint_step([&](step_t, std::vector<double>&) { stream.queue(work); }));
+                                 remat::adjoint_step([&](step_t, std::vector<double>&) { stream.queue(work); }),
+                                 run_options{.time_user_code = true});
         store.flush();
         const double forward_work = static_cast<double>(r.forward_steps) * seconds(work);
         const double adjoint_work = static_cast<double>(r.reverse_steps) * seconds(work);

@@ -124,7 +124,8 @@ BOOST_AUTO_TEST_CASE(work_a_step_leaves_on_the_stream_is_the_steps_time)
                                  y[0] += 1.0;
                                  stream.queue(work);
                              }),
-                             remat::adjoint_step([&](step_t, std::vector<double>&) { stream.queue(work); }));
+                             remat::adjoint_step([&](step_t, std::vector<double>&) { stream.queue(work); }),
+                             run_options{.time_user_code = true});
     const double unit = std::chrono::duration<double>(work).count();
     const double forward_work = static_cast<double>(r.forward_steps) * unit;
     const double adjoint_work = static_cast<double>(r.reverse_steps) * unit;

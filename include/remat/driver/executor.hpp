@@ -169,7 +169,7 @@ public:
                 call_final_here(steps);
     }
 
-    /// Whether the user's calls are timed into the report (default: yes; see remat::run_options).
+    /// Whether the user's calls are timed into the report (default: no; see remat::run_options).
     void time_user_code(bool on) noexcept { acc_.set_timing(on); }
 
     /// The step whose state x_k is current, or -1 when undefined (after a reverse).

@@ -3,12 +3,13 @@
 //
 //     remat::run_accounting acc;
 //     acc.start(access);                               // before step 0: the store's counters as they are
+//     acc.set_timing(true);                            // else the user's calls are not timed
 //     acc.timed(remat::user_call::forward, [&] { step(k, x); });   // a user call, timed
 //     remat::run_report r = acc.finish(access);        // counts since start, seconds
 //
-// Timing reads the time-stamp counter twice per user call (remat/detail/tick_clock.hpp); with
-// set_timing(false) it reads none and the report's per-callable seconds stay 0 (its `seconds`, the run's
-// wall time, is measured either way).
+// Timing, off unless set_timing(true), reads the time-stamp counter twice per user call
+// (remat/detail/tick_clock.hpp); off, it reads none, the report's per-callable seconds stay 0 and its
+// user_timed is false (its `seconds`, the run's wall time, is measured either way).
 #pragma once
 
 #include "remat/detail/tick_clock.hpp"
@@ -44,7 +45,7 @@ public:
         clock_ = detail::tick_calibration{};
     }
 
-    /// Whether the user's calls are timed (default: yes).
+    /// Whether the user's calls are timed (default: no).
     void set_timing(bool on) noexcept { timing_ = on; }
     [[nodiscard]] bool timing() const noexcept { return timing_; }
 
@@ -99,6 +100,7 @@ public:
         report_.adjoint_seconds = seconds(user_call::adjoint, per_tick);
         report_.final_seconds = seconds(user_call::final_state, per_tick);
         report_.test_seconds = seconds(user_call::test, per_tick);
+        report_.user_timed = timing_;
         add_store_counts(store.stats());
         return report_;
     }
@@ -143,7 +145,7 @@ private:
     std::array<std::uint64_t, 4> ticks_{}; // per user_call
     slot_t held_slots_ = 0;                // snapshots held on all levels together (several levels only)
     std::uint64_t held_bytes_ = 0;
-    bool timing_ = true;
+    bool timing_ = false;
 };
 
 } // namespace remat

@@ -47,6 +47,9 @@ struct run_report {
     std::uint64_t peak_snapshot_bytes = 0; ///< most snapshot bytes held at once, all levels
     std::vector<level_report> levels;
     double seconds = 0; ///< wall time of the whole run
+    /// Whether the user's calls were timed (run_options::time_user_code, off by default). false: the four
+    /// per-callable seconds below are 0, not measured, and remat_seconds() is the whole run.
+    bool user_timed = false;
     /// Inside the user's forward steps, with the GPU time of the kernels they queue on the store's user
     /// stream (the driver waits for it when the steps return: docs/driver.md, "Accounting").
     double forward_seconds = 0;
@@ -63,8 +66,8 @@ struct run_report {
         return forward_seconds + adjoint_seconds + final_seconds + test_seconds;
     }
     /// Time in remat: snapshot copies, transfers, the schedule and bookkeeping. (Only the user's calls
-    /// are timed, with the time-stamp counter; run_options::time_user_code = false times none of them,
-    /// and this is then the whole run.)
+    /// are timed, with the time-stamp counter, and only with run_options::time_user_code = true: without
+    /// it, user_timed is false and this is the whole run.)
     [[nodiscard]] double remat_seconds() const noexcept { return seconds - user_seconds(); }
 };
 

@@ -31,6 +31,7 @@ nlohmann::ordered_json run_report_json(const run_report& r)
             {"peak_snapshot_bytes", r.peak_snapshot_bytes},
             {"levels", levels},
             {"seconds", r.seconds},
+            {"user_timed", r.user_timed},
             {"forward_seconds", r.forward_seconds},
             {"adjoint_seconds", r.adjoint_seconds},
             {"final_seconds", r.final_seconds},
