@@ -139,7 +139,7 @@ public:
     void shrink() noexcept;
 
 private:
-    struct slot_entry {
+    struct alignas(64) slot_entry { // 128 bytes: a slot is two whole cache lines, and slots_.size() a shift
         std::byte* data = nullptr;
         std::size_t allocated = 0;
         std::size_t size = 0;
