@@ -10,16 +10,19 @@ block's saved tensors at once), the plan is plain autograd's: every block taped,
 (the chain model counts a tape's input and output even where the block does not save them, so its own
 all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
 
-The module's forward runs one torch.autograd.Function whose forward walks the plan up to its first reverse
-and whose backward walks the rest, like checkpoint_loop (_loop.py): `reverse k` takes block k's kept tape or
-re-runs it with grad from x_k, and back-propagates through it with torch.autograd.grad.
+Where the plan is plain autograd's, the module's forward is the blocks' own, one ordinary graph. Below that
+it runs one torch.autograd.Function whose forward walks the plan up to its first reverse and whose backward
+walks the rest, like checkpoint_loop (_loop.py). Blocks advanced taped one after the other make one graph (no
+cut between them, as plain autograd's); `reverse k` back-propagates with torch.autograd.grad through block k's
+kept graph, and with it through the rest of the stretch k belongs to, or re-runs block k with grad from x_k.
+Each block's parameter list is made once, not walked for each block in each iteration.
 """
 
 from __future__ import annotations
 
 import itertools
 from contextlib import nullcontext
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -37,18 +40,32 @@ def _plain_actions(blocks: int):
     return [Advance(k, k + 1, True) for k in range(blocks)] + [Reverse(k) for k in reversed(range(blocks))]
 
 
+class _Tape:
+    """The kept graph of a stretch of blocks start..stop-1 advanced taped one after the other: one autograd
+    graph from `leaf` (x_start, detached) to `out` (x_stop), as plain autograd would build it, so that their
+    reverses are one backward through it with no boundary between the blocks."""
+
+    __slots__ = ("start", "stop", "leaf", "out")
+
+    def __init__(self, start: int, leaf: torch.Tensor, out: torch.Tensor):
+        self.start, self.stop, self.leaf, self.out = start, start + 1, leaf, out
+
+
 class _Run:
     """One forward and backward of the stack along the plan."""
 
-    def __init__(self, owner: "AutoCheckpoint", actions):
+    def __init__(self, owner: "AutoCheckpoint", actions, block_params: List[List[torch.Tensor]]):
         self.owner = owner
         self.blocks = owner.blocks
+        self.block_params = block_params  # per block, its parameters requiring grad
         self.counter: SavedBytes = owner._counter
         self.rng: Optional[RngStates] = owner._rng
         self.actions = iter(actions)
         self.current: Optional[torch.Tensor] = None
         self.slots = {}  # slot -> (state, key in the counter, RNG state)
-        self.tapes = {}  # k -> (leaf, output): block k's graph, kept for `reverse k`
+        self.tapes: Dict[int, _Tape] = {}  # k -> the kept graph through block k, for `reverse k`
+        self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
+        self.reversed_from = len(self.blocks)  # every step >= this has been reversed
         self.pending = None  # the plan's first reverse, reached by the forward
         self.x0_grad = False
 
@@ -62,11 +79,17 @@ class _Run:
         return x
 
     def _tape(self, k: int) -> None:
+        tape = self.open
         with torch.enable_grad(), self._hooks():
-            leaf = self._leaf(k, self.current)
-            out = self.blocks[k](leaf)
-        self.tapes[k] = (leaf, out)
-        self.current = out.detach()
+            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
+                tape.out = self.blocks[k](tape.out)
+                tape.stop = k + 1
+            else:
+                leaf = self._leaf(k, self.current)
+                tape = _Tape(k, leaf, self.blocks[k](leaf))
+        self.tapes[k] = tape
+        self.open = tape
+        self.current = tape.out.detach()
 
     def apply(self, a) -> None:
         kind = a.kind
@@ -74,6 +97,7 @@ class _Run:
             if a.taped:
                 self._tape(a.start)
                 return
+            self.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
                     self.current = self.blocks[k](self.current)
@@ -81,6 +105,7 @@ class _Run:
             rng = self.rng.get() if self.rng is not None else None
             self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
         elif kind == "restore":
+            self.open = None
             self.current, _, rng = self.slots[a.slot]
             if self.rng is not None:
                 self.rng.set(rng)
@@ -111,26 +136,41 @@ class _Run:
         adjoint = grad
         for a in itertools.chain([self.pending], self.actions):
             if a.kind == "reverse":
-                adjoint = self._reverse(a.step, adjoint, sums, index)
+                self.open = None
+                if a.step < self.reversed_from:  # else a kept stretch's backward has reversed it already
+                    adjoint = self._reverse(a.step, adjoint, sums, index)
             else:
                 self.apply(a)
         return adjoint, sums
 
     def _reverse(self, k: int, adjoint, sums, index):
-        if k in self.tapes:
-            leaf, out = self.tapes.pop(k)
-        else:
+        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
+        through the stretch's graph (plain autograd's own for those blocks)."""
+        tape = self.tapes.get(k)
+        if tape is None:  # not kept: re-run block k with grad from x_k
             with torch.enable_grad(), self._hooks():
                 leaf = self._leaf(k, self.current)
-                out = self.blocks[k](leaf)
+                tape = _Tape(k, leaf, self.blocks[k](leaf))
+        if tape.stop != k + 1:
+            raise AssertionError(f"remat.torch.auto_checkpoint: reverse {k} inside a kept stretch "
+                                 f"{tape.start}..{tape.stop - 1}")
+        for j in range(tape.start, k + 1):
+            self.tapes.pop(j, None)
+        self.reversed_from = tape.start
         self.current = None
-        mine = [p for p in self.blocks[k].parameters() if p.requires_grad]
+        leaf, out = tape.leaf, tape.out
+        mine, seen = [], set()
+        for j in range(tape.start, k + 1):
+            for p in self.block_params[j]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    mine.append(p)
         outputs, grad_outputs = [], []
         if adjoint is not None and out.requires_grad:
             outputs.append(out)
             grad_outputs.append(adjoint)
-        # A parameter's running sum (shared between blocks) enters first, so that its additions happen in
-        # plain autograd's order (as in checkpoint_loop).
+        # A parameter's running sum (shared with blocks reversed before) enters first, so that its additions
+        # happen in plain autograd's order (as in checkpoint_loop).
         with torch.enable_grad():
             for p in mine:
                 s = sums[index[id(p)]]
@@ -148,6 +188,7 @@ class _Run:
 
     def close(self) -> None:
         self.tapes.clear()
+        self.open = None
         for _, key, _ in self.slots.values():
             self.counter.release(key)
         self.slots.clear()
@@ -219,6 +260,8 @@ class AutoCheckpoint(torch.nn.Module):
             # Block forwards: every advanced step, plus a re-run per untaped reverse; T of them are plain's.
             self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
         self._ran = False
+        self._actions = None
+        self._param_lists: Optional[List[List[torch.Tensor]]] = None
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
         #: measured_peak_bytes; False runs without the hooks (the peak then counts the snapshots only).
@@ -241,12 +284,35 @@ class AutoCheckpoint(torch.nn.Module):
         """The plan this module follows, as remat actions."""
         if self.plan is None:
             return _plain_actions(len(self.blocks))
-        return list(self.plan)
+        if self._actions is None:
+            self._actions = list(self.plan)
+        return self._actions
+
+    def _block_params(self) -> List[List[torch.Tensor]]:
+        """Per block, its parameters that require grad. The lists are made once (walking the modules for
+        them costs about 0.3 ms per block and iteration) and again after .to() and the like; a block changed
+        in place after auto_checkpoint (parameters added, blocks replaced) needs a new auto_checkpoint, as
+        its profile and plan do."""
+        if self._param_lists is None:
+            self._param_lists = [list(b.parameters()) for b in self.blocks]
+        return [[p for p in ps if p.requires_grad] for ps in self._param_lists]
+
+    def _apply(self, *args, **kwargs):
+        self._param_lists = None  # conversions may swap the parameter objects (torch.__future__)
+        done = super()._apply(*args, **kwargs)
+        # Parameters and buffers moved have new storages, which the activation count must still leave out.
+        self._counter.exclude([*self.parameters(), *self.buffers()])
+        return done
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
-        params = [p for p in self.parameters() if p.requires_grad]
+        block_params = self._block_params()
+        params, seen = [], set()
+        for p in itertools.chain.from_iterable(block_params):
+            if id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
         if not torch.is_grad_enabled() or not (x.requires_grad or params):
             for block in self.blocks:
                 x = block(x)
@@ -257,7 +323,14 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._counter.reset_peak()
         self._ran = True
-        return _Stack.apply(_Run(self, self.actions()), x, *params)
+        if self.plan is None:
+            # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
+            # blocks, nothing of remat's in the backward.
+            with self._counter.hooks() if self.measure_memory else nullcontext():
+                for block in self.blocks:
+                    x = block(x)
+            return x
+        return _Stack.apply(_Run(self, self.actions(), block_params), x, *params)
 
 
 def _planner(taped: bool):
