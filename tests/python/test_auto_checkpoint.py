@@ -220,3 +220,23 @@ def test_chain_taped_binding():
     assert sum(1 for a in roomy if a.kind == "reverse") == 10
     with pytest.raises(remat.CapacityError, match=f"at least {roomy.least_budget_bytes} bytes"):
         remat.chain_taped(steps, budget=roomy.least_budget_bytes - 1)
+
+
+def test_profiling_times_blocks_without_the_counting_hooks(monkeypatch):
+    """The saved-tensor hooks that count a block's activation bytes (a Python call per saved tensor) are on
+    in one untimed run per block only: the timed runs are plain forwards and backwards, as the plan's are."""
+    from remat.torch import _saved
+
+    model, make_x = transformer_stack()
+    x = make_x()
+    entered = [0]
+    hooks = _saved.SavedBytes.hooks
+
+    def counting_hooks(self):
+        entered[0] += 1
+        return hooks(self)
+
+    monkeypatch.setattr(_saved.SavedBytes, "hooks", counting_hooks)
+    fast = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=3)
+    assert entered[0] == len(model)
+    assert all(p.forward_seconds > 0 and p.backward_seconds > 0 for p in fast.profiles)

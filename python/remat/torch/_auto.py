@@ -359,19 +359,19 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 
 
 def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_state: bool = True,
-                    repeats: int = 2, taped: bool = True) -> AutoCheckpoint:
+                    repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
     returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
     the cheapest schedule remat finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
-    (the least of `repeats` runs after one warm-up), its input's and output's bytes and the bytes autograd
-    saves for its backward (saved-tensor hooks, each storage once; parameters and buffers left out). Where
-    the budget holds plain autograd's activations (`plain_peak_bytes`), the module runs plain autograd: no
-    block is run twice. Below that it follows remat.chain_taped's optimal plan for the budget: snapshots of
-    block inputs, some blocks run keeping their tapes, the others re-run in the backward (taped=False:
-    remat.chain's, snapshots only). A budget below the least that any plan fits is refused
-    (remat.CapacityError naming that least budget).
+    (the least of `repeats` runs after one warm-up; CPU time on the CPU with one PyTorch thread, else wall
+    time), its input's and output's bytes and the bytes autograd saves for its backward (saved-tensor hooks,
+    each storage once; parameters and buffers left out). Where the budget holds plain autograd's
+    activations (`plain_peak_bytes`), the module runs plain autograd: no block is run twice. Below that it
+    follows remat.chain_taped's optimal plan for the budget: snapshots of block inputs, some blocks run
+    keeping their tapes, the others re-run in the backward (taped=False: remat.chain's, snapshots only). A
+    budget below the least that any plan fits is refused (remat.CapacityError naming that least budget).
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
       block input, and a running block's saved activations.
