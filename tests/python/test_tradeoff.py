@@ -47,6 +47,7 @@ def test_points_are_measured_and_agree_with_independent_counts():
     for p in t.points:
         assert len(p.times) == 2 and all(s > 0 for s in p.times)
         assert min(p.times) <= p.seconds <= max(p.times)
+        assert len(p.cpu_times) == 2 and min(p.cpu_times) <= p.cpu_seconds <= max(p.cpu_times)
         assert p.peak_bytes > 0
     assert t.plain.recomputed_blocks == 0
     assert t.plain.peak_bytes == saved_storages_of_plain(model, x)

@@ -7,8 +7,9 @@ Every configuration is measured the same way: one untimed iteration (a forward a
 loss(model(x))) counts the peak of the activation bytes (each storage once, as auto_checkpoint counts:
 saved-tensor hooks for what autograd saves, plus the snapshots auto_checkpoint holds; parameters, buffers
 and gradients left out) and the block forwards (forward pre-hooks); then `rounds` rounds each time one
-iteration of every configuration in turn (interleaved, so that a loaded machine slows them alike), and the
-median is reported. The timed iterations run without the counting hooks (auto_checkpoint's own turned off
+iteration of every configuration in turn (interleaved, so that a loaded machine slows them alike; each round
+starting one configuration further on), and the median is reported, of the wall time and of the process's
+CPU time. The timed iterations run without the counting hooks (auto_checkpoint's own turned off
 with its measure_memory attribute), as users run them.
 """
 
@@ -36,8 +37,9 @@ class TradeoffPoint:
     """One measured configuration. `method`: "plain autograd", "checkpoint_sequential" (with `segments`) or
     "auto_checkpoint" (with `budget_bytes`, `plan_method` and `predicted_peak_bytes`). `peak_bytes`: the
     measured peak of activation bytes; `seconds`: the median over the rounds of the time of one iteration
-    (forward and backward), `times` every round's; `recomputed_blocks`: block forwards per iteration beyond
-    one per block, counted."""
+    (forward and backward), `times` every round's; `cpu_seconds` and `cpu_times` the same in the process's
+    CPU time (which the other processes of a loaded machine do not add to); `recomputed_blocks`: block
+    forwards per iteration beyond one per block, counted."""
     method: str
     peak_bytes: int
     seconds: float
@@ -47,6 +49,8 @@ class TradeoffPoint:
     budget_bytes: Optional[int] = None
     plan_method: Optional[str] = None
     predicted_peak_bytes: Optional[int] = None
+    cpu_seconds: float = 0.0
+    cpu_times: List[float] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -111,7 +115,7 @@ def _sync(x: torch.Tensor) -> None:
 
 
 def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
-             segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 2, taped: bool = True,
+             segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 3, taped: bool = True,
              loss: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
              progress: Optional[Callable[[str], None]] = None) -> Tradeoff:
     """Measures peak activation bytes and time per iteration (forward and backward of loss(model(sample)),
@@ -199,20 +203,25 @@ def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
         if c[3] is not None:
             c[3].measure_memory = False
     times: List[List[float]] = [[] for _ in configs]
+    cpu_times: List[List[float]] = [[] for _ in configs]
     for r in range(rounds):
         say(f"tradeoff: round {r + 1} of {rounds} ({len(configs)} configurations)")
-        for i, c in enumerate(configs):
+        # Each round starts one configuration further on, so that none is always timed right after another.
+        for i in [(r + j) % len(configs) for j in range(len(configs))]:
+            c = configs[i]
             _sync(x)
-            start = time.perf_counter()
+            cpu, start = time.process_time(), time.perf_counter()
             _iteration(c[2], x, params, loss)
             _sync(x)
             times[i].append(time.perf_counter() - start)
+            cpu_times[i].append(time.process_time() - cpu)
 
     points = []
-    for c, ts in zip(configs, times):
+    for c, ts, cs in zip(configs, times, cpu_times):
         kind, setting, _, module, peak, recomputed = c
         points.append(TradeoffPoint(
             method=kind, peak_bytes=int(peak), seconds=statistics.median(ts), times=ts,
+            cpu_seconds=statistics.median(cs), cpu_times=cs,
             recomputed_blocks=int(recomputed), segments=setting if kind == "checkpoint_sequential" else None,
             budget_bytes=setting if kind == "auto_checkpoint" else None,
             plan_method=module.method if module is not None else None,
