@@ -22,22 +22,30 @@ from __future__ import annotations
 
 import itertools
 from contextlib import nullcontext
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
-from .._bytes import parse_bytes
+from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
-from .._plans import chain, chain_taped
+from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 
+if TYPE_CHECKING:
+    from .._remat import Action  # a name of the stubs only (_remat.pyi)
 
-def _plain_actions(blocks: int):
+
+#: What auto_checkpoint and tradeoff take as a model: an nn.Sequential or a list of blocks.
+Blocks = Union[torch.nn.Sequential, torch.nn.ModuleList, Sequence[torch.nn.Module]]
+
+
+def _plain_actions(blocks: int) -> List[Action]:
     """Plain autograd as a plan: every block advanced with its tape kept, then reversed from the last."""
-    return [Advance(k, k + 1, True) for k in range(blocks)] + [Reverse(k) for k in reversed(range(blocks))]
+    actions: List[Action] = [Advance(k, k + 1, True) for k in range(blocks)]
+    return actions + [Reverse(k) for k in reversed(range(blocks))]
 
 
 class _Tape:
@@ -62,7 +70,7 @@ class _Run:
         self.rng: Optional[RngStates] = owner._rng
         self.actions = iter(actions)
         self.current: Optional[torch.Tensor] = None
-        self.slots = {}  # slot -> (state, key in the counter, RNG state)
+        self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
         self.tapes: Dict[int, _Tape] = {}  # k -> the kept graph through block k, for `reverse k`
         self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
         self.reversed_from = len(self.blocks)  # every step >= this has been reversed
@@ -228,7 +236,8 @@ class AutoCheckpoint(torch.nn.Module):
     (made by remat.torch.auto_checkpoint, which says what the attributes mean)."""
 
     def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
-                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool, taped: bool = True):
+                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool,
+                 taped: bool = True) -> None:
         super().__init__()
         self.blocks = torch.nn.ModuleList(blocks)
         self.budget_bytes = budget_bytes
@@ -244,6 +253,7 @@ class AutoCheckpoint(torch.nn.Module):
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
+        self.plan: Optional[Union[TapedChainPlan, Plan]]
         if budget_bytes >= plain_peak_bytes:
             self.plan = None
             self.method = "plain autograd"
@@ -251,16 +261,18 @@ class AutoCheckpoint(torch.nn.Module):
             self.predicted_cost = plain_cost
             self.recomputed_blocks = 0
         else:
-            self.plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            self.plan = plan
             self.method = "remat.chain_taped" if taped else "remat.chain"
-            self.predicted_peak_bytes = self.plan.peak_bytes
+            self.predicted_peak_bytes = int(plan.peak_bytes or 0)  # a chain plan always has it
             # The plan never advances the last block (it is reversed where x_{T-1} stands); its re-run is
             # the forward's taped run, so the plan's cost is the run's.
-            self.predicted_cost = self.plan.predicted_cost
+            self.predicted_cost = plan.predicted_cost
             # Block forwards: every advanced step, plus a re-run per untaped reverse; T of them are plain's.
-            self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
+            taped_steps = plan.taped_steps if isinstance(plan, TapedChainPlan) else 0
+            self.recomputed_blocks = plan.forward_steps - taped_steps
         self._ran = False
-        self._actions = None
+        self._actions: Optional[List[Action]] = None
         self._param_lists: Optional[List[List[torch.Tensor]]] = None
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
@@ -280,13 +292,13 @@ class AutoCheckpoint(torch.nn.Module):
             self._least = _least_budget(self.chain_steps, self.final_state_bytes, self.taped)
         return self._least
 
-    def actions(self):
+    def actions(self) -> List[Action]:
         """The plan this module follows, as remat actions."""
         if self.plan is None:
             return _plain_actions(len(self.blocks))
         if self._actions is None:
             self._actions = list(self.plan)
-        return self._actions
+        return list(self._actions)
 
     def _block_params(self) -> List[List[torch.Tensor]]:
         """Per block, its parameters that require grad. The lists are made once (walking the modules for
@@ -358,7 +370,7 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
             least += max(1, roomy.granularity_bytes)
 
 
-def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_state: bool = True,
+def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
                     repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
     returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
@@ -379,7 +391,8 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
       so that dropout replays the same masks (as torch.utils.checkpoint does).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
-    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`, `predicted_cost` (seconds per iteration as profiled),
+    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,
+    `predicted_cost` (seconds per iteration as profiled),
     `recomputed_blocks` (block forwards per iteration beyond plain autograd's one each),
     `measured_peak_bytes` (after a forward and backward), `plain_peak_bytes` and `profiles`.
 

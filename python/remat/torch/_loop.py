@@ -21,18 +21,18 @@ import gc
 import itertools
 import math
 from contextlib import nullcontext
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Union
 
 import torch
 
 from .. import _remat
-from .._bytes import parse_bytes
+from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
-from ._state import StateSpec
+from ._state import State, StateSpec
 
 
 def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
@@ -304,10 +304,11 @@ class _CheckpointLoop(torch.autograd.Function):
         return (None, *x0_grads, *sums)
 
 
-def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: Optional[int] = None,
-                    budget=None, until: Optional[Callable] = None, snapshots: str = "device",
+def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module], x0: State,
+                    steps: Optional[int] = None, *, slots: Optional[int] = None, budget: Optional[Bytes] = None,
+                    until: Optional[Callable[[int, State], bool]] = None, snapshots: str = "device",
                     directory: Optional[str] = None, params: Optional[Sequence[torch.Tensor]] = None,
-                    preserve_rng_state: bool = True, taped: bool = False):
+                    preserve_rng_state: bool = True, taped: bool = False) -> State:
     """x_T of the loop x_{k+1} = step(k, x_k), k = 0..T-1, differentiable by autograd, holding at most
     `slots` snapshots of the state (x_0's included) or as many as `budget` bytes hold, along revolve's
     optimal schedule: the fewest recomputed steps for that memory.

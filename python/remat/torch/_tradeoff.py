@@ -27,7 +27,7 @@ import torch.utils.checkpoint
 
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from ._auto import AutoCheckpoint, _blocks_of
+from ._auto import AutoCheckpoint, Blocks, _blocks_of
 from ._profile import profile_blocks
 from ._saved import SavedBytes
 
@@ -114,7 +114,7 @@ def _sync(x: torch.Tensor) -> None:
         torch.cuda.synchronize(x.device)
 
 
-def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
+def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
              segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 3, taped: bool = True,
              loss: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
              progress: Optional[Callable[[str], None]] = None) -> Tradeoff:
