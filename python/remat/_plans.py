@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _remat
 from ._bytes import parse_bytes

@@ -379,7 +379,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       steps' tapes (a step run with grad and its graph kept until its reverse, which then needs no re-run),
       a tape costing ceil(tape bytes / snapshot bytes) slots, the tape bytes measured on step 0 (what its
       graph saves, each storage once, parameters left out, plus the input state) of the first taped call
-      with this step and state shapes. With room for T - 1 tapes, no step runs twice. Offline only (steps=); snapshots on the state's device.
+      with this step and state shapes. With room for T - 1 tapes, no step runs twice. Offline only
+      (steps=); snapshots on the state's device.
 
         h = remat.torch.checkpoint_loop(lambda k, h: cell(inputs[k], h), h0, steps=1000, slots=32)
         h.sum().backward()

@@ -151,10 +151,10 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     budget in `budgets` (bytes, ints or strings such as "64MiB"; default: the peaks the other points
     measured, the least budget auto_checkpoint plans within, and for each of those peaks the largest
     measured-within budget raised by the bytes its plan left unused, where that gives a cheaper plan whose
-    measured peak is still within: the chain model's peak is above what a plan then holds). The blocks are profiled once (`repeats`,
-    `taped` as auto_checkpoint's) and every budget's module is made from that profile. `rounds`: timed
-    iterations of each configuration, interleaved; `progress`: called with a line per step (e.g. print to
-    stderr).
+    measured peak is still within: the chain model's peak is above what a plan then holds). The blocks are
+    profiled once (`repeats`, `taped` as auto_checkpoint's) and every budget's module is made from that
+    profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
+    per step (e.g. print to stderr).
 
         t = remat.torch.tradeoff(model, x)
         t.save_svg("tradeoff.svg")          # peak bytes (x) against seconds per iteration (y)
