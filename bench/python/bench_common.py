@@ -8,7 +8,7 @@ import json
 import statistics
 import sys
 import time
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 
 def summary(doc: str) -> str:
@@ -53,18 +53,26 @@ def fail(message: str, usage: bool = False) -> None:
 
 
 def interleaved(runs: Dict[str, Callable[[], None]], rounds: int, sync: Callable[[], None] = lambda: None,
-                name: str = "") -> Dict[str, List[float]]:
-    """Times each callable once per round, in turn (a loaded machine slows them alike); every round's
-    seconds per name."""
+                name: str = "", cpu: Optional[Dict[str, List[float]]] = None) -> Dict[str, List[float]]:
+    """Times each callable once per round, in turn (a loaded machine slows them alike), each round starting
+    one callable further on (so that none is always timed right after the same one); every round's seconds
+    per name. `cpu`, a dict, receives the process's CPU seconds of the same runs (which the other processes
+    of a loaded machine do not add to)."""
     times: Dict[str, List[float]] = {k: [] for k in runs}
+    if cpu is not None:
+        cpu.update({k: [] for k in runs})
+    names = list(runs)
     for r in range(rounds):
         progress(f"{name}round {r + 1} of {rounds}")
-        for k, run in runs.items():
+        for i in range(len(names)):
+            k = names[(r + i) % len(names)]
             sync()
-            start = time.perf_counter()
-            run()
+            start_cpu, start = time.process_time(), time.perf_counter()
+            runs[k]()
             sync()
             times[k].append(time.perf_counter() - start)
+            if cpu is not None:
+                cpu[k].append(time.process_time() - start_cpu)
     return times
 
 

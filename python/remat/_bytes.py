@@ -1,8 +1,12 @@
 """Byte sizes as the remat tool reads them: an integer, or a number with a unit (2GiB, 512MiB, 1.5e9)."""
 
 import re
+from typing import Union
 
 from ._errors import ArgumentError
+
+#: A byte count as remat takes one: an int, or a string such as "8GiB".
+Bytes = Union[int, str]
 
 _UNITS = {
     "": 1, "b": 1,
@@ -12,7 +16,7 @@ _UNITS = {
 _PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
-def parse_bytes(value, what="budget"):
+def parse_bytes(value: Bytes, what: str = "budget") -> int:
     """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units), "8GB" (decimal)."""
     if isinstance(value, bool):
         raise ArgumentError(f"{what}: expected a byte count, got {value!r}")

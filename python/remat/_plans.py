@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import Iterator, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _remat
 from ._bytes import parse_bytes
@@ -277,19 +277,29 @@ class TapedChainPlan:
     and the fields steps, budget_bytes, predicted_cost, peak_bytes, granularity_bytes, least_budget_bytes,
     forward_steps, taped_steps and all_taped_bytes (the all-taped plan's peak: more memory never helps)."""
 
-    def __init__(self, actions, report):
+    steps: int
+    budget_bytes: int
+    predicted_cost: float
+    peak_bytes: int
+    granularity_bytes: int
+    least_budget_bytes: int
+    forward_steps: int
+    taped_steps: int
+    all_taped_bytes: int
+
+    def __init__(self, actions: Iterable["_remat.Action"], report: Mapping[str, Any]) -> None:
         self.actions = list(actions)
         for key, value in report.items():
             setattr(self, key, value)
         self._report = dict(report)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator["_remat.Action"]:
         return iter(self.actions)
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return dict(self._report)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"TapedChainPlan(steps={self.steps}, predicted_cost={self.predicted_cost}, "
                 f"peak_bytes={self.peak_bytes}, taped_steps={self.taped_steps})")
 

@@ -9,7 +9,7 @@ import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import _remat
-from ._bytes import parse_bytes
+from ._bytes import Bytes, parse_bytes
 from ._errors import CapacityError, CountOverflowError, Error
 from ._plans import Level, _level_tuple, multilevel, revolve, store_all, uniform
 
@@ -47,7 +47,8 @@ class Tradeoff:
     """The memory-recomputation trade-off of a loop of `steps` steps (docs/tradeoff.md): `rows` over the
     grid, `least` (with max_overhead) and `within` (with budget) answers per schedule, None where none does."""
 
-    def __init__(self, steps: int, reverse_cost: float, state_bytes: Optional[int], levels: Sequence[tuple]):
+    def __init__(self, steps: int, reverse_cost: float, state_bytes: Optional[int],
+                 levels: Sequence[tuple]) -> None:
         self.steps = steps
         self.reverse_cost = reverse_cost
         self.state_bytes = state_bytes
@@ -220,8 +221,8 @@ class Tradeoff:
         return f"Tradeoff(steps={self.steps}, rows={len(self.rows)})"
 
 
-def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes=None, levels: Sequence = (),
-             max_overhead: Optional[float] = None, budget=None) -> Tradeoff:
+def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Bytes] = None, levels: Sequence = (),
+             max_overhead: Optional[float] = None, budget: Optional[Bytes] = None) -> Tradeoff:
     """Revolve, online revolve, uniform (the best spacing for each count), the sqrt(T) rule and store-all
     (and multilevel with `levels`, the first level taking each row's slot count) over about four slot counts
     per decade, priced as `remat tradeoff --steps T` prices them. max_overhead: also the fewest slots each

@@ -118,6 +118,39 @@ def test_taped_advances_save_the_extra_forward_below_plain_autograds_peak(name):
     assert any(getattr(a, "taped", False) for a in taped.actions())
 
 
+@pytest.mark.parametrize("name", ["conv", "transformer"])
+def test_taped_blocks_in_order_run_as_one_graph(name, monkeypatch):
+    """At plain autograd's peak the module is plain autograd: its output comes from the last block's own
+    graph node and its backward calls no torch.autograd.grad. Just below that peak, blocks taped one after
+    the other make one graph, reversed by one backward: fewer torch.autograd.grad calls than blocks (one
+    per block before), the gradients still plain autograd's. (The MLP stack's plans tape no two
+    neighbours: its blocks save their outputs, which the chain model counts in two tapes.)"""
+    model, make_x = STACKS[name]()
+    x = make_x().requires_grad_()
+    plain_y, plain_grads, plain_x_grad = run(model, x, seed=5)
+    calls = [0]
+    grad = torch.autograd.grad
+
+    def counting_grad(*args, **kwargs):
+        calls[0] += 1
+        return grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    at_plain = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    below = remat.torch.auto_checkpoint(model, x, budget=at_plain.plain_peak_bytes - 1, repeats=0)
+    calls[0] = 0
+    y = at_plain(x)
+    assert type(y.grad_fn) is type(model(x).grad_fn)
+    y.sum().backward()
+    assert calls[0] == 0
+    taped = [a.start for a in below.actions() if a.kind == "advance" and a.taped]
+    assert any(k + 1 in taped for k in taped)  # the plan tapes two neighbours: the case this test is about
+    y, grads, x_grad = run(below, x, seed=5)
+    assert 0 < calls[0] < len(model)
+    assert torch.equal(y, plain_y) and torch.equal(x_grad, plain_x_grad)
+    assert all(torch.equal(a, b) for a, b in zip(grads, plain_grads))
+
+
 def test_plain_peak_is_what_plain_autograd_saves():
     """plain_peak_bytes against an independent count: every storage autograd saves in one plain forward."""
     model, make_x = mlp_stack()
@@ -187,3 +220,45 @@ def test_chain_taped_binding():
     assert sum(1 for a in roomy if a.kind == "reverse") == 10
     with pytest.raises(remat.CapacityError, match=f"at least {roomy.least_budget_bytes} bytes"):
         remat.chain_taped(steps, budget=roomy.least_budget_bytes - 1)
+
+
+def test_profiling_times_blocks_without_the_counting_hooks(monkeypatch):
+    """The saved-tensor hooks that count a block's activation bytes (a Python call per saved tensor) are on
+    in one untimed run per block only: the timed runs are plain forwards and backwards, as the plan's are."""
+    from remat.torch import _saved
+
+    model, make_x = transformer_stack()
+    x = make_x()
+    entered = [0]
+    hooks = _saved.SavedBytes.hooks
+
+    def counting_hooks(self):
+        entered[0] += 1
+        return hooks(self)
+
+    monkeypatch.setattr(_saved.SavedBytes, "hooks", counting_hooks)
+    fast = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=3)
+    assert entered[0] == len(model)
+    assert all(p.forward_seconds > 0 and p.backward_seconds > 0 for p in fast.profiles)
+
+
+def test_blocks_sharing_parameters_sum_them_in_plain_autograds_order():
+    """One block object used three times and another twice (their parameters shared between blocks, and
+    between kept stretches and re-run blocks): the gradients equal plain autograd's bit for bit at every
+    budget from the least to plain autograd's peak."""
+    torch.manual_seed(4)
+    a, b = nn.Sequential(nn.Linear(8, 8), nn.GELU()), nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8))
+    model = nn.Sequential(a, b, a, nn.Linear(8, 8), b, a, a)
+    x = torch.randn(5, 8, requires_grad=True)
+    plain_y, plain_grads, plain_x_grad = run(model, x, seed=1)
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    least, top = probe.least_budget_bytes, probe.plain_peak_bytes
+    stretches = 0
+    for budget in sorted({least + (top - least) * i // 6 for i in range(7)} | {top - 1}):
+        fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)
+        taped = [a.start for a in fast.actions() if a.kind == "advance" and a.taped]
+        stretches += any(k + 1 in taped for k in taped)
+        y, grads, x_grad = run(fast, x, seed=1)
+        assert torch.equal(y, plain_y) and torch.equal(x_grad, plain_x_grad), budget
+        assert all(torch.equal(g, h) for g, h in zip(grads, plain_grads)), budget
+    assert stretches >= 2  # kept stretches of several blocks among the plans: the case this test is about

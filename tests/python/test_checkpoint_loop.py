@@ -429,3 +429,45 @@ def test_taped_refuses_the_online_form_and_other_placements():
         remat.torch.checkpoint_loop(step, torch.zeros(2, 6), 10, slots=3, taped=True, snapshots="host")
     with pytest.raises(remat.ArgumentError):
         remat.torch.checkpoint_loop(step, torch.zeros(2, 6), 10, slots=0, taped=True)
+
+
+@pytest.mark.parametrize("slots", [12, 10**4])
+def test_taped_steps_in_order_are_reversed_as_one_graph(slots, monkeypatch):
+    """Steps advanced taped one after the other make one graph, reversed by one backward (no cut between
+    them, no torch.autograd.grad per step): with room for every tape one call in all, with less far fewer
+    calls than steps; the gradients stay plain autograd's (compare checks them bit for bit)."""
+    T = 60
+    cell, step, _ = gru_loop(T)
+    plan = remat.taped_revolve(T, slots, tape_units_of(step, torch.zeros(2, 6), [*cell.parameters(), step.inputs]))
+    assert any(a.kind == "advance" and a.taped and b.kind == "advance" and b.taped and b.start == a.start + 1
+               for a, b in zip(list(plan), list(plan)[1:]))  # neighbours taped: the case this test is about
+    calls = [0]
+    grad = torch.autograd.grad
+
+    def counting_grad(*args, **kwargs):
+        calls[0] += 1
+        return grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=slots, taped=True)
+    assert calls[0] == 1 if slots >= (T - 1) * 7 else 1 < calls[0] < T // 2
+
+
+def test_a_tapes_size_is_measured_once_per_step_and_state_shape(monkeypatch):
+    """Finding the storages alive before step 0 (to leave them out of a tape) walks every Python object; a
+    later taped call with the same step and state shapes reuses the tape's size instead."""
+    from remat.torch import _loop
+
+    walks = [0]
+    live = _loop._live_storages
+
+    def counting_live():
+        walks[0] += 1
+        return live()
+
+    monkeypatch.setattr(_loop, "_live_storages", counting_live)
+    monkeypatch.setattr(_loop, "_tape_bytes", __import__("weakref").WeakKeyDictionary())
+    _, step, _ = gru_loop(20)
+    for f, h0 in ((step, torch.zeros(2, 6)), (step, torch.ones(2, 6)), (lambda k, h: step(k, h), torch.zeros(2, 6))):
+        remat.torch.checkpoint_loop(f, h0.requires_grad_(), 20, slots=30, taped=True).sum().backward()
+    assert walks[0] == 2  # the second call has the first's step and state shape; the third another step

@@ -47,6 +47,7 @@ def test_points_are_measured_and_agree_with_independent_counts():
     for p in t.points:
         assert len(p.times) == 2 and all(s > 0 for s in p.times)
         assert min(p.times) <= p.seconds <= max(p.times)
+        assert len(p.cpu_times) == 2 and min(p.cpu_times) <= p.cpu_seconds <= max(p.cpu_times)
         assert p.peak_bytes > 0
     assert t.plain.recomputed_blocks == 0
     assert t.plain.peak_bytes == saved_storages_of_plain(model, x)
@@ -55,9 +56,18 @@ def test_points_are_measured_and_agree_with_independent_counts():
         assert p.recomputed_blocks == (n // p.segments) * (p.segments - 1)
     assert t.sequential[0].peak_bytes == t.plain.peak_bytes  # one segment: plain autograd
     assert t.sequential[-1].peak_bytes < t.plain.peak_bytes
-    # The default budgets are the peaks measured and the least budget; each auto point within its budget.
+    # The default budgets are the peaks measured and the least budget, and budgets raised towards a measured
+    # peak, each a cheaper plan than the largest measured within that peak and still measured within it;
+    # each auto point within its budget.
     budgets = [p.budget_bytes for p in t.auto] + t.refused_budgets
-    assert set(budgets) == {p.peak_bytes for p in [t.plain, *t.sequential]} | {t.least_budget_bytes}
+    peaks = {p.peak_bytes for p in [t.plain, *t.sequential]}
+    assert set(budgets) >= peaks | {t.least_budget_bytes}
+    for p in t.auto:
+        if p.budget_bytes not in peaks | {t.least_budget_bytes}:
+            target = min(q for q in peaks if q >= p.peak_bytes)
+            below = max((q for q in t.auto if q.budget_bytes in peaks | {t.least_budget_bytes}
+                         and q.peak_bytes <= target), key=lambda q: q.budget_bytes)
+            assert below.budget_bytes < p.budget_bytes and p.peak_bytes <= target
     for p in t.auto:
         assert p.peak_bytes <= p.predicted_peak_bytes <= p.budget_bytes
     top = max(t.auto, key=lambda p: p.budget_bytes)

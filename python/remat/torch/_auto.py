@@ -10,45 +10,70 @@ block's saved tensors at once), the plan is plain autograd's: every block taped,
 (the chain model counts a tape's input and output even where the block does not save them, so its own
 all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
 
-The module's forward runs one torch.autograd.Function whose forward walks the plan up to its first reverse
-and whose backward walks the rest, like checkpoint_loop (_loop.py): `reverse k` takes block k's kept tape or
-re-runs it with grad from x_k, and back-propagates through it with torch.autograd.grad.
+Where the plan is plain autograd's, the module's forward is the blocks' own, one ordinary graph. Below that
+it runs one torch.autograd.Function whose forward walks the plan up to its first reverse and whose backward
+walks the rest, like checkpoint_loop (_loop.py). Blocks advanced taped one after the other make one graph (no
+cut between them, as plain autograd's); `reverse k` back-propagates with torch.autograd.grad through block k's
+kept graph, and with it through the rest of the stretch k belongs to, or re-runs block k with grad from x_k.
+Each block's parameter list is made once, not walked for each block in each iteration.
 """
 
 from __future__ import annotations
 
 import itertools
 from contextlib import nullcontext
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
-from .._bytes import parse_bytes
+from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
-from .._plans import chain, chain_taped
+from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 
+if TYPE_CHECKING:
+    from .._remat import Action  # a name of the stubs only (_remat.pyi)
 
-def _plain_actions(blocks: int):
+
+#: What auto_checkpoint and tradeoff take as a model: an nn.Sequential or a list of blocks.
+Blocks = Union[torch.nn.Sequential, torch.nn.ModuleList, Sequence[torch.nn.Module]]
+
+
+def _plain_actions(blocks: int) -> List[Action]:
     """Plain autograd as a plan: every block advanced with its tape kept, then reversed from the last."""
-    return [Advance(k, k + 1, True) for k in range(blocks)] + [Reverse(k) for k in reversed(range(blocks))]
+    actions: List[Action] = [Advance(k, k + 1, True) for k in range(blocks)]
+    return actions + [Reverse(k) for k in reversed(range(blocks))]
+
+
+class _Tape:
+    """The kept graph of a stretch of blocks start..stop-1 advanced taped one after the other: one autograd
+    graph from `leaf` (x_start, detached) to `out` (x_stop), as plain autograd would build it, so that their
+    reverses are one backward through it with no boundary between the blocks."""
+
+    __slots__ = ("start", "stop", "leaf", "out")
+
+    def __init__(self, start: int, leaf: torch.Tensor, out: torch.Tensor):
+        self.start, self.stop, self.leaf, self.out = start, start + 1, leaf, out
 
 
 class _Run:
     """One forward and backward of the stack along the plan."""
 
-    def __init__(self, owner: "AutoCheckpoint", actions):
+    def __init__(self, owner: "AutoCheckpoint", actions, block_params: List[List[torch.Tensor]]):
         self.owner = owner
         self.blocks = owner.blocks
+        self.block_params = block_params  # per block, its parameters requiring grad
         self.counter: SavedBytes = owner._counter
         self.rng: Optional[RngStates] = owner._rng
         self.actions = iter(actions)
         self.current: Optional[torch.Tensor] = None
-        self.slots = {}  # slot -> (state, key in the counter, RNG state)
-        self.tapes = {}  # k -> (leaf, output): block k's graph, kept for `reverse k`
+        self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
+        self.tapes: Dict[int, _Tape] = {}  # k -> the kept graph through block k, for `reverse k`
+        self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
+        self.reversed_from = len(self.blocks)  # every step >= this has been reversed
         self.pending = None  # the plan's first reverse, reached by the forward
         self.x0_grad = False
 
@@ -62,11 +87,17 @@ class _Run:
         return x
 
     def _tape(self, k: int) -> None:
+        tape = self.open
         with torch.enable_grad(), self._hooks():
-            leaf = self._leaf(k, self.current)
-            out = self.blocks[k](leaf)
-        self.tapes[k] = (leaf, out)
-        self.current = out.detach()
+            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
+                tape.out = self.blocks[k](tape.out)
+                tape.stop = k + 1
+            else:
+                leaf = self._leaf(k, self.current)
+                tape = _Tape(k, leaf, self.blocks[k](leaf))
+        self.tapes[k] = tape
+        self.open = tape
+        self.current = tape.out.detach()
 
     def apply(self, a) -> None:
         kind = a.kind
@@ -74,6 +105,7 @@ class _Run:
             if a.taped:
                 self._tape(a.start)
                 return
+            self.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
                     self.current = self.blocks[k](self.current)
@@ -81,6 +113,7 @@ class _Run:
             rng = self.rng.get() if self.rng is not None else None
             self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
         elif kind == "restore":
+            self.open = None
             self.current, _, rng = self.slots[a.slot]
             if self.rng is not None:
                 self.rng.set(rng)
@@ -111,26 +144,41 @@ class _Run:
         adjoint = grad
         for a in itertools.chain([self.pending], self.actions):
             if a.kind == "reverse":
-                adjoint = self._reverse(a.step, adjoint, sums, index)
+                self.open = None
+                if a.step < self.reversed_from:  # else a kept stretch's backward has reversed it already
+                    adjoint = self._reverse(a.step, adjoint, sums, index)
             else:
                 self.apply(a)
         return adjoint, sums
 
     def _reverse(self, k: int, adjoint, sums, index):
-        if k in self.tapes:
-            leaf, out = self.tapes.pop(k)
-        else:
+        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
+        through the stretch's graph (plain autograd's own for those blocks)."""
+        tape = self.tapes.get(k)
+        if tape is None:  # not kept: re-run block k with grad from x_k
             with torch.enable_grad(), self._hooks():
                 leaf = self._leaf(k, self.current)
-                out = self.blocks[k](leaf)
+                tape = _Tape(k, leaf, self.blocks[k](leaf))
+        if tape.stop != k + 1:
+            raise AssertionError(f"remat.torch.auto_checkpoint: reverse {k} inside a kept stretch "
+                                 f"{tape.start}..{tape.stop - 1}")
+        for j in range(tape.start, k + 1):
+            self.tapes.pop(j, None)
+        self.reversed_from = tape.start
         self.current = None
-        mine = [p for p in self.blocks[k].parameters() if p.requires_grad]
+        leaf, out = tape.leaf, tape.out
+        mine, seen = [], set()
+        for j in range(tape.start, k + 1):
+            for p in self.block_params[j]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    mine.append(p)
         outputs, grad_outputs = [], []
         if adjoint is not None and out.requires_grad:
             outputs.append(out)
             grad_outputs.append(adjoint)
-        # A parameter's running sum (shared between blocks) enters first, so that its additions happen in
-        # plain autograd's order (as in checkpoint_loop).
+        # A parameter's running sum (shared with blocks reversed before) enters first, so that its additions
+        # happen in plain autograd's order (as in checkpoint_loop).
         with torch.enable_grad():
             for p in mine:
                 s = sums[index[id(p)]]
@@ -148,6 +196,7 @@ class _Run:
 
     def close(self) -> None:
         self.tapes.clear()
+        self.open = None
         for _, key, _ in self.slots.values():
             self.counter.release(key)
         self.slots.clear()
@@ -187,7 +236,8 @@ class AutoCheckpoint(torch.nn.Module):
     (made by remat.torch.auto_checkpoint, which says what the attributes mean)."""
 
     def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
-                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool, taped: bool = True):
+                 profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool,
+                 taped: bool = True) -> None:
         super().__init__()
         self.blocks = torch.nn.ModuleList(blocks)
         self.budget_bytes = budget_bytes
@@ -203,6 +253,7 @@ class AutoCheckpoint(torch.nn.Module):
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
+        self.plan: Optional[Union[TapedChainPlan, Plan]]
         if budget_bytes >= plain_peak_bytes:
             self.plan = None
             self.method = "plain autograd"
@@ -210,15 +261,19 @@ class AutoCheckpoint(torch.nn.Module):
             self.predicted_cost = plain_cost
             self.recomputed_blocks = 0
         else:
-            self.plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
+            self.plan = plan
             self.method = "remat.chain_taped" if taped else "remat.chain"
-            self.predicted_peak_bytes = self.plan.peak_bytes
+            self.predicted_peak_bytes = int(plan.peak_bytes or 0)  # a chain plan always has it
             # The plan never advances the last block (it is reversed where x_{T-1} stands); its re-run is
             # the forward's taped run, so the plan's cost is the run's.
-            self.predicted_cost = self.plan.predicted_cost
+            self.predicted_cost = plan.predicted_cost
             # Block forwards: every advanced step, plus a re-run per untaped reverse; T of them are plain's.
-            self.recomputed_blocks = self.plan.forward_steps - (self.plan.taped_steps if taped else 0)
+            taped_steps = plan.taped_steps if isinstance(plan, TapedChainPlan) else 0
+            self.recomputed_blocks = plan.forward_steps - taped_steps
         self._ran = False
+        self._actions: Optional[List[Action]] = None
+        self._param_lists: Optional[List[List[torch.Tensor]]] = None
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
         #: measured_peak_bytes; False runs without the hooks (the peak then counts the snapshots only).
@@ -237,16 +292,39 @@ class AutoCheckpoint(torch.nn.Module):
             self._least = _least_budget(self.chain_steps, self.final_state_bytes, self.taped)
         return self._least
 
-    def actions(self):
+    def actions(self) -> List[Action]:
         """The plan this module follows, as remat actions."""
         if self.plan is None:
             return _plain_actions(len(self.blocks))
-        return list(self.plan)
+        if self._actions is None:
+            self._actions = list(self.plan)
+        return list(self._actions)
+
+    def _block_params(self) -> List[List[torch.Tensor]]:
+        """Per block, its parameters that require grad. The lists are made once (walking the modules for
+        them costs about 0.3 ms per block and iteration) and again after .to() and the like; a block changed
+        in place after auto_checkpoint (parameters added, blocks replaced) needs a new auto_checkpoint, as
+        its profile and plan do."""
+        if self._param_lists is None:
+            self._param_lists = [list(b.parameters()) for b in self.blocks]
+        return [[p for p in ps if p.requires_grad] for ps in self._param_lists]
+
+    def _apply(self, *args, **kwargs):
+        self._param_lists = None  # conversions may swap the parameter objects (torch.__future__)
+        done = super()._apply(*args, **kwargs)
+        # Parameters and buffers moved have new storages, which the activation count must still leave out.
+        self._counter.exclude([*self.parameters(), *self.buffers()])
+        return done
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
-        params = [p for p in self.parameters() if p.requires_grad]
+        block_params = self._block_params()
+        params, seen = [], set()
+        for p in itertools.chain.from_iterable(block_params):
+            if id(p) not in seen:
+                seen.add(id(p))
+                params.append(p)
         if not torch.is_grad_enabled() or not (x.requires_grad or params):
             for block in self.blocks:
                 x = block(x)
@@ -257,7 +335,14 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._counter.reset_peak()
         self._ran = True
-        return _Stack.apply(_Run(self, self.actions()), x, *params)
+        if self.plan is None:
+            # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
+            # blocks, nothing of remat's in the backward.
+            with self._counter.hooks() if self.measure_memory else nullcontext():
+                for block in self.blocks:
+                    x = block(x)
+            return x
+        return _Stack.apply(_Run(self, self.actions(), block_params), x, *params)
 
 
 def _planner(taped: bool):
@@ -285,20 +370,20 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
             least += max(1, roomy.granularity_bytes)
 
 
-def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_state: bool = True,
-                    repeats: int = 2, taped: bool = True) -> AutoCheckpoint:
+def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
+                    repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
     returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
     the cheapest schedule remat finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
-    (the least of `repeats` runs after one warm-up), its input's and output's bytes and the bytes autograd
-    saves for its backward (saved-tensor hooks, each storage once; parameters and buffers left out). Where
-    the budget holds plain autograd's activations (`plain_peak_bytes`), the module runs plain autograd: no
-    block is run twice. Below that it follows remat.chain_taped's optimal plan for the budget: snapshots of
-    block inputs, some blocks run keeping their tapes, the others re-run in the backward (taped=False:
-    remat.chain's, snapshots only). A budget below the least that any plan fits is refused
-    (remat.CapacityError naming that least budget).
+    (the least of `repeats` runs after one warm-up; CPU time on the CPU with one PyTorch thread, else wall
+    time), its input's and output's bytes and the bytes autograd saves for its backward (saved-tensor hooks,
+    each storage once; parameters and buffers left out). Where the budget holds plain autograd's
+    activations (`plain_peak_bytes`), the module runs plain autograd: no block is run twice. Below that it
+    follows remat.chain_taped's optimal plan for the budget: snapshots of block inputs, some blocks run
+    keeping their tapes, the others re-run in the backward (taped=False: remat.chain's, snapshots only). A
+    budget below the least that any plan fits is refused (remat.CapacityError naming that least budget).
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
       block input, and a running block's saved activations.
@@ -306,7 +391,8 @@ def auto_checkpoint(model, sample: torch.Tensor, budget="8GiB", *, preserve_rng_
       so that dropout replays the same masks (as torch.utils.checkpoint does).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
-    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`, `predicted_cost` (seconds per iteration as profiled),
+    remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,
+    `predicted_cost` (seconds per iteration as profiled),
     `recomputed_blocks` (block forwards per iteration beyond plain autograd's one each),
     `measured_peak_bytes` (after a forward and backward), `plain_peak_bytes` and `profiles`.
 

@@ -7,6 +7,8 @@ first `reverse` under no_grad (storing snapshots as told), then runs the last st
 that graph. Its backward walks the rest: `advance` runs steps under no_grad, `store`/`restore`/`free` move
 snapshots, and `reverse K` re-runs step K with grad enabled from x_K and back-propagates the incoming gradient
 through it with torch.autograd.grad, passing on the gradient of x_K and summing the parameters' gradients.
+Steps advanced taped one after the other (taped=True) make one graph, as the plain loop's, reversed by one
+torch.autograd.grad through the whole stretch.
 
 Gradients equal plain autograd's bit for bit on the CPU: each re-run builds the same graph as the plain loop
 builds for that step, and a parameter's running sum enters each step's backward first (as the plain
@@ -20,19 +22,20 @@ import functools
 import gc
 import itertools
 import math
+import weakref
 from contextlib import nullcontext
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import torch
 
 from .. import _remat
-from .._bytes import parse_bytes
+from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
-from ._state import StateSpec
+from ._state import State, StateSpec
 
 
 def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
@@ -77,6 +80,30 @@ def _taped_plan(steps: int, units: int, tape_units: int):
 atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
 
 
+#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices): its tape's bytes}
+#: as measured on its first taped call. Finding the storages alive before step 0 walks every object Python
+#: holds (0.08 s with PyTorch loaded), which a training loop's later calls with the same step need not repeat.
+_tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
+
+
+def _tape_key(spec: StateSpec) -> tuple:
+    return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices))
+
+
+def _known_tape_bytes(step, spec: StateSpec) -> Optional[int]:
+    try:
+        return _tape_bytes.get(step, {}).get(_tape_key(spec))
+    except TypeError:  # a step that cannot be weakly referenced (or hashed): measured at every call
+        return None
+
+
+def _remember_tape_bytes(step, spec: StateSpec, nbytes: int) -> None:
+    try:
+        _tape_bytes.setdefault(step, {})[_tape_key(spec)] = nbytes
+    except TypeError:
+        pass
+
+
 def _live_storages():
     """The storages of every tensor Python holds now (a closure's data, the parameters): not a tape's."""
     keys = set()
@@ -101,6 +128,17 @@ def _call(step, k: int, x):
         raise
 
 
+class _Tape:
+    """The kept graph of steps start..stop-1 advanced taped one after the other: one autograd graph from
+    `leaves` (x_start's parts, detached) to `out` (x_stop's), as the plain loop builds it, so that their
+    reverses are one backward through it with no boundary between the steps."""
+
+    __slots__ = ("start", "stop", "leaves", "out")
+
+    def __init__(self, start: int, leaves, out):
+        self.start, self.stop, self.leaves, self.out = start, start + 1, leaves, out
+
+
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -117,8 +155,10 @@ class _Loop:
         # (x_1's parts, the RNG state before step 0, step 0's graph or None) when step 0 already ran
         self.first = first
         self.current = None
-        self.kept = None  # (K, leaves, outputs): step K's graph kept by the forward
-        self.tapes = {}  # K -> (leaves, outputs): the graphs of taped advances, kept for `reverse K`
+        self.kept: Optional[int] = None  # K: the step whose graph the forward kept for the first reverse
+        self.tapes: Dict[int, _Tape] = {}  # K -> the kept graph through step K, for `reverse K`
+        self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
+        self.reversed_from: Optional[int] = None  # every step >= this has been reversed
 
     # -- running steps -------------------------------------------------------------------------------------
     def run(self, k: int, parts):
@@ -135,6 +175,7 @@ class _Loop:
             if a.taped:
                 self._tape(a.start)
                 return
+            self.open = None
             for k in range(a.start, a.stop):
                 self.current = self.run(k, self.current)
         elif kind == "store":
@@ -143,6 +184,7 @@ class _Loop:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
             self.slots.store(a.slot, a.step, self.current, rng)
         elif kind == "restore":
+            self.open = None
             self.current, rng = self.slots.restore(a.slot, a.step)
             if self.rng is not None:
                 self.rng.set(rng)
@@ -152,21 +194,28 @@ class _Loop:
             raise AssertionError(f"remat.torch: unexpected action {a}")
 
     def _tape(self, k: int) -> None:
-        """`advance k k+1 tape`: step k run with grad, its graph kept for `reverse k`."""
+        """`advance k k+1 tape`: step k run with grad, its graph kept for `reverse k`; right after step
+        k-1's taped advance, as the same graph's continuation."""
+        tape = self.open
         if k == 0 and self.first is not None:
             x1, before, graph = self.first
             self.first = None
             if graph is not None:  # step 0's graph from its first run (taped=True keeps it)
-                self.tapes[0] = graph
+                tape = self.tapes[0] = self.open = _Tape(0, *graph)
                 self.current = x1
                 return
             if self.rng is not None:
                 self.rng.set(before)
         with torch.enable_grad():
-            leaves = self._leaves(self.current)
-            out = self.run(k, leaves)
-        self.tapes[k] = (leaves, out)
-        self.current = tuple(o.detach() for o in out)
+            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
+                tape.out = self.run(k, tape.out)
+                tape.stop = k + 1
+            else:
+                leaves = self._leaves(self.current)
+                tape = _Tape(k, leaves, self.run(k, leaves))
+        self.tapes[k] = tape
+        self.open = tape
+        self.current = tuple(o.detach() for o in tape.out)
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -189,23 +238,14 @@ class _Loop:
             k += 1
 
     def _keep_last(self, k: int):
-        """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1`, and return x_T (or take
-        that graph from a taped advance)."""
-        if k in self.tapes:
-            leaves, out = self.tapes.pop(k)
-            self.kept = (k, leaves, out)
-            self.current = None
-            return tuple(o.detach() for o in out)
-        if self.first is not None:  # T = 1: step 0 ran without its graph; run it again from its RNG state
-            if self.rng is not None:
-                self.rng.set(self.first[1])
-            self.first = None
-        with torch.enable_grad():
-            leaves = self._leaves(self.current)
-            out = self.run(k, leaves)
-        self.kept = (k, leaves, out)
+        """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1` (as a taped advance does;
+        T = 1: step 0 again from its RNG state), and return x_T (or take that graph from a taped advance)."""
+        if k not in self.tapes:
+            self._tape(k)
+        self.kept = k
+        self.open = None
         self.current = None
-        return tuple(o.detach() for o in out)
+        return tuple(o.detach() for o in self.tapes[k].out)
 
     # -- the reverse sweep ---------------------------------------------------------------------------------
     def _leaves(self, parts):
@@ -215,7 +255,7 @@ class _Loop:
         adjoint = list(grads)
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params)
         if self.kept is not None:  # `reverse T-1`, which the forward took from the plan
-            adjoint = self._reverse(self.kept[0], adjoint, sums)
+            adjoint = self._reverse(self.kept, adjoint, sums)
         for a in self._remaining():
             if a.kind == "reverse":
                 adjoint = self._reverse(a.step, adjoint, sums)
@@ -229,15 +269,23 @@ class _Loop:
         return itertools.chain.from_iterable(iter(self.online.take, []))
 
     def _reverse(self, k: int, adjoint, sums):
-        if self.kept is not None and self.kept[0] == k:
-            _, leaves, out = self.kept
-            self.kept = None
-        elif k in self.tapes:
-            leaves, out = self.tapes.pop(k)
-        else:
+        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
+        through the stretch's graph (the plain loop's own for those steps)."""
+        self.open = None
+        self.kept = None
+        if self.reversed_from is not None and k >= self.reversed_from:
+            return adjoint  # a kept stretch's backward has reversed it already
+        tape = self.tapes.get(k)
+        if tape is None:  # not kept: re-run step k with grad from x_k
             with torch.enable_grad():
                 leaves = self._leaves(self.current)
-                out = self.run(k, leaves)
+                tape = _Tape(k, leaves, self.run(k, leaves))
+        if tape.stop != k + 1:
+            raise AssertionError(f"remat.torch: reverse {k} inside a kept stretch {tape.start}..{tape.stop - 1}")
+        for j in range(tape.start, k + 1):
+            self.tapes.pop(j, None)
+        self.reversed_from = tape.start
+        leaves, out = tape.leaves, tape.out
         self.current = None
         outputs, grad_outputs = [], []
         for o, g in zip(out, adjoint):
@@ -266,6 +314,7 @@ class _Loop:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""
         self.kept = None
         self.tapes.clear()
+        self.open = None
         self.current = None
         self.actions = None
         self.online = None
@@ -304,10 +353,11 @@ class _CheckpointLoop(torch.autograd.Function):
         return (None, *x0_grads, *sums)
 
 
-def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: Optional[int] = None,
-                    budget=None, until: Optional[Callable] = None, snapshots: str = "device",
+def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module], x0: State,
+                    steps: Optional[int] = None, *, slots: Optional[int] = None, budget: Optional[Bytes] = None,
+                    until: Optional[Callable[[int, State], bool]] = None, snapshots: str = "device",
                     directory: Optional[str] = None, params: Optional[Sequence[torch.Tensor]] = None,
-                    preserve_rng_state: bool = True, taped: bool = False):
+                    preserve_rng_state: bool = True, taped: bool = False) -> State:
     """x_T of the loop x_{k+1} = step(k, x_k), k = 0..T-1, differentiable by autograd, holding at most
     `slots` snapshots of the state (x_0's included) or as many as `budget` bytes hold, along revolve's
     optimal schedule: the fewest recomputed steps for that memory.
@@ -328,8 +378,9 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
     taped: plan with remat.taped_revolve instead: the memory (slots=, in snapshots, or budget=) also holds
       steps' tapes (a step run with grad and its graph kept until its reverse, which then needs no re-run),
       a tape costing ceil(tape bytes / snapshot bytes) slots, the tape bytes measured on step 0 (what its
-      graph saves, each storage once, parameters left out, plus the input state). With room for T - 1
-      tapes, no step runs twice. Offline only (steps=); snapshots on the state's device.
+      graph saves, each storage once, parameters left out, plus the input state) of the first taped call
+      with this step and state shapes. With room for T - 1 tapes, no step runs twice. Offline only
+      (steps=); snapshots on the state's device.
 
         h = remat.torch.checkpoint_loop(lambda k, h: cell(inputs[k], h), h0, steps=1000, slots=32)
         h.sum().backward()
@@ -372,7 +423,8 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
         if until(0, x0):  # a loop of no steps
             return x0
     saved = {} if taped else None
-    existing = _live_storages() if taped else set()
+    known_tape_bytes = _known_tape_bytes(step, spec) if taped else None
+    existing = _live_storages() if taped and known_tape_bytes is None else set()
     if taped:
         actions, online = None, None
         if budget is not None:
@@ -394,15 +446,18 @@ def checkpoint_loop(step: Callable, x0, steps: Optional[int] = None, *, slots: O
             found = [p for p in step.parameters() if p.requires_grad]
         first = (x1, before, graph if taped else None)
     if taped:
-        # A tape: what step 0's graph saved that the step allocated (not parameters, buffers or the data a
-        # closure indexes: storages alive before it ran), and its input state.
-        excluded = {storage_key(t)[0] for t in found} | existing
-        if is_module:
-            excluded |= {storage_key(t)[0] for t in step.buffers()}
-        inputs = {storage_key(t)[0]: storage_key(t)[1] for t in x0_parts}
-        tape = {k: n for k, n in saved.items() if k not in excluded}
-        tape.update({k: n for k, n in inputs.items() if k not in tape})
-        tape_units = max(1, math.ceil(sum(tape.values()) / snapshot_bytes))
+        if known_tape_bytes is None:
+            # A tape: what step 0's graph saved that the step allocated (not parameters, buffers or the data
+            # a closure indexes: storages alive before it ran), and its input state.
+            excluded = {storage_key(t)[0] for t in found} | existing
+            if is_module:
+                excluded |= {storage_key(t)[0] for t in step.buffers()}
+            inputs = {storage_key(t)[0]: storage_key(t)[1] for t in x0_parts}
+            tape = {k: n for k, n in saved.items() if k not in excluded}
+            tape.update({k: n for k, n in inputs.items() if k not in tape})
+            known_tape_bytes = sum(tape.values())
+            _remember_tape_bytes(step, spec, known_tape_bytes)
+        tape_units = max(1, math.ceil(known_tape_bytes / snapshot_bytes))
         plan = _taped_plan(steps, slots, tape_units)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
     unique, seen = [], set()

@@ -6,6 +6,7 @@ saved-tensor hooks, each storage once, parameters left out). The user's RNG stre
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import List, Sequence
 
@@ -39,12 +40,13 @@ def _leaf(x: torch.Tensor, grad: bool) -> torch.Tensor:
     return x.requires_grad_() if grad and (x.is_floating_point() or x.is_complex()) else x
 
 
-def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 2):
+def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 3):
     """(profiles, plain autograd's activation bytes at the end of its forward, the outputs' shapes)."""
     params = [p for b in blocks for p in b.parameters()]
     excluded = params + [t for b in blocks for t in b.buffers()]
     buffers = [t.detach().clone() for b in blocks for t in b.buffers()]
     devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
+    clock = _clock(devices, sample)
     profiles: List[BlockProfile] = []
     states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
     plain_bytes = 0
@@ -54,28 +56,34 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
             for k, block in enumerate(blocks):
                 x = states[-1]
                 forward_s, backward_s = float("inf"), float("inf")
-                for run in range(repeats + 1):  # the first run warms up
-                    counter = SavedBytes(excluded)
+                for run in range(repeats + 1):
+                    # The first run warms up and counts the saved bytes; the timed runs go without the
+                    # counting hooks (a Python call per saved tensor, which would add to the forward's time
+                    # as no plain forward pays it).
+                    counter = SavedBytes(excluded) if run == 0 else None
                     leaf = _leaf(x, k > 0 or sample.requires_grad)
                     _sync(devices)
-                    start = time.perf_counter()
-                    with torch.enable_grad(), counter.hooks():
+                    start = clock()
+                    with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
                         out = block(leaf)
                     _sync(devices)
-                    middle = time.perf_counter()
+                    middle = clock()
                     if not isinstance(out, torch.Tensor):
                         raise TypeError(f"remat.torch.auto_checkpoint: block {k} returned "
                                         f"{type(out).__name__}; every block must return one tensor")
-                    keys = dict((key, entry[1]) for key, entry in counter.live.items())
+                    if counter is not None:
+                        keys = dict((key, entry[1]) for key, entry in counter.live.items())
+                        counted_out = out  # kept alive, so that its storage key stays its own
                     inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
                     if out.requires_grad and inputs:
                         torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
                     _sync(devices)
-                    end = time.perf_counter()
+                    end = clock()
                     if run > 0:
                         forward_s = min(forward_s, middle - start)
                         backward_s = min(backward_s, end - middle)
                     del counter
+                out = counted_out
                 in_key, in_bytes = storage_key(x)
                 out_key, out_bytes = storage_key(out)
                 saves_input, saves_output = in_key in keys, out_key in keys
@@ -92,6 +100,16 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                 t.copy_(saved)
     plain_bytes += sum(storage_key(s)[1] for s, saved in zip(states, state_saved) if saved)
     return profiles, plain_bytes, states[-1]
+
+
+def _clock(devices, sample: torch.Tensor):
+    """What the forward and backward times are read from: on the CPU with one PyTorch thread, the
+    process's CPU time, which a loaded machine's other processes do not add to (its wall time there can
+    come out several times the block's own for a run; with more threads the CPU time adds up the threads,
+    so the wall time is read then); on a GPU the wall time between synchronisations."""
+    if not devices and sample.device.type == "cpu" and torch.get_num_threads() == 1:
+        return time.process_time
+    return time.perf_counter
 
 
 def _sync(devices) -> None:

@@ -40,11 +40,15 @@ class SavedBytes:
     """Live activation bytes and their peak since reset_peak()."""
 
     def __init__(self, excluded: Iterable[torch.Tensor] = ()):
-        self.excluded = {storage_key(t)[0] for t in excluded}
+        self.exclude(excluded)
         self.live: Dict[object, list] = {}  # key -> [holders, bytes]
         self.current = 0
         self.peak = 0
         self._anonymous = 0
+
+    def exclude(self, tensors: Iterable[torch.Tensor]) -> None:
+        """Leaves these tensors' storages out from now on (in place of those left out before)."""
+        self.excluded = {storage_key(t)[0] for t in tensors}
 
     def hold(self, t: torch.Tensor):
         """Counts t's storage (once however often held); returns the key to release, None when excluded."""

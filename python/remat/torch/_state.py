@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Sequence, Tuple
+from typing import Sequence, Tuple, Union
 
 import torch
 
 from .._errors import ArgumentError
+
+#: A loop's state: one tensor, or a tuple of tensors.
+State = Union[torch.Tensor, Tuple[torch.Tensor, ...]]
 
 
 def _describe(t: torch.Tensor) -> str:

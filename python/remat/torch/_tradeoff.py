@@ -7,8 +7,9 @@ Every configuration is measured the same way: one untimed iteration (a forward a
 loss(model(x))) counts the peak of the activation bytes (each storage once, as auto_checkpoint counts:
 saved-tensor hooks for what autograd saves, plus the snapshots auto_checkpoint holds; parameters, buffers
 and gradients left out) and the block forwards (forward pre-hooks); then `rounds` rounds each time one
-iteration of every configuration in turn (interleaved, so that a loaded machine slows them alike), and the
-median is reported. The timed iterations run without the counting hooks (auto_checkpoint's own turned off
+iteration of every configuration in turn (interleaved, so that a loaded machine slows them alike; each round
+starting one configuration further on), and the median is reported, of the wall time and of the process's
+CPU time. The timed iterations run without the counting hooks (auto_checkpoint's own turned off
 with its measure_memory attribute), as users run them.
 """
 
@@ -26,7 +27,7 @@ import torch.utils.checkpoint
 
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from ._auto import AutoCheckpoint, _blocks_of
+from ._auto import AutoCheckpoint, Blocks, _blocks_of
 from ._profile import profile_blocks
 from ._saved import SavedBytes
 
@@ -36,8 +37,9 @@ class TradeoffPoint:
     """One measured configuration. `method`: "plain autograd", "checkpoint_sequential" (with `segments`) or
     "auto_checkpoint" (with `budget_bytes`, `plan_method` and `predicted_peak_bytes`). `peak_bytes`: the
     measured peak of activation bytes; `seconds`: the median over the rounds of the time of one iteration
-    (forward and backward), `times` every round's; `recomputed_blocks`: block forwards per iteration beyond
-    one per block, counted."""
+    (forward and backward), `times` every round's; `cpu_seconds` and `cpu_times` the same in the process's
+    CPU time (which the other processes of a loaded machine do not add to); `recomputed_blocks`: block
+    forwards per iteration beyond one per block, counted."""
     method: str
     peak_bytes: int
     seconds: float
@@ -47,6 +49,8 @@ class TradeoffPoint:
     budget_bytes: Optional[int] = None
     plan_method: Optional[str] = None
     predicted_peak_bytes: Optional[int] = None
+    cpu_seconds: float = 0.0
+    cpu_times: List[float] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -91,6 +95,32 @@ class Tradeoff:
             f.write(self.svg(title))
 
 
+def _add_budgets_up_to_measured_peaks(configs, refused, make, measure, say) -> None:
+    """The chain model counts more than a plan then holds (a taped block's input, whether or not the block
+    saves it), so an auto_checkpoint point's measured peak falls short of its budget (by 2-7% on
+    stack_bench's stacks). For each peak another method measured, one more budget: that of the largest
+    plan measured within the peak, raised by what it left unused; kept where that plan is cheaper (as
+    predicted) and its measured peak still within, so that auto_checkpoint is compared at equal measured
+    memory rather than equal modelled memory."""
+    tried = {c[1] for c in configs if c[0] == "auto_checkpoint"} | set(refused)
+    for target in sorted({c[4] for c in configs if c[0] != "auto_checkpoint"}):
+        within = [c for c in configs if c[0] == "auto_checkpoint" and c[4] <= target]
+        if not within:
+            continue
+        best = max(within, key=lambda c: c[1])
+        budget = best[1] + (target - best[4])
+        if budget in tried:
+            continue
+        tried.add(budget)
+        module = make(budget)
+        if module.predicted_cost >= best[3].predicted_cost:
+            continue
+        say(f"tradeoff: measuring auto_checkpoint budget={budget} ({module.method}, up to the measured {target})")
+        _, recomputed = measure(module, False)
+        if module.measured_peak_bytes <= target:
+            configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
+
+
 def _counting_pre_hooks(blocks, counts: List[int]):
     def pre(module, inputs):
         counts[0] += 1
@@ -110,8 +140,8 @@ def _sync(x: torch.Tensor) -> None:
         torch.cuda.synchronize(x.device)
 
 
-def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
-             segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 2, taped: bool = True,
+def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
+             segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 3, taped: bool = True,
              loss: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
              progress: Optional[Callable[[str], None]] = None) -> Tradeoff:
     """Measures peak activation bytes and time per iteration (forward and backward of loss(model(sample)),
@@ -119,10 +149,12 @@ def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
     input's gradient as well) for plain autograd, torch.utils.checkpoint.checkpoint_sequential at each
     segment count in `segments` (default 1 .. number of blocks) and remat.torch.auto_checkpoint at each
     budget in `budgets` (bytes, ints or strings such as "64MiB"; default: the peaks the other points
-    measured, and the least budget auto_checkpoint plans within). The blocks are profiled once (`repeats`,
-    `taped` as auto_checkpoint's) and every budget's module is made from that profile. `rounds`: timed
-    iterations of each configuration, interleaved; `progress`: called with a line per step (e.g. print to
-    stderr).
+    measured, the least budget auto_checkpoint plans within, and for each of those peaks the largest
+    measured-within budget raised by the bytes its plan left unused, where that gives a cheaper plan whose
+    measured peak is still within: the chain model's peak is above what a plan then holds). The blocks are
+    profiled once (`repeats`, `taped` as auto_checkpoint's) and every budget's module is made from that
+    profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
+    per step (e.g. print to stderr).
 
         t = remat.torch.tradeoff(model, x)
         t.save_svg("tradeoff.svg")          # peak bytes (x) against seconds per iteration (y)
@@ -194,25 +226,33 @@ def tradeoff(model, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
         say(f"tradeoff: measuring auto_checkpoint budget={budget} ({module.method})")
         _, recomputed = measure(module, False)
         configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
+    if budgets is None:
+        _add_budgets_up_to_measured_peaks(configs, refused, lambda b: AutoCheckpoint(
+            blocks, x, b, profiles, plain_peak, True, bool(taped)), measure, say)
 
     for c in configs:  # timed as users run them: auto_checkpoint's counting hooks off too
         if c[3] is not None:
             c[3].measure_memory = False
     times: List[List[float]] = [[] for _ in configs]
+    cpu_times: List[List[float]] = [[] for _ in configs]
     for r in range(rounds):
         say(f"tradeoff: round {r + 1} of {rounds} ({len(configs)} configurations)")
-        for i, c in enumerate(configs):
+        # Each round starts one configuration further on, so that none is always timed right after another.
+        for i in [(r + j) % len(configs) for j in range(len(configs))]:
+            c = configs[i]
             _sync(x)
-            start = time.perf_counter()
+            cpu, start = time.process_time(), time.perf_counter()
             _iteration(c[2], x, params, loss)
             _sync(x)
             times[i].append(time.perf_counter() - start)
+            cpu_times[i].append(time.process_time() - cpu)
 
     points = []
-    for c, ts in zip(configs, times):
+    for c, ts, cs in zip(configs, times, cpu_times):
         kind, setting, _, module, peak, recomputed = c
         points.append(TradeoffPoint(
             method=kind, peak_bytes=int(peak), seconds=statistics.median(ts), times=ts,
+            cpu_seconds=statistics.median(cs), cpu_times=cs,
             recomputed_blocks=int(recomputed), segments=setting if kind == "checkpoint_sequential" else None,
             budget_bytes=setting if kind == "auto_checkpoint" else None,
             plan_method=module.method if module is not None else None,
