@@ -14,11 +14,11 @@
 namespace remat {
 namespace {
 
-using detail::taped_chain_table;
 using unit_chain = detail::taped_unit_chain;
 
 constexpr std::uint64_t max_units = 4096;
 constexpr std::uint64_t max_entries = std::uint64_t{1} << 23;
+constexpr std::uint64_t runs_from = 32; // memories per step from which the table is held as runs
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 std::uint64_t units_of(std::uint64_t bytes, std::uint64_t g)
@@ -98,6 +98,69 @@ std::uint64_t auto_granularity(const chain_model& c, std::uint64_t budget)
 
 } // namespace
 
+namespace detail {
+
+std::unique_ptr<taped_chain_optimum> taped_chain_solve(const taped_unit_chain& chain, std::uint64_t units)
+{
+    // Runs where a row's hundreds of memories per step hold few changes of plan; else the dense table.
+    if (units + 1 >= runs_from * chain.f.size())
+        return std::make_unique<taped_chain_runs>(chain, units);
+    return std::make_unique<taped_chain_table>(chain, units);
+}
+
+void taped_chain_optimum::emit(std::uint64_t m, std::vector<action>& out) const
+{
+    emit_h(0, c_.f.size(), m, 0, out);
+}
+
+void taped_chain_optimum::emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
+                                 std::vector<action>& out) const
+{
+    if (l == 1) {
+        out.emplace_back(reverse{static_cast<step_t>(s)});
+    } else if ((code(s, l, m) & h_taped) != 0) {
+        emit_taped(s, l, m, slot, out);
+    } else {
+        out.emplace_back(store{0, slot, static_cast<step_t>(s)});
+        emit_e(s, l, m, slot, out);
+    }
+}
+
+// x_s current (its snapshot, if any, freed): tape step s, reverse the rest from x_{s+1}, then step s.
+void taped_chain_optimum::emit_taped(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
+                                     std::vector<action>& out) const
+{
+    const auto k = static_cast<step_t>(s);
+    out.emplace_back(advance{k, k + 1, true});
+    emit_h(s + 1, l - 1, m - c_.t[s], slot, out);
+    out.emplace_back(reverse{k});
+}
+
+// x_s current and stored in `slot`.
+void taped_chain_optimum::emit_e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
+                                 std::vector<action>& out) const
+{
+    const auto k = static_cast<step_t>(s);
+    if (l == 1) {
+        out.emplace_back(free_slot{0, slot});
+        out.emplace_back(reverse{k});
+        return;
+    }
+    const std::uint16_t option = code(s, l, m) & e_option;
+    if (option == e_taped) {
+        out.emplace_back(free_slot{0, slot});
+        emit_taped(s, l, m, slot, out);
+        return;
+    }
+    const std::size_t j = option;
+    out.emplace_back(advance{k, k + static_cast<step_t>(j), false});
+    emit_h(s + j, l - j, m - c_.u[s], slot + 1, out);
+    out.emplace_back(restore{0, slot, k});
+    emit_e(s, j, m, slot, out);
+}
+
+} // namespace detail
+
 std::uint64_t all_taped_bytes(const chain_model& chain)
 {
     return unit_chain(chain, 1).all_taped();
@@ -118,16 +181,17 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
         throw capacity_error("plan_taped_chain: a table of " + std::to_string(n) + " steps at " + std::to_string(u) +
                              " units of " + std::to_string(g) + " bytes passes " + std::to_string(max_entries) +
                              " entries; give a coarser granularity");
-    const taped_chain_table t(units, u);
+    const auto solved = detail::taped_chain_solve(units, u);
+    const detail::taped_chain_optimum& t = *solved;
     if (t.whole(u) == infinity) {
         // The least budget: from a table that reaches the all-taped plan (which always fits its own peak).
         const std::uint64_t g2 = granularity != 0 && (units.all_taped() + 1) * rows <= max_entries
                                      ? g
                                      : auto_granularity(chain, all_taped_bytes(chain));
         const unit_chain wide(chain, g2);
-        const taped_chain_table all(wide, wide.all_taped());
+        const auto all = detail::taped_chain_solve(wide, wide.all_taped());
         std::uint64_t least = 0;
-        while (all.whole(least) == infinity)
+        while (all->whole(least) == infinity)
             ++least;
         throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
                              " bytes at a granularity of " + std::to_string(g) + " bytes; it needs at least " +

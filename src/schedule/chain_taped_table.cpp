@@ -41,10 +41,7 @@ namespace remat::detail {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
-constexpr std::uint16_t e_taped = 0x3fff;  // E's option: the taped advance (else the split j, 0 for none)
-constexpr std::uint16_t h_taped = 0x8000;  // H's option: the taped advance (else E's)
-constexpr std::uint16_t e_option = 0x3fff; // E's option within a code
-constexpr std::size_t scan_limit = 24;     // rows up to this long price every split
+constexpr std::size_t scan_limit = 24; // rows up to this long price every split
 constexpr std::size_t no_split = std::numeric_limits<std::size_t>::max();
 constexpr std::size_t leaf = 3; // ranges narrower than this are priced split by split
 
@@ -120,7 +117,7 @@ struct taped_chain_table::storage {
 };
 
 taped_chain_table::taped_chain_table(const taped_unit_chain& chain, std::uint64_t units)
-    : c_(chain), n_(chain.f.size()), units_(units), width_(units + 1)
+    : taped_chain_optimum(chain), n_(chain.f.size()), units_(units), width_(units + 1)
 {
     std::size_t rows = 0;
     for (std::size_t s = 0; s < n_; ++s) {
@@ -346,55 +343,9 @@ double taped_chain_table::least_g(std::size_t from, std::size_t to, std::uint64_
     return std::min(g[from], g[to + 1 - (std::size_t{1} << k)]);
 }
 
-void taped_chain_table::emit(std::uint64_t m, std::vector<action>& out) const
+std::uint16_t taped_chain_table::code(std::size_t s, std::size_t l, std::uint64_t m) const
 {
-    emit_h(0, n_, m, 0, out);
-}
-
-void taped_chain_table::emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                               std::vector<action>& out) const
-{
-    if (l == 1) {
-        out.emplace_back(reverse{static_cast<step_t>(s)});
-    } else if ((t_->code.data()[row(s, l) * width_ + m] & h_taped) != 0) {
-        emit_taped(s, l, m, slot, out);
-    } else {
-        out.emplace_back(store{0, slot, static_cast<step_t>(s)});
-        emit_e(s, l, m, slot, out);
-    }
-}
-
-// x_s current (its snapshot, if any, freed): tape step s, reverse the rest from x_{s+1}, then step s.
-void taped_chain_table::emit_taped(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                                   std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    out.emplace_back(advance{k, k + 1, true});
-    emit_h(s + 1, l - 1, m - c_.t[s], slot, out);
-    out.emplace_back(reverse{k});
-}
-
-// x_s current and stored in `slot`.
-void taped_chain_table::emit_e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                               std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    if (l == 1) {
-        out.emplace_back(free_slot{0, slot});
-        out.emplace_back(reverse{k});
-        return;
-    }
-    const std::uint16_t option = t_->code.data()[row(s, l) * width_ + m] & e_option;
-    if (option == e_taped) {
-        out.emplace_back(free_slot{0, slot});
-        emit_taped(s, l, m, slot, out);
-        return;
-    }
-    const std::size_t j = option;
-    out.emplace_back(advance{k, k + static_cast<step_t>(j), false});
-    emit_h(s + j, l - j, m - c_.u[s], slot + 1, out);
-    out.emplace_back(restore{0, slot, k});
-    emit_e(s, j, m, slot, out);
+    return t_->code.data()[row(s, l) * width_ + m];
 }
 
 } // namespace remat::detail
