@@ -18,7 +18,7 @@ constexpr std::uint64_t beyond = std::numeric_limits<std::uint64_t>::max();
 using run = taped_chain_runs::run;
 
 // Appends a run unless it continues the last one.
-void push(std::vector<run>& out, std::uint64_t m, double value, std::uint16_t code)
+[[gnu::always_inline]] inline void push(std::vector<run>& out, std::uint64_t m, double value, std::uint16_t code)
 {
     if (!out.empty() && out.back().value == value && out.back().code == code)
         return;
@@ -94,8 +94,15 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
     cursor rest = read(h_[s + 1], c_.t[s]);
     for (std::uint64_t m = c_.r[s]; m <= units_; m = rest.next())
         push(taped_, m, c_.f[s] + rest.at(m).value + c_.bt[s], 0);
+    // E starts as the taped advance from 2 u_s on; a split takes an entry from it on a tie too (the plain
+    // recurrence prices the splits first and the taped advance only where strictly cheaper).
     e_.clear();
     push(e_, 0, infinity, 0);
+    cursor p = read(taped_);
+    for (std::uint64_t m = 2 * c_.u[s]; m <= units_; m = p.next()) {
+        const double v = p.at(m).value;
+        push(e_, m, v, v != infinity ? e_taped : 0);
+    }
     double forward = 0; // F(s, j), summed from s as the plain recurrence sums it
     std::uint64_t widest = 0;
     for (std::size_t j = 1; j < l; ++j) {
@@ -103,22 +110,6 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
         widest = std::max(widest, c_.p[s + j - 1]);
         add_split(s, j, forward, c_.u[s] + widest);
     }
-    // The taped advance in E from 2 u_s on, where strictly cheaper than every split.
-    next_.clear();
-    cursor e = read(e_);
-    cursor p = read(taped_);
-    const std::uint64_t stored = 2 * c_.u[s];
-    for (std::uint64_t m = 0; m <= units_;) {
-        const run& now = e.at(m);
-        const double v = p.at(m).value;
-        if (m >= stored && v < now.value)
-            push(next_, m, v, e_taped);
-        else
-            push(next_, m, now.value, now.code);
-        m = std::min({e.next(), p.next(), m < stored ? stored : beyond});
-        ++work_;
-    }
-    std::swap(e_, next_);
     store(s, l);
 }
 
@@ -127,10 +118,23 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
 {
     if (fits > units_)
         return;
+    const std::vector<run>& h = h_[s + j];
+    const run* left = runs_.data() + first_[row(s, j)];
+    const run* left_end = left + count_[row(s, j)];
+    // The split costs least at the most memory, and E so far is largest where the split starts to fit: where
+    // the one is above the other, the split changes nothing (both rows are non-increasing in the memory).
+    const auto last_at = [](const run* first, const run* last, std::uint64_t m) {
+        return std::prev(std::upper_bound(first, last, m, [](std::uint64_t x, const run& r) { return x < r.from; }));
+    };
+    const double least =
+        forward + last_at(h.data(), h.data() + h.size(), units_ - c_.u[s])->value + (left_end - 1)->value;
+    ++work_;
+    if (least > last_at(e_.data(), e_.data() + e_.size(), fits)->value)
+        return;
     next_.clear();
     cursor e = read(e_);
-    cursor right = read(h_[s + j], c_.u[s]);
-    cursor left(runs_.data() + first_[row(s, j)], runs_.data() + first_[row(s, j)] + count_[row(s, j)], 0);
+    cursor right = read(h, c_.u[s]);
+    cursor lefts(left, left_end, 0);
     std::uint64_t m = 0;
     while (m <= units_) {
         const run now = e.at(m);
@@ -139,12 +143,12 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
             m = std::min(e.next(), fits);
             continue;
         }
-        const double v = forward + right.at(m).value + left.at(m).value;
-        if (v < now.value)
+        const double v = forward + right.at(m).value + lefts.at(m).value;
+        if (v < now.value || (v == now.value && now.code == e_taped))
             push(next_, m, v, static_cast<std::uint16_t>(j));
         else
             push(next_, m, now.value, now.code);
-        m = std::min({e.next(), right.next(), left.next()});
+        m = std::min({e.next(), right.next(), lefts.next()});
         ++work_;
     }
     std::swap(e_, next_);
