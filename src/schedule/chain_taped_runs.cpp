@@ -131,12 +131,15 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
     ++work_;
     if (least > last_at(e_.data(), e_.data() + e_.size(), fits)->value)
         return;
+    // Nor from where E so far falls below that least cost: only [fits, stop) is priced, the rest copied.
+    const run* below = std::find_if(e_.data(), e_.data() + e_.size(), [&](const run& r) { return r.value < least; });
+    const std::uint64_t stop = below != e_.data() + e_.size() ? below->from : units_ + 1;
     next_.clear();
     cursor e = read(e_);
     cursor right = read(h, c_.u[s]);
     cursor lefts(left, left_end, 0);
     std::uint64_t m = 0;
-    while (m <= units_) {
+    while (m < stop) {
         const run now = e.at(m);
         if (m < fits) {
             push(next_, m, now.value, now.code);
@@ -148,8 +151,12 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
             push(next_, m, v, static_cast<std::uint16_t>(j));
         else
             push(next_, m, now.value, now.code);
-        m = std::min({e.next(), right.next(), lefts.next()});
+        m = std::min({e.next(), right.next(), lefts.next(), stop});
         ++work_;
+    }
+    if (stop <= units_) {
+        push(next_, stop, below->value, below->code);
+        next_.insert(next_.end(), e_.begin() + (below + 1 - e_.data()), e_.end());
     }
     std::swap(e_, next_);
 }
