@@ -2,11 +2,15 @@
 // least to the all-taped plan's peak, the plan is legal and within the budget under the independent replay,
 // costs what it says, and costs exactly the optimum of an exhaustive search over every schedule of the
 // model; never more than remat::chain's (states only); with room for every tape, it is plain autograd's
-// (sum of b_k, no step run twice), where remat::chain re-runs every step but the last.
+// (sum of b_k, no step run twice), where remat::chain re-runs every step but the last. On longer chains (where
+// the planner bounds its search over splits instead of pricing each), the same optimum and the same plan as
+// the plain recurrence (chain_taped_recurrence.hpp); and the work it takes, far below the plain recurrence's.
 #define BOOST_TEST_MODULE chain_taped
 #include <boost/test/unit_test.hpp>
 
+#include "chain_taped_recurrence.hpp"
 #include "chain_taped_reference.hpp"
+#include "chain_taped_table.hpp" // src/schedule: the two forms of the table, compared entry by entry
 
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
@@ -139,5 +143,139 @@ BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)
         BOOST_TEST(!r.error.has_value());
         BOOST_TEST(r.peak_bytes <= budget);
         BOOST_TEST(r.cost == plan.cost);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(long_chains_plan_as_the_plain_recurrence)
+{
+    // Rows longer than 25 steps search their splits by branch and bound: chains of 26 to 60 steps, quarter costs
+    // with zeros (many ties, which must break as the plain recurrence breaks them), at budgets from the least to
+    // past the all-taped peak, in units of 1, 2 and 3 bytes.
+    std::mt19937_64 rng(3800);
+    int compared = 0;
+    for (const step_t t : {26, 29, 33, 41, 60}) {
+        for (int trial = 0; trial < (t < 40 ? 3 : 1); ++trial) {
+            chain_model m = random_chain(rng, t);
+            if (trial == 1) // a few large states among small ones: rows whose splits the advance's width limits
+                for (std::size_t k = 0; k < m.steps.size(); k += 7)
+                    m.steps[k].state_bytes += 9;
+            const std::uint64_t top = all_taped_bytes(m);
+            for (const std::uint64_t g : {1, 2, 3}) {
+                if (g > 1 && t > 40)
+                    continue;
+                for (const double fraction : {0.1, 0.2, 0.35, 0.5, 0.7, 0.9, 1.1}) {
+                    const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
+                    BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " g=" << g << " budget " << budget)
+                    {
+                        const test::recurrence_plan want = test::plain_taped_recurrence(m, budget, g);
+                        if (std::isinf(want.cost)) {
+                            BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, g), capacity_error);
+                            continue;
+                        }
+                        const taped_chain_plan plan = plan_taped_chain(m, budget, g);
+                        BOOST_TEST(plan.cost == want.cost);
+                        BOOST_TEST((plan.actions == want.actions));
+                        ++compared;
+                    }
+                }
+            }
+        }
+    }
+    BOOST_TEST(compared > 60);
+}
+
+BOOST_AUTO_TEST_CASE(many_units_a_step_plan_as_the_plain_recurrence)
+{
+    // Hundreds of units a step: the table is held as runs of equal entries (from 32 units a step), and must
+    // plan as the plain recurrence does, ties included.
+    std::mt19937_64 rng(3801);
+    std::uniform_int_distribution<std::uint64_t> bytes(20, 90);
+    int compared = 0;
+    for (const step_t t : {1, 2, 5, 9, 14}) {
+        chain_model m = random_chain(rng, t);
+        for (chain_step& st : m.steps) {
+            st.state_bytes = bytes(rng);
+            st.adjoint_bytes = st.adjoint_bytes * 25;
+        }
+        m.final_state_bytes = bytes(rng);
+        const std::uint64_t top = all_taped_bytes(m);
+        for (const double fraction : {0.15, 0.3, 0.5, 0.75, 1.0}) {
+            const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
+            BOOST_TEST_CONTEXT("T=" << t << " budget " << budget)
+            {
+                const test::recurrence_plan want = test::plain_taped_recurrence(m, budget, 1);
+                if (std::isinf(want.cost)) {
+                    BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
+                    continue;
+                }
+                const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
+                BOOST_TEST(plan.cost == want.cost);
+                BOOST_TEST((plan.actions == want.actions));
+                ++compared;
+            }
+        }
+    }
+    BOOST_TEST(compared > 10);
+}
+
+BOOST_AUTO_TEST_CASE(runs_and_dense_tables_agree_entry_by_entry)
+{
+    // Both forms of the table over the same chains, every memory of every part: the same optimum of the whole
+    // chain and the same options everywhere (the dense one's bounded search in rows over 25 steps too).
+    std::mt19937_64 rng(3802);
+    for (const step_t t : {2, 7, 30}) {
+        chain_model m = random_chain(rng, t);
+        for (const std::uint64_t g : {1, 2}) {
+            const detail::taped_unit_chain units(m, g);
+            const std::uint64_t top = units.all_taped() + 3;
+            const detail::taped_chain_runs runs(units, top);
+            const detail::taped_chain_table dense(units, top);
+            for (std::uint64_t mem = 0; mem <= top; ++mem) {
+                BOOST_TEST(runs.whole(mem) == dense.whole(mem), "T=" << t << " g=" << g << " m=" << mem);
+                for (std::size_t s = 0; s < m.steps.size(); ++s)
+                    for (std::size_t l = 2; s + l <= m.steps.size(); ++l)
+                        if (runs.code(s, l, mem) != dense.code(s, l, mem))
+                            BOOST_ERROR("T=" << t << " g=" << g << " entry " << s << " " << l << " " << mem);
+            }
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(far_fewer_split_points_than_the_plain_recurrence)
+{
+    // The plain recurrence prices every split of every entry, sum over rows (s, l) of the l - 1 splits times the
+    // memories where each fits: about T^3 U / 6. The planner prices a small part of that: 24 steps in 4,095
+    // units (runs) and 120 steps in ~150 units (bounded search), at 30% and 60% of the all-taped peak.
+    std::mt19937_64 rng(3803);
+    std::uniform_int_distribution<std::uint64_t> mib(1, 8);
+    std::uniform_real_distribution<double> cost(1, 3);
+    for (const step_t t : {24, 120}) {
+        chain_model m;
+        for (step_t k = 0; k < t; ++k) {
+            const double f = cost(rng);
+            m.steps.push_back({f, 2 * f + cost(rng), (mib(rng) << 20) + k, (4 * mib(rng) << 20) + 3 * k});
+        }
+        m.final_state_bytes = mib(rng) << 20;
+        for (const double fraction : {0.3, 0.6}) {
+            const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(all_taped_bytes(m)));
+            const taped_chain_plan plan = plan_taped_chain(m, budget);
+            const detail::taped_unit_chain units(m, plan.granularity);
+            const std::uint64_t top = budget / plan.granularity;
+            std::uint64_t plain = 0;
+            for (std::size_t s = 0; s < m.steps.size(); ++s) {
+                std::uint64_t widest = 0;
+                for (std::size_t j = 1; s + j < m.steps.size(); ++j) {
+                    widest = std::max(widest, units.p[s + j - 1]);
+                    const std::uint64_t fits = units.u[s] + widest;
+                    const std::uint64_t each = fits <= top ? top - fits + 1 : 0;
+                    plain += each * (m.steps.size() - s - j); // every longer row from s prices split j
+                }
+            }
+            BOOST_TEST_CONTEXT("T=" << t << " at " << fraction << ": " << top << " units")
+            {
+                BOOST_TEST(plain > 1'000'000u);
+                BOOST_TEST(plan.work * (t == 24 ? 10 : 3) < plain, plan.work << " against " << plain);
+            }
+        }
     }
 }

@@ -26,6 +26,7 @@ struct taped_chain_plan {
     std::uint64_t least_budget_bytes = 0; ///< the least budget any plan fits at this granularity
     std::uint64_t forward_steps = 0;      ///< steps run by advances (taped or not)
     std::uint64_t taped_steps = 0;        ///< steps advanced keeping their tape
+    std::uint64_t work = 0;               ///< split points (and ranges of them) the dynamic program priced
 };
 
 /// The exact optimum, at memory units of `granularity` bytes (0: the greatest common divisor of every size

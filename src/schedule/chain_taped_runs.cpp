@@ -1,0 +1,199 @@
+// The table of remat::plan_taped_chain as runs of equal entries (chain_taped_table.hpp, taped_chain_runs): the
+// recurrence of chain_taped_table.cpp taken run by run along the memory. Every row is a step function of the memory
+// (non-increasing, each step a change of plan): at 24 steps in 4,096 units, tens of runs a row. A split's cost
+// (F(s, j) + H(s+j, l-j, M - u_s)) + E(s, j, M) is priced once per run of the union of its two rows' runs and E's so
+// far, in the same order of sums and with the same comparisons as the dense table, so the optimum and the options
+// kept are the dense table's, to the bit.
+#include "chain_taped_table.hpp"
+#include "table_substrate.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace remat::detail {
+namespace {
+
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr std::uint64_t beyond = std::numeric_limits<std::uint64_t>::max();
+using run = taped_chain_runs::run;
+
+// Appends a run unless it continues the last one.
+[[gnu::always_inline]] inline void push(std::vector<run>& out, std::uint64_t m, double value, std::uint16_t code)
+{
+    if (!out.empty() && out.back().value == value && out.back().code == code)
+        return;
+    out.push_back({m, value, code});
+}
+
+// Runs read along the memory, their memories shifted up by `shift` (a part held beside a snapshot or a tape).
+class cursor {
+public:
+    cursor(const run* first, const run* last, std::uint64_t shift) : at_(first), last_(last), shift_(shift) {}
+    // The run covering m (>= shift).
+    const run& at(std::uint64_t m)
+    {
+        while (at_ + 1 != last_ && (at_ + 1)->from + shift_ <= m)
+            ++at_;
+        return *at_;
+    }
+    // Where the run read last ends.
+    [[nodiscard]] std::uint64_t next() const { return at_ + 1 != last_ ? (at_ + 1)->from + shift_ : beyond; }
+
+private:
+    const run* at_;
+    const run* last_;
+    std::uint64_t shift_;
+};
+
+cursor read(const std::vector<run>& runs, std::uint64_t shift = 0)
+{
+    return {runs.data(), runs.data() + runs.size(), shift};
+}
+
+} // namespace
+
+taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t units)
+    : taped_chain_optimum(chain), n_(chain.f.size()), units_(units), h_(n_)
+{
+    std::size_t rows = 0;
+    for (std::size_t s = 0; s < n_; ++s) {
+        offset_.push_back(rows);
+        rows += n_ - s;
+    }
+    first_.resize(rows);
+    count_.resize(rows);
+    // By end, then by start from the right, as the dense table.
+    for (std::size_t end = 1; end <= n_; ++end) {
+        fill_single(end - 1);
+        for (std::size_t s = end - 1; s-- > 0;)
+            fill(s, end - s);
+    }
+    table_work_meter() += work_;
+}
+
+void taped_chain_runs::fill_single(std::size_t s)
+{
+    const std::uint64_t stored = std::max(2 * c_.u[s], c_.r[s]);
+    first_[row(s, 1)] = runs_.size();
+    runs_.push_back({0, infinity, 0});
+    if (stored <= units_)
+        runs_.push_back({stored, c_.b[s], 0});
+    count_[row(s, 1)] = runs_.size() - first_[row(s, 1)];
+    h_[s].clear();
+    push(h_[s], 0, infinity, 0);
+    if (c_.r[s] <= units_)
+        push(h_[s], c_.r[s], c_.b[s], 0);
+    work_ += 2;
+}
+
+void taped_chain_runs::fill(std::size_t s, std::size_t l)
+{
+    // P(s, l, m) = (f_s + H(s+1, l-1, m - t_s)) + bt_s from r_s on
+    taped_.clear();
+    push(taped_, 0, infinity, 0);
+    cursor rest = read(h_[s + 1], c_.t[s]);
+    for (std::uint64_t m = c_.r[s]; m <= units_; m = rest.next())
+        push(taped_, m, c_.f[s] + rest.at(m).value + c_.bt[s], 0);
+    // E starts as the taped advance from 2 u_s on; a split takes an entry from it on a tie too (the plain
+    // recurrence prices the splits first and the taped advance only where strictly cheaper).
+    e_.clear();
+    push(e_, 0, infinity, 0);
+    cursor p = read(taped_);
+    for (std::uint64_t m = 2 * c_.u[s]; m <= units_; m = p.next()) {
+        const double v = p.at(m).value;
+        push(e_, m, v, v != infinity ? e_taped : 0);
+    }
+    double forward = 0; // F(s, j), summed from s as the plain recurrence sums it
+    std::uint64_t widest = 0;
+    for (std::size_t j = 1; j < l; ++j) {
+        forward += c_.f[s + j - 1];
+        widest = std::max(widest, c_.p[s + j - 1]);
+        add_split(s, j, forward, c_.u[s] + widest);
+    }
+    store(s, l);
+}
+
+// E so far against split j: (F(s, j) + H(s+j, l-j, m - u_s)) + E(s, j, m) from `fits` = u_s + max(p_s .. p_{s+j-1}).
+void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, std::uint64_t fits)
+{
+    if (fits > units_)
+        return;
+    const std::vector<run>& h = h_[s + j];
+    const run* left = runs_.data() + first_[row(s, j)];
+    const run* left_end = left + count_[row(s, j)];
+    // The split costs least at the most memory, and E so far is largest where the split starts to fit: where
+    // the one is above the other, the split changes nothing (both rows are non-increasing in the memory).
+    const auto last_at = [](const run* first, const run* last, std::uint64_t m) {
+        return std::prev(std::upper_bound(first, last, m, [](std::uint64_t x, const run& r) { return x < r.from; }));
+    };
+    const double least =
+        forward + last_at(h.data(), h.data() + h.size(), units_ - c_.u[s])->value + (left_end - 1)->value;
+    ++work_;
+    if (least > last_at(e_.data(), e_.data() + e_.size(), fits)->value)
+        return;
+    // Nor from where E so far falls below that least cost: only [fits, stop) is priced, the rest copied.
+    const run* below = std::find_if(e_.data(), e_.data() + e_.size(), [&](const run& r) { return r.value < least; });
+    const std::uint64_t stop = below != e_.data() + e_.size() ? below->from : units_ + 1;
+    next_.clear();
+    cursor e = read(e_);
+    cursor right = read(h, c_.u[s]);
+    cursor lefts(left, left_end, 0);
+    std::uint64_t m = 0;
+    while (m < stop) {
+        const run now = e.at(m);
+        if (m < fits) {
+            push(next_, m, now.value, now.code);
+            m = std::min(e.next(), fits);
+            continue;
+        }
+        const double v = forward + right.at(m).value + lefts.at(m).value;
+        if (v < now.value || (v == now.value && now.code == e_taped))
+            push(next_, m, v, static_cast<std::uint16_t>(j));
+        else
+            push(next_, m, now.value, now.code);
+        m = std::min({e.next(), right.next(), lefts.next(), stop});
+        ++work_;
+    }
+    if (stop <= units_) {
+        push(next_, stop, below->value, below->code);
+        next_.insert(next_.end(), e_.begin() + (below + 1 - e_.data()), e_.end());
+    }
+    std::swap(e_, next_);
+}
+
+// The row's runs (E's value, both options) and H(s, l) for the end being filled.
+void taped_chain_runs::store(std::size_t s, std::size_t l)
+{
+    next_.clear();
+    h_[s].clear();
+    cursor e = read(e_);
+    cursor p = read(taped_);
+    for (std::uint64_t m = 0; m <= units_; m = std::min(e.next(), p.next())) {
+        const run& now = e.at(m);
+        const double v = p.at(m).value;
+        const bool tape = v <= now.value && v != infinity; // on a tie, no snapshot to store and free at once
+        push(next_, m, now.value, static_cast<std::uint16_t>(now.code | (tape ? h_taped : 0)));
+        push(h_[s], m, tape ? v : now.value, 0);
+        ++work_;
+    }
+    first_[row(s, l)] = runs_.size();
+    count_[row(s, l)] = next_.size();
+    runs_.insert(runs_.end(), next_.begin(), next_.end());
+}
+
+double taped_chain_runs::whole(std::uint64_t m) const
+{
+    const auto at =
+        std::upper_bound(h_[0].begin(), h_[0].end(), m, [](std::uint64_t x, const run& r) { return x < r.from; });
+    return std::prev(at)->value;
+}
+
+std::uint16_t taped_chain_runs::code(std::size_t s, std::size_t l, std::uint64_t m) const
+{
+    const run* first = runs_.data() + first_[row(s, l)];
+    const run* at =
+        std::upper_bound(first, first + count_[row(s, l)], m, [](std::uint64_t x, const run& r) { return x < r.from; });
+    return (at - 1)->code;
+}
+
+} // namespace remat::detail

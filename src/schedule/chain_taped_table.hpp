@@ -1,0 +1,124 @@
+// The dynamic program of remat::plan_taped_chain (include/remat/schedule/chain_taped.hpp; internal to
+// src/schedule): the chain in memory units, and the table of its optimum over every part and memory, each entry
+// with the option it took, from which the plan's actions are read.
+#pragma once
+
+#include "remat/schedule/action.hpp"
+#include "remat/schedule/chain_model.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace remat::detail {
+
+/// The sizes of the model in units of g: u_k = ceil(m_k / g), p_k = max(u_k, u_{k+1}), c_k = ceil(a_k / g),
+/// r_k = p_k + c_k (a step's run) and t_k = u_k + c_k (its tape); bt_k = max(0, b_k - f_k).
+struct taped_unit_chain {
+    std::vector<std::uint64_t> u, p, r, t; // u has T + 1 entries
+    std::vector<double> f, b, bt;
+    taped_unit_chain(const chain_model& c, std::uint64_t g);
+    /// The all-taped plan's peak in units (what more memory never improves on).
+    [[nodiscard]] std::uint64_t all_taped() const;
+};
+
+/// An entry's options: E's in the low bits (the split j, e_taped, or 0 where nothing fits), H's in h_taped.
+inline constexpr std::uint16_t e_taped = 0x3fff;
+inline constexpr std::uint16_t e_option = 0x3fff;
+inline constexpr std::uint16_t h_taped = 0x8000;
+
+/// H(s, l, M) and E(s, l, M) of docs/heterogeneous.md ("Taped advances") for every part s..s+l-1 of the chain
+/// and every memory M <= units, and the option each took: the same optimum and the same choices (ties broken
+/// alike: the least split, a split before the taped advance in E, the taped advance before E in H) as the plain
+/// recurrence, found with far fewer split points priced. Two ways to hold it: a dense table (chain_taped_table.cpp)
+/// and one of runs of equal entries (chain_taped_runs.cpp), for few steps in many units.
+class taped_chain_optimum {
+public:
+    explicit taped_chain_optimum(const taped_unit_chain& chain) : c_(chain) {}
+    virtual ~taped_chain_optimum() = default;
+    taped_chain_optimum(const taped_chain_optimum&) = delete;
+    taped_chain_optimum& operator=(const taped_chain_optimum&) = delete;
+
+    /// H(0, T, m): the optimum of the whole chain in m units (infinity where nothing fits).
+    [[nodiscard]] virtual double whole(std::uint64_t m) const = 0;
+    /// The options of entry (s, l, m).
+    [[nodiscard]] virtual std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const = 0;
+    /// The actions of the whole chain's optimum in m units (whole(m) finite).
+    void emit(std::uint64_t m, std::vector<action>& out) const;
+    /// Split points priced (and ranges of them bounded, runs of them merged) while filling the table.
+    [[nodiscard]] std::uint64_t work() const { return work_; }
+
+protected:
+    const taped_unit_chain& c_;
+    std::uint64_t work_ = 0;
+
+private:
+    void emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
+    void emit_e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
+    void emit_taped(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
+};
+
+/// The optimum of `chain` in up to `units` units, held the way that suits its size.
+[[nodiscard]] std::unique_ptr<taped_chain_optimum> taped_chain_solve(const taped_unit_chain& chain,
+                                                                     std::uint64_t units);
+
+/// The dense table: every entry stored.
+class taped_chain_table final : public taped_chain_optimum {
+public:
+    taped_chain_table(const taped_unit_chain& chain, std::uint64_t units);
+    ~taped_chain_table() override;
+    [[nodiscard]] double whole(std::uint64_t m) const override;
+    [[nodiscard]] std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const override;
+
+private:
+    struct storage;
+    [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
+    void fill_single(std::size_t s);
+    void fill(std::size_t s, std::size_t l);
+    [[nodiscard]] std::uint64_t constant_from(std::size_t s, std::size_t l) const;
+    void splits_by_scan(std::size_t s, std::size_t l, std::uint64_t hi, double* e, std::uint16_t* code);
+    void splits_by_bounds(std::size_t s, std::size_t l, std::uint64_t hi, const double* taped, double* e,
+                          std::uint16_t* code);
+    void add_to_range_minima(std::size_t s, std::size_t end);
+    [[nodiscard]] double least_g(std::size_t from, std::size_t to, std::uint64_t m) const;
+
+    std::size_t n_;
+    std::uint64_t units_;
+    std::size_t width_;
+    std::vector<std::size_t> offset_; // rows of start s: offset_[s] + l - 1
+    std::unique_ptr<storage> t_;
+    double slack_ = 0; // what the bounds' rounding may miss by (chain_taped_table.cpp)
+};
+
+/// The table as runs of equal entries along the memory: a row of few steps changes at tens of memories out of
+/// thousands, and the recurrence's sums and minima are taken run by run.
+class taped_chain_runs final : public taped_chain_optimum {
+public:
+    taped_chain_runs(const taped_unit_chain& chain, std::uint64_t units);
+    [[nodiscard]] double whole(std::uint64_t m) const override;
+    [[nodiscard]] std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const override;
+
+    /// From memory `from` on (to the next run), the value and the options.
+    struct run {
+        std::uint64_t from;
+        double value;
+        std::uint16_t code;
+    };
+
+private:
+    [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
+    void fill(std::size_t s, std::size_t l);
+    void fill_single(std::size_t s);
+    void add_split(std::size_t s, std::size_t j, double forward, std::uint64_t fits);
+    void store(std::size_t s, std::size_t l);
+
+    std::size_t n_;
+    std::uint64_t units_;
+    std::vector<std::size_t> offset_;        // rows of start s: offset_[s] + l - 1
+    std::vector<std::size_t> first_, count_; // rows: their runs in runs_
+    std::vector<run> runs_;                  // E's value and both options, every row
+    std::vector<std::vector<run>> h_;        // starts: H(x, end - x) for the end being filled
+    std::vector<run> e_, next_, taped_;      // the row being filled: E so far, its next, P
+};
+
+} // namespace remat::detail
