@@ -169,6 +169,54 @@ BOOST_AUTO_TEST_CASE(cursors_are_independent_passes)
     BOOST_TEST(!a.next(x)); // stays done
 }
 
+namespace {
+
+// The actions drain() hands over after `skip` actions taken with next(), each as its own type, turned back
+// into actions; the cursor must be done afterwards.
+std::vector<action> drained_after(const revolve& plan, std::size_t skip)
+{
+    auto c = plan.cursor();
+    action a;
+    for (std::size_t i = 0; i < skip; ++i)
+        BOOST_TEST_REQUIRE(c.next(a));
+    std::vector<action> out;
+    c.drain([&out](const auto& act) { out.emplace_back(act); });
+    BOOST_TEST_REQUIRE(!c.next(a));
+    return out;
+}
+
+void check_drain_matches_next(const revolve& plan)
+{
+    const std::vector<action> all = all_actions(plan);
+    const std::size_t n = all.size();
+    // From the start (what remat::run does) and from part-way, at every phase of the first few actions.
+    for (const std::size_t skip : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{4},
+                                   std::size_t{7}, n / 3, n / 2, n - 1, n}) {
+        if (skip > n)
+            continue;
+        const std::vector<action> rest = drained_after(plan, skip);
+        BOOST_TEST_REQUIRE(rest.size() == n - skip, "T=" << plan.steps() << " s=" << plan.slots() << " skip=" << skip);
+        for (std::size_t i = 0; i < rest.size(); ++i)
+            BOOST_TEST_REQUIRE((rest[i] == all[skip + i]),
+                               "T=" << plan.steps() << " s=" << plan.slots() << " action " << skip + i);
+    }
+}
+
+} // namespace
+
+// drain() (the driver's path) walks the task tree in its own code: it must give next()'s actions exactly,
+// which the tests above check against the simulator and the optimum.
+BOOST_AUTO_TEST_CASE(a_drained_cursor_gives_the_actions_of_next)
+{
+    for (step_t t = 1; t <= 120; ++t)
+        for (slot_t s = 1; s <= 10; ++s)
+            check_drain_matches_next(revolve(t, s));
+    check_drain_matches_next(revolve(130, 200));   // more slots than steps
+    check_drain_matches_next(revolve(100000, 1));  // one slot all the way
+    check_drain_matches_next(revolve(100000, 20)); // deep trees
+    check_drain_matches_next(revolve(20000, 150)); // more pending parts than the cursor holds at first (64)
+}
+
 BOOST_AUTO_TEST_CASE(bad_arguments_name_the_value)
 {
     BOOST_CHECK_EXCEPTION(revolve(0, 3), argument_error, [](const argument_error& e) {

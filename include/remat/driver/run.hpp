@@ -19,12 +19,32 @@ namespace remat {
 
 namespace detail {
 
+/// Applies an action given as its own type (remat::advance, ...): the sink a draining cursor calls.
+template <class Executor>
+struct apply_each {
+    Executor& ex;
+    template <class Act>
+    void operator()(const Act& a) const
+    {
+        ex.apply(a);
+    }
+};
+
+/// A cursor that hands its remaining actions over each as its own type, c.drain(sink) (remat::revolve's).
+template <class Cursor, class Executor>
+concept drains_into = requires(Cursor& c, apply_each<Executor> sink) { c.drain(sink); };
+
 /// Applies every remaining action of `cursor`, showing each restore to the store `options.lookahead`
 /// actions before it is applied (only for stores that prefetch, and only with a lookahead).
 template <class Store, class Executor, class Cursor>
 void apply_all(Executor& ex, Cursor& cursor, const run_options& options)
 {
     if (!store_prefetches<Store> || options.lookahead == 0) {
+        if constexpr (drains_into<Cursor, Executor>) {
+            // No action variant built and dispatched per action: the cursor calls the executor's typed apply.
+            cursor.drain(apply_each<Executor>{ex});
+            return;
+        }
         action a;
         while (cursor.next(a))
             ex.apply(a);

@@ -11,7 +11,9 @@
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/range.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <variant>
 #include <vector>
 
 namespace remat {
@@ -93,6 +95,70 @@ public:
             }
             split(out);
             return true;
+        }
+
+        /// Gives every remaining action to `sink`, each as its own type (`sink(remat::advance{...})`,
+        /// `sink(remat::store{...})`, ...): the actions next() would give, in the same order, written by
+        /// straight-line code that follows the task tree, without an action variant to fill and read back
+        /// and without the per-action dispatch on the phase (the driver's one hard-to-predict branch).
+        /// remat::run drains a cursor that offers this. Afterwards the cursor is done; if `sink` throws, the
+        /// cursor may only be destroyed or assigned.
+        ///
+        ///     auto c = remat::revolve(10, 3).cursor();
+        ///     c.drain([](const auto& a) { std::cout << remat::action(a) << '\n'; });
+        template <class Sink>
+        void drain(Sink&& sink)
+        {
+            for (action a; phase_ != phase::run;) { // finish the current part's move, as next() would
+                if (!next(a))
+                    return;
+                std::visit(sink, a);
+            }
+            phase_ = phase::done;
+            // The walk in locals: the sink is opaque code that could, for all the compiler knows, write to
+            // the cursor's members, which would then be reloaded after every call.
+            part task = task_;
+            slot_t depth = depth_;
+            bool stored = start_stored_;
+            const slot_t last_depth = used_slots_ - 1;
+            for (;;) {
+                while (task.length > 1) {
+                    if (depth == last_depth) {
+                        // One slot, holding x_start: run to each step from the last down, reverse it, come back.
+                        do {
+                            const step_t last = task.start + task.length - 1;
+                            sink(advance{task.start, last});
+                            sink(reverse{last});
+                            sink(restore{0, depth, task.start});
+                        } while (--task.length > 1);
+                        break;
+                    }
+                    if (static_cast<std::size_t>(depth) == pending_.size()) [[unlikely]]
+                        grow_pending();
+                    part& left = pending_[static_cast<std::size_t>(depth)];
+                    const auto m = static_cast<step_t>(detail::split_revolve_band(
+                        static_cast<std::uint64_t>(task.length), static_cast<std::uint64_t>(used_slots_ - depth),
+                        task.band, left.band, task.band));
+                    left.start = task.start;
+                    left.length = m;
+                    const step_t from = task.start;
+                    task.start += m;
+                    task.length -= m;
+                    ++depth;
+                    sink(advance{from, task.start});
+                    stored = task.length >= 2;
+                    if (stored)
+                        sink(store{0, depth, task.start});
+                }
+                sink(reverse{task.start});
+                if (stored)
+                    sink(free_slot{0, depth});
+                if (depth == 0)
+                    return;
+                task = pending_[static_cast<std::size_t>(--depth)];
+                stored = true; // a left part starts where its parent did, which was stored
+                sink(restore{0, depth, task.start});
+            }
         }
 
     private:
