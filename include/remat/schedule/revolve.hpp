@@ -121,6 +121,9 @@ public:
             slot_t depth = depth_;
             bool stored = start_stored_;
             const slot_t last_depth = used_slots_ - 1;
+            // The stack's storage and size, read again only when it grows (a size() divides by the part's size).
+            part* pending = pending_.data();
+            auto room = static_cast<slot_t>(pending_.size());
             for (;;) {
                 while (task.length > 1) {
                     if (depth == last_depth) {
@@ -133,9 +136,12 @@ public:
                         } while (--task.length > 1);
                         break;
                     }
-                    if (static_cast<std::size_t>(depth) == pending_.size()) [[unlikely]]
+                    if (depth == room) [[unlikely]] {
                         grow_pending();
-                    part& left = pending_[static_cast<std::size_t>(depth)];
+                        pending = pending_.data();
+                        room = static_cast<slot_t>(pending_.size());
+                    }
+                    part& left = pending[depth];
                     const auto m = static_cast<step_t>(detail::split_revolve_band(
                         static_cast<std::uint64_t>(task.length), static_cast<std::uint64_t>(used_slots_ - depth),
                         task.band, left.band, task.band));
@@ -155,7 +161,7 @@ public:
                     sink(free_slot{0, depth});
                 if (depth == 0)
                     return;
-                task = pending_[static_cast<std::size_t>(--depth)];
+                task = pending[--depth];
                 stored = true; // a left part starts where its parent did, which was stored
                 sink(restore{0, depth, task.start});
             }
