@@ -1,7 +1,8 @@
 // Schedule generation speed against pyrevolve's C++ `Revolve` (docs/schedules.md, "Speed"): nanoseconds per
-// reversed step of a full pass over remat::revolve, through its cursor and through range-for, and over
+// reversed step of a full pass over remat::revolve, through its cursor, through range-for and through the
+// cursor's drain() (each action handed over as its own type, as remat::run takes them), and over
 // pyrevolve's offline schedule when this bench was built with it (bench/pyrevolve_peer.sh builds it from its
-// own sources in the build's scratch folder). The three run in interleaved rounds, each cell's order rotated
+// own sources in the build's scratch folder). The four run in interleaved rounds, each cell's order rotated
 // per round; the table gives medians and ratios. Every pass counts the forward steps its advances ran and the
 // steps it reversed: both must be the optimum r*T - C(s+r, r-1) and T, or the bench fails (exit 1).
 //
@@ -30,7 +31,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: schedule_speed [--steps LIST] [--slots LIST] [--rounds N]\n"
-    "Nanoseconds per reversed step of remat::revolve (its cursor and range-for) and of pyrevolve's C++ Revolve\n"
+    "Nanoseconds per reversed step of remat::revolve (its cursor, range-for and drain) and of pyrevolve's C++ Revolve\n"
     "when built with it (bench/pyrevolve_peer.sh), interleaved rounds, medians; fails (exit 1) unless every\n"
     "pass runs the optimal number of forward steps and reverses every step.\n"
     "  LIST: comma-separated positive integers (1e6 form allowed).\n"
@@ -113,6 +114,41 @@ struct consumer {
     return use.seen;
 }
 
+/// The same work per action, handed each action as its own type by the cursor's drain() (what remat::run uses):
+/// no action variant filled and read back.
+struct typed_consumer {
+    counts seen;
+    void operator()(const remat::advance& s)
+    {
+        ++seen.actions;
+        seen.forward_steps += static_cast<std::uint64_t>(s.to - s.from);
+    }
+    void operator()(const remat::store& s)
+    {
+        ++seen.actions;
+        seen.checksum += static_cast<std::uint64_t>(s.slot);
+    }
+    void operator()(const remat::restore& s)
+    {
+        ++seen.actions;
+        seen.checksum += static_cast<std::uint64_t>(s.slot);
+    }
+    void operator()(const remat::free_slot&) { ++seen.actions; }
+    void operator()(const remat::reverse&)
+    {
+        ++seen.actions;
+        ++seen.reversed;
+    }
+};
+
+[[gnu::noinline]] counts drain_pass(const remat::revolve& plan)
+{
+    typed_consumer use;
+    auto cursor = plan.cursor();
+    cursor.drain(use);
+    return use.seen;
+}
+
 [[gnu::noinline]] counts range_pass(const remat::revolve& plan)
 {
     consumer use;
@@ -140,8 +176,9 @@ std::string fixed(double value, int digits)
     return text.data();
 }
 
-enum contender : std::size_t { remat_cursor, remat_range, peer, contenders };
-constexpr std::array<const char*, contenders> contender_names{"remat cursor", "remat range-for", "pyrevolve"};
+enum contender : std::size_t { remat_cursor, remat_range, remat_drain, peer, contenders };
+constexpr std::array<const char*, contenders> contender_names{"remat cursor", "remat range-for", "remat drain",
+                                                              "pyrevolve"};
 
 struct cell_result {
     std::array<double, contenders> ns_per_step{}; // medians; 0 where not run
@@ -186,6 +223,8 @@ cell_result measure_cell(long long steps, long long slots, int rounds, bool with
                     result.actions = seen.actions;
                 } else if (who == remat_range) {
                     seen = range_pass(plan);
+                } else if (who == remat_drain) {
+                    seen = drain_pass(plan);
                 } else {
 #ifdef REMAT_HAVE_PYREVOLVE
                     const auto c = remat::bench::pyrevolve::run_pass(steps, slots);
@@ -243,8 +282,8 @@ int main(int argc, char** argv)
                 "(bench/pyrevolve_peer.sh builds it)\n",
                 rounds);
 #endif
-    std::printf("%10s %6s %12s %12s %12s %10s %10s %10s %10s\n", "T", "s", "cursor", "range-for", "pyrevolve",
-                "cur/pyr", "range/pyr", "range/cur", "ns/action");
+    std::printf("%10s %6s %12s %12s %12s %12s %10s %10s %10s %10s %10s\n", "T", "s", "cursor", "range-for", "drain",
+                "pyrevolve", "cur/pyr", "range/pyr", "drain/pyr", "range/cur", "ns/action");
     bool ok = true;
     for (const long long t : steps)
         for (const long long s : slots) {
@@ -256,12 +295,13 @@ int main(int argc, char** argv)
             ok = ok && r.ok;
             const auto& ns = r.ns_per_step;
             const auto ratio = [](double a, double b) { return a > 0 && b > 0 ? a / b : 0.0; };
-            std::printf("%10lld %6lld %12s %12s %12s %10s %10s %10s %10s\n", t, s, fixed(ns[remat_cursor], 2).c_str(),
-                        fixed(ns[remat_range], 2).c_str(), fixed(ns[peer], 2).c_str(),
-                        fixed(ratio(ns[remat_cursor], ns[peer]), 3).c_str(),
-                        fixed(ratio(ns[remat_range], ns[peer]), 3).c_str(),
-                        fixed(ratio(ns[remat_range], ns[remat_cursor]), 3).c_str(),
-                        fixed(ns[remat_cursor] * static_cast<double>(t) / static_cast<double>(r.actions), 2).c_str());
+            std::printf(
+                "%10lld %6lld %12s %12s %12s %12s %10s %10s %10s %10s %10s\n", t, s, fixed(ns[remat_cursor], 2).c_str(),
+                fixed(ns[remat_range], 2).c_str(), fixed(ns[remat_drain], 2).c_str(), fixed(ns[peer], 2).c_str(),
+                fixed(ratio(ns[remat_cursor], ns[peer]), 3).c_str(), fixed(ratio(ns[remat_range], ns[peer]), 3).c_str(),
+                fixed(ratio(ns[remat_drain], ns[peer]), 3).c_str(),
+                fixed(ratio(ns[remat_range], ns[remat_cursor]), 3).c_str(),
+                fixed(ns[remat_cursor] * static_cast<double>(t) / static_cast<double>(r.actions), 2).c_str());
             std::fflush(stdout);
         }
     if (peer_built)
