@@ -72,8 +72,8 @@ struct measurement {
 // The raw calls: the forward steps in runs of 0..T-1 (a counter, no division per call), then the adjoints.
 // Aligned to a cache line: the loop then sits at the same place in every build of this file, whose raw calls are
 // compared across builds (unaligned, two builds of the same source differed by 1 ns per call).
-[[gnu::noinline, gnu::aligned(64)]] void raw_calls(const busy_step& forward, const busy_step& adjoint, remat::step_t steps,
-                                 std::uint64_t forward_steps)
+[[gnu::noinline, gnu::aligned(64)]] void raw_calls(const busy_step& forward, const busy_step& adjoint,
+                                                   remat::step_t steps, std::uint64_t forward_steps)
 {
     state x{};
     remat::step_t k = 0;
