@@ -56,13 +56,13 @@ public:
         count_ = s.hidden * batch;
         if (count_ >= (std::int64_t(1) << 34))
             throw argument_error("RNN hidden size x batch = " + std::to_string(count_) + " (at most 2^34 supported)");
-        layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + count_;
+        layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + (output_on_tape() ? count_ : 0);
         params_.assign(static_cast<std::size_t>(layout_.parameter_count()), T(0));
         tape_.assign(static_cast<std::size_t>(layer_tape_ * s.layers), T(0));
         const auto gates = static_cast<std::size_t>(layout_.gate_rows() * batch);
         gi_.assign(gates, T(0));
         gh_.assign(gates, T(0));
-        spare_.assign(static_cast<std::size_t>(count_), T(0));
+        spare_.assign(static_cast<std::size_t>((output_on_tape() ? 1 : 2) * count_), T(0));
         readout_.assign(static_cast<std::size_t>(s.output * batch), T(0));
     }
 
@@ -156,7 +156,11 @@ public:
         return backward(k, data, state.data, raw(tape_), adjoint, grad);
     }
 
-    /// Elements of one step's tape: every gate activation and layer output of the step.
+    /// Elements of one step's tape: what its backward pass reads besides the input state. Per layer its
+    /// dropped input (layers above the first), its gates (GRU: r, z, n, W_hn h + b_hn; LSTM: i, f, g, o,
+    /// tanh(c'), as PyTorch's LSTMCell saves them) and, for the GRU, its output h'. The LSTM's h' = o tanh(c')
+    /// is one product of two taped values: the backward pass recomputes it, to the bit, where it needs it
+    /// (the read-out), so an LSTM tape with its input state is 7 H B elements a layer, not 8.
     [[nodiscard]] std::int64_t tape_size() const noexcept { return static_cast<std::int64_t>(tape_.size()); }
     /// Plain back-propagation through time, which keeps every step's tape instead of recomputing it (for
     /// comparisons: memory grows with T): step k as step() does, also writing its tape to `tape`.
@@ -180,6 +184,10 @@ public:
 
 private:
     [[nodiscard]] std::int64_t gate_tape() const noexcept { return layout_.shape().cell == cell_kind::gru ? 4 : 5; }
+    // Whether a layer's output h' is on the tape (the GRU's: (1 - z) n + z h, a sum whose recomputation could
+    // round otherwise where a compiler contracts it) or recomputed from it (the LSTM's o tanh(c'): a single
+    // product, the same bits wherever it runs).
+    [[nodiscard]] bool output_on_tape() const noexcept { return layout_.shape().cell == cell_kind::gru; }
     [[nodiscard]] bool dropping() const noexcept { return training_ && layout_.shape().dropout > 0; }
     static T* raw(thrust::device_vector<T>& v) noexcept { return thrust::raw_pointer_cast(v.data()); }
     [[nodiscard]] const T* param(std::int64_t offset) const noexcept
@@ -194,7 +202,7 @@ private:
     {
         return dense::dense_matrix(h, layout_.shape().hidden, batch_);
     }
-    // Layer l's part of a tape: [its dropped input (l > 0, when layers > 1)] [gates] [its output h'].
+    // Layer l's part of a tape: [its dropped input (l > 0, when layers > 1)] [gates] [GRU: its output h'].
     template <class P>
     P* layer_tape(P* tape, std::int64_t l) const noexcept
     {
@@ -206,9 +214,17 @@ private:
         return layer_tape(tape, l) + (l > 0 ? count_ : 0);
     }
     template <class P>
-    P* layer_output(P* tape, std::int64_t l) const noexcept
+    P* layer_output(P* tape, std::int64_t l) const noexcept // (output_on_tape() only)
     {
         return layer_tape(tape, l) + layer_tape_ - count_;
+    }
+    // Where layer l's new h' goes: the tape (GRU), the state when it is wanted, else scratch (an LSTM step
+    // recomputed for its tape alone; the layer above copies it onto its own part of the tape first).
+    T* output_of(T* tape, T* out, std::int64_t l) noexcept
+    {
+        if (tape && output_on_tape())
+            return layer_output(tape, l);
+        return out ? out + l * layout_.state_parts() * count_ : raw(spare_) + count_;
     }
     void check_state(const char* call, std::int64_t size) const
     {
@@ -249,7 +265,7 @@ private:
             dense::matrix_view<const T> x = data.input(k);
             if (l > 0) {
                 // The layer below's new output, through dropout: into this layer's tape, or scratch.
-                const T* below = tape ? layer_output(tape, l - 1) : out + (l - 1) * parts * count_;
+                const T* below = output_of(tape, out, l - 1);
                 T* dropped = tape ? layer_tape(tape, l) : raw(spare_);
                 if (dropping() || tape) {
                     dense::copy(*blas_, dense::vector_view<const T>{below, count_},
@@ -265,7 +281,7 @@ private:
             dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
                         hidden_matrix(h), T(0), dense::dense_matrix(raw(gh_), rows, batch_));
             T* gates = tape ? layer_gates(tape, l) : nullptr;
-            T* h_out = tape ? layer_output(tape, l) : out + l * parts * count_;
+            T* h_out = output_of(tape, out, l);
             if (s.cell == cell_kind::gru) {
                 gates_pass(detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h, h_out,
                                                   gates, count_, at});
@@ -275,7 +291,7 @@ private:
                 gates_pass(detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h + count_,
                                                    h_out, c_out, gates, count_, at});
             }
-            if (tape && out)
+            if (tape && out && output_on_tape())
                 dense::copy(*blas_, dense::vector_view<const T>{h_out, count_},
                             dense::vector_view<T>{out + l * parts * count_, count_});
         }
@@ -295,7 +311,7 @@ private:
         double term = 0;
         if (data.has_target(k)) {
             // dy = dL/dy, then W_out, b_out and the top layer's dh'.
-            const T* top = layer_output(tape, s.layers - 1);
+            const T* top = top_output(tape);
             term = read_out(k, data, top, true);
             const dense::matrix_view<const T> dy = dense::dense_matrix<const T>(raw(readout_), s.output, batch_);
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
@@ -344,6 +360,19 @@ private:
         return term;
     }
 
+    // The top layer's h' of a taped step: on the tape (GRU), or o tanh(c') from it into scratch (LSTM; the
+    // same product as the forward pass's, so the same bits).
+    const T* top_output(const T* tape)
+    {
+        const std::int64_t top = layout_.shape().layers - 1;
+        if (output_on_tape())
+            return layer_output(tape, top);
+        const T* gates = layer_gates(tape, top);
+        T* h = raw(spare_) + count_;
+        dense::for_each_index(*blas_, count_, detail::lstm_output<T>{gates, h, count_});
+        return h;
+    }
+
     // y = W_out h + b_out against the target after step k: the term (y - t)^2 summed / N; with `gradient`,
     // readout_ holds dL/dy afterwards.
     double read_out(step_t k, const sequence<T>& data, const T* h, bool gradient)
@@ -374,7 +403,7 @@ private:
     thrust::device_vector<T> tape_;    // the recorded step, layer after layer
     thrust::device_vector<T> gi_;      // W_ih x, then dGi
     thrust::device_vector<T> gh_;      // W_hh h, then dGh
-    thrust::device_vector<T> spare_;   // a dropped input, an LSTM c' not kept, or dx
+    thrust::device_vector<T> spare_;   // a dropped input, an LSTM c' not kept, or dx; (LSTM) then an h' not kept
     thrust::device_vector<T> readout_; // y, then dL/dy
 };
 
