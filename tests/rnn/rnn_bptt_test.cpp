@@ -177,6 +177,32 @@ BOOST_AUTO_TEST_CASE(flushing_subnormals_reads_and_writes_them_as_zero_and_keeps
         check_every_schedule<float>(cell, 0.4, rnn::loss_at::last_step, true);
 }
 
+BOOST_AUTO_TEST_CASE(bias_gradients_summed_by_columns_have_the_bits_of_dense_row_sums)
+{
+    // The CPU's bias gradient (rnn/detail/cell_columns.hpp) against remat::dense::row_sums, which it
+    // replaced: out += the row sums of a gate gradient, bit for bit, for float and double.
+    const auto check = [](auto zero) {
+        using T = decltype(zero);
+        const std::int64_t rows = 37;
+        const std::int64_t cols = 9;
+        const std::vector<double> a_values = test::random_values(static_cast<std::size_t>(rows * cols), 11, -3, 3);
+        const std::vector<double> out_values = test::random_values(static_cast<std::size_t>(rows), 12, -1, 1);
+        const thrust::device_vector<T> a(a_values.begin(), a_values.end());
+        thrust::device_vector<T> expected(out_values.begin(), out_values.end());
+        dense::blas b;
+        dense::row_sums(b, dense::dense_matrix<const T>(thrust::raw_pointer_cast(a.data()), rows, cols),
+                        dense::view(expected), T(1));
+        std::vector<T> got(out_values.begin(), out_values.end());
+        std::vector<T> sums(static_cast<std::size_t>(rows));
+        rnn::detail::row_sums_by_columns(thrust::raw_pointer_cast(a.data()), rows, cols, sums.data());
+        rnn::detail::add_sums(sums.data(), rows, got.data());
+        const std::vector<double> want = test::to_host(expected);
+        BOOST_TEST(test::same_bits(std::vector<double>(got.begin(), got.end()), want), sizeof(T) << "-byte floats");
+    };
+    check(0.0F);
+    check(0.0);
+}
+
 BOOST_AUTO_TEST_CASE(dropout_changes_the_gradient_and_a_new_seed_changes_it_again)
 {
     const rnn::rnn_shape shape{

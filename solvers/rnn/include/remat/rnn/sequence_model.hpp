@@ -65,6 +65,8 @@ public:
         gh_.assign(gates, T(0));
         spare_.assign(static_cast<std::size_t>((output_on_tape() ? 1 : 2) * count_), T(0));
         readout_.assign(static_cast<std::size_t>(s.output * batch), T(0));
+        if constexpr (!dense::on_gpu)
+            bias_sums_.assign(static_cast<std::size_t>(layout_.gate_rows()), T(0));
     }
 
     [[nodiscard]] const rnn_layout& layout() const noexcept { return layout_; }
@@ -79,7 +81,8 @@ public:
     /// Elements of the one-step tape and scratch this model holds (for memory reports).
     [[nodiscard]] std::int64_t workspace_size() const noexcept
     {
-        return static_cast<std::int64_t>(tape_.size() + gi_.size() + gh_.size() + spare_.size() + readout_.size());
+        return static_cast<std::int64_t>(tape_.size() + gi_.size() + gh_.size() + spare_.size() + readout_.size() +
+                                         bias_sums_.size());
     }
     /// Elements plain back-propagation through time keeps per step: the state and every gate activation
     /// and layer output of the step (the tape).
@@ -355,10 +358,9 @@ private:
             const dense::matrix_view<const T> x = l == 0 ? data.input(k) : hidden_matrix(layer_tape(tape, l));
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgi_m, x, T(1),
                         dense::dense_matrix(grad.data + layer.w_ih, rows, layer.in));
-            dense::row_sums(*blas_, dgi_m, grad.sub(layer.b_ih, rows), T(1));
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgh_m, hidden_matrix(h), T(1),
                         dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
-            dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
+            add_bias_gradients(dgi, dgh, grad.data + layer.b_ih, grad.data + layer.b_hh);
             // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
             dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden), dgh_m,
                         s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
@@ -374,6 +376,26 @@ private:
             }
         }
         return term;
+    }
+
+    // db_ih += dGi 1 and db_hh += dGh 1 over the batch. On the CPU by columns (row_sums_by_columns: the bits of
+    // dense::row_sums, vectorised), and once for the LSTM, whose dGi and dGh are one matrix.
+    void add_bias_gradients(const T* dgi, const T* dgh, T* db_ih, T* db_hh)
+    {
+        const std::int64_t rows = layout_.gate_rows();
+        if constexpr (dense::on_gpu) {
+            dense::row_sums(*blas_, dense::dense_matrix<const T>(dgi, rows, batch_), dense::vector_view<T>{db_ih, rows},
+                            T(1));
+            dense::row_sums(*blas_, dense::dense_matrix<const T>(dgh, rows, batch_), dense::vector_view<T>{db_hh, rows},
+                            T(1));
+        } else {
+            T* sums = raw(bias_sums_);
+            detail::row_sums_by_columns(dgi, rows, batch_, sums);
+            detail::add_sums(sums, rows, db_ih);
+            if (dgh != dgi)
+                detail::row_sums_by_columns(dgh, rows, batch_, sums);
+            detail::add_sums(sums, rows, db_hh);
+        }
     }
 
     // The top layer's h' of a taped step: on the tape (GRU), or o tanh(c') from it into scratch (LSTM; the
@@ -417,11 +439,12 @@ private:
     bool flush_denormals_ = false;
     std::uint64_t seed_ = 0;
     thrust::device_vector<T> params_;
-    thrust::device_vector<T> tape_;    // the recorded step, layer after layer
-    thrust::device_vector<T> gi_;      // W_ih x, then dGi
-    thrust::device_vector<T> gh_;      // W_hh h, then dGh
-    thrust::device_vector<T> spare_;   // a dropped input, an LSTM c' not kept, or dx; (LSTM) then an h' not kept
-    thrust::device_vector<T> readout_; // y, then dL/dy
+    thrust::device_vector<T> tape_;      // the recorded step, layer after layer
+    thrust::device_vector<T> gi_;        // W_ih x, then dGi
+    thrust::device_vector<T> gh_;        // W_hh h, then dGh
+    thrust::device_vector<T> spare_;     // a dropped input, an LSTM c' not kept, or dx; (LSTM) then an h' not kept
+    thrust::device_vector<T> readout_;   // y, then dL/dy
+    thrust::device_vector<T> bias_sums_; // (CPU) a layer's dG summed over the batch
 };
 
 } // namespace REMAT_DENSE_BACKEND_NS
