@@ -123,7 +123,7 @@ public:
     /// Subnormal floats flushed to zero inside every call of this model (step, loss_term, adjoint_step,
     /// record_step, backward_step) on an x86 CPU, as torch.set_flush_denormal(True) does; off by default.
     /// A BPTT adjoint decays through the subnormal range, where every operation takes a microcode assist:
-    /// flushing made the backward steps of a 1000-step LSTM 3-4x faster (docs/rnn.md). It changes only
+    /// flushing made plain BPTT of a 1000-step GRU or LSTM 5-7x faster (docs/rnn.md). It changes only
     /// values below the smallest normal number, the same way in every run, so every schedule still gives
     /// the same bits (those of plain BPTT with the same setting). The calling thread's mode is put back on
     /// return; the GPU's kernels and a multi-threaded BLAS's own threads are not affected.
