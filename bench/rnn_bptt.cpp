@@ -69,6 +69,7 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
     j["hidden"] = o.hidden;
     j["input"] = o.input;
     j["repeats"] = o.repeats;
+    j["flush_denormals"] = o.flush_denormals;
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     const bench::rnn_bptt_row* base = nullptr;
     for (const bench::rnn_bptt_row& r : res.rows) {
@@ -106,10 +107,11 @@ void write_json(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& 
 void write_text(const bench::rnn_bptt_options& o, const bench::rnn_bptt_result& res)
 {
     std::printf(
-        "BPTT of a %s, batch %lld, hidden %lld, input %lld, float, on %s, %s; medians of %d warm rounds (x/plain: "
+        "BPTT of a %s, batch %lld, hidden %lld, input %lld, float%s, on %s, %s; medians of %d warm rounds (x/plain: "
         "of each round's ratio)\n",
         o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
-        static_cast<long long>(o.input), res.device.c_str(), res.blas.c_str(), o.repeats);
+        static_cast<long long>(o.input), o.flush_denormals ? " (subnormals flushed)" : "", res.device.c_str(),
+        res.blas.c_str(), o.repeats);
     const bool gpu = !res.rows.empty() && res.rows.front().device_peak_bytes.has_value();
     std::printf("%7s  %-24s %7s %11s %11s %8s %8s %9s %9s %9s %8s %8s %8s", "T", "method", "slots", "step evals",
                 "memory MiB", "wall s", "cpu s", "mem/plain", "wall/plain", "cpu/plain", "fwd s", "adj s", "remat s");
@@ -163,6 +165,9 @@ int main(int argc, char** argv)
                    "segment counts of the checkpoint-sequential and taped-its-memory rows, a pair of rows each "
                    "(default: segments of ceil(sqrt(T)) steps)")
         ->delimiter(',');
+    app.add_flag("--flush-denormals", o.flush_denormals,
+                 "subnormal floats as zero in the model's steps (x86 CPU: MXCSR FTZ and DAZ, as "
+                 "torch.set_flush_denormal(True)); the backward steps of a long sequence run several times faster");
     app.add_option("--device", device, "cpu or cuda (GPU: cuBLAS, snapshots in GPU memory)")->capture_default_str();
     app.add_option("--format", format, "text or json")->capture_default_str();
     CLI11_PARSE(app, argc, argv);

@@ -309,6 +309,7 @@ inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string d
     dense::blas b;
     rnn::sequence_model<float> model(b, layout, o.batch);
     model.set_parameters(layout.initial_parameters(1));
+    model.set_flush_denormals(o.flush_denormals);
     const rnn::bptt<float> bp(model); // for the sizes of a state and a tape
     thrust::device_vector<float> grad(static_cast<std::size_t>(model.parameter_count()));
     const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);

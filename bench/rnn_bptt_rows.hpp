@@ -32,6 +32,8 @@ struct rnn_bptt_options {
     /// Segment counts of the checkpoint-sequential and taped-its-memory rows, one pair of rows each
     /// (empty: one pair, segments of ceil(sqrt(T)) steps)
     std::vector<std::int64_t> segments{};
+    /// Subnormals flushed to zero in the model's steps (sequence_model::set_flush_denormals; the CPU only)
+    bool flush_denormals = false;
 };
 
 struct rnn_bptt_row {

@@ -15,6 +15,11 @@ processes:
          torch.utils.checkpoint.checkpoint_sequential at each segment count (each step one module of the
          sequence; the LSTM's (h, c) one tensor), each once untimed, then timed.
 
+With --flush-denormals both sides flush subnormal floats to zero (torch.set_flush_denormal(True); remat's
+sequence_model::set_flush_denormals, x86's FTZ and DAZ): the adjoint of a long sequence decays through the
+subnormal range, where every operation takes a microcode assist, and the backward steps of both then run
+several times slower than their GEMMs' arithmetic needs. Without it both keep subnormals (their default).
+
 Torch's memory is measured in a child per configuration (--torch-memory-child), with glibc's malloc
 returning every block of 64 KiB or more to the system when freed (MALLOC_MMAP_THRESHOLD_), so that the
 growth of the peak RSS during the configuration's second run is that run's own and not pages its first
@@ -25,6 +30,7 @@ wall time; the forward steps by wall time (a sweep of T steps).
 
     OPENBLAS_NUM_THREADS=1 bench/rnn_vs_torch.py --remat-bench build/bench/rnn_bptt            # GRU, T = 1000
     bench/rnn_vs_torch.py --remat-bench build/bench/rnn_bptt --cell lstm --rounds 5 --format json
+    bench/rnn_vs_torch.py --remat-bench build/bench/rnn_bptt --flush-denormals    # both sides flush subnormals
 """
 import argparse
 import json
@@ -65,6 +71,8 @@ class torch_model:
             fail("PyTorch is not importable by this Python (Debian: apt-get install python3-torch)", 77)
 
         torch.set_num_threads(1)
+        if a.flush_denormals and not torch.set_flush_denormal(True):
+            fail("--flush-denormals: this processor cannot flush subnormals (torch.set_flush_denormal)", 2)
         torch.manual_seed(1)
         self.torch = torch
         self.a = a
@@ -171,7 +179,7 @@ def child_env(extra=None):
 
 def size_args(a):
     return ["--steps", str(a.steps), "--batch", str(a.batch), "--hidden", str(a.hidden), "--input", str(a.input),
-            "--cell", a.cell]
+            "--cell", a.cell] + (["--flush-denormals"] if a.flush_denormals else [])
 
 
 def run_child(command, env):
@@ -192,9 +200,8 @@ def segment_args(a):
 
 
 def run_remat(a):
-    command = [a.remat_bench, "--repeats", "1", "--format", "json", "--steps", str(a.steps), "--batch", str(a.batch),
-               "--hidden", str(a.hidden), "--input", str(a.input), "--cell", a.cell,
-               "--rows", ",".join(a.remat_rows)] + segment_args(a)
+    command = [a.remat_bench, "--repeats", "1", "--format", "json", "--rows", ",".join(a.remat_rows)] + size_args(a) + \
+        segment_args(a)
     return run_child(command, child_env())
 
 
@@ -210,6 +217,8 @@ def main():
     p.add_argument("--segments", default="", help="checkpoint_sequential's segment counts (default: sqrt(T),100)")
     p.add_argument("--remat-rows", default="taped-equal,taped-fraction,binomial-fraction,taped-its-memory",
                    help="bench/rnn_bptt's rows to run")
+    p.add_argument("--flush-denormals", action="store_true",
+                   help="both sides flush subnormal floats to zero (default: both keep them)")
     p.add_argument("--format", default="text", choices=["text", "json"])
     p.add_argument("--torch-child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--torch-memory-child", action="store_true", help=argparse.SUPPRESS)
@@ -293,13 +302,14 @@ def main():
             for s, name in zip(a.segment_counts, seq_names):
                 r[f"{clock}vs_torch_sequential_{s}"] = med(x / y for x, y in zip(r[key], by_name[name][key]))
     report = {"cell": a.cell, "steps": a.steps, "batch": a.batch, "hidden": a.hidden, "input": a.input,
-              "rounds": a.rounds, "segments": a.segment_counts, "torch": torch_memory["torch"],
+              "rounds": a.rounds, "segments": a.segment_counts, "flush_denormals": a.flush_denormals, "torch": torch_memory["torch"],
               "blas": remat_rounds[0]["blas"], "rows": rows}
     if a.format == "json":
         json.dump(report, sys.stdout, indent=1)
         print()
         return 0
-    print(f"{a.cell.upper()}, T = {a.steps}, batch {a.batch}, hidden {a.hidden}, input {a.input}, float32, one "
+    flushed = ", subnormals flushed on both sides" if a.flush_denormals else ""
+    print(f"{a.cell.upper()}, T = {a.steps}, batch {a.batch}, hidden {a.hidden}, input {a.input}, float32{flushed}, one "
           f"thread, {report['blas']}, torch {report['torch']}; medians of {a.rounds} interleaved rounds")
     print("(forward steps: wall ms and remat/torch; the rest: CPU s, and CPU time over torch's plain BPTT and "
           "checkpoint_sequential, medians of per-round ratios)")

@@ -46,7 +46,7 @@ bool same(const test::rnn_gradient& a, const test::rnn_gradient& b)
 }
 
 template <class T>
-void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss)
+void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss, bool flush_denormals = false)
 {
     const rnn::rnn_shape shape{.cell = cell, .input = 3, .hidden = 8, .layers = 2, .output = 2, .dropout = dropout};
     const rnn::rnn_layout layout(shape);
@@ -55,6 +55,7 @@ void check_every_schedule(rnn::cell_kind cell, double dropout, rnn::loss_at loss
     model.set_parameters(layout.initial_parameters(3));
     model.set_training(true);
     model.set_dropout_seed(99);
+    model.set_flush_denormals(flush_denormals);
     const step_t steps = 57;
     const auto data = test::random_sequence<T>(shape, 5, steps, loss, 4);
     const test::rnn_gradient reference = test::store_all_gradient(model, data);
@@ -134,6 +135,72 @@ BOOST_AUTO_TEST_CASE(every_schedule_is_bit_identical_to_store_all)
             check_every_schedule<double>(cell, dropout, rnn::loss_at::every_step);
             check_every_schedule<float>(cell, dropout, rnn::loss_at::last_step);
         }
+}
+
+BOOST_AUTO_TEST_CASE(flushing_subnormals_reads_and_writes_them_as_zero_and_keeps_every_schedule_bit_identical)
+{
+    // An LSTM with every weight and bias 0: each gate's pre-activation is 0, so f = i = 1/2 and g = 0, and
+    // c' = f c. From a subnormal c, c' is subnormal too (half of it) unless subnormals are flushed, where
+    // c reads as 0 and c' is 0.
+    const rnn::rnn_shape shape{.cell = rnn::cell_kind::lstm, .input = 1, .hidden = 4, .layers = 1, .output = 1};
+    const rnn::rnn_layout layout(shape);
+    dense::blas b;
+    const std::int64_t batch = 2;
+    rnn::sequence_model<float> model(b, layout, batch);
+    model.set_parameters(std::vector<double>(static_cast<std::size_t>(layout.parameter_count()), 0.0));
+    const auto data = test::random_sequence<float>(shape, batch, 3, rnn::loss_at::last_step, 5);
+    const auto h_size = static_cast<std::size_t>(shape.hidden * batch);
+    const float tiny = std::numeric_limits<float>::min() / 4; // subnormal
+    BOOST_TEST_REQUIRE(std::fpclassify(tiny) == FP_SUBNORMAL);
+    const auto c_after_one_step = [&](bool flush) {
+        model.set_flush_denormals(flush);
+        std::vector<float> s(static_cast<std::size_t>(model.state_size()), 0.0F);
+        std::fill(s.begin() + static_cast<std::ptrdiff_t>(h_size), s.end(), tiny); // c (after h: H x B)
+        thrust::device_vector<float> state(s.begin(), s.end());
+        model.step(0, data, dense::view(state));
+        return test::to_host(state);
+    };
+    const std::vector<double> kept = c_after_one_step(false);
+    const std::vector<double> flushed = c_after_one_step(true);
+    for (std::size_t e = h_size; e < kept.size(); ++e) {
+        BOOST_TEST(std::fpclassify(static_cast<float>(kept[e])) == FP_SUBNORMAL, "c'[" << e << "] = " << kept[e]);
+        BOOST_TEST(flushed[e] == 0.0, "c'[" << e << "] = " << flushed[e] << " with subnormals flushed");
+    }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    // The caller's mode is put back: here, subnormals kept.
+    BOOST_TEST((__builtin_ia32_stmxcsr() & rnn::detail::flush_denormals_scope::flags) == 0u);
+#endif
+    volatile float one_half = 0.5F; // (computed at run time, in this thread's mode)
+    BOOST_TEST(std::fpclassify(tiny * one_half) == FP_SUBNORMAL);
+
+    for (rnn::cell_kind cell : {rnn::cell_kind::gru, rnn::cell_kind::lstm})
+        check_every_schedule<float>(cell, 0.4, rnn::loss_at::last_step, true);
+}
+
+BOOST_AUTO_TEST_CASE(bias_gradients_summed_by_columns_have_the_bits_of_dense_row_sums)
+{
+    // The CPU's bias gradient (rnn/detail/cell_columns.hpp) against remat::dense::row_sums, which it
+    // replaced: out += the row sums of a gate gradient, bit for bit, for float and double.
+    const auto check = [](auto zero) {
+        using T = decltype(zero);
+        const std::int64_t rows = 37;
+        const std::int64_t cols = 9;
+        const std::vector<double> a_values = test::random_values(static_cast<std::size_t>(rows * cols), 11, -3, 3);
+        const std::vector<double> out_values = test::random_values(static_cast<std::size_t>(rows), 12, -1, 1);
+        const thrust::device_vector<T> a(a_values.begin(), a_values.end());
+        thrust::device_vector<T> expected(out_values.begin(), out_values.end());
+        dense::blas b;
+        dense::row_sums(b, dense::dense_matrix<const T>(thrust::raw_pointer_cast(a.data()), rows, cols),
+                        dense::view(expected), T(1));
+        std::vector<T> got(out_values.begin(), out_values.end());
+        std::vector<T> sums(static_cast<std::size_t>(rows));
+        rnn::detail::row_sums_by_columns(thrust::raw_pointer_cast(a.data()), rows, cols, sums.data());
+        rnn::detail::add_sums(sums.data(), rows, got.data());
+        const std::vector<double> want = test::to_host(expected);
+        BOOST_TEST(test::same_bits(std::vector<double>(got.begin(), got.end()), want), sizeof(T) << "-byte floats");
+    };
+    check(0.0F);
+    check(0.0);
 }
 
 BOOST_AUTO_TEST_CASE(dropout_changes_the_gradient_and_a_new_seed_changes_it_again)

@@ -7,11 +7,33 @@ or after every step, and autograd's gradient of it.
 
 CASE holds the shape, the flat parameter vector in remat's layout (per layer W_ih, W_hh as column-major
 G H x in and G H x H, b_ih, b_hh; then W_out column-major, b_out), inputs (T, B, input) and targets
-(T or 1, B, output), all flattened. RESULT holds the loss, the gradient in remat's layout and dL/dh_0."""
+(T or 1, B, output), all flattened. RESULT holds the loss, the gradient in remat's layout and dL/dh_0, and
+the bytes autograd saves for the backward pass of one step of nn.GRUCell or nn.LSTMCell (layer 0's sizes)."""
 import json
 import sys
 
 import torch
+
+
+def saved_bytes_of_one_step(cell, n_in, hidden, batch):
+    """What autograd keeps of one step of a cell for its backward pass (float64): every tensor it saves,
+    each storage counted once, but the parameters and the input x (which outlive the step): the step's
+    tape, its input state included, as remat's bptt::tape_bytes() counts it."""
+    m = (torch.nn.LSTMCell if cell == "lstm" else torch.nn.GRUCell)(n_in, hidden)
+    x = torch.rand(batch, n_in)
+    h = torch.rand(batch, hidden, requires_grad=True)
+    c = torch.rand(batch, hidden, requires_grad=True)
+    outside = {p.storage().data_ptr() for p in m.parameters()} | {x.storage().data_ptr()}
+    saved = {}
+
+    def pack(t):
+        if t.storage().data_ptr() not in outside:
+            saved[t.storage().data_ptr()] = t.storage().size() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        m(x, (h, c)) if cell == "lstm" else m(x, h)
+    return sum(saved.values())
 
 
 def main():
@@ -68,7 +90,8 @@ def main():
         if cell == "lstm":
             initial += c0.grad[l].reshape(-1).tolist()
     with open(sys.argv[2], "w") as f:
-        json.dump({"loss": loss.item(), "grad": grad, "initial": initial, "torch": torch.__version__}, f)
+        json.dump({"loss": loss.item(), "grad": grad, "initial": initial, "torch": torch.__version__,
+                   "saved_bytes_per_step": saved_bytes_of_one_step(cell, n_in, hidden, batch)}, f)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #include "remat/error.hpp"
 #include "remat/rnn/detail/cell_columns.hpp"
 #include "remat/rnn/detail/cell_kernels.hpp"
+#include "remat/rnn/detail/flush_denormals.hpp"
 #include "remat/rnn/dropout.hpp"
 #include "remat/rnn/layout.hpp"
 #include "remat/rnn/sequence.hpp"
@@ -56,14 +57,16 @@ public:
         count_ = s.hidden * batch;
         if (count_ >= (std::int64_t(1) << 34))
             throw argument_error("RNN hidden size x batch = " + std::to_string(count_) + " (at most 2^34 supported)");
-        layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + count_;
+        layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + (output_on_tape() ? count_ : 0);
         params_.assign(static_cast<std::size_t>(layout_.parameter_count()), T(0));
         tape_.assign(static_cast<std::size_t>(layer_tape_ * s.layers), T(0));
         const auto gates = static_cast<std::size_t>(layout_.gate_rows() * batch);
         gi_.assign(gates, T(0));
         gh_.assign(gates, T(0));
-        spare_.assign(static_cast<std::size_t>(count_), T(0));
+        spare_.assign(static_cast<std::size_t>((output_on_tape() ? 1 : 2) * count_), T(0));
         readout_.assign(static_cast<std::size_t>(s.output * batch), T(0));
+        if constexpr (!dense::on_gpu)
+            bias_sums_.assign(static_cast<std::size_t>(layout_.gate_rows()), T(0));
     }
 
     [[nodiscard]] const rnn_layout& layout() const noexcept { return layout_; }
@@ -78,7 +81,8 @@ public:
     /// Elements of the one-step tape and scratch this model holds (for memory reports).
     [[nodiscard]] std::int64_t workspace_size() const noexcept
     {
-        return static_cast<std::int64_t>(tape_.size() + gi_.size() + gh_.size() + spare_.size() + readout_.size());
+        return static_cast<std::int64_t>(tape_.size() + gi_.size() + gh_.size() + spare_.size() + readout_.size() +
+                                         bias_sums_.size());
     }
     /// Elements plain back-propagation through time keeps per step: the state and every gate activation
     /// and layer output of the step (the tape).
@@ -116,6 +120,16 @@ public:
     void set_dropout_seed(std::uint64_t seed) noexcept { seed_ = seed; }
     [[nodiscard]] std::uint64_t dropout_seed() const noexcept { return seed_; }
 
+    /// Subnormal floats flushed to zero inside every call of this model (step, loss_term, adjoint_step,
+    /// record_step, backward_step) on an x86 CPU, as torch.set_flush_denormal(True) does; off by default.
+    /// A BPTT adjoint decays through the subnormal range, where every operation takes a microcode assist:
+    /// flushing made plain BPTT of a 1000-step GRU or LSTM 5-7x faster (docs/rnn.md). It changes only
+    /// values below the smallest normal number, the same way in every run, so every schedule still gives
+    /// the same bits (those of plain BPTT with the same setting). The calling thread's mode is put back on
+    /// return; the GPU's kernels and a multi-threaded BLAS's own threads are not affected.
+    void set_flush_denormals(bool on) noexcept { flush_denormals_ = on; }
+    [[nodiscard]] bool flush_denormals() const noexcept { return flush_denormals_; }
+
     /// Throws remat::argument_error unless `data` fits this model (features, batch).
     void check(const sequence<T>& data) const
     {
@@ -132,6 +146,7 @@ public:
     void step(step_t k, const sequence<T>& data, dense::vector_view<T> state)
     {
         check_state("sequence_model::step", state.size);
+        const detail::flush_denormals_scope flush(flush_denormals_);
         run_step(k, data, state.data, state.data, nullptr);
     }
 
@@ -142,6 +157,7 @@ public:
         if (!data.has_target(k))
             return 0;
         const std::int64_t top = (layout_.shape().layers - 1) * layout_.state_parts() * count_;
+        const detail::flush_denormals_scope flush(flush_denormals_);
         return read_out(k, data, state.data + top, false);
     }
 
@@ -152,11 +168,16 @@ public:
                         dense::vector_view<T> adjoint, dense::vector_view<T> grad)
     {
         check_state("sequence_model::adjoint_step", state.size);
+        const detail::flush_denormals_scope flush(flush_denormals_);
         run_step(k, data, state.data, nullptr, raw(tape_));
         return backward(k, data, state.data, raw(tape_), adjoint, grad);
     }
 
-    /// Elements of one step's tape: every gate activation and layer output of the step.
+    /// Elements of one step's tape: what its backward pass reads besides the input state. Per layer its
+    /// dropped input (layers above the first), its gates (GRU: r, z, n, W_hn h + b_hn; LSTM: i, f, g, o,
+    /// tanh(c'), as PyTorch's LSTMCell saves them) and, for the GRU, its output h'. The LSTM's h' = o tanh(c')
+    /// is one product of two taped values: the backward pass recomputes it, to the bit, where it needs it
+    /// (the read-out), so an LSTM tape with its input state is 7 H B elements a layer, not 8.
     [[nodiscard]] std::int64_t tape_size() const noexcept { return static_cast<std::int64_t>(tape_.size()); }
     /// Plain back-propagation through time, which keeps every step's tape instead of recomputing it (for
     /// comparisons: memory grows with T): step k as step() does, also writing its tape to `tape`.
@@ -166,6 +187,7 @@ public:
     {
         check_state("sequence_model::record_step", state.size);
         dense::detail::check_same_size("sequence_model::record_step", "the tape length", tape_size(), tape.size);
+        const detail::flush_denormals_scope flush(flush_denormals_);
         run_step(k, data, state.data, state.data, tape.data);
     }
     /// The adjoint of step k from its recorded tape, with state == h_k: adjoint_step() without the
@@ -175,11 +197,16 @@ public:
     {
         check_state("sequence_model::backward_step", state.size);
         dense::detail::check_same_size("sequence_model::backward_step", "the tape length", tape_size(), tape.size);
+        const detail::flush_denormals_scope flush(flush_denormals_);
         return backward(k, data, state.data, tape.data, adjoint, grad);
     }
 
 private:
     [[nodiscard]] std::int64_t gate_tape() const noexcept { return layout_.shape().cell == cell_kind::gru ? 4 : 5; }
+    // Whether a layer's output h' is on the tape (the GRU's: (1 - z) n + z h, a sum whose recomputation could
+    // round otherwise where a compiler contracts it) or recomputed from it (the LSTM's o tanh(c'): a single
+    // product, the same bits wherever it runs).
+    [[nodiscard]] bool output_on_tape() const noexcept { return layout_.shape().cell == cell_kind::gru; }
     [[nodiscard]] bool dropping() const noexcept { return training_ && layout_.shape().dropout > 0; }
     static T* raw(thrust::device_vector<T>& v) noexcept { return thrust::raw_pointer_cast(v.data()); }
     [[nodiscard]] const T* param(std::int64_t offset) const noexcept
@@ -194,7 +221,7 @@ private:
     {
         return dense::dense_matrix(h, layout_.shape().hidden, batch_);
     }
-    // Layer l's part of a tape: [its dropped input (l > 0, when layers > 1)] [gates] [its output h'].
+    // Layer l's part of a tape: [its dropped input (l > 0, when layers > 1)] [gates] [GRU: its output h'].
     template <class P>
     P* layer_tape(P* tape, std::int64_t l) const noexcept
     {
@@ -206,9 +233,17 @@ private:
         return layer_tape(tape, l) + (l > 0 ? count_ : 0);
     }
     template <class P>
-    P* layer_output(P* tape, std::int64_t l) const noexcept
+    P* layer_output(P* tape, std::int64_t l) const noexcept // (output_on_tape() only)
     {
         return layer_tape(tape, l) + layer_tape_ - count_;
+    }
+    // Where layer l's new h' goes: the tape (GRU), the state when it is wanted, else scratch (an LSTM step
+    // recomputed for its tape alone; the layer above copies it onto its own part of the tape first).
+    T* output_of(T* tape, T* out, std::int64_t l) noexcept
+    {
+        if (tape && output_on_tape())
+            return layer_output(tape, l);
+        return out ? out + l * layout_.state_parts() * count_ : raw(spare_) + count_;
     }
     void check_state(const char* call, std::int64_t size) const
     {
@@ -249,7 +284,7 @@ private:
             dense::matrix_view<const T> x = data.input(k);
             if (l > 0) {
                 // The layer below's new output, through dropout: into this layer's tape, or scratch.
-                const T* below = tape ? layer_output(tape, l - 1) : out + (l - 1) * parts * count_;
+                const T* below = output_of(tape, out, l - 1);
                 T* dropped = tape ? layer_tape(tape, l) : raw(spare_);
                 if (dropping() || tape) {
                     dense::copy(*blas_, dense::vector_view<const T>{below, count_},
@@ -265,7 +300,7 @@ private:
             dense::gemm(*blas_, dense::op::none, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden),
                         hidden_matrix(h), T(0), dense::dense_matrix(raw(gh_), rows, batch_));
             T* gates = tape ? layer_gates(tape, l) : nullptr;
-            T* h_out = tape ? layer_output(tape, l) : out + l * parts * count_;
+            T* h_out = output_of(tape, out, l);
             if (s.cell == cell_kind::gru) {
                 gates_pass(detail::gru_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h, h_out,
                                                   gates, count_, at});
@@ -275,7 +310,7 @@ private:
                 gates_pass(detail::lstm_forward<T>{raw(gi_), raw(gh_), param(layer.b_ih), param(layer.b_hh), h + count_,
                                                    h_out, c_out, gates, count_, at});
             }
-            if (tape && out)
+            if (tape && out && output_on_tape())
                 dense::copy(*blas_, dense::vector_view<const T>{h_out, count_},
                             dense::vector_view<T>{out + l * parts * count_, count_});
         }
@@ -295,7 +330,7 @@ private:
         double term = 0;
         if (data.has_target(k)) {
             // dy = dL/dy, then W_out, b_out and the top layer's dh'.
-            const T* top = layer_output(tape, s.layers - 1);
+            const T* top = top_output(tape);
             term = read_out(k, data, top, true);
             const dense::matrix_view<const T> dy = dense::dense_matrix<const T>(raw(readout_), s.output, batch_);
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dy, hidden_matrix(top), T(1),
@@ -323,10 +358,9 @@ private:
             const dense::matrix_view<const T> x = l == 0 ? data.input(k) : hidden_matrix(layer_tape(tape, l));
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgi_m, x, T(1),
                         dense::dense_matrix(grad.data + layer.w_ih, rows, layer.in));
-            dense::row_sums(*blas_, dgi_m, grad.sub(layer.b_ih, rows), T(1));
             dense::gemm(*blas_, dense::op::none, dense::op::transpose, T(1), dgh_m, hidden_matrix(h), T(1),
                         dense::dense_matrix(grad.data + layer.w_hh, rows, s.hidden));
-            dense::row_sums(*blas_, dgh_m, grad.sub(layer.b_hh, rows), T(1));
+            add_bias_gradients(dgi, dgh, grad.data + layer.b_ih, grad.data + layer.b_hh);
             // dL/dh_k of this layer: the GRU's direct part z dh' plus W_hh^T dGh (the LSTM has no direct part).
             dense::gemm(*blas_, dense::op::transpose, dense::op::none, T(1), weights(layer.w_hh, rows, s.hidden), dgh_m,
                         s.cell == cell_kind::gru ? T(1) : T(0), dense::dense_matrix(dh, s.hidden, batch_));
@@ -342,6 +376,39 @@ private:
             }
         }
         return term;
+    }
+
+    // db_ih += dGi 1 and db_hh += dGh 1 over the batch. On the CPU by columns (row_sums_by_columns: the bits of
+    // dense::row_sums, vectorised), and once for the LSTM, whose dGi and dGh are one matrix.
+    void add_bias_gradients(const T* dgi, const T* dgh, T* db_ih, T* db_hh)
+    {
+        const std::int64_t rows = layout_.gate_rows();
+        if constexpr (dense::on_gpu) {
+            dense::row_sums(*blas_, dense::dense_matrix<const T>(dgi, rows, batch_), dense::vector_view<T>{db_ih, rows},
+                            T(1));
+            dense::row_sums(*blas_, dense::dense_matrix<const T>(dgh, rows, batch_), dense::vector_view<T>{db_hh, rows},
+                            T(1));
+        } else {
+            T* sums = raw(bias_sums_);
+            detail::row_sums_by_columns(dgi, rows, batch_, sums);
+            detail::add_sums(sums, rows, db_ih);
+            if (dgh != dgi)
+                detail::row_sums_by_columns(dgh, rows, batch_, sums);
+            detail::add_sums(sums, rows, db_hh);
+        }
+    }
+
+    // The top layer's h' of a taped step: on the tape (GRU), or o tanh(c') from it into scratch (LSTM; the
+    // same product as the forward pass's, so the same bits).
+    const T* top_output(const T* tape)
+    {
+        const std::int64_t top = layout_.shape().layers - 1;
+        if (output_on_tape())
+            return layer_output(tape, top);
+        const T* gates = layer_gates(tape, top);
+        T* h = raw(spare_) + count_;
+        dense::for_each_index(*blas_, count_, detail::lstm_output<T>{gates, h, count_});
+        return h;
     }
 
     // y = W_out h + b_out against the target after step k: the term (y - t)^2 summed / N; with `gradient`,
@@ -369,13 +436,15 @@ private:
     std::int64_t count_ = 0;      // H x B
     std::int64_t layer_tape_ = 0; // elements of one layer's tape
     bool training_ = false;
+    bool flush_denormals_ = false;
     std::uint64_t seed_ = 0;
     thrust::device_vector<T> params_;
-    thrust::device_vector<T> tape_;    // the recorded step, layer after layer
-    thrust::device_vector<T> gi_;      // W_ih x, then dGi
-    thrust::device_vector<T> gh_;      // W_hh h, then dGh
-    thrust::device_vector<T> spare_;   // a dropped input, an LSTM c' not kept, or dx
-    thrust::device_vector<T> readout_; // y, then dL/dy
+    thrust::device_vector<T> tape_;      // the recorded step, layer after layer
+    thrust::device_vector<T> gi_;        // W_ih x, then dGi
+    thrust::device_vector<T> gh_;        // W_hh h, then dGh
+    thrust::device_vector<T> spare_;     // a dropped input, an LSTM c' not kept, or dx; (LSTM) then an h' not kept
+    thrust::device_vector<T> readout_;   // y, then dL/dy
+    thrust::device_vector<T> bias_sums_; // (CPU) a layer's dG summed over the batch
 };
 
 } // namespace REMAT_DENSE_BACKEND_NS

@@ -192,6 +192,29 @@ struct lstm_backward_columns {
     }
 };
 
+/// sums(i) = sum over j of a(i, j), for the G H x B gate gradient (column-major, ld == rows): the biases'
+/// gradient. dense::row_sums's bits (each row summed from 0 in column order), with the loops swapped so that
+/// the inner one runs down a column, contiguous and vectorised, where row_sums strides across columns.
+template <class T>
+void row_sums_by_columns(const T* a, std::int64_t rows, std::int64_t cols, T* sums) noexcept
+{
+    for (std::int64_t i = 0; i < rows; ++i)
+        sums[i] = T(0);
+    for (std::int64_t j = 0; j < cols; ++j) {
+        const T* column = a + j * rows;
+        for (std::int64_t i = 0; i < rows; ++i)
+            sums[i] += column[i];
+    }
+}
+
+/// out(i) += sums(i): row_sums's beta = 1 (1 x out + s, the same bits).
+template <class T>
+void add_sums(const T* sums, std::int64_t rows, T* out) noexcept
+{
+    for (std::int64_t i = 0; i < rows; ++i)
+        out[i] += sums[i];
+}
+
 /// The column pass of a cell functor: for_each_index over the B columns instead of the H B elements.
 template <class T>
 gru_forward_columns<T> by_columns(const gru_forward<T>& f) noexcept

@@ -136,6 +136,15 @@ struct lstm_forward {
     }
 };
 
+/// An LSTM layer's output h' = o tanh(c') from its taped gates (lstm_forward's product, so its bits).
+template <class T>
+struct lstm_output {
+    const T* tape; // i, f, g, o, tanh(c')
+    T* h;
+    std::int64_t count;
+    REMAT_HOST_DEVICE void operator()(std::int64_t e) const { h[e] = tape[e + 3 * count] * tape[e + 4 * count]; }
+};
+
 /// From dh' and dc' (dc replaced by dc f, the gradient reaching c): the pre-activation gradient dG
 /// (G H x B, the same for W_ih and W_hh).
 template <class T>
