@@ -1,4 +1,5 @@
-"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with."""
+"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with, and a
+counter of torch.autograd.grad calls."""
 
 import os
 import pathlib
@@ -31,3 +32,26 @@ def remat_tool():
         return done.stdout
 
     return run
+
+
+class CallCount:
+    """How often the wrapped function was called since the count was last reset (`count.calls = 0`)."""
+
+    def __init__(self):
+        self.calls = 0
+
+
+@pytest.fixture
+def grad_calls(monkeypatch):
+    """Counts the calls of torch.autograd.grad (what remat.torch reverses each graph with) for one test."""
+    import torch
+
+    count = CallCount()
+    grad = torch.autograd.grad
+
+    def counting_grad(*args, **kwargs):
+        count.calls += 1
+        return grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    return count

@@ -432,7 +432,7 @@ def test_taped_refuses_the_online_form_and_other_placements():
 
 
 @pytest.mark.parametrize("slots", [12, 10**4])
-def test_taped_steps_in_order_are_reversed_as_one_graph(slots, monkeypatch):
+def test_taped_steps_in_order_are_reversed_as_one_graph(slots, grad_calls):
     """Steps advanced taped one after the other make one graph, reversed by one backward (no cut between
     them, no torch.autograd.grad per step): with room for every tape one call in all, with less far fewer
     calls than steps; the gradients stay plain autograd's (compare checks them bit for bit)."""
@@ -441,16 +441,9 @@ def test_taped_steps_in_order_are_reversed_as_one_graph(slots, monkeypatch):
     plan = remat.taped_revolve(T, slots, tape_units_of(step, torch.zeros(2, 6), [*cell.parameters(), step.inputs]))
     assert any(a.kind == "advance" and a.taped and b.kind == "advance" and b.taped and b.start == a.start + 1
                for a, b in zip(list(plan), list(plan)[1:]))  # neighbours taped: the case this test is about
-    calls = [0]
-    grad = torch.autograd.grad
-
-    def counting_grad(*args, **kwargs):
-        calls[0] += 1
-        return grad(*args, **kwargs)
-
-    monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    grad_calls.calls = 0
     compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=slots, taped=True)
-    assert calls[0] == 1 if slots >= (T - 1) * 7 else 1 < calls[0] < T // 2
+    assert grad_calls.calls == 1 if slots >= (T - 1) * 7 else 1 < grad_calls.calls < T // 2
 
 
 def test_a_tapes_size_is_measured_once_per_step_and_state_shape(monkeypatch):
