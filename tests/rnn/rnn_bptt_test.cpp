@@ -187,8 +187,12 @@ BOOST_AUTO_TEST_CASE(bias_gradients_summed_by_columns_have_the_bits_of_dense_row
         const std::int64_t cols = 9;
         const std::vector<double> a_values = test::random_values(static_cast<std::size_t>(rows * cols), 11, -3, 3);
         const std::vector<double> out_values = test::random_values(static_cast<std::size_t>(rows), 12, -1, 1);
-        const thrust::device_vector<T> a(a_values.begin(), a_values.end());
-        thrust::device_vector<T> expected(out_values.begin(), out_values.end());
+        // Converted on the host first: Thrust's converting copy into a device_vector binds a null policy
+        // reference (UBSan reports it) on its CPU back end.
+        const std::vector<T> a_host(a_values.begin(), a_values.end());
+        const std::vector<T> out_host(out_values.begin(), out_values.end());
+        const thrust::device_vector<T> a(a_host.begin(), a_host.end());
+        thrust::device_vector<T> expected(out_host.begin(), out_host.end());
         dense::blas b;
         dense::row_sums(b, dense::dense_matrix<const T>(thrust::raw_pointer_cast(a.data()), rows, cols),
                         dense::view(expected), T(1));
