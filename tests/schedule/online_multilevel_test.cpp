@@ -39,6 +39,10 @@ BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
             for (const step_t period : {0, 1, 2, 3, 7})
                 for (const online_end end : {online_end::at_last_step, online_end::after_last_step})
                     for (step_t T = 1; T <= 70; ++T) {
+#if defined(REMAT_SANITIZED) // 150 s there: every T up to 24, then every eighth; the optimised build checks all
+                        if (T > 24 && T % 8 != 0)
+                            continue;
+#endif
                         const cost_model m = two_levels(fast, slow, 3, 2);
                         const online_multilevel plan(m, {.period = period});
                         BOOST_TEST_CONTEXT("fast " << fast << " slow " << slow << " period " << plan.period() << " T "
@@ -61,7 +65,11 @@ BOOST_AUTO_TEST_CASE(every_stream_of_a_grid_is_legal_and_costed_exactly)
                             ++runs;
                         }
                     }
-    BOOST_TEST(runs > 5000);
+#if defined(REMAT_SANITIZED)
+    BOOST_TEST(runs == 4 * 4 * 5 * 2 * (24 + 5)); // T = 1..24 and 32, 40, ..., 64
+#else
+    BOOST_TEST(runs == 4 * 4 * 5 * 2 * 70);
+#endif
 }
 
 BOOST_AUTO_TEST_CASE(spills_only_when_the_fast_level_has_run_a_period)
