@@ -21,6 +21,7 @@
 #include "table_substrate.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 namespace remat::detail {
@@ -130,42 +131,62 @@ taped_chain_layers::~taped_chain_layers() = default;
 
 void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
 {
-    double* e = layer(*e_, m);
+    double* const e = layer(*e_, m);
+    double* const h = layer(*h_, m);
     std::fill(e, e + rows_, infinity);
+    // What each start of a tile reads at this memory, worked out once per start rather than once per entry.
+    struct start {
+        double* e;             // E(s, l, m) at [l - 1]
+        double* h;             // H(s, l, m) at [l - 1]
+        const double* taped;   // H(s+1, l-1, m - t_s) at [l - 2]; null where the taped advance does not fit
+        const double* right;   // H at m - u_s (rows of every start); null where a snapshot of x_s does not fit
+        const double* forward; // F(s, l) at [l - 1]
+        const std::uint64_t* widest;
+        std::uint64_t fits; // m - u_s: a split j fits where max(p_s .. p_{s+j-1}) <= this
+        double single;      // E(s, 1, m)
+        double single_held; // H(s, 1, m)
+        bool stored;        // the taped advance is an option of E (m >= 2 u_s)
+    };
+    std::array<start, tile> starts{};
     for (std::size_t end = n_; end > 0;) {
         const std::size_t first = end > tile ? end - tile : 0;
+        for (std::size_t s = first; s < end; ++s) {
+            start& st = starts[s - first];
+            st.e = e + offset_[s];
+            st.h = h + offset_[s];
+            st.taped = s + 1 < n_ && m >= c_.r[s] ? layer(*h_, m - c_.t[s]) + offset_[s + 1] : nullptr;
+            st.right = m >= c_.u[s] ? layer(*h_, m - c_.u[s]) : nullptr;
+            st.forward = forward_.data() + offset_[s];
+            st.widest = widest_.data() + offset_[s];
+            st.fits = m >= c_.u[s] ? m - c_.u[s] : 0;
+            st.single = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
+            st.single_held = m >= c_.r[s] ? c_.b[s] : infinity;
+            st.stored = m >= 2 * c_.u[s];
+        }
         for (std::size_t x = first + 1; x <= n_; ++x)
-            for (std::size_t s = first; s < std::min(end, x); ++s)
-                settle(s, x - s, m, add_split);
+            for (std::size_t s = first; s < std::min(end, x); ++s) {
+                // Entry (s, l): its splits are all in; add its taped advance, then its split to the longer ones.
+                const start& st = starts[s - first];
+                const std::size_t l = x - s;
+                double value = st.single;
+                double held = st.single_held;
+                if (l > 1) {
+                    value = st.e[l - 1];
+                    const double taped = st.taped != nullptr ? c_.f[s] + st.taped[l - 2] + c_.bt[s] : infinity;
+                    if (st.stored && taped < value)
+                        value = taped;
+                    held = taped <= value && taped != infinity ? taped : value; // on a tie, no snapshot stored
+                }
+                st.e[l - 1] = value;
+                st.h[l - 1] = held;
+                if (x == n_ || value == infinity || st.right == nullptr || st.widest[l - 1] > st.fits)
+                    continue;
+                // E(s, l + k, m) against (F(s, l) + H(s+l, k, m - u_s)) + E(s, l, m), k = 1 .. T - x
+                add_split(st.e + l, st.right + offset_[x], st.forward[l - 1], value, n_ - x);
+                work_ += n_ - x;
+            }
         end = first;
     }
-}
-
-// Entry (s, l) at memory m: its splits are all in; add its taped advance, then its split to the longer entries.
-void taped_chain_layers::settle(std::size_t s, std::size_t l, std::uint64_t m, add_split_fn add_split)
-{
-    const std::size_t at = offset_[s] + l - 1;
-    double* e = layer(*e_, m);
-    double value = infinity;
-    double held = infinity;
-    if (l == 1) {
-        value = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
-        held = m >= c_.r[s] ? c_.b[s] : infinity;
-    } else {
-        value = e[at];
-        const double taped = taped_cost(s, l, m);
-        if (m >= 2 * c_.u[s] && taped < value)
-            value = taped;
-        held = taped <= value && taped != infinity ? taped : value; // on a tie, no snapshot to store and free
-    }
-    e[at] = value;
-    layer(*h_, m)[at] = held;
-    if (s + l == n_ || value == infinity || m < c_.u[s] + widest_[at])
-        return;
-    // E(s, l + k, m) at e[at + k] against (F(s, l) + H(s+l, k, m - u_s)) + E(s, l, m)
-    const std::size_t count = n_ - s - l;
-    add_split(e + at + 1, layer(*h_, m - c_.u[s]) + offset_[s + l], forward_[at], value, count);
-    work_ += count;
 }
 
 double taped_chain_layers::taped_cost(std::size_t s, std::size_t l, std::uint64_t m) const

@@ -104,7 +104,6 @@ private:
     class table;
     using add_split_fn = void (*)(double*, const double*, double, double, std::size_t);
     void fill_layer(std::uint64_t m, add_split_fn add_split);
-    void settle(std::size_t s, std::size_t l, std::uint64_t m, add_split_fn add_split);
     [[nodiscard]] double taped_cost(std::size_t s, std::size_t l, std::uint64_t m) const;
     [[nodiscard]] double* layer(table& t, std::uint64_t m) const;
     [[nodiscard]] const double* layer(const table& t, std::uint64_t m) const;
