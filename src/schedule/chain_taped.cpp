@@ -104,8 +104,8 @@ namespace detail {
 std::unique_ptr<taped_chain_optimum> taped_chain_solve(const taped_unit_chain& chain, std::uint64_t units)
 {
     // Runs where a row's hundreds of memories per step hold few changes of plan; else, for long chains, every split
-    // priced a memory at a time (3-10x less CPU than the bounded search from 100 steps, 1.2x at 60, slower below
-    // 50: measured, docs/heterogeneous.md); else the dense table's bounded search.
+    // priced a memory at a time (4-11x less CPU than the bounded search from 100 steps, 2x at 60, about even at 40:
+    // measured, docs/heterogeneous.md); else the dense table's bounded search.
     if (units + 1 >= runs_from * chain.f.size())
         return std::make_unique<taped_chain_runs>(chain, units);
     if (chain.f.size() >= layers_from)
