@@ -2,6 +2,11 @@
 rockmate's rotor solver on the same profiled chains and budgets, and each one's predicted cost.
 
     python bench/python/plan_bench.py [--quick] [--format json] [--rounds N] [--sizes 24,100,300,1000]
+                                      [--write-chains DIR]
+
+--write-chains DIR writes each profiled chain as DIR/<chain>.json (`remat plan --chain`'s format) with the two
+budgets in DIR/<chain>.budgets, so the planner can be timed and profiled alone on them:
+`remat plan --chain DIR/hetero_x1000.json --budget BYTES --taped-advances --format actions`.
 
 The chains: the two stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler: forward
 and backward seconds, input bytes, saved activation bytes per block), 24 blocks each, and the heterogeneous one's 24
@@ -74,6 +79,19 @@ def rotor_plan(csolver, steps, final_state_bytes, budget, unit):
     return cost if math.isfinite(cost) else None
 
 
+def write_chain(folder, name, steps, final_bytes, budgets):
+    """The chain in `remat plan --chain`'s JSON and its budgets, one a line."""
+    import json
+
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, name.replace(" ", "_"))
+    with open(stem + ".json", "w") as out:
+        json.dump({"steps": [{"forward": f, "adjoint": b, "state_bytes": m, "adjoint_bytes": a}
+                             for f, b, m, a in steps], "final_state_bytes": final_bytes}, out)
+    with open(stem + ".budgets", "w") as out:
+        out.write("".join(f"{b}\n" for b in budgets))
+
+
 def profiled_chains(quick):
     import torch
 
@@ -94,6 +112,8 @@ def main():
     p = bc.parser(bc.summary(__doc__), "the two 24-block stacks and the heterogeneous one tiled to 100, 300 "
                   "and 1000 blocks, 3 rounds", "the quick stacks and the heterogeneous one tiled to 12 blocks, 1 round")
     p.add_argument("--sizes", default=None, help="comma-separated block counts of the tiled chains")
+    p.add_argument("--write-chains", default=None, metavar="DIR",
+                   help="write each chain as DIR/<chain>.json and its budgets as DIR/<chain>.budgets")
     args = p.parse_args()
     rounds = bc.rounds_of(args, 3, 1)
     try:
@@ -117,6 +137,9 @@ def main():
         # The least budget at the granularity of a plan for the all-taped peak (a roomier budget's coarser
         # units would make it larger than that peak).
         least = remat.chain_taped(steps, top, final_state_bytes=final_bytes).least_budget_bytes
+        if args.write_chains:
+            write_chain(args.write_chains, name, steps, final_bytes,
+                        [int(least + frac * (top - least)) for frac in (0.3, 0.6)])
         for frac in (0.3, 0.6):
             budget = int(least + frac * (top - least))
             bc.progress(f"plan_bench: {name} ({len(steps)} blocks) at {frac:.0%} from the least budget to all-taped")

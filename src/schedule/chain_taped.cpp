@@ -19,6 +19,7 @@ using unit_chain = detail::taped_unit_chain;
 constexpr std::uint64_t max_units = 4096;
 constexpr std::uint64_t max_entries = std::uint64_t{1} << 23;
 constexpr std::uint64_t runs_from = 32; // memories per step from which the table is held as runs
+constexpr std::size_t layers_from = 50; // steps from which the dense table is filled a memory at a time
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 std::uint64_t units_of(std::uint64_t bytes, std::uint64_t g)
@@ -102,9 +103,13 @@ namespace detail {
 
 std::unique_ptr<taped_chain_optimum> taped_chain_solve(const taped_unit_chain& chain, std::uint64_t units)
 {
-    // Runs where a row's hundreds of memories per step hold few changes of plan; else the dense table.
+    // Runs where a row's hundreds of memories per step hold few changes of plan; else, for long chains, every split
+    // priced a memory at a time (4-11x less CPU than the bounded search from 100 steps, 2x at 60, about even at 40:
+    // measured, docs/heterogeneous.md); else the dense table's bounded search.
     if (units + 1 >= runs_from * chain.f.size())
         return std::make_unique<taped_chain_runs>(chain, units);
+    if (chain.f.size() >= layers_from)
+        return std::make_unique<taped_chain_layers>(chain, units);
     return std::make_unique<taped_chain_table>(chain, units);
 }
 

@@ -30,8 +30,9 @@ inline constexpr std::uint16_t h_taped = 0x8000;
 /// H(s, l, M) and E(s, l, M) of docs/heterogeneous.md ("Taped advances") for every part s..s+l-1 of the chain
 /// and every memory M <= units, and the option each took: the same optimum and the same choices (ties broken
 /// alike: the least split, a split before the taped advance in E, the taped advance before E in H) as the plain
-/// recurrence, found with far fewer split points priced. Two ways to hold it: a dense table (chain_taped_table.cpp)
-/// and one of runs of equal entries (chain_taped_runs.cpp), for few steps in many units.
+/// recurrence. Three ways to fill it: a dense table with a bounded search over the splits (chain_taped_table.cpp),
+/// runs of equal entries for few steps in many units (chain_taped_runs.cpp), and, for long chains, a memory at a
+/// time with every split priced in vector loops (chain_taped_layers.cpp).
 class taped_chain_optimum {
 public:
     explicit taped_chain_optimum(const taped_unit_chain& chain) : c_(chain) {}
@@ -88,6 +89,33 @@ private:
     std::vector<std::size_t> offset_; // rows of start s: offset_[s] + l - 1
     std::unique_ptr<storage> t_;
     double slack_ = 0; // what the bounds' rounding may miss by (chain_taped_table.cpp)
+};
+
+/// The table a memory at a time (chain_taped_layers.cpp): every split priced, in loops that stream; E and H held
+/// memory after memory, the options found again when asked.
+class taped_chain_layers final : public taped_chain_optimum {
+public:
+    taped_chain_layers(const taped_unit_chain& chain, std::uint64_t units);
+    ~taped_chain_layers() override;
+    [[nodiscard]] double whole(std::uint64_t m) const override;
+    [[nodiscard]] std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const override;
+
+private:
+    class table;
+    using add_split_fn = void (*)(double*, const double*, double, double, std::size_t);
+    void fill_layer(std::uint64_t m, add_split_fn add_split);
+    [[nodiscard]] double taped_cost(std::size_t s, std::size_t l, std::uint64_t m) const;
+    [[nodiscard]] double* layer(table& t, std::uint64_t m) const;
+    [[nodiscard]] const double* layer(const table& t, std::uint64_t m) const;
+
+    std::size_t n_;
+    std::uint64_t units_;
+    std::size_t width_;
+    std::size_t rows_ = 0;
+    std::vector<std::size_t> offset_;   // rows of start s: offset_[s] + l - 1
+    std::unique_ptr<table> e_, h_;      // width x rows: E(s, l, m) and H(s, l, m) at m * rows + row
+    std::vector<double> forward_;       // rows: F(s, j)
+    std::vector<std::uint64_t> widest_; // rows: max(p_s .. p_{s+j-1})
 };
 
 /// The table as runs of equal entries along the memory: a row of few steps changes at tens of memories out of
