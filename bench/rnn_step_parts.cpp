@@ -7,8 +7,14 @@
 // recomputation costs over plain BPTT (docs/rnn.md, "On an AMD EPYC"). Also times the C library's scalar
 // expf/tanhf (exp/tanh in double) per call, for scale.
 //
+// --adjoint-scale S multiplies the adjoint (dh, dc; 0.01 by default) by S: with S = 0x1p-130 in float it is
+// subnormal, as it is late in a long sequence's reverse sweep, where an x86 core takes a microcode assist per
+// instruction on a subnormal: the backward parts then show what the sweep pays there (docs/rnn.md, "Where the
+// backward time goes"), the vectorised column passes against the per-element (scalar) functors.
+//
 //     OPENBLAS_NUM_THREADS=1 build/bench/rnn_step_parts                     # GRU, B = 64, H = 256, float
 //     OPENBLAS_NUM_THREADS=1 build/bench/rnn_step_parts --cell lstm --format json
+//     OPENBLAS_NUM_THREADS=1 build/bench/rnn_step_parts --cell lstm --adjoint-scale 0x1p-130   # subnormal adjoint
 #include "bench_util.hpp"
 
 #include "remat/dense/cpu_blas.hpp"
@@ -37,8 +43,9 @@ struct options {
     std::int64_t batch = 64;
     std::int64_t hidden = 256;
     std::int64_t input = 32;
-    int repeats = 9; // medians of these
-    int steps = 200; // steps per timing
+    int repeats = 9;          // medians of these
+    int steps = 200;          // steps per timing
+    double adjoint_scale = 1; // dh and dc times this
 };
 
 struct part {
@@ -88,8 +95,8 @@ std::vector<part> measure(const options& o)
     std::vector<T> h_out(static_cast<std::size_t>(count));
     std::vector<T> c_out(h_out.size());
     std::vector<T> tape(static_cast<std::size_t>((gru ? 4 : 5) * count));
-    std::vector<T> dh = filled<T>(count, 0.01, 0.8);
-    std::vector<T> dc = filled<T>(count, 0.01, 0.9);
+    std::vector<T> dh = filled<T>(count, 0.01 * o.adjoint_scale, 0.8);
+    std::vector<T> dc = filled<T>(count, 0.01 * o.adjoint_scale, 0.9);
     std::vector<T> dgi(gi.size());
     std::vector<T> dgh(gi.size());
     std::vector<T> dw_ih(w_ih.size());
@@ -193,6 +200,8 @@ int main(int argc, char** argv)
     app.add_option("--input", o.input, "input features")->capture_default_str();
     app.add_option("--repeats", o.repeats, "timings (medians reported)")->capture_default_str();
     app.add_option("--steps", o.steps, "steps per timing")->capture_default_str();
+    app.add_option("--adjoint-scale", o.adjoint_scale, "the adjoint times this (0x1p-130: subnormal in float)")
+        ->capture_default_str();
     app.add_option("--format", format, "text or json")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
@@ -204,14 +213,22 @@ int main(int argc, char** argv)
             throw argument_error("format '" + format + "' (expected text or json)");
         if (o.batch < 1 || o.hidden < 1 || o.input < 1 || o.repeats < 1 || o.steps < 1)
             throw argument_error("batch, hidden, input, repeats and steps must be at least 1");
+        if (!(o.adjoint_scale > 0) || !std::isfinite(o.adjoint_scale))
+            throw argument_error("adjoint scale " + std::to_string(o.adjoint_scale) +
+                                 " (expected a finite number above 0)");
         const std::vector<part> parts = o.precision == "float" ? measure<float>(o) : measure<double>(o);
         const double forward_gemms = parts[0].seconds;
         const double forward_gates = parts[1].seconds;
         const double backward = parts[2].seconds + parts[3].seconds;
         const double elements = static_cast<double>(o.hidden * o.batch);
         if (format == "json") {
-            nlohmann::ordered_json j{{"cell", o.cell},     {"precision", o.precision}, {"batch", o.batch},
-                                     {"hidden", o.hidden}, {"input", o.input},         {"repeats", o.repeats}};
+            nlohmann::ordered_json j{{"cell", o.cell},
+                                     {"precision", o.precision},
+                                     {"batch", o.batch},
+                                     {"hidden", o.hidden},
+                                     {"input", o.input},
+                                     {"repeats", o.repeats},
+                                     {"adjoint_scale", o.adjoint_scale}};
             for (const part& p : parts)
                 j["seconds"][p.name] = p.seconds;
             j["forward_gates_vs_gemms"] = forward_gates / forward_gemms;
@@ -220,10 +237,10 @@ int main(int argc, char** argv)
             report::write_json(std::cout, j);
             return 0;
         }
-        std::printf("One %s step, batch %lld, hidden %lld, input %lld, %s, on the CPU (medians of %d timings of %d "
-                    "steps)\n",
+        std::printf("One %s step, batch %lld, hidden %lld, input %lld, %s, adjoint scale %g, on the CPU (medians of %d "
+                    "timings of %d steps)\n",
                     o.cell.c_str(), static_cast<long long>(o.batch), static_cast<long long>(o.hidden),
-                    static_cast<long long>(o.input), o.precision.c_str(), o.repeats, o.steps);
+                    static_cast<long long>(o.input), o.precision.c_str(), o.adjoint_scale, o.repeats, o.steps);
         for (std::size_t i = 0; i < 6; ++i)
             std::printf("  %-28s %9.3f ms  (%.1f ns per element)\n", parts[i].name.c_str(), parts[i].seconds * 1e3,
                         parts[i].seconds * 1e9 / elements);

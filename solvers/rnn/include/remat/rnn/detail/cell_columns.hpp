@@ -5,7 +5,8 @@
 // g H + u of the G H x B gate matrices, so a pass over a chunk of units reads each gate row once, adds the
 // biases in plain loops the compiler vectorises, and evaluates the logistic functions and tanh of the
 // whole chunk through glibc's vector math library (remat/dense/detail/vector_math.hpp) instead of one
-// scalar expf/tanhf per element. Forward and backward are each one pass over the step's gate buffers.
+// scalar expf/tanhf per element. Forward and backward are each one pass over the step's gate buffers; the
+// backward passes are compiled in the library (src/backward_columns.cpp), once per instruction set.
 //
 // Bits: every element goes through the same vector routines (their last partial group padded), so a
 // recomputed step gives the bits of its first evaluation wherever its elements sit; the sums and products
@@ -23,6 +24,17 @@ namespace remat::rnn::detail {
 
 /// Units per pass: the chunk's pre-activations stay on the stack (4 x 256 elements, in L1).
 inline constexpr std::int64_t column_chunk = 256;
+
+/// The backward passes over column j, vectorised as wide as this processor allows (AVX-512, AVX2 or SSE2,
+/// chosen once per process; src/backward_columns.cpp): late in a long sequence the adjoint is subnormal, and
+/// an x86 core takes a microcode assist per instruction on a subnormal, so a scalar pass would pay one per
+/// element and operation. The functors' arithmetic, element by element, in their order: their bits.
+void gru_backward_column(const gru_backward<float>& f, std::int64_t j) noexcept;
+void gru_backward_column(const gru_backward<double>& f, std::int64_t j) noexcept;
+void lstm_backward_column(const lstm_backward<float>& f, std::int64_t j) noexcept;
+void lstm_backward_column(const lstm_backward<double>& f, std::int64_t j) noexcept;
+/// Which instruction set those use here: "avx512", "avx2", "sse2" or "baseline" (not x86-64).
+[[nodiscard]] const char* backward_columns_isa() noexcept;
 
 /// gru_forward over column j.
 template <class T>
@@ -72,38 +84,11 @@ struct gru_forward_columns {
     }
 };
 
-/// gru_backward over column j (no transcendental: a loop the compiler vectorises).
+/// gru_backward over column j (no transcendental): compiled in src/backward_columns.cpp, vectorised for this CPU.
 template <class T>
 struct gru_backward_columns {
     gru_backward<T> f;
-    void operator()(std::int64_t j) const noexcept
-    {
-        const std::int64_t hidden = f.at.hidden;
-        const std::int64_t e0 = j * hidden;
-        const T* tape = f.tape + e0;
-        const T* h = f.h + e0;
-        T* dh = f.dh + e0;
-        T* dgi = f.dgi + j * f.at.rows;
-        T* dgh = f.dgh + j * f.at.rows;
-        const std::int64_t count = f.count;
-        for (std::int64_t u = 0; u < hidden; ++u) {
-            const T r = tape[u];
-            const T z = tape[u + count];
-            const T n = tape[u + 2 * count];
-            const T ghn = tape[u + 3 * count];
-            const T g = dh[u];
-            const T dn = g * (T(1) - z) * (T(1) - n * n);
-            const T dz = g * (h[u] - n) * z * (T(1) - z);
-            const T dr = dn * ghn * r * (T(1) - r);
-            dgi[u] = dr;
-            dgh[u] = dr;
-            dgi[hidden + u] = dz;
-            dgh[hidden + u] = dz;
-            dgi[2 * hidden + u] = dn;
-            dgh[2 * hidden + u] = dn * r;
-            dh[u] = g * z;
-        }
-    }
+    void operator()(std::int64_t j) const noexcept { gru_backward_column(f, j); }
 };
 
 /// lstm_forward over column j.
@@ -161,35 +146,11 @@ struct lstm_forward_columns {
     }
 };
 
-/// lstm_backward over column j.
+/// lstm_backward over column j: compiled in src/backward_columns.cpp, vectorised for this CPU.
 template <class T>
 struct lstm_backward_columns {
     lstm_backward<T> f;
-    void operator()(std::int64_t j) const noexcept
-    {
-        const std::int64_t hidden = f.at.hidden;
-        const std::int64_t e0 = j * hidden;
-        const T* tape = f.tape + e0;
-        const T* c = f.c + e0;
-        const T* dh = f.dh + e0;
-        T* dc = f.dc + e0;
-        T* dg = f.dg + j * f.at.rows;
-        const std::int64_t count = f.count;
-        for (std::int64_t u = 0; u < hidden; ++u) {
-            const T i = tape[u];
-            const T fg = tape[u + count];
-            const T g = tape[u + 2 * count];
-            const T o = tape[u + 3 * count];
-            const T tc = tape[u + 4 * count];
-            const T gh = dh[u];
-            const T dcn = dc[u] + gh * o * (T(1) - tc * tc);
-            dg[u] = dcn * g * i * (T(1) - i);
-            dg[hidden + u] = dcn * c[u] * fg * (T(1) - fg);
-            dg[2 * hidden + u] = dcn * i * (T(1) - g * g);
-            dg[3 * hidden + u] = gh * tc * o * (T(1) - o);
-            dc[u] = dcn * fg;
-        }
-    }
+    void operator()(std::int64_t j) const noexcept { lstm_backward_column(f, j); }
 };
 
 /// sums(i) = sum over j of a(i, j), for the G H x B gate gradient (column-major, ld == rows): the biases'
