@@ -81,3 +81,26 @@ def test_ode_bench(capsys, monkeypatch):
     assert rows["torchdiffeq odeint"]["gradient error"] < 1e-5  # the same discrete map
     assert 0 < rows["torchdiffeq odeint_adjoint"]["gradient error"] < 1e-2  # the continuous adjoint
     assert rows["checkpoint_loop"]["peak bytes"] < rows["store every state (plain autograd)"]["peak bytes"]
+
+
+def test_threads_option_sets_openblas_pool_too():
+    """--threads sets OpenBLAS's own pool as well as PyTorch's (torch.set_num_threads leaves it at a thread
+    per core, and the benches' CPU times then counted two threads' work)."""
+    import argparse
+    import ctypes
+    import os
+
+    import bench_common
+
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        pytest.skip("this PyTorch has no OpenBLAS loaded")
+    threads, pool = torch.get_num_threads(), lib.openblas_get_num_threads()
+    try:
+        for n in (2, 1):
+            bench_common.set_threads(argparse.Namespace(threads=n))
+            assert lib.openblas_get_num_threads() == n and torch.get_num_threads() == n
+    finally:
+        torch.set_num_threads(threads)
+        bench_common.set_openblas_threads(pool)
