@@ -4,11 +4,12 @@ of activation bytes along the cheapest schedule of remat's heterogeneous-chain p
 
 Profiling (_profile.py) gives each block k a chain step: f_k its forward seconds, b_k its forward plus its
 backward seconds (an untaped reverse re-runs the block), m_k its input's bytes and a_k the activation bytes
-its backward holds besides its input; a taped advance (`advance k k+1 tape`) holds m_k + a_k until `reverse
-k`, which then needs no re-run. Where the budget holds plain autograd's activations as measured (every
-block's saved tensors at once), the plan is plain autograd's: every block taped, no schedule costs less
-(the chain model counts a tape's input and output even where the block does not save them, so its own
-all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
+its backward holds besides its input (less m_k where it does not save its input); a taped advance (`advance
+k k+1 tape`) holds m_k + a_k, what the block saves, until `reverse k`, which then needs no re-run. Where the
+budget holds plain autograd's activations as measured (every block's saved tensors at once), the plan is
+plain autograd's: every block taped, no schedule costs less (the chain model also counts the current state
+and a state both neighbours save twice, so its own all-taped peak can be higher). The last block's tape is
+kept by the forward.
 
 Where the plan is plain autograd's, the module's forward is the blocks' own, one ordinary graph. Below that,
 the plan's final stretch (the blocks it runs taped at the end of its forward and reverses first, the last
