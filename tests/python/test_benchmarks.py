@@ -41,6 +41,14 @@ def test_stack_bench(capsys, monkeypatch):
             if p["method"] == "auto_checkpoint":
                 assert p["peak_bytes"] <= p["predicted_peak_bytes"] <= p["budget_bytes"]
         assert len(table(data, f"{name} stack: every")) == len(points)
+        by_label = {p["label"]: p for p in points}
+        for r in table(data, f"{name} stack: auto_checkpoint at equal"):
+            if r["auto budget"] is None:
+                continue
+            a = by_label[f"auto_checkpoint budget={r['auto budget']}"]
+            s = by_label[f"checkpoint_sequential segments={r['segments']}"]
+            # one round: the paired ratio is that round's
+            assert r["auto faster by (paired wall)"] == pytest.approx(1 - a["times"][0] / s["times"][0])
 
 
 def test_plan_bench(capsys, monkeypatch):
