@@ -95,7 +95,7 @@ class _Run:
             rng = self.rng.get() if self.rng is not None else None
             self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
         elif kind == "restore":
-            self.stretches.open = None
+            self.stretches.reopen(a.step)
             self.current, _, rng = self.slots[a.slot]
             if self.rng is not None:
                 self.rng.set(rng)

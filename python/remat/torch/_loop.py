@@ -173,7 +173,7 @@ class _Loop:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
             self.slots.store(a.slot, a.step, self.current, rng)
         elif kind == "restore":
-            self.stretches.open = None
+            self.stretches.reopen(a.step)
             self.current, rng = self.slots.restore(a.slot, a.step)
             if self.rng is not None:
                 self.rng.set(rng)

@@ -59,17 +59,30 @@ class Stretches:
         self.open = tape
         return tuple(o.detach() for o in tape.out)
 
+    def reopen(self, k: int) -> None:
+        """x_k restored from a snapshot: where a kept stretch ends at x_k (its output, the same values), it is
+        the open one again, so that steps run taped from x_k next continue its graph rather than start
+        another one (one backward for both, as plain autograd's, in place of two)."""
+        tape = self.tapes.get(k - 1)
+        self.open = tape if tape is not None and tape.stop == k else None
+
     def take(self, k: int, current: Optional[Parts]) -> Optional[Tape]:
         """For `reverse k`: the tape through step k, ending there (step k re-run with grad from x_k = current
-        where none is kept), and its steps taken off; None where the reverse of a later stretch covered k."""
-        self.open = None
+        where none is kept: as the open stretch's continuation where that ends at x_k), and its steps taken
+        off; None where the reverse of a later stretch covered k."""
+        tape, self.open = self.open, None
         if self.reversed_from is not None and k >= self.reversed_from:
             return None
-        tape = self.tapes.get(k)
+        if tape is None or tape.stop != k or k in self.tapes:
+            tape = self.tapes.get(k)
         if tape is None:  # not kept: re-run step k with grad from x_k
             with torch.enable_grad():
                 leaves = self.leaves(k, current)
                 tape = Tape(k, leaves, self.run(k, leaves))
+        elif tape.stop == k:  # x_k is the open stretch's output: step k re-run as its continuation
+            with torch.enable_grad():
+                tape.out = self.run(k, tape.out)
+            tape.stop = k + 1
         if tape.stop != k + 1:
             raise AssertionError(f"remat.torch: reverse {k} inside a kept stretch {tape.start}..{tape.stop - 1}")
         for j in range(tape.start, k + 1):
