@@ -112,3 +112,33 @@ def test_threads_option_sets_openblas_pool_too():
     finally:
         torch.set_num_threads(threads)
         bench_common.set_openblas_threads(pool)
+
+
+def test_gain_bound_is_at_least_what_the_best_set_of_kept_tapes_gains():
+    """stack_bench's bound on what any schedule gains over checkpoint_sequential against a brute force over
+    every set of blocks whose tapes the forward could end holding: never below the best set's gain, equal to
+    it where every tape fits."""
+    import itertools
+    import random
+
+    import stack_bench
+    from remat.torch._profile import BlockProfile
+
+    rng = random.Random(3)
+    for _ in range(20):
+        n = rng.randint(2, 8)
+        profiles = [BlockProfile(rng.uniform(0.1, 2), rng.uniform(0.1, 3), 64, 64, rng.choice([0, 100, 300, 700]),
+                                 False, False) for _ in range(n)]
+        f = [p.forward_seconds for p in profiles]
+        plain = sum(p.forward_seconds + p.backward_seconds for p in profiles)
+        for segments in range(1, n + 1):
+            sequential = plain + sum(f[:(n // segments) * (segments - 1)])
+            for peak in (0, 250, 900, 10 ** 6):
+                best = min(sum(f[k] for k in range(n) if k not in kept)
+                           for r in range(n + 1) for kept in itertools.combinations(range(n), r)
+                           if sum(profiles[k].saved_bytes for k in kept) <= peak)
+                exact = 1 - (plain + best) / sequential
+                bound = stack_bench.gain_bound(profiles, segments, peak)
+                assert bound >= exact - 1e-12
+                if peak >= sum(p.saved_bytes for p in profiles):
+                    assert bound == pytest.approx(exact)
