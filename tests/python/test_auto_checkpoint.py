@@ -333,3 +333,33 @@ def test_blocks_sharing_parameters_sum_them_in_plain_autograds_order():
         assert torch.equal(y, plain_y) and torch.equal(x_grad, plain_x_grad), budget
         assert all(torch.equal(g, h) for g, h in zip(grads, plain_grads)), budget
     assert stretches >= 2  # kept stretches of several blocks among the plans: the case this test is about
+
+
+@pytest.mark.parametrize("kind", ["auto_checkpoint", "checkpoint_loop"])
+def test_a_forward_never_backpropagated_frees_its_run_without_the_garbage_collector(kind):
+    """Dropping the output of a forward that is never back-propagated frees what its run holds (snapshots,
+    tapes) by reference counting, as plain autograd's graph is: no reference cycle through the run."""
+    import gc
+    import weakref
+
+    model, make_x = mlp_stack()
+    x = make_x().requires_grad_()
+    if kind == "auto_checkpoint":
+        probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+        fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0)
+        forward, run_type = (lambda: fast(x)), "_Run"
+    else:
+        cell = nn.Linear(16, 16)
+        forward, run_type = (lambda: remat.torch.checkpoint_loop(lambda k, h: torch.tanh(cell(h)), x, 12, slots=3,
+                                                                 taped=True)), "_Loop"
+    forward().sum().backward()  # a first call warms what is kept between calls
+    gc.collect()
+    gc.disable()
+    try:
+        y = forward()
+        runs = [weakref.ref(o) for o in gc.get_objects() if type(o).__name__ == run_type]
+        assert len(runs) == 1 and runs[0]() is not None
+        del y
+        assert runs[0]() is None
+    finally:
+        gc.enable()

@@ -65,7 +65,7 @@ class _Run:
         self.split = split
         self.current: Optional[torch.Tensor] = None
         self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
-        self.stretches = Stretches(self._block, self._leaves)
+        self.stretches = Stretches()
         self.done = False  # the backward ran (its snapshots are freed)
         self.x0_grad = False
 
@@ -85,7 +85,7 @@ class _Run:
         kind = a.kind
         if kind == "advance":
             if a.taped:
-                self.current = self.stretches.advance(a.start, (self.current,))[0]
+                self.current = self.stretches.advance(a.start, (self.current,), self._block, self._leaves)[0]
                 return
             self.stretches.open = None
             with torch.no_grad():
@@ -111,7 +111,9 @@ class _Run:
         self.current = x0.detach()
         for a in self.split.forward:
             self.apply(a)
-        return self.current
+        # an alias for the Function to make its output (give a grad_fn): x_j itself, which the run may hold
+        # as its current state or a snapshot, would hold the run's node, and through it the run (a cycle)
+        return self.current.detach()
 
     def backward(self, grad: torch.Tensor, accumulate: bool):
         """(x_0's gradient, the parameters' gradient sums) from x_j's gradient: accumulate=True, every
@@ -123,7 +125,8 @@ class _Run:
             if a.kind != "reverse":
                 self.apply(a)
                 continue
-            tape = self.stretches.take(a.step, (self.current,) if self.current is not None else None)
+            current = (self.current,) if self.current is not None else None
+            tape = self.stretches.take(a.step, current, self._block, self._leaves)
             self.current = None
             if tape is None:  # a kept stretch's backward has reversed it already
                 continue

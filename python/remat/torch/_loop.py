@@ -146,7 +146,7 @@ class _Loop:
         self.first = first
         self.current = None
         self.kept: Optional[int] = None  # K: the step whose graph the forward kept for the first reverse
-        self.stretches = Stretches(self.run, self._leaves)
+        self.stretches = Stretches()
         self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
 
     # -- running steps -------------------------------------------------------------------------------------
@@ -194,7 +194,7 @@ class _Loop:
                 return
             if self.rng is not None:
                 self.rng.set(before)
-        self.current = self.stretches.advance(k, self.current)
+        self.current = self.stretches.advance(k, self.current, self.run, self._leaves)
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -253,7 +253,7 @@ class _Loop:
         shares the parameters, so their gradients are summed here (in the plain backward's order) and
         returned, never added to .grad by each stretch."""
         self.kept = None
-        tape = self.stretches.take(k, self.current)
+        tape = self.stretches.take(k, self.current, self.run, self._leaves)
         self.current = None
         if tape is None:
             return adjoint  # a kept stretch's backward has reversed it already

@@ -28,11 +28,11 @@ class Tape:
 
 class Stretches:
     """The tapes of one forward and backward: by step, the tape through it; the open one (whose output is the
-    current state, so that the next taped advance extends it); how far the reverse sweep has come."""
+    current state, so that the next taped advance extends it); how far the reverse sweep has come. Its owner
+    passes how steps run to each call (held here, its bound methods would make a reference cycle, which
+    would keep the owner's snapshots until the garbage collector runs, not until its graph is freed)."""
 
-    def __init__(self, run: Run, leaves: Leaves):
-        self.run = run
-        self.leaves = leaves
+    def __init__(self):
         self.tapes: Dict[int, Tape] = {}
         self.open: Optional[Tape] = None
         self.reversed_from: Optional[int] = None  # every step >= this has been reversed
@@ -44,17 +44,17 @@ class Stretches:
         self.open = tape
         return tuple(o.detach() for o in tape.out)
 
-    def advance(self, k: int, current: Parts) -> Parts:
+    def advance(self, k: int, current: Parts, run: Run, leaves: Leaves) -> Parts:
         """`advance k k+1 tape` from x_k = current: step k run with grad, its graph kept for `reverse k`, as the
         open stretch's continuation where that ends at x_k; returns x_{k+1} detached."""
         tape = self.open
         with torch.enable_grad():
             if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
-                tape.out = self.run(k, tape.out)
+                tape.out = run(k, tape.out)
                 tape.stop = k + 1
             else:
-                leaves = self.leaves(k, current)
-                tape = Tape(k, leaves, self.run(k, leaves))
+                x = leaves(k, current)
+                tape = Tape(k, x, run(k, x))
         self.tapes[k] = tape
         self.open = tape
         return tuple(o.detach() for o in tape.out)
@@ -66,7 +66,7 @@ class Stretches:
         tape = self.tapes.get(k - 1)
         self.open = tape if tape is not None and tape.stop == k else None
 
-    def take(self, k: int, current: Optional[Parts]) -> Optional[Tape]:
+    def take(self, k: int, current: Optional[Parts], run: Run, leaves: Leaves) -> Optional[Tape]:
         """For `reverse k`: the tape through step k, ending there (step k re-run with grad from x_k = current
         where none is kept: as the open stretch's continuation where that ends at x_k), and its steps taken
         off; None where the reverse of a later stretch covered k."""
@@ -77,11 +77,11 @@ class Stretches:
             tape = self.tapes.get(k)
         if tape is None:  # not kept: re-run step k with grad from x_k
             with torch.enable_grad():
-                leaves = self.leaves(k, current)
-                tape = Tape(k, leaves, self.run(k, leaves))
+                x = leaves(k, current)
+                tape = Tape(k, x, run(k, x))
         elif tape.stop == k:  # x_k is the open stretch's output: step k re-run as its continuation
             with torch.enable_grad():
-                tape.out = self.run(k, tape.out)
+                tape.out = run(k, tape.out)
             tape.stop = k + 1
         if tape.stop != k + 1:
             raise AssertionError(f"remat.torch: reverse {k} inside a kept stretch {tape.start}..{tape.stop - 1}")
