@@ -24,7 +24,7 @@ def parser(description: str, full: str, quick: str) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--rounds", type=int, default=None, help="timed rounds of every configuration (interleaved)")
     p.add_argument("--threads", type=int, default=1,
-                   help="PyTorch's CPU threads (default 1: steadier medians on a shared machine)")
+                   help="PyTorch's CPU threads, OpenBLAS's too (default 1: steadier medians on a shared machine)")
     return p
 
 
@@ -34,6 +34,26 @@ def set_threads(args) -> None:
     if args.threads < 1:
         fail("--threads must be at least 1", usage=True)
     torch.set_num_threads(args.threads)
+    set_openblas_threads(args.threads)
+
+
+def set_openblas_threads(threads: int) -> None:
+    """OpenBLAS, which Debian's PyTorch calls for matrix products, keeps a pool of its own (a thread per core),
+    which torch.set_num_threads leaves alone: on this 2-core machine "one thread" ran matrix products on
+    two, and the process's CPU time then counted both (a block's profiled CPU time up to 1.7x its wall time,
+    a whole iteration's wall time up to 2x the sum of its blocks' when the other core was busy). Sets that
+    pool too, where the process has OpenBLAS loaded."""
+    import ctypes
+    import os
+
+    for name in ("libopenblas.so.0", "libblas.so.3"):
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)  # only a library already loaded
+        except OSError:
+            continue
+        setter = getattr(lib, "openblas_set_num_threads", None)
+        if setter is not None:
+            setter(threads)
 
 
 def rounds_of(args, full: int, quick: int) -> int:

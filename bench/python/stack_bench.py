@@ -18,12 +18,16 @@ the budgets those reach (each one's measured peak) and plain autograd's. The inp
 method also computes its gradient (reentrant checkpoint would otherwise skip the first segment's parameters).
 
 Times: the median over interleaved rounds of the wall time (what the goals name), and the least over the rounds
-of the process's CPU time (on a loaded VM the steadiest figure: the other processes' turns do not count in
-it, and the least round is the one least disturbed by what still does, e.g. time stolen from the VM);
-PyTorch runs one thread unless --threads says more.
+of the process's CPU time (the other processes' turns do not count in it, and the least round is the one
+least disturbed by what still does, e.g. time stolen from the VM); and, comparing two methods, the median
+over the rounds of their ratio within a round ("paired", wall and CPU: the two run one after the other in
+each round, so that a loaded machine's slow spells, which move the medians of each by 10-40%, fall on
+both); PyTorch and OpenBLAS run one thread unless --threads says more.
 
 Goals (issue #38): at equal or lower measured peak, auto_checkpoint never slower than checkpoint_sequential,
->= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time.
+>= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time. Beside
+each segment count, the most any schedule within the segments' measured peak can gain on them as the blocks'
+profile prices it (a lower bound on any schedule's cost: gain_bound).
 """
 
 from __future__ import annotations
@@ -92,7 +96,42 @@ def rows_of(name, t):
     return rows
 
 
-def goals_of(name, t):
+def paired(a, b, cpu=False):
+    """1 - the median over the rounds of a's time / b's in the same round (their runs interleaved, so that
+    a loaded machine's slow spells fall on both): how much faster a is, the load's drift cancelled."""
+    xs, ys = (a.cpu_times, b.cpu_times) if cpu else (a.times, b.times)
+    return 1 - bc.median([x / y for x, y in zip(xs, ys)])
+
+
+def gain_bound(profiles, segments, peak_bytes):
+    """The most any schedule within `peak_bytes` can be faster than checkpoint_sequential at `segments`, as
+    the profile prices them (f_k forward, b_k forward plus backward seconds): 1 - (a lower bound on any
+    schedule's cost) / the segments' cost. Any schedule runs every block once forward and once backward
+    (plain autograd's cost) and, at the moment its forward ends, holds the tapes of some blocks S within
+    the peak; every other block is run again: cost >= plain + min {sum of f_k over k not in S : sum of
+    saved_k over S <= peak}, saved_k the storages block k saves besides its input and output (fewer bytes
+    than its tape holds, so the bound is lower still). The minimum is bounded below by the fractional
+    knapsack (blocks kept in order of f_k / saved_k, the last one in part). The segments re-run
+    (n // s) * (s - 1) blocks from the first."""
+    n = len(profiles)
+    forward = [p.forward_seconds for p in profiles]
+    plain = sum(p.forward_seconds + p.backward_seconds for p in profiles)
+    rerun = (n // segments) * (segments - 1)
+    sequential = plain + sum(forward[:rerun])
+    def worth(k):  # forward seconds a tape saves per byte (a block saving nothing first)
+        saved = profiles[k].saved_bytes
+        return forward[k] / saved if saved else float("inf")
+
+    room, kept = peak_bytes, 0.0
+    for k in sorted(range(n), key=worth, reverse=True):
+        saved = profiles[k].saved_bytes
+        take = 1.0 if saved <= room else room / saved
+        kept += take * forward[k]
+        room -= take * saved
+    return 1 - (plain + sum(forward) - kept) / sequential
+
+
+def goals_of(name, t, profiles=None):
     """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
     at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise)."""
     rows = []
@@ -105,19 +144,32 @@ def goals_of(name, t):
                      "auto recomputed": a.recomputed_blocks if a else None, "auto s/iter": a.seconds if a else None,
                      "auto faster by": (1 - a.seconds / p.seconds) if a else None,
                      "never slower": (a.seconds <= p.seconds) if a else False,
-                     "auto faster by (least cpu)": (1 - min(a.cpu_times) / min(p.cpu_times)) if a else None})
+                     "auto faster by (least cpu)": (1 - min(a.cpu_times) / min(p.cpu_times)) if a else None,
+                     "auto faster by (paired wall)": paired(a, p) if a else None,
+                     "auto faster by (paired cpu)": paired(a, p, cpu=True) if a else None,
+                     "most any schedule can gain (profile)": (gain_bound(profiles, p.segments, p.peak_bytes)
+                                                              if profiles else None)})
     at_plain = [a for a in t.auto if a.budget_bytes >= t.plain.peak_bytes]
     summary = {"stack": name, "plain s/iter": t.plain.seconds, "plain peak": t.plain.peak_bytes,
                "auto at plain's peak s/iter": at_plain[0].seconds if at_plain else None,
                "auto / plain": at_plain[0].seconds / t.plain.seconds if at_plain else None,
                "within 3%": (at_plain[0].seconds <= 1.03 * t.plain.seconds) if at_plain else None,
                "auto / plain (least cpu)": min(at_plain[0].cpu_times) / min(t.plain.cpu_times) if at_plain else None,
+               "auto / plain (paired wall)": 1 - paired(at_plain[0], t.plain) if at_plain else None,
+               "auto / plain (paired cpu)": 1 - paired(at_plain[0], t.plain, cpu=True) if at_plain else None,
                "least speedup over sequential": min((r["auto faster by"] for r in rows
                                                      if r["auto faster by"] is not None), default=None),
                "median speedup over sequential": bc.median([r["auto faster by"] for r in rows
                                                             if r["auto faster by"] is not None] or [0.0]),
                "median speedup (least cpu)": bc.median([r["auto faster by (least cpu)"] for r in rows
-                                                        if r["auto faster by (least cpu)"] is not None] or [0.0])}
+                                                        if r["auto faster by (least cpu)"] is not None] or [0.0]),
+               "median speedup (paired wall)": bc.median([r["auto faster by (paired wall)"] for r in rows
+                                                          if r["auto faster by (paired wall)"] is not None] or [0.0]),
+               "median speedup (paired cpu)": bc.median([r["auto faster by (paired cpu)"] for r in rows
+                                                         if r["auto faster by (paired cpu)"] is not None] or [0.0]),
+               "most any schedule can gain (profile)": max((r["most any schedule can gain (profile)"] for r in rows
+                                                            if r["most any schedule can gain (profile)"] is not None),
+                                                           default=None)}
     return rows, summary
 
 
@@ -150,11 +202,15 @@ def main():
                                    "recomputed blocks", "s/iter", "x plain", "least cpu s/iter",
                                    "x plain (least cpu)"],
                        "rows": rows_of(name, t)})
-        goal_rows, summary = goals_of(name, t)
+        # the blocks profiled once more (as auto_checkpoint profiles them) for the bound on what any schedule gains
+        profiles = remat.torch.auto_checkpoint(model, x, budget=1 << 60).profiles
+        goal_rows, summary = goals_of(name, t, profiles)
         tables.append({"title": f"{name} stack: auto_checkpoint at equal or lower peak than checkpoint_sequential",
                        "columns": ["segments", "sequential peak", "sequential recomputed", "sequential s/iter",
                                    "auto budget", "auto peak", "auto recomputed", "auto s/iter", "auto faster by",
-                                   "never slower", "auto faster by (least cpu)"], "rows": goal_rows})
+                                   "never slower", "auto faster by (least cpu)", "auto faster by (paired wall)",
+                                   "auto faster by (paired cpu)", "most any schedule can gain (profile)"],
+                       "rows": goal_rows})
         summaries.append(summary)
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
     bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,

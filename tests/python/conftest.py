@@ -1,5 +1,5 @@
-"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with, and a
-counter of torch.autograd.grad calls."""
+"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with, and
+counters of torch.autograd.grad and torch.autograd.backward calls."""
 
 import os
 import pathlib
@@ -54,4 +54,20 @@ def grad_calls(monkeypatch):
         return grad(*args, **kwargs)
 
     monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    return count
+
+
+@pytest.fixture
+def backward_calls(monkeypatch):
+    """Counts the calls of torch.autograd.backward (Tensor.backward's too) for one test."""
+    import torch
+
+    count = CallCount()
+    backward = torch.autograd.backward
+
+    def counting_backward(*args, **kwargs):
+        count.calls += 1
+        return backward(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "backward", counting_backward)
     return count

@@ -41,6 +41,14 @@ def test_stack_bench(capsys, monkeypatch):
             if p["method"] == "auto_checkpoint":
                 assert p["peak_bytes"] <= p["predicted_peak_bytes"] <= p["budget_bytes"]
         assert len(table(data, f"{name} stack: every")) == len(points)
+        by_label = {p["label"]: p for p in points}
+        for r in table(data, f"{name} stack: auto_checkpoint at equal"):
+            if r["auto budget"] is None:
+                continue
+            a = by_label[f"auto_checkpoint budget={r['auto budget']}"]
+            s = by_label[f"checkpoint_sequential segments={r['segments']}"]
+            # one round: the paired ratio is that round's
+            assert r["auto faster by (paired wall)"] == pytest.approx(1 - a["times"][0] / s["times"][0])
 
 
 def test_plan_bench(capsys, monkeypatch):
@@ -81,3 +89,56 @@ def test_ode_bench(capsys, monkeypatch):
     assert rows["torchdiffeq odeint"]["gradient error"] < 1e-5  # the same discrete map
     assert 0 < rows["torchdiffeq odeint_adjoint"]["gradient error"] < 1e-2  # the continuous adjoint
     assert rows["checkpoint_loop"]["peak bytes"] < rows["store every state (plain autograd)"]["peak bytes"]
+
+
+def test_threads_option_sets_openblas_pool_too():
+    """--threads sets OpenBLAS's own pool as well as PyTorch's (torch.set_num_threads leaves it at a thread
+    per core, and the benches' CPU times then counted two threads' work)."""
+    import argparse
+    import ctypes
+    import os
+
+    import bench_common
+
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        pytest.skip("this PyTorch has no OpenBLAS loaded")
+    threads, pool = torch.get_num_threads(), lib.openblas_get_num_threads()
+    try:
+        for n in (2, 1):
+            bench_common.set_threads(argparse.Namespace(threads=n))
+            assert lib.openblas_get_num_threads() == n and torch.get_num_threads() == n
+    finally:
+        torch.set_num_threads(threads)
+        bench_common.set_openblas_threads(pool)
+
+
+def test_gain_bound_is_at_least_what_the_best_set_of_kept_tapes_gains():
+    """stack_bench's bound on what any schedule gains over checkpoint_sequential against a brute force over
+    every set of blocks whose tapes the forward could end holding: never below the best set's gain, equal to
+    it where every tape fits."""
+    import itertools
+    import random
+
+    import stack_bench
+    from remat.torch._profile import BlockProfile
+
+    rng = random.Random(3)
+    for _ in range(20):
+        n = rng.randint(2, 8)
+        profiles = [BlockProfile(rng.uniform(0.1, 2), rng.uniform(0.1, 3), 64, 64, rng.choice([0, 100, 300, 700]),
+                                 False, False) for _ in range(n)]
+        f = [p.forward_seconds for p in profiles]
+        plain = sum(p.forward_seconds + p.backward_seconds for p in profiles)
+        for segments in range(1, n + 1):
+            sequential = plain + sum(f[:(n // segments) * (segments - 1)])
+            for peak in (0, 250, 900, 10 ** 6):
+                best = min(sum(f[k] for k in range(n) if k not in kept)
+                           for r in range(n + 1) for kept in itertools.combinations(range(n), r)
+                           if sum(profiles[k].saved_bytes for k in kept) <= peak)
+                exact = 1 - (plain + best) / sequential
+                bound = stack_bench.gain_bound(profiles, segments, peak)
+                assert bound >= exact - 1e-12
+                if peak >= sum(p.saved_bytes for p in profiles):
+                    assert bound == pytest.approx(exact)

@@ -4,23 +4,27 @@ of activation bytes along the cheapest schedule of remat's heterogeneous-chain p
 
 Profiling (_profile.py) gives each block k a chain step: f_k its forward seconds, b_k its forward plus its
 backward seconds (an untaped reverse re-runs the block), m_k its input's bytes and a_k the activation bytes
-its backward holds besides its input; a taped advance (`advance k k+1 tape`) holds m_k + a_k until `reverse
-k`, which then needs no re-run. Where the budget holds plain autograd's activations as measured (every
-block's saved tensors at once), the plan is plain autograd's: every block taped, no schedule costs less
-(the chain model counts a tape's input and output even where the block does not save them, so its own
-all-taped peak can be higher). The last block's tape is kept by the forward, as checkpoint_loop does.
+its backward holds besides its input (less m_k where it does not save its input); a taped advance (`advance
+k k+1 tape`) holds m_k + a_k, what the block saves, until `reverse k`, which then needs no re-run. Where the
+budget holds plain autograd's activations as measured (every block's saved tensors at once), the plan is
+plain autograd's: every block taped, no schedule costs less (the chain model also counts the current state
+and a state both neighbours save twice, so its own all-taped peak can be higher). The last block's tape is
+kept by the forward.
 
-Where the plan is plain autograd's, the module's forward is the blocks' own, one ordinary graph. Below that
-it runs one torch.autograd.Function whose forward walks the plan up to its first reverse and whose backward
-walks the rest, like checkpoint_loop (_loop.py). Blocks advanced taped one after the other make one graph (no
-cut between them, as plain autograd's); `reverse k` back-propagates with torch.autograd.grad through block k's
-kept graph, and with it through the rest of the stretch k belongs to, or re-runs block k with grad from x_k.
-Each block's parameter list is made once, not walked for each block in each iteration.
+Where the plan is plain autograd's, the module's forward is the blocks' own, one ordinary graph. Below that,
+the plan's final stretch (the blocks it runs taped at the end of its forward and reverses first, the last
+block at least) runs as the blocks' own graph too, as checkpoint_sequential runs its last segment, after one
+torch.autograd.Function whose forward walks the plan up to that stretch and whose backward walks the rest
+(_Split). Blocks advanced taped one after the other make one graph (_stretch.py); `reverse k` back-propagates
+through block k's kept graph, and with it through the rest of the stretch k belongs to, or re-runs block k
+with grad from x_k: under loss.backward() with one torch.autograd.backward that adds to the parameters' .grad
+as plain autograd's would (torch.utils.checkpoint's way, the cheapest), else (parameters shared between
+blocks; torch.autograd.grad) with torch.autograd.grad, the parameters' gradients summed in plain autograd's
+order and returned. Each block's parameter list is made once, not walked for each block in each iteration.
 """
 
 from __future__ import annotations
 
-import itertools
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
@@ -33,6 +37,7 @@ from .._remat import Advance, Reverse
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
+from ._stretch import Stretches, backpropagate
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -48,64 +53,41 @@ def _plain_actions(blocks: int) -> List[Action]:
     return actions + [Reverse(k) for k in reversed(range(blocks))]
 
 
-class _Tape:
-    """The kept graph of a stretch of blocks start..stop-1 advanced taped one after the other: one autograd
-    graph from `leaf` (x_start, detached) to `out` (x_stop), as plain autograd would build it, so that their
-    reverses are one backward through it with no boundary between the blocks."""
-
-    __slots__ = ("start", "stop", "leaf", "out")
-
-    def __init__(self, start: int, leaf: torch.Tensor, out: torch.Tensor):
-        self.start, self.stop, self.leaf, self.out = start, start + 1, leaf, out
-
-
 class _Run:
     """One forward and backward of the stack along the plan."""
 
-    def __init__(self, owner: "AutoCheckpoint", actions, block_params: List[List[torch.Tensor]]):
+    def __init__(self, owner: "AutoCheckpoint", split: "_Split", params: "_Params"):
         self.owner = owner
-        self.blocks = owner.blocks
-        self.block_params = block_params  # per block, its parameters requiring grad
+        self.blocks = list(owner.blocks)  # indexing a ModuleList costs ~10 us (it checks and wraps the index)
+        self.params = params
         self.counter: SavedBytes = owner._counter
         self.rng: Optional[RngStates] = owner._rng
-        self.actions = iter(actions)
+        self.split = split
         self.current: Optional[torch.Tensor] = None
         self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
-        self.tapes: Dict[int, _Tape] = {}  # k -> the kept graph through block k, for `reverse k`
-        self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
-        self.reversed_from = len(self.blocks)  # every step >= this has been reversed
-        self.pending = None  # the plan's first reverse, reached by the forward
+        self.stretches = Stretches()
+        self.done = False  # the backward ran (its snapshots are freed)
         self.x0_grad = False
 
-    def _hooks(self):
-        return self.counter.hooks() if self.owner.measure_memory else nullcontext()
+    def _block(self, k: int, parts):
+        if self.owner.measure_memory:
+            with self.counter.hooks():
+                return (self.blocks[k](parts[0]),)
+        return (self.blocks[k](parts[0]),)
 
-    def _leaf(self, k: int, x: torch.Tensor) -> torch.Tensor:
-        x = x.detach()
+    def _leaves(self, k: int, parts):
+        x = parts[0].detach()
         if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
             x.requires_grad_()
-        return x
-
-    def _tape(self, k: int) -> None:
-        tape = self.open
-        with torch.enable_grad(), self._hooks():
-            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
-                tape.out = self.blocks[k](tape.out)
-                tape.stop = k + 1
-            else:
-                leaf = self._leaf(k, self.current)
-                tape = _Tape(k, leaf, self.blocks[k](leaf))
-        self.tapes[k] = tape
-        self.open = tape
-        self.current = tape.out.detach()
+        return (x,)
 
     def apply(self, a) -> None:
         kind = a.kind
         if kind == "advance":
             if a.taped:
-                self._tape(a.start)
+                self.current = self.stretches.advance(a.start, (self.current,), self._block, self._leaves)[0]
                 return
-            self.open = None
+            self.stretches.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
                     self.current = self.blocks[k](self.current)
@@ -113,7 +95,7 @@ class _Run:
             rng = self.rng.get() if self.rng is not None else None
             self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
         elif kind == "restore":
-            self.open = None
+            self.stretches.reopen(a.step)
             self.current, _, rng = self.slots[a.slot]
             if self.rng is not None:
                 self.rng.set(rng)
@@ -124,84 +106,131 @@ class _Run:
             raise AssertionError(f"remat.torch.auto_checkpoint: unexpected action {a}")
 
     def forward(self, x0: torch.Tensor) -> torch.Tensor:
+        """x_j: the plan's forward up to the final stretch."""
         self.x0_grad = x0.requires_grad
         self.current = x0.detach()
-        last = len(self.blocks) - 1
-        for a in self.actions:
-            if a.kind == "reverse":
-                if a.step != last:
-                    raise AssertionError(f"remat.torch.auto_checkpoint: the plan reverses {a.step} first")
-                if last not in self.tapes:  # keep the last block's tape for its reverse (it runs next)
-                    self._tape(last)
-                self.pending = a
-                return self.current
+        for a in self.split.forward:
             self.apply(a)
-        raise AssertionError("remat.torch.auto_checkpoint: the plan has no reverse action")
+        # an alias for the Function to make its output (give a grad_fn): x_j itself, which the run may hold
+        # as its current state or a snapshot, would hold the run's node, and through it the run (a cycle)
+        return self.current.detach()
 
-    def backward(self, grad: torch.Tensor, params: List[torch.Tensor]):
-        sums: List[Optional[torch.Tensor]] = [None] * len(params)
-        index = {id(p): i for i, p in enumerate(params)}
+    def backward(self, grad: torch.Tensor, accumulate: bool):
+        """(x_0's gradient, the parameters' gradient sums) from x_j's gradient: accumulate=True, every
+        parameter's gradient added to its .grad by the stretch that reverses its block (sums all None); else
+        returned as sums."""
+        sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
-        for a in itertools.chain([self.pending], self.actions):
-            if a.kind == "reverse":
-                self.open = None
-                if a.step < self.reversed_from:  # else a kept stretch's backward has reversed it already
-                    adjoint = self._reverse(a.step, adjoint, sums, index)
-            else:
+        for a in self.split.backward:
+            if a.kind != "reverse":
                 self.apply(a)
+                continue
+            current = (self.current,) if self.current is not None else None
+            tape = self.stretches.take(a.step, current, self._block, self._leaves)
+            self.current = None
+            if tape is None:  # a kept stretch's backward has reversed it already
+                continue
+            if accumulate:
+                adjoint = backpropagate(tape, (adjoint,), accumulate=True)[0]
+            else:
+                params, positions = self.params.of_stretch(tape.start, tape.stop)
+                adjoint = backpropagate(tape, (adjoint,), params, positions, sums)[0]
         return adjoint, sums
 
-    def _reverse(self, k: int, adjoint, sums, index):
-        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
-        through the stretch's graph (plain autograd's own for those blocks)."""
-        tape = self.tapes.get(k)
-        if tape is None:  # not kept: re-run block k with grad from x_k
-            with torch.enable_grad(), self._hooks():
-                leaf = self._leaf(k, self.current)
-                tape = _Tape(k, leaf, self.blocks[k](leaf))
-        if tape.stop != k + 1:
-            raise AssertionError(f"remat.torch.auto_checkpoint: reverse {k} inside a kept stretch "
-                                 f"{tape.start}..{tape.stop - 1}")
-        for j in range(tape.start, k + 1):
-            self.tapes.pop(j, None)
-        self.reversed_from = tape.start
-        self.current = None
-        leaf, out = tape.leaf, tape.out
-        mine, seen = [], set()
-        for j in range(tape.start, k + 1):
-            for p in self.block_params[j]:
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    mine.append(p)
-        outputs, grad_outputs = [], []
-        if adjoint is not None and out.requires_grad:
-            outputs.append(out)
-            grad_outputs.append(adjoint)
-        # A parameter's running sum (shared with blocks reversed before) enters first, so that its additions
-        # happen in plain autograd's order (as in checkpoint_loop).
-        with torch.enable_grad():
-            for p in mine:
-                s = sums[index[id(p)]]
-                if s is not None:
-                    outputs.append(p.view_as(p))
-                    grad_outputs.append(s)
-        inputs = [leaf] if leaf.requires_grad else []
-        if not outputs or not (inputs or mine):
-            return None
-        got = torch.autograd.grad(outputs, inputs + mine, grad_outputs, allow_unused=True)
-        for p, g in zip(mine, got[len(inputs):]):
-            if g is not None:
-                sums[index[id(p)]] = g
-        return got[0] if inputs else None
-
     def close(self) -> None:
-        self.tapes.clear()
-        self.open = None
+        self.stretches.clear()
         for _, key, _ in self.slots.values():
             self.counter.release(key)
         self.slots.clear()
         self.current = None
-        self.pending = None
+
+
+class _Split:
+    """A plan's actions around its final stretch, blocks start..T-1: those the plan runs taped one after the
+    other at the end of its forward (the last block's tape is the forward's: the plan never advances it) and
+    reverses first. They run after the plan's autograd.Function as the blocks' own graph, as
+    checkpoint_sequential runs its last segment, so that their backward is the caller's, with nothing of
+    remat's in it. `forward`: the plan's actions before the stretch; `backward`: those after its reverses.
+    whole=True (parameters shared between blocks, whose gradients the Function sums in plain autograd's
+    order only if every block's pass through it) keeps every block in the Function: start = T."""
+
+    def __init__(self, actions: List[Action], blocks: int, whole: bool = False):
+        last = blocks - 1
+        first = next((i for i, a in enumerate(actions) if a.kind == "reverse"), None)
+        if first is None or actions[first].step != last:
+            raise AssertionError(f"remat.torch.auto_checkpoint: the plan does not begin its reverse at {last}")
+        if whole:
+            self.start = blocks
+            self.forward = actions[:first] + [Advance(last, blocks, True)]
+            self.backward = actions[first:]
+            return
+        taped = 0  # the taped advances just before the first reverse, ending at x_{T-1}
+        while taped < first and _is_taped(actions[first - 1 - taped], last - 1 - taped):
+            taped += 1
+        reversed_ = 1  # the reverses from the first on, of T-1, T-2, ... in turn
+        while (reversed_ <= taped and first + reversed_ < len(actions) and actions[first + reversed_].kind == "reverse"
+               and actions[first + reversed_].step == last - reversed_):
+            reversed_ += 1
+        self.start = blocks - reversed_
+        self.forward = actions[:first - (reversed_ - 1)]
+        self.backward = actions[first + reversed_:]
+
+
+def _is_taped(a, k: int) -> bool:
+    return a.kind == "advance" and a.taped and a.start == k and a.stop == k + 1
+
+
+class _Params:
+    """The stack's parameters that require grad, made once per parameter set (walking the modules for them
+    costs about 0.3 ms per block and iteration): `unique` (each once, in block order), per block its own and
+    their positions in `unique`, whether a parameter serves more than one block, and each one's gradient
+    accumulator (the graph node through which plain autograd's backward adds to its .grad)."""
+
+    def __init__(self, per_block: List[List[torch.Tensor]]):
+        self.unique: List[torch.Tensor] = []
+        where: Dict[int, int] = {}
+        self.per_block: List[List[torch.Tensor]] = []
+        self.positions: List[List[int]] = []
+        uses = 0
+        for ps in per_block:
+            mine = [p for p in ps if p.requires_grad]
+            for p in mine:
+                if id(p) not in where:
+                    where[id(p)] = len(self.unique)
+                    self.unique.append(p)
+            uses += len({id(p) for p in mine})
+            self.per_block.append(mine)
+            self.positions.append([where[id(p)] for p in mine])
+        self.shared = uses > len(self.unique)
+        self._accumulators: Optional[list] = None
+
+    def of_stretch(self, start: int, stop: int):
+        """(parameters, their positions in `unique`) of blocks start..stop-1, each parameter once."""
+        if stop == start + 1:
+            return self.per_block[start], self.positions[start]
+        params, positions, seen = [], [], set()
+        for j in range(start, stop):
+            for p, i in zip(self.per_block[j], self.positions[j]):
+                if i not in seen:
+                    seen.add(i)
+                    params.append(p)
+                    positions.append(i)
+        return params, positions
+
+    def accumulated_by_this_backward(self) -> bool:
+        """Inside a backward: whether it adds to every parameter's .grad (loss.backward(), not
+        torch.autograd.grad or backward(inputs=...) leaving some out), so that a stretch's backward may add
+        to them itself, as torch.utils.checkpoint's does."""
+        will = getattr(torch._C, "_will_engine_execute_node", None)
+        if will is None:
+            return False
+        if self._accumulators is None:
+            with torch.enable_grad():
+                self._accumulators = [p.expand_as(p).grad_fn.next_functions[0][0] for p in self.unique]
+        try:
+            return all(map(will, self._accumulators))
+        except RuntimeError:  # torch.autograd.grad asked for a parameter's gradient
+            return False
 
 
 class _Stack(torch.autograd.Function):
@@ -213,21 +242,25 @@ class _Stack(torch.autograd.Function):
             run.close()
             raise
         ctx.run = run
-        ctx.params = params
         return out
 
     @staticmethod
     def backward(ctx, grad):
         run: _Run = ctx.run
-        if run.actions is None:
+        if run.done:
             raise RuntimeError("remat.torch.auto_checkpoint: backward through the same forward twice")
         devices = run.rng.devices if run.rng is not None else []
+        # Where each parameter serves one block and this backward adds to every parameter's .grad, each
+        # stretch's backward adds its blocks' gradients itself (torch.utils.checkpoint's way, the cheapest:
+        # no gradient handed back through this node), exactly as plain autograd would add them. Otherwise
+        # (a parameter shared between blocks; torch.autograd.grad) they are summed and returned.
+        accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         try:
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
-                adjoint, sums = run.backward(grad, list(ctx.params))
+                adjoint, sums = run.backward(grad, accumulate)
         finally:
             run.close()
-            run.actions = None
+            run.done = True
         return (None, adjoint if ctx.needs_input_grad[1] else None, *sums)
 
 
@@ -273,7 +306,9 @@ class AutoCheckpoint(torch.nn.Module):
             self.recomputed_blocks = plan.forward_steps - taped_steps
         self._ran = False
         self._actions: Optional[List[Action]] = None
+        self._splits: Dict[bool, _Split] = {}
         self._param_lists: Optional[List[List[torch.Tensor]]] = None
+        self._params_by_flags: Dict[tuple, _Params] = {}
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
         #: measured_peak_bytes; False runs without the hooks (the peak then counts the snapshots only).
@@ -300,14 +335,19 @@ class AutoCheckpoint(torch.nn.Module):
             self._actions = list(self.plan)
         return list(self._actions)
 
-    def _block_params(self) -> List[List[torch.Tensor]]:
-        """Per block, its parameters that require grad. The lists are made once (walking the modules for
-        them costs about 0.3 ms per block and iteration) and again after .to() and the like; a block changed
-        in place after auto_checkpoint (parameters added, blocks replaced) needs a new auto_checkpoint, as
-        its profile and plan do."""
+    def _params(self) -> _Params:
+        """The parameters that require grad, per block and each once. The lists are made once (walking the
+        modules for them costs about 0.3 ms per block and iteration), again after .to() and the like and
+        when a parameter is frozen or unfrozen; a block changed in place after auto_checkpoint (parameters
+        added, blocks replaced) needs a new auto_checkpoint, as its profile and plan do."""
         if self._param_lists is None:
             self._param_lists = [list(b.parameters()) for b in self.blocks]
-        return [[p for p in ps if p.requires_grad] for ps in self._param_lists]
+            self._params_by_flags = {}
+        flags = tuple(p.requires_grad for ps in self._param_lists for p in ps)
+        params = self._params_by_flags.get(flags)
+        if params is None:
+            params = self._params_by_flags[flags] = _Params(self._param_lists)
+        return params
 
     def _apply(self, *args, **kwargs):
         self._param_lists = None  # conversions may swap the parameter objects (torch.__future__)
@@ -319,13 +359,8 @@ class AutoCheckpoint(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not isinstance(x, torch.Tensor):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
-        block_params = self._block_params()
-        params, seen = [], set()
-        for p in itertools.chain.from_iterable(block_params):
-            if id(p) not in seen:
-                seen.add(id(p))
-                params.append(p)
-        if not torch.is_grad_enabled() or not (x.requires_grad or params):
+        params = self._params()
+        if not torch.is_grad_enabled() or not (x.requires_grad or params.unique):
             for block in self.blocks:
                 x = block(x)
             return x
@@ -342,7 +377,26 @@ class AutoCheckpoint(torch.nn.Module):
                 for block in self.blocks:
                     x = block(x)
             return x
-        return _Stack.apply(_Run(self, self.actions(), block_params), x, *params)
+        split = self._split(params.shared)
+        run = None
+        if split.start > 0:
+            run = _Run(self, split, params)
+            x = _Stack.apply(run, x, *params.unique)
+        try:
+            with self._counter.hooks() if self.measure_memory else nullcontext():
+                for block in self.blocks[split.start:]:
+                    x = block(x)
+        except BaseException:
+            if run is not None:  # no backward will free the snapshots
+                run.close()
+                run.done = True
+            raise
+        return x
+
+    def _split(self, whole: bool) -> "_Split":
+        if self._splits.get(whole) is None:
+            self._splits[whole] = _Split(self.actions(), len(self.blocks), whole)
+        return self._splits[whole]
 
 
 def _planner(taped: bool):

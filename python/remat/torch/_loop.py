@@ -36,6 +36,7 @@ from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
+from ._stretch import Stretches, Tape, backpropagate
 
 
 def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
@@ -128,17 +129,6 @@ def _call(step, k: int, x):
         raise
 
 
-class _Tape:
-    """The kept graph of steps start..stop-1 advanced taped one after the other: one autograd graph from
-    `leaves` (x_start's parts, detached) to `out` (x_stop's), as the plain loop builds it, so that their
-    reverses are one backward through it with no boundary between the steps."""
-
-    __slots__ = ("start", "stop", "leaves", "out")
-
-    def __init__(self, start: int, leaves, out):
-        self.start, self.stop, self.leaves, self.out = start, start + 1, leaves, out
-
-
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -156,9 +146,8 @@ class _Loop:
         self.first = first
         self.current = None
         self.kept: Optional[int] = None  # K: the step whose graph the forward kept for the first reverse
-        self.tapes: Dict[int, _Tape] = {}  # K -> the kept graph through step K, for `reverse K`
-        self.open: Optional[_Tape] = None  # the tape whose output is the current state (a taped advance extends it)
-        self.reversed_from: Optional[int] = None  # every step >= this has been reversed
+        self.stretches = Stretches()
+        self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
 
     # -- running steps -------------------------------------------------------------------------------------
     def run(self, k: int, parts):
@@ -175,7 +164,7 @@ class _Loop:
             if a.taped:
                 self._tape(a.start)
                 return
-            self.open = None
+            self.stretches.open = None
             for k in range(a.start, a.stop):
                 self.current = self.run(k, self.current)
         elif kind == "store":
@@ -184,7 +173,7 @@ class _Loop:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
             self.slots.store(a.slot, a.step, self.current, rng)
         elif kind == "restore":
-            self.open = None
+            self.stretches.reopen(a.step)
             self.current, rng = self.slots.restore(a.slot, a.step)
             if self.rng is not None:
                 self.rng.set(rng)
@@ -196,26 +185,16 @@ class _Loop:
     def _tape(self, k: int) -> None:
         """`advance k k+1 tape`: step k run with grad, its graph kept for `reverse k`; right after step
         k-1's taped advance, as the same graph's continuation."""
-        tape = self.open
         if k == 0 and self.first is not None:
             x1, before, graph = self.first
             self.first = None
             if graph is not None:  # step 0's graph from its first run (taped=True keeps it)
-                tape = self.tapes[0] = self.open = _Tape(0, *graph)
+                self.stretches.keep(Tape(0, *graph))
                 self.current = x1
                 return
             if self.rng is not None:
                 self.rng.set(before)
-        with torch.enable_grad():
-            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
-                tape.out = self.run(k, tape.out)
-                tape.stop = k + 1
-            else:
-                leaves = self._leaves(self.current)
-                tape = _Tape(k, leaves, self.run(k, leaves))
-        self.tapes[k] = tape
-        self.open = tape
-        self.current = tuple(o.detach() for o in tape.out)
+        self.current = self.stretches.advance(k, self.current, self.run, self._leaves)
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -240,15 +219,15 @@ class _Loop:
     def _keep_last(self, k: int):
         """x_{T-1} is current: run step T-1 keeping its graph for `reverse T-1` (as a taped advance does;
         T = 1: step 0 again from its RNG state), and return x_T (or take that graph from a taped advance)."""
-        if k not in self.tapes:
+        if k not in self.stretches.tapes:
             self._tape(k)
         self.kept = k
-        self.open = None
+        self.stretches.open = None
         self.current = None
-        return tuple(o.detach() for o in self.tapes[k].out)
+        return tuple(o.detach() for o in self.stretches.tapes[k].out)
 
     # -- the reverse sweep ---------------------------------------------------------------------------------
-    def _leaves(self, parts):
+    def _leaves(self, k: int, parts):
         return tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(parts, self.spec.differentiable))
 
     def backward(self, grads):
@@ -269,52 +248,21 @@ class _Loop:
         return itertools.chain.from_iterable(iter(self.online.take, []))
 
     def _reverse(self, k: int, adjoint, sums):
-        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
-        through the stretch's graph (the plain loop's own for those steps)."""
-        self.open = None
+        """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one
+        torch.autograd.grad through the stretch's graph (the plain loop's own for those steps). Every step
+        shares the parameters, so their gradients are summed here (in the plain backward's order) and
+        returned, never added to .grad by each stretch."""
         self.kept = None
-        if self.reversed_from is not None and k >= self.reversed_from:
-            return adjoint  # a kept stretch's backward has reversed it already
-        tape = self.tapes.get(k)
-        if tape is None:  # not kept: re-run step k with grad from x_k
-            with torch.enable_grad():
-                leaves = self._leaves(self.current)
-                tape = _Tape(k, leaves, self.run(k, leaves))
-        if tape.stop != k + 1:
-            raise AssertionError(f"remat.torch: reverse {k} inside a kept stretch {tape.start}..{tape.stop - 1}")
-        for j in range(tape.start, k + 1):
-            self.tapes.pop(j, None)
-        self.reversed_from = tape.start
-        leaves, out = tape.leaves, tape.out
+        tape = self.stretches.take(k, self.current, self.run, self._leaves)
         self.current = None
-        outputs, grad_outputs = [], []
-        for o, g in zip(out, adjoint):
-            if g is not None and o.requires_grad:
-                outputs.append(o)
-                grad_outputs.append(g)
-        # A parameter's running sum enters first (a view made after the step's graph runs first), so that
-        # its additions happen in the plain backward's order.
-        with torch.enable_grad():
-            for p, s in zip(self.params, sums):
-                if s is not None:
-                    outputs.append(p.view_as(p))
-                    grad_outputs.append(s)
-        inputs = [l for l in leaves if l.requires_grad]
-        if not outputs or not (inputs or self.params):
-            return [None] * len(leaves)
-        got = torch.autograd.grad(outputs, inputs + self.params, grad_outputs, allow_unused=True)
-        state_grads = iter(got[:len(inputs)])
-        new_adjoint = [next(state_grads) if l.requires_grad else None for l in leaves]
-        for i, g in enumerate(got[len(inputs):]):
-            if g is not None:
-                sums[i] = g
-        return new_adjoint
+        if tape is None:
+            return adjoint  # a kept stretch's backward has reversed it already
+        return backpropagate(tape, adjoint, self.params, self.positions, sums)
 
     def close(self) -> None:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""
         self.kept = None
-        self.tapes.clear()
-        self.open = None
+        self.stretches.clear()
         self.current = None
         self.actions = None
         self.online = None

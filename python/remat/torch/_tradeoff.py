@@ -98,27 +98,30 @@ class Tradeoff:
 def _add_budgets_up_to_measured_peaks(configs, refused, make, measure, say) -> None:
     """The chain model counts more than a plan then holds (a taped block's input, whether or not the block
     saves it), so an auto_checkpoint point's measured peak falls short of its budget (by 2-7% on
-    stack_bench's stacks). For each peak another method measured, one more budget: that of the largest
-    plan measured within the peak, raised by what it left unused; kept where that plan is cheaper (as
-    predicted) and its measured peak still within, so that auto_checkpoint is compared at equal measured
-    memory rather than equal modelled memory."""
+    stack_bench's stacks). For each peak another method measured, more budgets: that of the largest plan
+    measured within the peak, raised by what it left unused, and so on from each raised plan kept (up to 4
+    times); a raised plan is kept where it is cheaper (as predicted) and its measured peak still within, so
+    that auto_checkpoint is compared at equal measured memory rather than equal modelled memory."""
     tried = {c[1] for c in configs if c[0] == "auto_checkpoint"} | set(refused)
     for target in sorted({c[4] for c in configs if c[0] != "auto_checkpoint"}):
         within = [c for c in configs if c[0] == "auto_checkpoint" and c[4] <= target]
         if not within:
             continue
         best = max(within, key=lambda c: c[1])
-        budget = best[1] + (target - best[4])
-        if budget in tried:
-            continue
-        tried.add(budget)
-        module = make(budget)
-        if module.predicted_cost >= best[3].predicted_cost:
-            continue
-        say(f"tradeoff: measuring auto_checkpoint budget={budget} ({module.method}, up to the measured {target})")
-        _, recomputed = measure(module, False)
-        if module.measured_peak_bytes <= target:
-            configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
+        for _ in range(4):
+            budget = best[1] + (target - best[4])
+            if budget in tried:
+                break
+            tried.add(budget)
+            module = make(budget)
+            if module.predicted_cost >= best[3].predicted_cost:
+                break
+            say(f"tradeoff: measuring auto_checkpoint budget={budget} ({module.method}, up to the measured {target})")
+            _, recomputed = measure(module, False)
+            if module.measured_peak_bytes > target:
+                break
+            best = ["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed]
+            configs.append(best)
 
 
 def _counting_pre_hooks(blocks, counts: List[int]):
@@ -150,8 +153,9 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     segment count in `segments` (default 1 .. number of blocks) and remat.torch.auto_checkpoint at each
     budget in `budgets` (bytes, ints or strings such as "64MiB"; default: the peaks the other points
     measured, the least budget auto_checkpoint plans within, and for each of those peaks the largest
-    measured-within budget raised by the bytes its plan left unused, where that gives a cheaper plan whose
-    measured peak is still within: the chain model's peak is above what a plan then holds). The blocks are
+    measured-within budget raised by the bytes its plan left unused, again from each raised plan kept (up
+    to 4 times), where that gives a cheaper plan whose measured peak is still within: the chain model's
+    peak is above what a plan then holds). The blocks are
     profiled once (`repeats`, `taped` as auto_checkpoint's) and every budget's module is made from that
     profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
     per step (e.g. print to stderr).

@@ -1,0 +1,137 @@
+"""Kept stretches of steps and their reverse, shared by checkpoint_loop (_loop.py) and auto_checkpoint
+(_auto.py): the steps a plan advances taped one after the other make one autograd graph (no cut between them,
+as plain autograd builds it), from the detached leaves of the stretch's first state to the last one's output,
+and `reverse k` of the stretch's last step back-propagates through all of it in one call. A state is a tuple
+of tensors (a loop's parts; a block's one tensor)."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+Parts = Tuple[torch.Tensor, ...]
+#: run(k, parts) -> step k's output parts, the graph built where grad is enabled
+Run = Callable[[int, Parts], Parts]
+#: leaves(k, parts) -> x_k's parts detached, those to differentiate requiring grad
+Leaves = Callable[[int, Parts], Parts]
+
+
+class Tape:
+    """The kept graph of steps start..stop-1: from `leaves` (x_start's parts, detached) to `out` (x_stop's)."""
+
+    __slots__ = ("start", "stop", "leaves", "out")
+
+    def __init__(self, start: int, leaves: Parts, out: Parts):
+        self.start, self.stop, self.leaves, self.out = start, start + 1, leaves, out
+
+
+class Stretches:
+    """The tapes of one forward and backward: by step, the tape through it; the open one (whose output is the
+    current state, so that the next taped advance extends it); how far the reverse sweep has come. Its owner
+    passes how steps run to each call (held here, its bound methods would make a reference cycle, which
+    would keep the owner's snapshots until the garbage collector runs, not until its graph is freed)."""
+
+    def __init__(self):
+        self.tapes: Dict[int, Tape] = {}
+        self.open: Optional[Tape] = None
+        self.reversed_from: Optional[int] = None  # every step >= this has been reversed
+
+    def keep(self, tape: Tape) -> Parts:
+        """A graph built elsewhere (checkpoint_loop's step 0) kept as the open tape; x_stop detached."""
+        for k in range(tape.start, tape.stop):
+            self.tapes[k] = tape
+        self.open = tape
+        return tuple(o.detach() for o in tape.out)
+
+    def advance(self, k: int, current: Parts, run: Run, leaves: Leaves) -> Parts:
+        """`advance k k+1 tape` from x_k = current: step k run with grad, its graph kept for `reverse k`, as the
+        open stretch's continuation where that ends at x_k; returns x_{k+1} detached."""
+        tape = self.open
+        with torch.enable_grad():
+            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
+                tape.out = run(k, tape.out)
+                tape.stop = k + 1
+            else:
+                x = leaves(k, current)
+                tape = Tape(k, x, run(k, x))
+        self.tapes[k] = tape
+        self.open = tape
+        return tuple(o.detach() for o in tape.out)
+
+    def reopen(self, k: int) -> None:
+        """x_k restored from a snapshot: where a kept stretch ends at x_k (its output, the same values), it is
+        the open one again, so that steps run taped from x_k next continue its graph rather than start
+        another one (one backward for both, as plain autograd's, in place of two)."""
+        tape = self.tapes.get(k - 1)
+        self.open = tape if tape is not None and tape.stop == k else None
+
+    def take(self, k: int, current: Optional[Parts], run: Run, leaves: Leaves) -> Optional[Tape]:
+        """For `reverse k`: the tape through step k, ending there (step k re-run with grad from x_k = current
+        where none is kept: as the open stretch's continuation where that ends at x_k), and its steps taken
+        off; None where the reverse of a later stretch covered k."""
+        tape, self.open = self.open, None
+        if self.reversed_from is not None and k >= self.reversed_from:
+            return None
+        if tape is None or tape.stop != k or k in self.tapes:
+            tape = self.tapes.get(k)
+        if tape is None:  # not kept: re-run step k with grad from x_k
+            with torch.enable_grad():
+                x = leaves(k, current)
+                tape = Tape(k, x, run(k, x))
+        elif tape.stop == k:  # x_k is the open stretch's output: step k re-run as its continuation
+            with torch.enable_grad():
+                tape.out = run(k, tape.out)
+            tape.stop = k + 1
+        if tape.stop != k + 1:
+            raise AssertionError(f"remat.torch: reverse {k} inside a kept stretch {tape.start}..{tape.stop - 1}")
+        for j in range(tape.start, k + 1):
+            self.tapes.pop(j, None)
+        self.reversed_from = tape.start
+        return tape
+
+    def clear(self) -> None:
+        self.tapes.clear()
+        self.open = None
+
+
+def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params: Sequence[torch.Tensor] = (),
+                  positions: Sequence[int] = (), sums: Optional[List[Optional[torch.Tensor]]] = None,
+                  accumulate: bool = False) -> List[Optional[torch.Tensor]]:
+    """Back-propagates `adjoint` (x_stop's parts' gradients, None where none) through the tape; returns the
+    gradients of its leaves (None where a leaf is not differentiated).
+
+    accumulate=False: one torch.autograd.grad over the leaves and `params`; parameter params[i]'s gradient
+    becomes sums[positions[i]], its running sum (where one is there) entering the graph first, through a view
+    made now, so that a parameter shared with stretches reversed before sums in plain autograd's order: the
+    caller returns the sums from its autograd.Function's backward, so that they reach the parameters as
+    plain autograd's would (torch.autograd.grad on the output included).
+
+    accumulate=True: one torch.autograd.backward, as torch.utils.checkpoint does: every leaf the graph reaches
+    accumulates its gradient into its .grad (the parameters as plain autograd's backward does, where each
+    gets its gradient from this stretch alone), and the tape's leaves' .grad are returned."""
+    outputs, grad_outputs = [], []
+    for o, g in zip(tape.out, adjoint):
+        if g is not None and o.requires_grad:
+            outputs.append(o)
+            grad_outputs.append(g)
+    leaves = tape.leaves
+    if accumulate:
+        if outputs:
+            torch.autograd.backward(outputs, grad_outputs)
+        return [leaf.grad if leaf.requires_grad else None for leaf in leaves]
+    with torch.enable_grad():
+        for p, i in zip(params, positions):
+            s = sums[i]
+            if s is not None:
+                outputs.append(p.view_as(p))
+                grad_outputs.append(s)
+    inputs = [leaf for leaf in leaves if leaf.requires_grad]
+    if not outputs or not (inputs or params):
+        return [None] * len(leaves)
+    got = torch.autograd.grad(outputs, inputs + list(params), grad_outputs, allow_unused=True)
+    for i, g in zip(positions, got[len(inputs):]):
+        if g is not None:
+            sums[i] = g
+    state_grads = iter(got[:len(inputs)])
+    return [next(state_grads) if leaf.requires_grad else None for leaf in leaves]
