@@ -6,7 +6,7 @@
 // biases in plain loops the compiler vectorises, and evaluates the logistic functions and tanh of the
 // whole chunk through glibc's vector math library (remat/dense/detail/vector_math.hpp) instead of one
 // scalar expf/tanhf per element. Forward and backward are each one pass over the step's gate buffers; the
-// backward passes are compiled in the library (src/backward_columns.cpp), once per instruction set.
+// backward passes are compiled in the library (solvers/rnn/src/backward_columns.cpp), once per instruction set.
 //
 // Bits: every element goes through the same vector routines (their last partial group padded), so a
 // recomputed step gives the bits of its first evaluation wherever its elements sit; the sums and products
@@ -26,9 +26,9 @@ namespace remat::rnn::detail {
 inline constexpr std::int64_t column_chunk = 256;
 
 /// The backward passes over column j, vectorised as wide as this processor allows (AVX-512, AVX2 or SSE2,
-/// chosen once per process; src/backward_columns.cpp): late in a long sequence the adjoint is subnormal, and
-/// an x86 core takes a microcode assist per instruction on a subnormal, so a scalar pass would pay one per
-/// element and operation. The functors' arithmetic, element by element, in their order: their bits.
+/// chosen once per process; solvers/rnn/src/backward_columns.cpp): late in a long sequence the adjoint is subnormal,
+/// and an x86 core takes a microcode assist per instruction on a subnormal, so a scalar pass would pay one per element
+/// and operation. The functors' arithmetic, element by element, in their order: their bits.
 void gru_backward_column(const gru_backward<float>& f, std::int64_t j) noexcept;
 void gru_backward_column(const gru_backward<double>& f, std::int64_t j) noexcept;
 void lstm_backward_column(const lstm_backward<float>& f, std::int64_t j) noexcept;
@@ -84,7 +84,8 @@ struct gru_forward_columns {
     }
 };
 
-/// gru_backward over column j (no transcendental): compiled in src/backward_columns.cpp, vectorised for this CPU.
+/// gru_backward over column j (no transcendental): compiled in solvers/rnn/src/backward_columns.cpp, vectorised for
+/// this CPU.
 template <class T>
 struct gru_backward_columns {
     gru_backward<T> f;
@@ -146,7 +147,7 @@ struct lstm_forward_columns {
     }
 };
 
-/// lstm_backward over column j: compiled in src/backward_columns.cpp, vectorised for this CPU.
+/// lstm_backward over column j: compiled in solvers/rnn/src/backward_columns.cpp, vectorised for this CPU.
 template <class T>
 struct lstm_backward_columns {
     lstm_backward<T> f;
