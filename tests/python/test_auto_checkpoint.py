@@ -363,3 +363,33 @@ def test_a_forward_never_backpropagated_frees_its_run_without_the_garbage_collec
         assert runs[0]() is None
     finally:
         gc.enable()
+
+
+def test_a_kept_output_holds_nothing_of_the_extension_at_exit():
+    """A script that keeps its output (a global) after the backward: the graph outlives the run, and held the
+    plan's actions, which nanobind reported at interpreter exit as leaked instances (stderr). The node now
+    drops the run when its backward ends, and a second backward is still refused."""
+    import subprocess
+    import sys
+
+    script = """
+import torch, remat, remat.torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
+sample = torch.randn(32, 64)
+stack = remat.torch.auto_checkpoint(model, sample, budget="40KiB")
+assert stack.plan is not None and stack.recomputed_blocks > 0
+out = stack(sample).sum()
+out.backward(retain_graph=True)
+try:
+    out.backward()
+    raise SystemExit("a second backward ran")
+except RuntimeError as e:
+    assert "twice" in str(e), e
+actions = list(remat.revolve(10, 2))
+print("done")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert "leaked" not in done.stderr, done.stderr

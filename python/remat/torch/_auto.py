@@ -233,6 +233,14 @@ class _Params:
             return False
 
 
+class _SpentRun:
+    """What a _Stack node holds once its backward ran: enough to refuse a second backward, nothing else."""
+    done = True
+
+
+_done_run = _SpentRun()
+
+
 class _Stack(torch.autograd.Function):
     @staticmethod
     def forward(ctx, run: _Run, x0, *params):
@@ -261,6 +269,9 @@ class _Stack(torch.autograd.Function):
         finally:
             run.close()
             run.done = True
+            # The graph outlives its backward where the output is kept (a script's global): drop the run
+            # (its plan's actions) with it, so that nothing of the extension's is alive at interpreter exit.
+            ctx.run = _done_run
         return (None, adjoint if ctx.needs_input_grad[1] else None, *sums)
 
 
