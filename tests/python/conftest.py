@@ -41,33 +41,28 @@ class CallCount:
         self.calls = 0
 
 
-@pytest.fixture
-def grad_calls(monkeypatch):
-    """Counts the calls of torch.autograd.grad (what remat.torch reverses each graph with) for one test."""
+def _count_calls(monkeypatch, name):
+    """Replaces torch.autograd.<name> for one test by a wrapper that counts its calls."""
     import torch
 
     count = CallCount()
-    grad = torch.autograd.grad
+    original = getattr(torch.autograd, name)
 
-    def counting_grad(*args, **kwargs):
+    def counting(*args, **kwargs):
         count.calls += 1
-        return grad(*args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(torch.autograd, "grad", counting_grad)
+    monkeypatch.setattr(torch.autograd, name, counting)
     return count
+
+
+@pytest.fixture
+def grad_calls(monkeypatch):
+    """Counts the calls of torch.autograd.grad (what remat.torch reverses each graph with) for one test."""
+    return _count_calls(monkeypatch, "grad")
 
 
 @pytest.fixture
 def backward_calls(monkeypatch):
     """Counts the calls of torch.autograd.backward (Tensor.backward's too) for one test."""
-    import torch
-
-    count = CallCount()
-    backward = torch.autograd.backward
-
-    def counting_backward(*args, **kwargs):
-        count.calls += 1
-        return backward(*args, **kwargs)
-
-    monkeypatch.setattr(torch.autograd, "backward", counting_backward)
-    return count
+    return _count_calls(monkeypatch, "backward")
