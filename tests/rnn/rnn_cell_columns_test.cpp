@@ -1,8 +1,9 @@
 // The CPU's backward gate passes (rnn/detail/cell_columns.hpp, compiled once per instruction set in
 // solvers/rnn/src/backward_columns.cpp) against the per-element functors of cell_kernels.hpp, compiled here for the
-// x86-64 baseline: the gate gradients and the updated adjoint bit for bit, GRU and LSTM, float and double,
-// with the adjoint normal and subnormal (late in a long sequence it is subnormal, where the vectorised
-// passes save the microcode assists of a scalar one), and a hidden size that leaves a partial vector.
+// x86-64 baseline (both call the same element arithmetic; what differs is the loop, its indexing, the
+// instruction set and the compiler's freedom to fuse): the gate gradients and the updated adjoint bit for bit, GRU and
+// LSTM, float and double, with the adjoint normal and subnormal (late in a long sequence it is subnormal, where the
+// vectorised passes save the microcode assists of a scalar one), and a hidden size that leaves a partial vector.
 #define BOOST_TEST_MODULE rnn_cell_columns
 #include <boost/test/unit_test.hpp>
 

@@ -10,8 +10,8 @@
 // (0.04-0.05 ms flushed), over the ~55 steps that a 1000-step sequence's adjoint spends there (docs/rnn.md,
 // "Where the backward time goes"). PyTorch's element-wise kernels are dispatched the same way.
 //
-// Bits: the same multiplications and subtractions in the same order as the per-element functors of
-// cell_kernels.hpp, element by element; vector lanes round exactly as the scalar operations do. This file
+// Bits: each element is cell_kernels.hpp's gru_backward_element / lstm_backward_element, the arithmetic the
+// per-element functors run too; vector lanes round exactly as the scalar operations do. This file
 // is compiled with -ffp-contract=off (CMakeLists.txt), so no multiply and add fuse into an FMA under
 // AVX-512's instruction set, which would round once instead of twice.
 #include "remat/rnn/detail/cell_columns.hpp"
@@ -28,18 +28,14 @@ template <class T>
                                                std::int64_t count) noexcept
 {
     for (std::int64_t u = 0; u < hidden; ++u) {
-        const T i = tape[u];
-        const T fg = tape[u + count];
-        const T g = tape[u + 2 * count];
-        const T o = tape[u + 3 * count];
-        const T tc = tape[u + 4 * count];
-        const T gh = dh[u];
-        const T dcn = dc[u] + gh * o * (T(1) - tc * tc);
-        dg[u] = dcn * g * i * (T(1) - i);
-        dg[hidden + u] = dcn * c[u] * fg * (T(1) - fg);
-        dg[2 * hidden + u] = dcn * i * (T(1) - g * g);
-        dg[3 * hidden + u] = gh * tc * o * (T(1) - o);
-        dc[u] = dcn * fg;
+        const lstm_element_gradient<T> d =
+            lstm_backward_element(tape[u], tape[u + count], tape[u + 2 * count], tape[u + 3 * count],
+                                  tape[u + 4 * count], c[u], dh[u], dc[u]);
+        dg[u] = d.i;
+        dg[hidden + u] = d.f;
+        dg[2 * hidden + u] = d.g;
+        dg[3 * hidden + u] = d.o;
+        dc[u] = d.c;
     }
 }
 
@@ -50,21 +46,15 @@ template <class T>
                                               std::int64_t count) noexcept
 {
     for (std::int64_t u = 0; u < hidden; ++u) {
-        const T r = tape[u];
-        const T z = tape[u + count];
-        const T n = tape[u + 2 * count];
-        const T ghn = tape[u + 3 * count];
-        const T g = dh[u];
-        const T dn = g * (T(1) - z) * (T(1) - n * n);
-        const T dz = g * (h[u] - n) * z * (T(1) - z);
-        const T dr = dn * ghn * r * (T(1) - r);
-        dgi[u] = dr;
-        dgh[u] = dr;
-        dgi[hidden + u] = dz;
-        dgh[hidden + u] = dz;
-        dgi[2 * hidden + u] = dn;
-        dgh[2 * hidden + u] = dn * r;
-        dh[u] = g * z;
+        const gru_element_gradient<T> d =
+            gru_backward_element(tape[u], tape[u + count], tape[u + 2 * count], tape[u + 3 * count], h[u], dh[u]);
+        dgi[u] = d.r;
+        dgh[u] = d.r;
+        dgi[hidden + u] = d.z;
+        dgh[hidden + u] = d.z;
+        dgi[2 * hidden + u] = d.n;
+        dgh[2 * hidden + u] = d.n_hidden;
+        dh[u] = d.h;
     }
 }
 

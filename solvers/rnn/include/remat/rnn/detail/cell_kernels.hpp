@@ -67,6 +67,24 @@ struct gru_forward {
     }
 };
 
+/// One element of the GRU's backward: from its taped r, z, n, (W_hn h + b_hn), h and dh', the gates'
+/// pre-activation gradients, dGh's n row (scaled by r) and the direct part z dh' of dL/dh. The one copy of
+/// this arithmetic: gru_backward (the GPU's, per element) and the CPU's vectorised column pass
+/// (solvers/rnn/src/backward_columns.cpp) both call it, so both give the same bits.
+template <class T>
+struct gru_element_gradient {
+    T r, z, n, n_hidden, h;
+};
+
+template <class T>
+REMAT_HOST_DEVICE inline gru_element_gradient<T> gru_backward_element(T r, T z, T n, T ghn, T h, T g)
+{
+    const T dn = g * (T(1) - z) * (T(1) - n * n);
+    const T dz = g * (h - n) * z * (T(1) - z);
+    const T dr = dn * ghn * r * (T(1) - r);
+    return {dr, dz, dn, dn * r, g * z};
+}
+
 /// From dh' (in dh, replaced by its direct part z dh'): the pre-activation gradients dGi and dGh
 /// (G H x B; they differ in the n rows, where Gh_n is scaled by r).
 template <class T>
@@ -80,21 +98,15 @@ struct gru_backward {
     gate_index at;
     REMAT_HOST_DEVICE void operator()(std::int64_t e) const
     {
-        const T r = tape[e];
-        const T z = tape[e + count];
-        const T n = tape[e + 2 * count];
-        const T ghn = tape[e + 3 * count];
-        const T g = dh[e];
-        const T dn = g * (T(1) - z) * (T(1) - n * n);
-        const T dz = g * (h[e] - n) * z * (T(1) - z);
-        const T dr = dn * ghn * r * (T(1) - r);
-        dgi[at.at(e, 0)] = dr;
-        dgh[at.at(e, 0)] = dr;
-        dgi[at.at(e, 1)] = dz;
-        dgh[at.at(e, 1)] = dz;
-        dgi[at.at(e, 2)] = dn;
-        dgh[at.at(e, 2)] = dn * r;
-        dh[e] = g * z;
+        const gru_element_gradient<T> d =
+            gru_backward_element(tape[e], tape[e + count], tape[e + 2 * count], tape[e + 3 * count], h[e], dh[e]);
+        dgi[at.at(e, 0)] = d.r;
+        dgh[at.at(e, 0)] = d.r;
+        dgi[at.at(e, 1)] = d.z;
+        dgh[at.at(e, 1)] = d.z;
+        dgi[at.at(e, 2)] = d.n;
+        dgh[at.at(e, 2)] = d.n_hidden;
+        dh[e] = d.h;
     }
 };
 
@@ -145,6 +157,22 @@ struct lstm_output {
     REMAT_HOST_DEVICE void operator()(std::int64_t e) const { h[e] = tape[e + 3 * count] * tape[e + 4 * count]; }
 };
 
+/// One element of the LSTM's backward: from its taped i, f, g, o, tanh(c'), its c, dh' and dc', the four
+/// gates' pre-activation gradients and dL/dc. The one copy of this arithmetic: lstm_backward (the GPU's, per
+/// element) and the CPU's vectorised column pass (solvers/rnn/src/backward_columns.cpp) both call it.
+template <class T>
+struct lstm_element_gradient {
+    T i, f, g, o, c;
+};
+
+template <class T>
+REMAT_HOST_DEVICE inline lstm_element_gradient<T> lstm_backward_element(T i, T f, T g, T o, T tc, T c, T gh, T dc)
+{
+    const T dcn = dc + gh * o * (T(1) - tc * tc);
+    return {dcn * g * i * (T(1) - i), dcn * c * f * (T(1) - f), dcn * i * (T(1) - g * g), gh * tc * o * (T(1) - o),
+            dcn * f};
+}
+
 /// From dh' and dc' (dc replaced by dc f, the gradient reaching c): the pre-activation gradient dG
 /// (G H x B, the same for W_ih and W_hh).
 template <class T>
@@ -158,18 +186,14 @@ struct lstm_backward {
     gate_index at;
     REMAT_HOST_DEVICE void operator()(std::int64_t e) const
     {
-        const T i = tape[e];
-        const T f = tape[e + count];
-        const T g = tape[e + 2 * count];
-        const T o = tape[e + 3 * count];
-        const T tc = tape[e + 4 * count];
-        const T gh = dh[e];
-        const T dcn = dc[e] + gh * o * (T(1) - tc * tc);
-        dg[at.at(e, 0)] = dcn * g * i * (T(1) - i);
-        dg[at.at(e, 1)] = dcn * c[e] * f * (T(1) - f);
-        dg[at.at(e, 2)] = dcn * i * (T(1) - g * g);
-        dg[at.at(e, 3)] = gh * tc * o * (T(1) - o);
-        dc[e] = dcn * f;
+        const lstm_element_gradient<T> d =
+            lstm_backward_element(tape[e], tape[e + count], tape[e + 2 * count], tape[e + 3 * count],
+                                  tape[e + 4 * count], c[e], dh[e], dc[e]);
+        dg[at.at(e, 0)] = d.i;
+        dg[at.at(e, 1)] = d.f;
+        dg[at.at(e, 2)] = d.g;
+        dg[at.at(e, 3)] = d.o;
+        dc[e] = d.c;
     }
 };
 
