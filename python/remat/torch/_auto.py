@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 Blocks = Union[torch.nn.Sequential, torch.nn.ModuleList, Sequence[torch.nn.Module]]
 
 
+#: The most timed runs of each block (repeats=) or interleaved rounds (tradeoff's rounds=) taken: more is a
+#: mistake that would profile for hours, not a measurement.
+MAX_REPEATS = 10_000
+
+
 def _plain_actions(blocks: int) -> List[Action]:
     """Plain autograd as a plan: every block advanced with its tape kept, then reversed from the last."""
     actions: List[Action] = [Advance(k, k + 1, True) for k in range(blocks)]
@@ -454,6 +459,7 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
       block input, and a running block's saved activations.
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
+    repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
     remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,
@@ -487,6 +493,7 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
-        raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+        raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
+                            f"each block), got {repeats!r}")
     return blocks

@@ -29,6 +29,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import torch
 
 from .. import _remat
+from .._args import INT64_MAX, count, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
@@ -334,6 +335,20 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         h.sum().backward()
     """
     spec = StateSpec(x0)
+    if not callable(step):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: step must be a function or an nn.Module called as "
+                            f"step(k, x), got {type(step).__name__}")
+    if until is not None and not callable(until):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: until must be a function called as until(k, x), got "
+                            f"{type(until).__name__}")
+    steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
+    slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
+    taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    if params is not None:  # a generator is read once, here
+        params = list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):
+                raise ArgumentError(f"remat.torch.checkpoint_loop: params[{i}] is a {type(p).__name__}, not a tensor")
     if taped and until is not None:
         raise ArgumentError("remat.torch.checkpoint_loop: taped=True plans offline; give steps=, not until=")
     if taped and snapshots != "device":
@@ -351,6 +366,11 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
     snapshot_bytes = spec.nbytes + (rng.nbytes if rng is not None else 0)
+
+    def slots_within(budget_bytes: int) -> int:
+        # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
+        return min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
@@ -362,7 +382,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     else:
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
-            slots = budget_bytes // snapshot_bytes
+            slots = slots_within(budget_bytes)
             if slots == 0:
                 raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
                                     f"of {snapshot_bytes} bytes; at least one is needed")
@@ -377,7 +397,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         actions, online = None, None
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
-            slots = budget_bytes // snapshot_bytes
+            slots = slots_within(budget_bytes)
             if slots == 0:
                 raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
                                     f"of {snapshot_bytes} bytes; at least one is needed")

@@ -27,7 +27,7 @@ import torch.utils.checkpoint
 
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from ._auto import AutoCheckpoint, Blocks, _blocks_of
+from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
 from ._profile import profile_blocks
 from ._saved import SavedBytes
 
@@ -165,8 +165,8 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
         [(p.label, p.peak_bytes, p.seconds) for p in t.points]
     """
     blocks = _blocks_of(model, sample, repeats)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int >= 1, got {rounds!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
+        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
     n = len(blocks)
     if segments is None:
         segments = range(1, n + 1)
