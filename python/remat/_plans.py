@@ -351,9 +351,11 @@ class TapedChainPlan:
         self._report = dict(report)
 
     def __iter__(self) -> Iterator["_remat.Action"]:
+        """The actions, in order."""
         return iter(self.actions)
 
     def as_dict(self) -> Dict[str, Any]:
+        """The report's fields (steps, budget_bytes, predicted_cost, ...) as a dict."""
         return dict(self._report)
 
     def __repr__(self) -> str:

@@ -54,6 +54,8 @@ class TradeoffPoint:
 
     @property
     def label(self) -> str:
+        """The point's name in tables and the picture: "plain autograd", "checkpoint_sequential segments=S" or
+        "auto_checkpoint budget=B"."""
         if self.segments is not None:
             return f"checkpoint_sequential segments={self.segments}"
         if self.budget_bytes is not None:
@@ -75,9 +77,12 @@ class Tradeoff:
 
     @property
     def points(self) -> List[TradeoffPoint]:
+        """Every point: plain autograd's, then checkpoint_sequential's (by segment count), then auto_checkpoint's."""
         return [self.plain, *self.sequential, *self.auto]
 
     def as_dict(self) -> Dict:
+        """The measurement as plain values (rounds, least_budget_bytes, refused_budgets, points with their
+        labels), for json.dumps."""
         return {"rounds": self.rounds, "least_budget_bytes": self.least_budget_bytes,
                 "refused_budgets": list(self.refused_budgets),
                 "points": [dict(asdict(p), label=p.label) for p in self.points]}
@@ -88,9 +93,13 @@ class Tradeoff:
         return min(fits, key=lambda p: p.seconds) if fits else None
 
     def svg(self, title: str = "remat.torch.tradeoff", width: int = 720, height: int = 440) -> str:
+        """The picture as SVG text: measured peak MiB (x) against seconds per iteration (y), plain autograd a
+        black square, checkpoint_sequential red circles labelled with their segment counts, auto_checkpoint
+        blue diamonds joined in order of peak."""
         return _svg(self, title, width, height)
 
     def save_svg(self, path: str, title: str = "remat.torch.tradeoff") -> None:
+        """Writes svg(title) to the file `path`."""
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.svg(title))
 
