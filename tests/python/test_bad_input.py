@@ -209,3 +209,24 @@ def test_huge_repeats_and_rounds_are_refused_not_run(torch_):
             remat.torch.auto_checkpoint(model, x, repeats=repeats)
     with pytest.raises(remat.ArgumentError, match="rounds"):
         remat.torch.tradeoff(model, x, rounds=2**64)
+
+
+def test_double_backward_is_refused_not_silently_wrong(torch_):
+    """create_graph=True through a re-run step or block gave first derivatives that autograd could not
+    differentiate again (the documented 'not supported' went unsaid). Now refused, and the module still works."""
+    import remat.torch
+
+    step, x0, cell, _ = loop_cases(torch_)
+    x = x0.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch_.autograd.grad(remat.torch.checkpoint_loop(step, x, steps=6, slots=2).sum(), x, create_graph=True)
+    remat.torch.checkpoint_loop(step, x, steps=6, slots=2).sum().backward()  # still usable
+
+    model = torch_.nn.Sequential(*[torch_.nn.Linear(16, 16) for _ in range(6)])
+    sample = torch_.randn(4, 16, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, sample, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, sample, budget=least, repeats=0)
+    assert fast.method != "plain autograd"
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch_.autograd.grad(fast(sample).sum(), sample, create_graph=True)
+    fast(sample).sum().backward()

@@ -269,6 +269,10 @@ class _Stack(torch.autograd.Function):
         # (a parameter shared between blocks; torch.autograd.grad) they are summed and returned.
         accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         try:
+            if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
+                raise RuntimeError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
+                                   "supported below plain autograd's peak: the re-run blocks' gradients would not "
+                                   "be differentiable")
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
                 adjoint, sums = run.backward(grad, accumulate)
         finally:

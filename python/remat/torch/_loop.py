@@ -294,6 +294,9 @@ class _CheckpointLoop(torch.autograd.Function):
                                "are freed by the first backward)")
         devices = loop.rng.devices if loop.rng is not None else []
         try:
+            if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
+                raise RuntimeError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
+                                   "supported: the re-run steps' gradients would not be differentiable")
             with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None):
                 adjoint, sums = loop.backward(grads)
         finally:
