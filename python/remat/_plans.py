@@ -17,6 +17,23 @@ from ._errors import ArgumentError
 Action = Union[_remat.Advance, _remat.Store, _remat.Restore, _remat.Free, _remat.Reverse]
 
 
+def _reduce_action(action):
+    """An action rebuilt from its fields (its __match_args__): what pickle and copy use. nanobind's classes
+    have none, so copy.copy, copy.deepcopy and pickle refused the actions ("cannot pickle 'Advance' object")."""
+    return type(action), tuple(getattr(action, f) for f in type(action).__match_args__)
+
+
+def _same(value, memo=None):
+    return value  # immutable: a copy may be the value itself
+
+
+for _cls in (_remat.Advance, _remat.Store, _remat.Restore, _remat.Free, _remat.Reverse):
+    _cls.__reduce__ = _reduce_action
+# A plan's schedule is immutable C++ state (each pass makes its own cursor): copies of a Plan share it.
+_remat.Schedule.__copy__ = _same
+_remat.Schedule.__deepcopy__ = _same
+
+
 @dataclasses.dataclass(frozen=True)
 class LevelCost:
     """One storage level's counts (and, for multi-level plans, what the level is and costs)."""
