@@ -230,3 +230,14 @@ def test_double_backward_is_refused_not_silently_wrong(torch_):
     with pytest.raises(RuntimeError, match="double backward"):
         torch_.autograd.grad(fast(sample).sum(), sample, create_graph=True)
     fast(sample).sum().backward()
+
+
+def test_tradeoff_refuses_what_is_not_a_function_before_profiling(torch_):
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4))
+    x = torch_.randn(2, 4)
+    for kwargs, match in ((dict(loss=3), "loss must be a function"), (dict(progress="stderr"), "progress must be"),
+                          (dict(segments="12"), "segments must be a list")):
+        with pytest.raises(remat.ArgumentError, match=match):
+            remat.torch.tradeoff(model, x, rounds=1, repeats=0, **kwargs)

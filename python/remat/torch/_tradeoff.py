@@ -176,6 +176,11 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     blocks = _blocks_of(model, sample, repeats)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
         raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
+    for name, given in (("loss", loss), ("progress", progress)):
+        if given is not None and not callable(given):
+            raise ArgumentError(f"remat.torch.tradeoff: {name} must be a function or None, got {type(given).__name__}")
+    if isinstance(segments, (str, bytes)):
+        raise ArgumentError(f"remat.torch.tradeoff: segments must be a list of ints, got {type(segments).__name__}")
     n = len(blocks)
     if segments is None:
         segments = range(1, n + 1)
