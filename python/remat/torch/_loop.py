@@ -319,7 +319,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       place. Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else the
       tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
-    steps: T. Or until(k, x_k) -> bool, asked at each x_k (k >= 1), True when x_k is the final state: the
+    steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
+      returns x0), True when x_k is the final state: the
       online schedule then decides which states to keep as the loop goes.
     budget: bytes for snapshots (an int or a string such as "64MiB"), each the state's bytes plus its RNG
       state's when preserve_rng_state.
