@@ -25,6 +25,8 @@ order and returned. Each block's parameter list is made once, not walked for eac
 
 from __future__ import annotations
 
+import atexit
+import weakref
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
@@ -245,6 +247,17 @@ class _SpentRun:
 
 _done_run = _SpentRun()
 
+#: The nodes whose backward has not run yet. A forward whose output is kept to the end (a script's global,
+#: never backpropagated) keeps its node, and with it the run and the plan's actions, alive past the
+#: extension's teardown, which nanobind reports on stderr as leaked instances; at exit they drop their runs.
+_pending_nodes: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@atexit.register
+def _drop_pending_runs() -> None:
+    for ctx in list(_pending_nodes):
+        ctx.run = _done_run
+
 
 class _Stack(torch.autograd.Function):
     @staticmethod
@@ -255,6 +268,7 @@ class _Stack(torch.autograd.Function):
             run.close()
             raise
         ctx.run = run
+        _pending_nodes.add(ctx)
         return out
 
     @staticmethod
