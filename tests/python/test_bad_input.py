@@ -241,3 +241,19 @@ def test_tradeoff_refuses_what_is_not_a_function_before_profiling(torch_):
                           (dict(segments="12"), "segments must be a list")):
         with pytest.raises(remat.ArgumentError, match=match):
             remat.torch.tradeoff(model, x, rounds=1, repeats=0, **kwargs)
+
+
+def test_flags_given_as_strings_are_refused_not_taken_as_true(torch_):
+    """taped="no" and preserve_rng_state="False" were read as True (bool() of a non-empty str)."""
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4))
+    x = torch_.randn(2, 4)
+    step, x0, _, _ = loop_cases(torch_)
+    calls = [lambda: remat.torch.auto_checkpoint(model, x, taped="no", repeats=0),
+             lambda: remat.torch.auto_checkpoint(model, x, preserve_rng_state="False", repeats=0),
+             lambda: remat.torch.tradeoff(model, x, taped="no", rounds=1, repeats=0),
+             lambda: remat.torch.checkpoint_loop(step, x0, steps=4, slots=2, preserve_rng_state="False")]
+    for call, match in zip(calls, ["taped", "preserve_rng_state", "taped", "preserve_rng_state"]):
+        with pytest.raises(remat.ArgumentError, match=match):
+            call()

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
+from .._args import flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
@@ -490,9 +491,11 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
         fast.predicted_peak_bytes, fast.measured_peak_bytes
     """
     blocks = _blocks_of(model, sample, repeats)
+    taped = flag(taped, "remat.torch.auto_checkpoint: taped")
+    preserve_rng_state = flag(preserve_rng_state, "remat.torch.auto_checkpoint: preserve_rng_state")
     budget_bytes = parse_bytes(budget, "budget")
     profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, taped)
 
 
 def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:

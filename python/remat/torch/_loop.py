@@ -348,6 +348,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
     slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
     taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    preserve_rng_state = flag(preserve_rng_state, "remat.torch.checkpoint_loop: preserve_rng_state")
     if params is not None:  # a generator is read once, here
         params = list(params)
         for i, p in enumerate(params):

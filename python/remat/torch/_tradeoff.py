@@ -25,6 +25,7 @@ from xml.sax.saxutils import escape
 import torch
 import torch.utils.checkpoint
 
+from .._args import flag
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
 from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
@@ -176,6 +177,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     blocks = _blocks_of(model, sample, repeats)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
         raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
+    taped = flag(taped, "remat.torch.tradeoff: taped")
     for name, given in (("loss", loss), ("progress", progress)):
         if given is not None and not callable(given):
             raise ArgumentError(f"remat.torch.tradeoff: {name} must be a function or None, got {type(given).__name__}")
@@ -197,7 +199,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
 
     say(f"tradeoff: profiling {n} blocks")
     profiles, plain_peak, _ = profile_blocks(blocks, x, repeats)
-    probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, bool(taped))
+    probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, taped)
     least = probe.least_budget_bytes
 
     def plain(v):
@@ -237,7 +239,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     refused = []
     for budget in wanted:
         try:
-            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, bool(taped))
+            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, taped)
         except CapacityError:
             refused.append(budget)
             continue
@@ -246,7 +248,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
         configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
     if budgets is None:
         _add_budgets_up_to_measured_peaks(configs, refused, lambda b: AutoCheckpoint(
-            blocks, x, b, profiles, plain_peak, True, bool(taped)), measure, say)
+            blocks, x, b, profiles, plain_peak, True, taped), measure, say)
 
     for c in configs:  # timed as users run them: auto_checkpoint's counting hooks off too
         if c[3] is not None:
