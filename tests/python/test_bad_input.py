@@ -169,6 +169,8 @@ def loop_cases(torch):
         ("step not callable", cl(step=3, steps=10, slots=3), remat.ArgumentError, "step must be"),
         ("until not callable", cl(until=3, slots=3), remat.ArgumentError, "until must be"),
         ("params not tensors", cl(steps=10, slots=3, params=[3]), remat.ArgumentError, r"params\[0\]"),
+        ("directory int", cl(steps=10, slots=3, snapshots="disk", directory=3), remat.ArgumentError,
+         "directory must be a path"),
     ]
 
 

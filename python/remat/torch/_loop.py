@@ -22,6 +22,7 @@ import functools
 import gc
 import itertools
 import math
+import os
 import weakref
 from contextlib import nullcontext
 from typing import Callable, Dict, List, Optional, Sequence, Union
@@ -348,6 +349,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
     slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
     taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: directory must be a path (str or os.PathLike), got "
+                            f"{type(directory).__name__}")
     preserve_rng_state = flag(preserve_rng_state, "remat.torch.checkpoint_loop: preserve_rng_state")
     if params is not None:  # a generator is read once, here
         params = list(params)
