@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Quick start, part 1: installs what is missing, builds remat and runs the main demo.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 source scripts/build-env.sh
 scripts/install-deps.sh

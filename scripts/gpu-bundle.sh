@@ -11,6 +11,10 @@
 # code) and build_dir (this build's absolute path, where gpu-run.sh unpacks the programs, so that the paths
 # compiled into them and those in tests.json still hold), compressed because OpenBLAS alone is 36 MiB.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 
 build=${1:?usage: gpu-bundle.sh BUILD_DIR OUT_DIR [programs...]}
 out=${2:?usage: gpu-bundle.sh BUILD_DIR OUT_DIR [programs...]}

@@ -9,6 +9,10 @@
 #
 # The CUDA runtime and cuBLAS are taken from the machine (its CUDA toolkit or its Python packages).
 set -uo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 
 bundle=$(cd "${1:?usage: gpu-run.sh BUNDLE REPORT_DIR [COMMANDS_FILE]}" && pwd)
 report=${2:?usage: gpu-run.sh BUNDLE REPORT_DIR [COMMANDS_FILE]}

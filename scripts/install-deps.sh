@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages remat builds with, when any is missing (Debian 12). Needs root or sudo.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 
 packages=(
   build-essential cmake ninja-build ccache git pkg-config clang-format-19

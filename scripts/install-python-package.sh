@@ -12,6 +12,10 @@
 # (in build/python-package) and through ccache when it is installed. The Python tests (ctest -L python) need
 # it. Exits 1, saying why, when PyPI cannot be reached or the build fails.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 build=${1:-build}
 venv=$build/python-venv

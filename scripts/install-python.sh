@@ -13,6 +13,10 @@
 # again (75 s with pip's cache warm). Does nothing more when the pinned versions are installed already. Exits 1, saying why, when PyPI cannot be reached; the tests that need the references
 # (label crosscheck) then fail with a message naming this script.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 build=${1:-build}
 venv=$build/python-venv

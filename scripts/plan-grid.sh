@@ -14,6 +14,10 @@
 # The chains are written by the Python below (the same seeds give the same files on any machine).
 # Runs JOBS cases at a time (default 2); about 3 minutes with 2 jobs on a loaded 2-core machine.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 remat=$(realpath "${1:?usage: scripts/plan-grid.sh PATH/TO/remat}")
 jobs=${JOBS:-2}
 work=$(mktemp -d)

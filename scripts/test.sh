@@ -4,6 +4,10 @@
 # ThreadSanitizer build of the asynchronous store's tests. Prints each stage's minutes at the end.
 # Compiles through ccache (scripts/build-env.sh), so a second run rebuilds only what changed.
 set -euo pipefail
+case "${1:-}" in # --help prints the comment above; these scripts take no options, so any other is a usage error
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+  -*) echo "$(basename "$0"): unknown option $1 (see --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 source scripts/build-env.sh
 stage_timing

@@ -16,9 +16,18 @@ def summary(doc: str) -> str:
     return " ".join(doc.split("\n\n")[0].split())
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but a bad option is one line on stderr and exit 2, as the remat tool's (argparse
+    prints its whole usage first)."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def parser(description: str, full: str, quick: str) -> argparse.ArgumentParser:
     """An argument parser with the options every bench takes; `full` and `quick` describe the two sizes."""
-    p = argparse.ArgumentParser(description=description, epilog=f"full size: {full}; --quick: {quick}. Timings are "
+    p = _Parser(description=description, epilog=f"full size: {full}; --quick: {quick}. Timings are "
                                 "medians of interleaved rounds; progress goes to stderr.")
     p.add_argument("--quick", action="store_true", help="the small size the tests run in a few seconds")
     p.add_argument("--format", choices=("table", "json"), default="table")

@@ -1,9 +1,11 @@
 """Byte sizes as the remat tool reads them: an integer, or a number with a unit (2GiB, 512MiB, 1.5e9)."""
 
+import numbers
+import operator
 import re
 from typing import Union
 
-from ._errors import ArgumentError
+from ._errors import ArgumentError, CountOverflowError
 
 #: A byte count as remat takes one: an int, or a string such as "8GiB".
 Bytes = Union[int, str]
@@ -16,23 +18,36 @@ _UNITS = {
 _PATTERN = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
+def _fits(nbytes: int, given: Bytes, what: str) -> int:
+    """`nbytes`, or remat.CountOverflowError where it exceeds the library's 64-bit byte counts."""
+    if nbytes > 2**64 - 1:
+        raise CountOverflowError(f"{what}: {given!r} is {nbytes} bytes, more than a 64-bit count holds (2^64-1)")
+    return nbytes
+
+
 def parse_bytes(value: Bytes, what: str = "budget") -> int:
-    """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units), "8GB" (decimal)."""
+    """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units), "8GB" (decimal).
+    remat.ArgumentError naming `what` for anything else; remat.CountOverflowError past 2^64-1 bytes.
+
+        >>> remat.parse_bytes("8GiB"), remat.parse_bytes("1.5 kB"), remat.parse_bytes(4096)
+        (8589934592, 1500, 4096)
+    """
     if isinstance(value, bool):
         raise ArgumentError(f"{what}: expected a byte count, got {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):
+        value = operator.index(value)
         if value < 0:
             raise ArgumentError(f"{what}: expected a byte count >= 0, got {value}")
-        return value
+        return _fits(value, value, what)
     if isinstance(value, str):
         m = _PATTERN.match(value)
         if m and m.group(2).lower() in _UNITS:
             number, unit = m.group(1), _UNITS[m.group(2).lower()]
             if re.fullmatch(r"[0-9]+", number):
-                return int(number) * unit
+                return _fits(int(number) * unit, value, what)
             bytes_ = float(number) * unit
             if bytes_ == int(bytes_):
-                return int(bytes_)
+                return _fits(int(bytes_), value, what)
             raise ArgumentError(f"{what}: {value!r} is not a whole number of bytes")
         raise ArgumentError(f"{what}: expected a byte count such as 8GiB, 512MiB or 1000000, got {value!r}")
     raise ArgumentError(f"{what}: expected a byte count (int or str such as \"8GiB\"), got {type(value).__name__}")

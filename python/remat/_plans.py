@@ -3,16 +3,35 @@
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import itertools
 import math
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _remat
+from ._args import count, flag, optional_count, real
 from ._bytes import parse_bytes
 from ._errors import ArgumentError
 
 Action = Union[_remat.Advance, _remat.Store, _remat.Restore, _remat.Free, _remat.Reverse]
+
+
+def _reduce_action(action):
+    """An action rebuilt from its fields (its __match_args__): what pickle and copy use. nanobind's classes
+    have none, so copy.copy, copy.deepcopy and pickle refused the actions ("cannot pickle 'Advance' object")."""
+    return type(action), tuple(getattr(action, f) for f in type(action).__match_args__)
+
+
+def _same(value, memo=None):
+    return value  # immutable: a copy may be the value itself
+
+
+for _cls in (_remat.Advance, _remat.Store, _remat.Restore, _remat.Free, _remat.Reverse):
+    _cls.__reduce__ = _reduce_action
+# A plan's schedule is immutable C++ state (each pass makes its own cursor): copies of a Plan share it.
+_remat.Schedule.__copy__ = _same
+_remat.Schedule.__deepcopy__ = _same
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,6 +135,9 @@ class Plan:
 
     def batches(self, size: int = 4096) -> Iterator[list]:
         """The actions as lists of up to `size` (the fastest way through millions of them)."""
+        size = count(size, "batches: size")
+        if size < 1:
+            raise ArgumentError(f"batches: size must be at least 1, got {size}")
         return iter(self._schedule.batches(size))
 
     def actions_text(self) -> str:
@@ -157,7 +179,8 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
         >>> remat.revolve(10, 3).forward_steps
         15
     """
-    return _plan(_remat.revolve(steps, slots, online, step_cost, reverse_cost))
+    return _plan(_remat.revolve(count(steps, "steps"), count(slots, "slots"), flag(online, "online"),
+                                *_costs(step_cost, reverse_cost)))
 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
@@ -172,7 +195,8 @@ def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float =
         >>> remat.taped_revolve(10, 30, 3).evaluations      # every step but the last taped: no re-run
         10
     """
-    return _plan(_remat.taped_revolve(steps, units, tape_units, step_cost, reverse_cost))
+    return _plan(_remat.taped_revolve(count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
+                                      *_costs(step_cost, reverse_cost)))
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
@@ -182,12 +206,14 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
         >>> remat.uniform(100, slots=20).every
         6
     """
-    return _plan(_remat.uniform(steps, every, slots, step_cost, reverse_cost))
+    return _plan(_remat.uniform(count(steps, "steps"), optional_count(every, "every"), optional_count(slots, "slots"),
+                                *_costs(step_cost, reverse_cost)))
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
     """Every state kept: T-1 forward steps, T-1 slots."""
-    return _plan(_remat.store_all(steps, slots, step_cost, reverse_cost))
+    return _plan(_remat.store_all(count(steps, "steps"), optional_count(slots, "slots"),
+                                  *_costs(step_cost, reverse_cost)))
 
 
 def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Union[int, str], *,
@@ -198,22 +224,40 @@ def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Unio
         >>> remat.plan_for_budget(100000, "2GiB", "64MiB").slots
         32
     """
-    return _plan(_remat.plan_for_budget(steps, parse_bytes(budget_bytes, "budget_bytes"),
-                                        parse_bytes(state_bytes, "state_bytes"), step_cost, reverse_cost))
+    return _plan(_remat.plan_for_budget(count(steps, "steps"), parse_bytes(budget_bytes, "budget_bytes"),
+                                        parse_bytes(state_bytes, "state_bytes"), *_costs(step_cost, reverse_cost)))
+
+
+def _costs(step_cost, reverse_cost) -> Tuple[float, float]:
+    return real(step_cost, "step_cost"), real(reverse_cost, "reverse_cost")
+
+
+_LEVEL_FIELDS = ("name", "slots", "write_cost", "read_cost")
 
 
 def _level_tuple(level) -> tuple:
     if isinstance(level, Level):
         name, slots, write, read = level.name, level.slots, level.write_cost, level.read_cost
     elif isinstance(level, Mapping):
+        unknown = set(level) - set(_LEVEL_FIELDS)
+        if unknown or "name" not in level:
+            raise ArgumentError(f"level {dict(level)!r}: " + (f"unknown field {sorted(map(str, unknown))[0]!r}"
+                                                              if unknown else "no name") +
+                                " (expected name, slots, write_cost, read_cost)")
         name, slots = level["name"], level.get("slots")
         write, read = level.get("write_cost", 0.0), level.get("read_cost", 0.0)
-    else:
+    elif isinstance(level, (tuple, list)) and 2 <= len(level) <= 4:
         name, slots, *costs = level
         write, read = (list(costs) + [0.0, 0.0])[:2]
-    if slots is not None and isinstance(slots, float) and math.isinf(slots):
+    else:
+        raise ArgumentError(f"level {level!r}: expected a remat.Level, a dict or a tuple (name, slots[, write_cost, "
+                            "read_cost])")
+    if not isinstance(name, str):
+        raise ArgumentError(f"level name: expected a str, got {type(name).__name__} {name!r}")
+    if isinstance(slots, float) and math.isinf(slots) and slots > 0:
         slots = None
-    return (str(name), slots, float(write), float(read))
+    return (name, optional_count(slots, f"level {name}: slots"), real(write, f"level {name}: write_cost"),
+            real(read, f"level {name}: read_cost"))
 
 
 def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, step_cost: float = 1.0,
@@ -225,21 +269,54 @@ def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, st
         >>> remat.multilevel(1000, [("host", 4), ("disk", None, 5, 5)]).structure
         'exact'
     """
-    return _plan(_remat.multilevel(steps, [_level_tuple(l) for l in levels], step_cost, reverse_cost, method))
+    if not isinstance(method, str):
+        raise ArgumentError(f"method: expected auto, exact or near-optimal, got {method!r}")
+    return _plan(_remat.multilevel(count(steps, "steps"), [_level_tuple(l) for l in levels],
+                                   *_costs(step_cost, reverse_cost), method))
 
 
-def _chain_step(step) -> tuple:
+_STEP_FIELDS = ("forward", "adjoint", "state_bytes", "adjoint_bytes")
+
+
+def _chain_step(k: int, step) -> tuple:
+    """Step k of a chain as (forward, adjoint, state_bytes, adjoint_bytes), each field checked and named."""
     if isinstance(step, ChainStep):
-        return (step.forward, step.adjoint, step.state_bytes, step.adjoint_bytes)
-    if isinstance(step, Mapping):
-        unknown = set(step) - {"forward", "adjoint", "state_bytes", "adjoint_bytes"}
-        if unknown:
-            raise ArgumentError(f"chain step: unknown field {sorted(unknown)[0]!r} "
-                                "(expected forward, adjoint, state_bytes, adjoint_bytes)")
-        return (float(step["forward"]), float(step["adjoint"]), int(step["state_bytes"]),
-                int(step.get("adjoint_bytes", 0)))
-    forward, adjoint, state_bytes, *rest = step
-    return (float(forward), float(adjoint), int(state_bytes), int(rest[0]) if rest else 0)
+        fields = (step.forward, step.adjoint, step.state_bytes, step.adjoint_bytes)
+    elif isinstance(step, Mapping):
+        unknown = set(step) - set(_STEP_FIELDS)
+        missing = [f for f in _STEP_FIELDS[:3] if f not in step]
+        if unknown or missing:
+            raise ArgumentError(f"chain step {k}: " + (f"unknown field {sorted(map(str, unknown))[0]!r}" if unknown
+                                                       else f"no {missing[0]}") +
+                                " (expected forward, adjoint, state_bytes[, adjoint_bytes])")
+        fields = (step["forward"], step["adjoint"], step["state_bytes"], step.get("adjoint_bytes", 0))
+    elif isinstance(step, (tuple, list)) and len(step) in (3, 4):
+        fields = (*step, 0) if len(step) == 3 else tuple(step)
+    else:
+        raise ArgumentError(f"chain step {k}: expected a remat.ChainStep, a dict or a tuple (forward, adjoint, "
+                            f"state_bytes[, adjoint_bytes]), got {step!r}")
+    forward, adjoint, state_bytes, adjoint_bytes = fields
+    return (real(forward, f"chain step {k}: forward"), real(adjoint, f"chain step {k}: adjoint"),
+            parse_bytes(state_bytes, f"chain step {k}: state_bytes"),
+            parse_bytes(adjoint_bytes, f"chain step {k}: adjoint_bytes"))
+
+
+def _chain_args(costs, final_state_bytes, what: str):
+    """The steps and the final state's bytes of remat.chain's and remat.chain_taped's `costs`."""
+    if isinstance(costs, Mapping):
+        unknown = set(costs) - {"steps", "final_state_bytes"}
+        if unknown or "steps" not in costs:
+            raise ArgumentError(f"{what}: " + (f"unknown field {sorted(map(str, unknown))[0]!r}" if unknown
+                                               else "no steps") + " (expected steps and final_state_bytes)")
+        if final_state_bytes is None:
+            final_state_bytes = costs.get("final_state_bytes")
+        costs = costs["steps"]
+    if isinstance(costs, (str, bytes)) or not isinstance(costs, collections.abc.Iterable):
+        raise ArgumentError(f"{what}: expected a sequence of chain steps, got {type(costs).__name__}")
+    steps = [_chain_step(k, s) for k, s in enumerate(costs)]
+    if final_state_bytes is None:
+        final_state_bytes = steps[-1][2] if steps else 0
+    return steps, parse_bytes(final_state_bytes, "final_state_bytes")
 
 
 def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_state_bytes: Optional[int] = None,
@@ -252,22 +329,19 @@ def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_sta
         >>> remat.chain([(1, 2, 1024)] * 10, budget=5 * 1024).forward_steps
         14
     """
-    if isinstance(costs, Mapping):
-        unknown = set(costs) - {"steps", "final_state_bytes"}
-        if unknown:
-            raise ArgumentError(f"chain: unknown field {sorted(unknown)[0]!r} (expected steps and final_state_bytes)")
-        if final_state_bytes is None:
-            final_state_bytes = costs.get("final_state_bytes")
-        costs = costs["steps"]
-    steps = [_chain_step(s) for s in costs]
-    if final_state_bytes is None:
-        final_state_bytes = steps[-1][2] if steps else 0
-    return _plan(_remat.chain(steps, int(final_state_bytes), parse_bytes(budget, "budget"),
-                              parse_bytes(granularity, "granularity"), horizon, greedy_fallback))
+    steps, final = _chain_args(costs, final_state_bytes, "chain")
+    return _plan(_remat.chain(steps, final, parse_bytes(budget, "budget"), parse_bytes(granularity, "granularity"),
+                              count(horizon, "horizon"), flag(greedy_fallback, "greedy_fallback")))
 
 
 def parse_action(line: str) -> Action:
-    """The action of one line of `remat plan --format actions`."""
+    """The action of one line of `remat plan --format actions`; remat.ArgumentError when it is not one.
+
+        >>> remat.parse_action("advance 3 4 tape")
+        Advance(start=3, stop=4, taped=True)
+    """
+    if not isinstance(line, str):
+        raise ArgumentError(f"parse_action: expected a str, got {type(line).__name__} {line!r}")
     return _remat.parse_action(line)
 
 
@@ -294,9 +368,11 @@ class TapedChainPlan:
         self._report = dict(report)
 
     def __iter__(self) -> Iterator["_remat.Action"]:
+        """The actions, in order."""
         return iter(self.actions)
 
     def as_dict(self) -> Dict[str, Any]:
+        """The report's fields (steps, budget_bytes, predicted_cost, ...) as a dict."""
         return dict(self._report)
 
     def __repr__(self) -> str:
@@ -313,13 +389,7 @@ def chain_taped(costs: Union[Sequence, Mapping], budget: Union[int, str], *, fin
         >>> remat.chain_taped([(1, 2, 1024)] * 10, budget=20 * 1024).taped_steps
         9
     """
-    if isinstance(costs, Mapping):
-        if final_state_bytes is None:
-            final_state_bytes = costs.get("final_state_bytes")
-        costs = costs["steps"]
-    steps = [_chain_step(s) for s in costs]
-    if final_state_bytes is None:
-        final_state_bytes = steps[-1][2] if steps else 0
-    actions, report = _remat.chain_taped(steps, int(final_state_bytes), parse_bytes(budget, "budget"),
+    steps, final = _chain_args(costs, final_state_bytes, "chain_taped")
+    actions, report = _remat.chain_taped(steps, final, parse_bytes(budget, "budget"),
                                          parse_bytes(granularity, "granularity"))
     return TapedChainPlan(actions, report)

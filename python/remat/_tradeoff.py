@@ -10,7 +10,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import _remat
 from ._bytes import Bytes, parse_bytes
-from ._errors import CapacityError, CountOverflowError, Error
+from ._args import count, real
+from ._errors import ArgumentError, CapacityError, CountOverflowError, Error
 from ._plans import Level, _level_tuple, multilevel, revolve, store_all, uniform
 
 
@@ -233,11 +234,19 @@ def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Byt
         >>> [(r.slots, r.overhead) for r in t.rows if r.schedule == "revolve"][:2]
         [(1, 500.0), (2, 28.84884884884885)]
     """
+    steps = count(steps, "steps")
+    reverse_cost = real(reverse_cost, "reverse_cost")
+    if max_overhead is not None:
+        max_overhead = real(max_overhead, "max_overhead")
+        if not max_overhead > 0:  # as the tool's --max-overhead; NaN too
+            raise ArgumentError(f"max_overhead: expected a number > 0 such as 1.5, got {max_overhead}")
     state = parse_bytes(state_bytes, "state_bytes") if state_bytes is not None else None
     budget_bytes = parse_bytes(budget, "budget") if budget is not None else None
     if budget_bytes is not None:
         if state is None:
-            raise CapacityError("tradeoff: budget= needs state_bytes= (the bytes of one snapshot)")
+            raise ArgumentError("tradeoff: budget= needs state_bytes= (the bytes of one snapshot)")
+        if state == 0:
+            raise ArgumentError("tradeoff: state_bytes must be at least 1 byte with budget=, got 0")
         if budget_bytes // state == 0:
             raise CapacityError(f"tradeoff: a budget of {budget_bytes} bytes holds no snapshot of {state} bytes")
     t = Tradeoff(steps, reverse_cost, state, [_level_tuple(l) for l in levels])

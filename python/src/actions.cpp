@@ -8,6 +8,8 @@
 #include <nanobind/operators.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <variant>
 
@@ -18,6 +20,35 @@ void check_non_negative(const char* what, std::int64_t value)
 {
     if (value < 0)
         throw argument_error(std::string(what) + ": expected a value >= 0, got " + std::to_string(value));
+}
+
+// A field of an action as Python gives it: an int (not a bool) that fits T, >= 0. Taken as a handle, not a
+// T, because nanobind refuses a str or an int past T with a TypeError listing C++ signatures that names
+// neither the field nor the value.
+template <class T = std::int64_t>
+T field(const char* what, nb::handle value)
+{
+    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+        throw argument_error(std::string(what) + ": expected an int, got " + nb::type_name(value.type()).c_str() + " " +
+                             nb::repr(value).c_str());
+    const nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+    if (!index.is_valid())
+        throw nb::python_error();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0 || v > std::numeric_limits<T>::max())
+        throw overflow_error(std::string(what) + ": " + nb::repr(value).c_str() + " does not fit " +
+                             std::to_string(std::numeric_limits<T>::digits + 1) + " bits");
+    check_non_negative(what, v);
+    return static_cast<T>(v);
+}
+
+bool flag(const char* what, nb::handle value)
+{
+    if (!PyBool_Check(value.ptr()))
+        throw argument_error(std::string(what) + ": expected True or False, got " +
+                             nb::type_name(value.type()).c_str() + " " + nb::repr(value).c_str());
+    return value.ptr() == Py_True;
 }
 
 // The parts every action class shares: kind, ==, hash, str, and positional matching in `match`.
@@ -44,8 +75,10 @@ void bind_actions(nb::module_& m)
     nb::class_<advance> adv(m, "Advance", "advance A B: run forward steps A..B-1 (taped: one step, keeping its tape)");
     adv.def(
            "__init__",
-           [](advance* self, step_t start, step_t stop, bool taped) {
-               check_non_negative("Advance start", start);
+           [](advance* self, nb::handle start_, nb::handle stop_, nb::handle taped_) {
+               const step_t start = field("Advance start", start_);
+               const step_t stop = field("Advance stop", stop_);
+               const bool taped = flag("Advance taped", taped_);
                if (stop <= start)
                    throw argument_error("Advance: expected stop > start, got " + std::to_string(start) + " " +
                                         std::to_string(stop));
@@ -54,7 +87,8 @@ void bind_actions(nb::module_& m)
                                         std::to_string(start) + " " + std::to_string(stop));
                new (self) advance{start, stop, taped};
            },
-           nb::arg("start"), nb::arg("stop"), nb::arg("taped") = false)
+           nb::arg("start").none(), nb::arg("stop").none(), nb::arg("taped").none() = false,
+           nb::sig("def __init__(self, start: int, stop: int, taped: bool = False) -> None"))
         .def_ro("start", &advance::from, "A: the first step run; x_A is current before")
         .def_ro("stop", &advance::to, "B: x_B is current after")
         .def_ro("taped", &advance::taped, "the step's tape is kept for its reverse")
@@ -67,13 +101,12 @@ void bind_actions(nb::module_& m)
     nb::class_<store> sto(m, "Store", "store L S K: copy the current state x_K into slot S of level L");
     sto.def(
            "__init__",
-           [](store* self, level_t level, slot_t slot, step_t step) {
-               check_non_negative("Store level", level);
-               check_non_negative("Store slot", slot);
-               check_non_negative("Store step", step);
-               new (self) store{level, slot, step};
+           [](store* self, nb::handle level, nb::handle slot, nb::handle step) {
+               new (self)
+                   store{field<level_t>("Store level", level), field("Store slot", slot), field("Store step", step)};
            },
-           nb::arg("level"), nb::arg("slot"), nb::arg("step"))
+           nb::arg("level").none(), nb::arg("slot").none(), nb::arg("step").none(),
+           nb::sig("def __init__(self, level: int, slot: int, step: int) -> None"))
         .def_ro("level", &store::level)
         .def_ro("slot", &store::slot)
         .def_ro("step", &store::step)
@@ -86,13 +119,12 @@ void bind_actions(nb::module_& m)
     nb::class_<restore> res(m, "Restore", "restore L S K: the snapshot x_K in slot S of level L becomes current");
     res.def(
            "__init__",
-           [](restore* self, level_t level, slot_t slot, step_t step) {
-               check_non_negative("Restore level", level);
-               check_non_negative("Restore slot", slot);
-               check_non_negative("Restore step", step);
-               new (self) restore{level, slot, step};
+           [](restore* self, nb::handle level, nb::handle slot, nb::handle step) {
+               new (self) restore{field<level_t>("Restore level", level), field("Restore slot", slot),
+                                  field("Restore step", step)};
            },
-           nb::arg("level"), nb::arg("slot"), nb::arg("step"))
+           nb::arg("level").none(), nb::arg("slot").none(), nb::arg("step").none(),
+           nb::sig("def __init__(self, level: int, slot: int, step: int) -> None"))
         .def_ro("level", &restore::level)
         .def_ro("slot", &restore::slot)
         .def_ro("step", &restore::step)
@@ -105,12 +137,11 @@ void bind_actions(nb::module_& m)
     nb::class_<free_slot> fre(m, "Free", "free L S: slot S of level L is no longer needed");
     fre.def(
            "__init__",
-           [](free_slot* self, level_t level, slot_t slot) {
-               check_non_negative("Free level", level);
-               check_non_negative("Free slot", slot);
-               new (self) free_slot{level, slot};
+           [](free_slot* self, nb::handle level, nb::handle slot) {
+               new (self) free_slot{field<level_t>("Free level", level), field("Free slot", slot)};
            },
-           nb::arg("level"), nb::arg("slot"))
+           nb::arg("level").none(), nb::arg("slot").none(),
+           nb::sig("def __init__(self, level: int, slot: int) -> None"))
         .def_ro("level", &free_slot::level)
         .def_ro("slot", &free_slot::slot)
         .def("__repr__", [](const free_slot& a) {
@@ -120,12 +151,8 @@ void bind_actions(nb::module_& m)
 
     nb::class_<reverse> rev(m, "Reverse", "reverse K: the adjoint of step K; x_K must be current");
     rev.def(
-           "__init__",
-           [](reverse* self, step_t step) {
-               check_non_negative("Reverse step", step);
-               new (self) reverse{step};
-           },
-           nb::arg("step"))
+           "__init__", [](reverse* self, nb::handle step) { new (self) reverse{field("Reverse step", step)}; },
+           nb::arg("step").none(), nb::sig("def __init__(self, step: int) -> None"))
         .def_ro("step", &reverse::step)
         .def("__repr__", [](const reverse& a) { return "Reverse(step=" + std::to_string(a.step) + ")"; });
     finish(rev, "reverse", nb::make_tuple("step"), &reverse::step);

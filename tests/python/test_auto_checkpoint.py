@@ -393,3 +393,27 @@ print("done")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     assert "leaked" not in done.stderr, done.stderr
+
+
+def test_a_kept_output_never_backpropagated_holds_nothing_of_the_extension_at_exit():
+    """As above, but the output is only computed (an evaluation with grad on, kept in a global): its node never
+    runs its backward, so it kept the run and the plan's actions to the end, and nanobind reported them as
+    leaked at exit. The node drops them at exit now."""
+    import subprocess
+    import sys
+
+    script = """
+import torch, remat, remat.torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
+sample = torch.randn(32, 64)
+stack = remat.torch.auto_checkpoint(model, sample, budget="40KiB", repeats=0)
+assert stack.plan is not None and stack.recomputed_blocks > 0
+kept = stack(sample)
+assert kept.requires_grad
+print("done")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert "leaked" not in done.stderr, done.stderr

@@ -142,3 +142,19 @@ def test_gain_bound_is_at_least_what_the_best_set_of_kept_tapes_gains():
                 assert bound >= exact - 1e-12
                 if peak >= sum(p.saved_bytes for p in profiles):
                     assert bound == pytest.approx(exact)
+
+
+@pytest.mark.parametrize("name", ["stack_bench", "plan_bench", "loop_bench", "ode_bench"])
+def test_bench_answers_help_and_refuses_an_unknown_option_in_one_line(name, capsys, monkeypatch):
+    module = importlib.import_module(name)
+    for args, code in ((["--help"], 0), (["--bogus"], 2), (["--format", "xml"], 2), (["--rounds", "x"], 2)):
+        monkeypatch.setattr(sys, "argv", [name + ".py", *args])
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            module.main()
+        assert done.value.code == code, args
+        out = capsys.readouterr()
+        if code == 0:
+            assert "usage:" in out.out and "--quick" in out.out
+        else:  # one line naming the program and the option, as the remat tool's usage errors
+            assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith(name + ".py: "), out.err

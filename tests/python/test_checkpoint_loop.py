@@ -464,3 +464,17 @@ def test_a_tapes_size_is_measured_once_per_step_and_state_shape(monkeypatch):
     for f, h0 in ((step, torch.zeros(2, 6)), (step, torch.ones(2, 6)), (lambda k, h: step(k, h), torch.zeros(2, 6))):
         remat.torch.checkpoint_loop(f, h0.requires_grad_(), 20, slots=30, taped=True).sum().backward()
     assert walks[0] == 2  # the second call has the first's step and state shape; the third another step
+
+
+def test_until_is_asked_at_every_state_from_x0_in_order():
+    """The docs said k >= 1; the loop asks at x_0 too (True there: no steps, x_0 itself returned)."""
+    asked = []
+    x0 = torch.ones(3)
+
+    def until(k, x):
+        asked.append(k)
+        return k >= 4
+
+    out = remat.torch.checkpoint_loop(lambda k, x: x * 2, x0, until=until, slots=2)
+    assert asked == [0, 1, 2, 3, 4] and torch.equal(out, x0 * 16)
+    assert remat.torch.checkpoint_loop(lambda k, x: x * 2, x0, until=lambda k, x: True, slots=2) is x0

@@ -218,3 +218,20 @@ def test_actions_come_in_batches_too():
     batches = list(plan.batches(100))
     assert all(len(b) <= 100 for b in batches)
     assert [str(a) for b in batches for a in b] == [str(a) for a in plan]
+
+
+def test_actions_and_plans_copy_and_actions_pickle_as_values():
+    """Immutable values copy and pickle (a list of actions sent to a worker process, copy.deepcopy of a
+    structure holding a plan); nanobind's classes refused all three ("cannot pickle 'Advance' object")."""
+    import copy
+    import pickle
+
+    plan = remat.revolve(20, 4)
+    actions = list(plan) + [remat.Advance(3, 4, True), remat.parse_action("advance 3 4 tape")]
+    for a in actions:
+        for again in (pickle.loads(pickle.dumps(a)), copy.copy(a), copy.deepcopy(a)):
+            assert type(again) is type(a) and again == a and hash(again) == hash(a) and str(again) == str(a)
+    assert pickle.loads(pickle.dumps(actions)) == actions
+    twin = copy.deepcopy(plan)
+    assert twin == plan or twin.as_dict() == plan.as_dict()
+    assert list(twin) == list(plan)  # each pass over the shared schedule makes its own cursor

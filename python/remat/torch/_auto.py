@@ -25,11 +25,14 @@ order and returned. Each block's parameter list is made once, not walked for eac
 
 from __future__ import annotations
 
+import atexit
+import weakref
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
+from .._args import flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
@@ -45,6 +48,11 @@ if TYPE_CHECKING:
 
 #: What auto_checkpoint and tradeoff take as a model: an nn.Sequential or a list of blocks.
 Blocks = Union[torch.nn.Sequential, torch.nn.ModuleList, Sequence[torch.nn.Module]]
+
+
+#: The most timed runs of each block (repeats=) or interleaved rounds (tradeoff's rounds=) taken: more is a
+#: mistake that would profile for hours, not a measurement.
+MAX_REPEATS = 10_000
 
 
 def _plain_actions(blocks: int) -> List[Action]:
@@ -240,6 +248,17 @@ class _SpentRun:
 
 _done_run = _SpentRun()
 
+#: The nodes whose backward has not run yet. A forward whose output is kept to the end (a script's global,
+#: never backpropagated) keeps its node, and with it the run and the plan's actions, alive past the
+#: extension's teardown, which nanobind reports on stderr as leaked instances; at exit they drop their runs.
+_pending_nodes: "weakref.WeakSet" = weakref.WeakSet()
+
+
+@atexit.register
+def _drop_pending_runs() -> None:
+    for ctx in list(_pending_nodes):
+        ctx.run = _done_run
+
 
 class _Stack(torch.autograd.Function):
     @staticmethod
@@ -250,6 +269,7 @@ class _Stack(torch.autograd.Function):
             run.close()
             raise
         ctx.run = run
+        _pending_nodes.add(ctx)
         return out
 
     @staticmethod
@@ -264,6 +284,10 @@ class _Stack(torch.autograd.Function):
         # (a parameter shared between blocks; torch.autograd.grad) they are summed and returned.
         accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         try:
+            if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
+                raise RuntimeError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
+                                   "supported below plain autograd's peak: the re-run blocks' gradients would not "
+                                   "be differentiable")
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
                 adjoint, sums = run.backward(grad, accumulate)
         finally:
@@ -454,6 +478,7 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
       block input, and a running block's saved activations.
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
+    repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
     remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,
@@ -466,9 +491,11 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
         fast.predicted_peak_bytes, fast.measured_peak_bytes
     """
     blocks = _blocks_of(model, sample, repeats)
+    taped = flag(taped, "remat.torch.auto_checkpoint: taped")
+    preserve_rng_state = flag(preserve_rng_state, "remat.torch.auto_checkpoint: preserve_rng_state")
     budget_bytes = parse_bytes(budget, "budget")
     profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, bool(taped))
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, taped)
 
 
 def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
@@ -487,6 +514,7 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 0:
-        raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int >= 0, got {repeats!r}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+        raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
+                            f"each block), got {repeats!r}")
     return blocks

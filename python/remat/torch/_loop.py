@@ -22,6 +22,7 @@ import functools
 import gc
 import itertools
 import math
+import os
 import weakref
 from contextlib import nullcontext
 from typing import Callable, Dict, List, Optional, Sequence, Union
@@ -29,6 +30,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Union
 import torch
 
 from .. import _remat
+from .._args import INT64_MAX, count, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
@@ -293,6 +295,9 @@ class _CheckpointLoop(torch.autograd.Function):
                                "are freed by the first backward)")
         devices = loop.rng.devices if loop.rng is not None else []
         try:
+            if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
+                raise RuntimeError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
+                                   "supported: the re-run steps' gradients would not be differentiable")
             with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None):
                 adjoint, sums = loop.backward(grads)
         finally:
@@ -315,7 +320,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       place. Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else the
       tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
-    steps: T. Or until(k, x_k) -> bool, asked at each x_k (k >= 1), True when x_k is the final state: the
+    steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
+      returns x0), True when x_k is the final state: the
       online schedule then decides which states to keep as the loop goes.
     budget: bytes for snapshots (an int or a string such as "64MiB"), each the state's bytes plus its RNG
       state's when preserve_rng_state.
@@ -334,6 +340,24 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         h.sum().backward()
     """
     spec = StateSpec(x0)
+    if not callable(step):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: step must be a function or an nn.Module called as "
+                            f"step(k, x), got {type(step).__name__}")
+    if until is not None and not callable(until):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: until must be a function called as until(k, x), got "
+                            f"{type(until).__name__}")
+    steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
+    slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
+    taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        raise ArgumentError(f"remat.torch.checkpoint_loop: directory must be a path (str or os.PathLike), got "
+                            f"{type(directory).__name__}")
+    preserve_rng_state = flag(preserve_rng_state, "remat.torch.checkpoint_loop: preserve_rng_state")
+    if params is not None:  # a generator is read once, here
+        params = list(params)
+        for i, p in enumerate(params):
+            if not isinstance(p, torch.Tensor):
+                raise ArgumentError(f"remat.torch.checkpoint_loop: params[{i}] is a {type(p).__name__}, not a tensor")
     if taped and until is not None:
         raise ArgumentError("remat.torch.checkpoint_loop: taped=True plans offline; give steps=, not until=")
     if taped and snapshots != "device":
@@ -351,6 +375,11 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
     snapshot_bytes = spec.nbytes + (rng.nbytes if rng is not None else 0)
+
+    def slots_within(budget_bytes: int) -> int:
+        # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
+        return min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
@@ -362,7 +391,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     else:
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
-            slots = budget_bytes // snapshot_bytes
+            slots = slots_within(budget_bytes)
             if slots == 0:
                 raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
                                     f"of {snapshot_bytes} bytes; at least one is needed")
@@ -377,7 +406,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         actions, online = None, None
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
-            slots = budget_bytes // snapshot_bytes
+            slots = slots_within(budget_bytes)
             if slots == 0:
                 raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
                                     f"of {snapshot_bytes} bytes; at least one is needed")

@@ -25,9 +25,10 @@ from xml.sax.saxutils import escape
 import torch
 import torch.utils.checkpoint
 
+from .._args import flag
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
-from ._auto import AutoCheckpoint, Blocks, _blocks_of
+from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
 from ._profile import profile_blocks
 from ._saved import SavedBytes
 
@@ -54,6 +55,8 @@ class TradeoffPoint:
 
     @property
     def label(self) -> str:
+        """The point's name in tables and the picture: "plain autograd", "checkpoint_sequential segments=S" or
+        "auto_checkpoint budget=B"."""
         if self.segments is not None:
             return f"checkpoint_sequential segments={self.segments}"
         if self.budget_bytes is not None:
@@ -75,9 +78,12 @@ class Tradeoff:
 
     @property
     def points(self) -> List[TradeoffPoint]:
+        """Every point: plain autograd's, then checkpoint_sequential's (by segment count), then auto_checkpoint's."""
         return [self.plain, *self.sequential, *self.auto]
 
     def as_dict(self) -> Dict:
+        """The measurement as plain values (rounds, least_budget_bytes, refused_budgets, points with their
+        labels), for json.dumps."""
         return {"rounds": self.rounds, "least_budget_bytes": self.least_budget_bytes,
                 "refused_budgets": list(self.refused_budgets),
                 "points": [dict(asdict(p), label=p.label) for p in self.points]}
@@ -88,9 +94,13 @@ class Tradeoff:
         return min(fits, key=lambda p: p.seconds) if fits else None
 
     def svg(self, title: str = "remat.torch.tradeoff", width: int = 720, height: int = 440) -> str:
+        """The picture as SVG text: measured peak MiB (x) against seconds per iteration (y), plain autograd a
+        black square, checkpoint_sequential red circles labelled with their segment counts, auto_checkpoint
+        blue diamonds joined in order of peak."""
         return _svg(self, title, width, height)
 
     def save_svg(self, path: str, title: str = "remat.torch.tradeoff") -> None:
+        """Writes svg(title) to the file `path`."""
         with open(path, "w", encoding="utf-8") as f:
             f.write(self.svg(title))
 
@@ -165,8 +175,14 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
         [(p.label, p.peak_bytes, p.seconds) for p in t.points]
     """
     blocks = _blocks_of(model, sample, repeats)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int >= 1, got {rounds!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
+        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
+    taped = flag(taped, "remat.torch.tradeoff: taped")
+    for name, given in (("loss", loss), ("progress", progress)):
+        if given is not None and not callable(given):
+            raise ArgumentError(f"remat.torch.tradeoff: {name} must be a function or None, got {type(given).__name__}")
+    if isinstance(segments, (str, bytes)):
+        raise ArgumentError(f"remat.torch.tradeoff: segments must be a list of ints, got {type(segments).__name__}")
     n = len(blocks)
     if segments is None:
         segments = range(1, n + 1)
@@ -183,7 +199,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
 
     say(f"tradeoff: profiling {n} blocks")
     profiles, plain_peak, _ = profile_blocks(blocks, x, repeats)
-    probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, bool(taped))
+    probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, taped)
     least = probe.least_budget_bytes
 
     def plain(v):
@@ -223,7 +239,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     refused = []
     for budget in wanted:
         try:
-            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, bool(taped))
+            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, taped)
         except CapacityError:
             refused.append(budget)
             continue
@@ -232,7 +248,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
         configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
     if budgets is None:
         _add_budgets_up_to_measured_peaks(configs, refused, lambda b: AutoCheckpoint(
-            blocks, x, b, profiles, plain_peak, True, bool(taped)), measure, say)
+            blocks, x, b, profiles, plain_peak, True, taped), measure, say)
 
     for c in configs:  # timed as users run them: auto_checkpoint's counting hooks off too
         if c[3] is not None:

@@ -1,0 +1,58 @@
+"""Checks of the public functions' count and cost arguments, made before they reach the extension: nanobind
+refuses a str, a float, a bool it would take as 1, or an int beyond 64 bits with a TypeError that lists C++
+signatures and does not name the argument. Here each is a remat.ArgumentError (or remat.CountOverflowError)
+naming the argument and the value; the ranges (steps >= 1, ...) stay the library's to check, with its messages."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from typing import Optional
+
+from ._errors import ArgumentError, CountOverflowError
+
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+
+def count(value: object, what: str, *, unsigned: bool = False) -> int:
+    """`value` as an int for a 64-bit count (signed: the library's step_t and slot_t; unsigned: byte sizes).
+    A bool, a float (3.0 included, as range() refuses it) or a str is refused naming `what`; an int past 64
+    bits is a CountOverflowError. Negative values pass: the library refuses them naming its own bound."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentError(f"{what}: expected an int, got {type(value).__name__} {value!r}")
+    value = operator.index(value)
+    top = UINT64_MAX if unsigned else INT64_MAX
+    if value > top:
+        raise CountOverflowError(f"{what}: {value} does not fit 64 bits (at most {top})")
+    if value < -INT64_MAX - 1:
+        raise CountOverflowError(f"{what}: {value} does not fit 64 bits")
+    if unsigned and value < 0:
+        raise ArgumentError(f"{what}: expected an int >= 0, got {value}")
+    return value
+
+
+def optional_count(value: object, what: str) -> Optional[int]:
+    return None if value is None else count(value, what)
+
+
+def real(value: object, what: str) -> float:
+    """`value` as a float (an int or a float, not a bool or a str); NaN and the range are the library's to refuse."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ArgumentError(f"{what}: expected a number, got {type(value).__name__} {value!r}")
+    return float(value)
+
+
+def finite(value: object, what: str, *, least: float = 0.0) -> float:
+    """`value` as a finite float >= `least`, for the checks made in Python alone (no library call checks them)."""
+    x = real(value, what)
+    if not math.isfinite(x) or x < least:
+        raise ArgumentError(f"{what}: expected a finite number >= {least:g}, got {value!r}")
+    return x
+
+
+def flag(value: object, what: str) -> bool:
+    if not isinstance(value, bool):
+        raise ArgumentError(f"{what}: expected True or False, got {type(value).__name__} {value!r}")
+    return value
