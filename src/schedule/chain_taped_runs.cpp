@@ -147,21 +147,31 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
         return;
     // Nor from where E so far falls below that least cost (E so far is non-increasing): those runs are copied.
     const run* below = std::partition_point(first, e_end, [&](const run& r) { return !(r.value < least); });
-    next_.assign(e_begin, first);
     cursor probe_right = read(h, c_.u[s]);
     cursor probe_left(left, left_end, 0);
+    const auto end_of = [&](const run* r) { return r + 1 != e_end ? (r + 1)->from : units_ + 1; };
+    // A split takes an entry on a tie with the taped advance (the plain recurrence prices it last).
+    const auto takes = [](double v, const run* r) { return v < r->value || (v == r->value && r->code == e_taped); };
+    const auto improves = [&](const run* r) {
+        const std::uint64_t last = end_of(r) - 1;
+        return takes(forward + probe_right.at(last).value + probe_left.at(last).value, r);
+    };
+    std::uint64_t work = 1;
+    const run* r = first;
+    for (; r != below && !improves(r); ++r)
+        ++work;
+    if (r == below) { // E so far stays as it is (many splits change nothing)
+        work_ += work;
+        return;
+    }
+    next_.assign(e_begin, r);
     cursor right = read(h, c_.u[s]);
     cursor lefts(left, left_end, 0);
     const auto option = static_cast<std::uint16_t>(j);
-    std::uint64_t work = 0;
     bool copied = false; // the last run out is a copy of the one before r (so r cannot continue it)
-    for (const run* r = first; r != below; ++r) {
-        const std::uint64_t from = std::max(r->from, fits);
-        const std::uint64_t to = r + 1 != e_end ? (r + 1)->from : units_ + 1;
-        // A split takes an entry on a tie with the taped advance (the plain recurrence prices it last).
-        const auto takes = [&](double v) { return v < r->value || (v == r->value && r->code == e_taped); };
+    for (; r != below; ++r) {
         ++work;
-        if (!takes(forward + probe_right.at(to - 1).value + probe_left.at(to - 1).value)) {
+        if (!improves(r)) {
             if (copied)
                 next_.push_back(*r);
             else
@@ -170,11 +180,13 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
             continue;
         }
         copied = false;
+        const std::uint64_t from = std::max(r->from, fits);
+        const std::uint64_t to = end_of(r);
         if (r->from < from)
             push(next_, r->from, r->value, r->code);
         for (std::uint64_t m = from; m < to; m = std::min({right.next(), lefts.next(), to})) {
             const double v = forward + right.at(m).value + lefts.at(m).value;
-            if (takes(v))
+            if (takes(v, r))
                 push(next_, m, v, option);
             else
                 push(next_, m, r->value, r->code);
