@@ -8,6 +8,8 @@
 //
 //     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 build/bench/rnn_backward_steps --cell lstm --dump /tmp/v
 //     OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 bench/rnn_torch_steps.py --dump /tmp/v
+#include "rnn_bench_model.hpp"
+
 #include "remat/error.hpp"
 #include "remat/report/json.hpp"
 #include "remat/rnn/sequence_model.hpp"
@@ -74,12 +76,9 @@ struct step_record {
 
 std::vector<step_record> measure(const options& o)
 {
-    const rnn::rnn_layout layout(
-        {.cell = rnn::parse_cell(o.cell), .input = o.input, .hidden = o.hidden, .layers = 1, .output = 1});
-    dense::blas b;
-    rnn::sequence_model<float> model(b, layout, o.batch);
-    model.set_parameters(layout.initial_parameters(1));
-    model.set_flush_denormals(o.flush_denormals);
+    rnn_bench_model bench(o.cell, o.input, o.hidden, o.batch, o.flush_denormals);
+    const rnn::rnn_layout& layout = bench.layout;
+    rnn::sequence_model<float>& model = bench.model;
     // bench/rnn_bptt's data (its random_sequence, seed 7): inputs then targets, uniform in [-1, 1].
     std::mt19937_64 gen(7);
     std::uniform_real_distribution<double> u(-1, 1);
@@ -106,7 +105,7 @@ std::vector<step_record> measure(const options& o)
     const dense::vector_view<float> all_states = dense::view(states);
     const dense::vector_view<float> all_tapes = dense::view(tapes);
     for (std::int64_t k = 0; k < o.steps; ++k) {
-        dense::copy(b, dense::view(std::as_const(state)), all_states.sub(k * s, s));
+        dense::copy(bench.blas, dense::view(std::as_const(state)), all_states.sub(k * s, s));
         model.record_step(k, data, dense::view(state), all_tapes.sub(k * tape, tape));
     }
     const float* a = thrust::raw_pointer_cast(adjoint.data());

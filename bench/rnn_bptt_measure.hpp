@@ -9,6 +9,7 @@
 
 #include "bench_util.hpp"
 #include "host_rss.hpp"
+#include "rnn_bench_model.hpp"
 #include "rnn_bptt_rows.hpp"
 
 #include "remat/cuda/device_store.hpp"
@@ -304,12 +305,8 @@ inline void measure_rounds(const rnn_bptt_options& o, step_t steps, rnn::sequenc
 inline rnn_bptt_result measure_rnn_bptt(const rnn_bptt_options& o, std::string device)
 {
     using namespace rnn_bptt_detail;
-    const rnn::rnn_layout layout(
-        {.cell = rnn::parse_cell(o.cell), .input = o.input, .hidden = o.hidden, .layers = 1, .output = 1});
-    dense::blas b;
-    rnn::sequence_model<float> model(b, layout, o.batch);
-    model.set_parameters(layout.initial_parameters(1));
-    model.set_flush_denormals(o.flush_denormals);
+    rnn_bench_model bench(o.cell, o.input, o.hidden, o.batch, o.flush_denormals);
+    rnn::sequence_model<float>& model = bench.model;
     const rnn::bptt<float> bp(model); // for the sizes of a state and a tape
     thrust::device_vector<float> grad(static_cast<std::size_t>(model.parameter_count()));
     const std::uint64_t workspace = static_cast<std::uint64_t>(model.workspace_size()) * sizeof(float);

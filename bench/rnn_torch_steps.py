@@ -19,6 +19,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rnn_vs_torch import import_torch  # noqa: E402
+
 
 def fail(message, status):
     print(f"rnn_torch_steps: {message}", file=sys.stderr)
@@ -37,13 +40,10 @@ def main():
     p.add_argument("--format", default="text", choices=["text", "json"])
     a = p.parse_args()
     try:
-        import numpy as np
-        import torch
+        import numpy as np  # before subnormals are flushed, which numpy's import warns of
     except ImportError:
-        fail("PyTorch is not importable by this Python (Debian: apt-get install python3-torch)", 77)
-    torch.set_num_threads(1)
-    if a.flush_denormals and not torch.set_flush_denormal(True):
-        fail("--flush-denormals: this processor cannot flush subnormals (torch.set_flush_denormal)", 2)
+        fail("numpy is not importable by this Python (Debian: apt-get install python3-numpy)", 77)
+    torch = import_torch(a.flush_denormals, fail)
     T, B, H, IN = a.steps, a.batch, a.hidden, a.input
     G = (4 if a.cell == "lstm" else 3) * H
 

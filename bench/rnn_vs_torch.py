@@ -47,6 +47,20 @@ def fail(message, status):
     sys.exit(status)
 
 
+def import_torch(flush_denormals, fail):
+    """PyTorch on one thread, flushing subnormals where asked, as both RNN benches compare it with remat (this
+    one and bench/rnn_torch_steps.py); `fail(message, status)` ends the program (77: PyTorch missing)."""
+    try:
+        import torch
+        import torch.utils.checkpoint
+    except ImportError:
+        fail("PyTorch is not importable by this Python (Debian: apt-get install python3-torch)", 77)
+    torch.set_num_threads(1)
+    if flush_denormals and not torch.set_flush_denormal(True):
+        fail("--flush-denormals: this processor cannot flush subnormals (torch.set_flush_denormal)", 2)
+    return torch
+
+
 def rss_bytes(key):
     with open("/proc/self/status") as f:
         for line in f:
@@ -64,15 +78,7 @@ class torch_model:
     """The cell, read-out, data and the runs of one configuration."""
 
     def __init__(self, a):
-        try:
-            import torch
-            import torch.utils.checkpoint
-        except ImportError:
-            fail("PyTorch is not importable by this Python (Debian: apt-get install python3-torch)", 77)
-
-        torch.set_num_threads(1)
-        if a.flush_denormals and not torch.set_flush_denormal(True):
-            fail("--flush-denormals: this processor cannot flush subnormals (torch.set_flush_denormal)", 2)
+        torch = import_torch(a.flush_denormals, fail)
         torch.manual_seed(1)
         self.torch = torch
         self.a = a

@@ -26,23 +26,30 @@ using run = taped_chain_runs::run;
 }
 
 // Runs read along the memory, their memories shifted up by `shift` (a part held beside a snapshot or a tape).
+// Where the next run starts is kept at hand: most reads stay in the run read last.
 class cursor {
 public:
-    cursor(const run* first, const run* last, std::uint64_t shift) : at_(first), last_(last), shift_(shift) {}
+    cursor(const run* first, const run* last, std::uint64_t shift)
+        : at_(first), last_(last), shift_(shift), next_(start_of(first + 1))
+    {
+    }
     // The run covering m (>= shift).
     const run& at(std::uint64_t m)
     {
-        while (at_ + 1 != last_ && (at_ + 1)->from + shift_ <= m)
-            ++at_;
+        while (next_ <= m)
+            next_ = start_of(++at_ + 1);
         return *at_;
     }
     // Where the run read last ends.
-    [[nodiscard]] std::uint64_t next() const { return at_ + 1 != last_ ? (at_ + 1)->from + shift_ : beyond; }
+    [[nodiscard]] std::uint64_t next() const { return next_; }
 
 private:
+    [[nodiscard]] std::uint64_t start_of(const run* r) const { return r != last_ ? r->from + shift_ : beyond; }
+
     const run* at_;
     const run* last_;
     std::uint64_t shift_;
+    std::uint64_t next_;
 };
 
 cursor read(const std::vector<run>& runs, std::uint64_t shift = 0)
@@ -114,6 +121,10 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
 }
 
 // E so far against split j: (F(s, j) + H(s+j, l-j, m - u_s)) + E(s, j, m) from `fits` = u_s + max(p_s .. p_{s+j-1}).
+// Both rows are non-increasing in the memory, and so is the split's cost: within a run of E so far it is least at
+// the run's last memory. A run the split cannot improve there is kept whole, without reading the split's rows
+// inside it (most runs are; at 24 steps in 4,096 units this halves the merging); only the runs it improves are
+// merged run by run, and from the first memory it improves to the run's end it wins throughout.
 void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, std::uint64_t fits)
 {
     if (fits > units_)
@@ -121,42 +132,71 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
     const std::vector<run>& h = h_[s + j];
     const run* left = runs_.data() + first_[row(s, j)];
     const run* left_end = left + count_[row(s, j)];
-    // The split costs least at the most memory, and E so far is largest where the split starts to fit: where
-    // the one is above the other, the split changes nothing (both rows are non-increasing in the memory).
+    const run* const e_begin = e_.data();
+    const run* const e_end = e_begin + e_.size();
     const auto last_at = [](const run* first, const run* last, std::uint64_t m) {
         return std::prev(std::upper_bound(first, last, m, [](std::uint64_t x, const run& r) { return x < r.from; }));
     };
+    // The split costs least at the most memory, and E so far is largest where the split starts to fit: where
+    // the one is above the other, the split changes nothing.
     const double least =
         forward + last_at(h.data(), h.data() + h.size(), units_ - c_.u[s])->value + (left_end - 1)->value;
     ++work_;
-    if (least > last_at(e_.data(), e_.data() + e_.size(), fits)->value)
+    const run* first = last_at(e_begin, e_end, fits);
+    if (least > first->value)
         return;
-    // Nor from where E so far falls below that least cost: only [fits, stop) is priced, the rest copied.
-    const run* below = std::find_if(e_.data(), e_.data() + e_.size(), [&](const run& r) { return r.value < least; });
-    const std::uint64_t stop = below != e_.data() + e_.size() ? below->from : units_ + 1;
-    next_.clear();
-    cursor e = read(e_);
+    // Nor from where E so far falls below that least cost (E so far is non-increasing): those runs are copied.
+    const run* below = std::partition_point(first, e_end, [&](const run& r) { return !(r.value < least); });
+    cursor probe_right = read(h, c_.u[s]);
+    cursor probe_left(left, left_end, 0);
+    const auto end_of = [&](const run* r) { return r + 1 != e_end ? (r + 1)->from : units_ + 1; };
+    // A split takes an entry on a tie with the taped advance (the plain recurrence prices it last).
+    const auto takes = [](double v, const run* r) { return v < r->value || (v == r->value && r->code == e_taped); };
+    const auto improves = [&](const run* r) {
+        const std::uint64_t last = end_of(r) - 1;
+        return takes(forward + probe_right.at(last).value + probe_left.at(last).value, r);
+    };
+    std::uint64_t work = 1;
+    const run* r = first;
+    for (; r != below && !improves(r); ++r)
+        ++work;
+    if (r == below) { // E so far stays as it is (many splits change nothing)
+        work_ += work;
+        return;
+    }
+    next_.assign(e_begin, r);
     cursor right = read(h, c_.u[s]);
     cursor lefts(left, left_end, 0);
-    std::uint64_t m = 0;
-    while (m < stop) {
-        const run now = e.at(m);
-        if (m < fits) {
-            push(next_, m, now.value, now.code);
-            m = std::min(e.next(), fits);
+    const auto option = static_cast<std::uint16_t>(j);
+    bool copied = false; // the last run out is a copy of the one before r (so r cannot continue it)
+    for (; r != below; ++r) {
+        ++work;
+        if (!improves(r)) {
+            if (copied)
+                next_.push_back(*r);
+            else
+                push(next_, r->from, r->value, r->code);
+            copied = true;
             continue;
         }
-        const double v = forward + right.at(m).value + lefts.at(m).value;
-        if (v < now.value || (v == now.value && now.code == e_taped))
-            push(next_, m, v, static_cast<std::uint16_t>(j));
-        else
-            push(next_, m, now.value, now.code);
-        m = std::min({e.next(), right.next(), lefts.next(), stop});
-        ++work_;
+        copied = false;
+        const std::uint64_t from = std::max(r->from, fits);
+        const std::uint64_t to = end_of(r);
+        if (r->from < from)
+            push(next_, r->from, r->value, r->code);
+        for (std::uint64_t m = from; m < to; m = std::min({right.next(), lefts.next(), to})) {
+            const double v = forward + right.at(m).value + lefts.at(m).value;
+            if (takes(v, r))
+                push(next_, m, v, option);
+            else
+                push(next_, m, r->value, r->code);
+            ++work;
+        }
     }
-    if (stop <= units_) {
-        push(next_, stop, below->value, below->code);
-        next_.insert(next_.end(), e_.begin() + (below + 1 - e_.data()), e_.end());
+    work_ += work;
+    if (below != e_end) {
+        push(next_, below->from, below->value, below->code);
+        next_.insert(next_.end(), below + 1, e_end);
     }
     std::swap(e_, next_);
 }
