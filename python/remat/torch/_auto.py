@@ -34,6 +34,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
+from ._chain_budget import plan_taped_within
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -415,8 +416,13 @@ def _planner(taped: bool):
 
 
 def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
+    """The plan to follow: with taped advances, the cheapest of remat.chain_taped's within the budget in true
+    bytes, its sizes rounded up and, at a finer unit, down (_chain_budget.py: rounded up only, a budget that a
+    schedule fills exactly, as checkpoint_sequential's measured peak, missed that schedule)."""
     try:
-        return _planner(taped)(steps, budget_bytes, final_state_bytes=final_state_bytes)
+        if taped:
+            return plan_taped_within(steps, final_state_bytes, budget_bytes)
+        return chain(steps, budget_bytes, final_state_bytes=final_state_bytes)
     except (ArgumentError, CapacityError):
         least = _least_budget(steps, final_state_bytes, taped)
         raise CapacityError(f"remat.torch.auto_checkpoint: no schedule fits a budget of {budget_bytes} bytes; "
