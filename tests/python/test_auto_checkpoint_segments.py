@@ -106,3 +106,23 @@ def test_at_the_segments_measured_peak_the_plan_re_runs_no_more_blocks_than_the_
                 (fast.predicted_peak_bytes, pytest.approx(fast.predicted_cost))
         fast(x).sum().backward()
         assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget, s
+
+
+def test_identical_blocks_share_their_profiled_times_and_so_re_run_no_more_blocks_than_the_segments():
+    """As profiled (public auto_checkpoint): identical blocks get the same times (their profiled times differ
+    by noise alone, which the planner would otherwise chase: re-running more blocks, each profiled a little
+    cheaper), distinct ones their own; so at each segment count's measured peak, no more re-runs."""
+    model, x = transformer_stack(8)
+    n = len(model)
+    x.requires_grad_()
+    fast = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=1)
+    assert len({(p.forward_seconds, p.backward_seconds) for p in fast.profiles}) == 1
+    mixed = torch.nn.Sequential(*model[:2], torch.nn.Linear(16, 16), *model[2:4])
+    times = [(p.forward_seconds, p.backward_seconds) for p in
+             remat.torch.auto_checkpoint(mixed, x, budget=1 << 40, repeats=1).profiles]
+    assert times[0] == times[1] == times[3] == times[4] != times[2]
+    measured = remat.torch.tradeoff(model, x, budgets=[], rounds=1, repeats=0)
+    for point in measured.sequential:
+        s = point.segments
+        planned = remat.torch.auto_checkpoint(model, x, budget=point.peak_bytes, repeats=1)
+        assert planned.recomputed_blocks <= (n // s) * (s - 1), s
