@@ -2,7 +2,7 @@
 peak, never slower): the segments' own schedule written as remat actions and priced by an independent replay
 of the chain model (docs/heterogeneous.md) gives exactly the segments' measured peak, so at that budget the
 plan auto_checkpoint follows costs no more than the segments' schedule and, blocks costing alike, re-runs no
-more blocks; and it measures no more than it predicts."""
+more blocks; its gradients are plain autograd's, bit for bit; and it measures no more than it predicts."""
 
 import dataclasses
 
@@ -84,12 +84,22 @@ def model_price(steps, final_bytes, actions):
     return peak, cost
 
 
+def gradients(model, run, x):
+    """The parameters' and the input's gradients of run(x).sum() (run: the model or a module made from it)."""
+    for p in model.parameters():
+        p.grad = None
+    x.grad = None
+    run(x).sum().backward()
+    return [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
+
+
 def test_at_the_segments_measured_peak_the_plan_re_runs_no_more_blocks_than_the_segments():
     model, x = transformer_stack()
     n = len(model)
     x.requires_grad_()
     measured = remat.torch.tradeoff(model, x, budgets=[], rounds=1, repeats=0)
     probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    plain = gradients(model, model, x)
     # every block costs alike (1 forward, 3 forward and backward), so that cost orders the re-run counts
     profiles = [dataclasses.replace(p, forward_seconds=1.0, backward_seconds=2.0) for p in probe.profiles]
     for point in measured.sequential:
@@ -104,7 +114,7 @@ def test_at_the_segments_measured_peak_the_plan_re_runs_no_more_blocks_than_the_
         if fast.plan is not None:
             assert model_price(fast.chain_steps, fast.final_state_bytes, fast.actions()) == \
                 (fast.predicted_peak_bytes, pytest.approx(fast.predicted_cost))
-        fast(x).sum().backward()
+        assert all(torch.equal(a, b) for a, b in zip(gradients(model, fast, x), plain)), s
         assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget, s
 
 
