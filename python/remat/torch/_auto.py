@@ -204,6 +204,16 @@ class _Params:
             self.positions.append([where[id(p)] for p in mine])
         self.shared = uses > len(self.unique)
         self._accumulators: Optional[list] = None
+        self._before: Dict[int, int] = {}
+
+    def inputs_before(self, start: int) -> List[torch.Tensor]:
+        """The parameters of blocks 0..start-1: the first of `unique`, where no parameter is shared (the
+        Function's inputs: each costs about 4 us an iteration in autograd's machinery, forward and backward,
+        and the blocks from `start` on reach theirs through their own graph)."""
+        count = self._before.get(start)
+        if count is None:
+            count = self._before[start] = len({i for ps in self.positions[:start] for i in ps})
+        return self.unique[:count]
 
     def of_stretch(self, start: int, stop: int):
         """(parameters, their positions in `unique`) of blocks start..stop-1, each parameter once."""
@@ -273,7 +283,7 @@ class _Stack(torch.autograd.Function):
             # The graph outlives its backward where the output is kept (a script's global): drop the run
             # (its plan's actions) with it, so that nothing of the extension's is alive at interpreter exit.
             ctx.run = _done_run
-        return (None, adjoint if ctx.needs_input_grad[1] else None, *sums)
+        return (None, adjoint if ctx.needs_input_grad[1] else None, *sums[:len(ctx.needs_input_grad) - 2])
 
 
 class AutoCheckpoint(torch.nn.Module):
@@ -393,7 +403,10 @@ class AutoCheckpoint(torch.nn.Module):
         run = None
         if split.start > 0:
             run = _Run(self, split, params)
-            x = _Stack.apply(run, x, *params.unique)
+            # The Function takes the parameters of the blocks it reverses (all of them where one is shared: the
+            # split is then whole), so that torch.autograd.grad on the output reaches them; every parameter
+            # where those blocks have none, so that its output still needs its backward, which frees the run.
+            x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
         try:
             with self._counter.hooks() if self.measure_memory else nullcontext():
                 for block in self.blocks[split.start:]:
