@@ -106,6 +106,6 @@ def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: i
     if peak > budget_bytes or not down.predicted_cost < up.predicted_cost:
         return up
     report = up.as_dict()
-    report.update(predicted_cost=down.predicted_cost, peak_bytes=peak, granularity_bytes=g, forward_steps=down.forward_steps,
-                  taped_steps=down.taped_steps)
+    report.update(predicted_cost=down.predicted_cost, peak_bytes=peak, granularity_bytes=g,
+                  forward_steps=down.forward_steps, taped_steps=down.taped_steps)
     return TapedChainPlan(down.actions, report)
