@@ -27,7 +27,8 @@ both); PyTorch and OpenBLAS run one thread unless --threads says more.
 Goals (issue #38): at equal or lower measured peak, auto_checkpoint never slower than checkpoint_sequential,
 >= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time. Beside
 each segment count, the most any schedule within the segments' measured peak can gain on them as the blocks'
-profile prices it (a lower bound on any schedule's cost: gain_bound).
+profile prices it (a lower bound on any schedule's cost: gain_bound), and the segments' peak as the chain model
+auto_checkpoint plans with prices their schedule (written as remat actions: segments_actions).
 """
 
 from __future__ import annotations
@@ -131,6 +132,39 @@ def gain_bound(profiles, segments, peak_bytes):
     return 1 - (plain + sum(forward) - kept) / sequential
 
 
+def segments_actions(n, segments):
+    """checkpoint_sequential's schedule at `segments` as remat actions: each checkpointed segment (n // segments
+    blocks) stores its input and runs without grad; the last (the rest) runs keeping its graph (taped, its
+    last block reversed where it stands, as every plan reverses block n-1); the backward reverses it, then
+    re-runs each segment from its input with grad and reverses it."""
+    import remat
+
+    size = n // segments
+    starts = [i * size for i in range(segments - 1)]
+    last = (segments - 1) * size
+    lines = []
+    for slot, a in enumerate(starts):
+        lines += [f"store 0 {slot} {a}", f"advance {a} {a + size}"]
+    lines += [f"advance {k} {k + 1} tape" for k in range(last, n - 1)]
+    lines += [f"reverse {k}" for k in reversed(range(last, n))]
+    for slot in reversed(range(len(starts))):
+        a = starts[slot]
+        lines += [f"restore 0 {slot} {a}", f"free 0 {slot}"]
+        lines += [f"advance {k} {k + 1} tape" for k in range(a, a + size - 1)]
+        lines += [f"reverse {k}" for k in reversed(range(a, a + size))]
+    return [remat.parse_action(line) for line in lines]
+
+
+def segments_priced(profiles, segments):
+    """(peak bytes, cost) of checkpoint_sequential's schedule under the chain model auto_checkpoint plans with
+    (the blocks' profile as auto_checkpoint maps it)."""
+    from remat.torch._chain_budget import price
+
+    steps = [(p.forward_seconds, p.forward_seconds + p.backward_seconds, p.input_bytes, p.adjoint_bytes)
+             for p in profiles]
+    return price(steps, profiles[-1].output_bytes, segments_actions(len(profiles), segments))
+
+
 def goals_of(name, t, profiles=None):
     """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
     at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise)."""
@@ -138,7 +172,9 @@ def goals_of(name, t, profiles=None):
     for p in t.sequential:
         fits = [a for a in t.auto if a.peak_bytes <= p.peak_bytes]
         a = max(fits, key=lambda a: a.budget_bytes) if fits else None
+        modelled = segments_priced(profiles, p.segments)[0] if profiles else None
         rows.append({"stack": name, "segments": p.segments, "sequential peak": p.peak_bytes,
+                     "sequential peak (model)": modelled,
                      "sequential recomputed": p.recomputed_blocks, "sequential s/iter": p.seconds,
                      "auto budget": a.budget_bytes if a else None, "auto peak": a.peak_bytes if a else None,
                      "auto recomputed": a.recomputed_blocks if a else None, "auto s/iter": a.seconds if a else None,
@@ -206,7 +242,8 @@ def main():
         profiles = remat.torch.auto_checkpoint(model, x, budget=1 << 60).profiles
         goal_rows, summary = goals_of(name, t, profiles)
         tables.append({"title": f"{name} stack: auto_checkpoint at equal or lower peak than checkpoint_sequential",
-                       "columns": ["segments", "sequential peak", "sequential recomputed", "sequential s/iter",
+                       "columns": ["segments", "sequential peak", "sequential peak (model)",
+                                   "sequential recomputed", "sequential s/iter",
                                    "auto budget", "auto peak", "auto recomputed", "auto s/iter", "auto faster by",
                                    "never slower", "auto faster by (least cpu)", "auto faster by (paired wall)",
                                    "auto faster by (paired cpu)", "most any schedule can gain (profile)"],

@@ -26,6 +26,7 @@ order and returned. Each block's parameter list is made once, not walked for eac
 from __future__ import annotations
 
 import atexit
+import operator
 import weakref
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
@@ -37,6 +38,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
+from ._chain_budget import plan_taped_within
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -66,7 +68,7 @@ class _Run:
 
     def __init__(self, owner: "AutoCheckpoint", split: "_Split", params: "_Params"):
         self.owner = owner
-        self.blocks = list(owner.blocks)  # indexing a ModuleList costs ~10 us (it checks and wraps the index)
+        self.blocks = owner._block_list  # indexing a ModuleList costs ~10 us (it checks and wraps the index)
         self.params = params
         self.counter: SavedBytes = owner._counter
         self.rng: Optional[RngStates] = owner._rng
@@ -184,6 +186,9 @@ class _Split:
         self.backward = actions[first + reversed_:]
 
 
+_requires_grad = operator.attrgetter("requires_grad")
+
+
 def _is_taped(a, k: int) -> bool:
     return a.kind == "advance" and a.taped and a.start == k and a.stop == k + 1
 
@@ -211,6 +216,16 @@ class _Params:
             self.positions.append([where[id(p)] for p in mine])
         self.shared = uses > len(self.unique)
         self._accumulators: Optional[list] = None
+        self._before: Dict[int, int] = {}
+
+    def inputs_before(self, start: int) -> List[torch.Tensor]:
+        """The parameters of blocks 0..start-1: the first of `unique`, where no parameter is shared (the
+        Function's inputs: each costs about 4 us an iteration in autograd's machinery, forward and backward,
+        and the blocks from `start` on reach theirs through their own graph)."""
+        count = self._before.get(start)
+        if count is None:
+            count = self._before[start] = len({i for ps in self.positions[:start] for i in ps})
+        return self.unique[:count]
 
     def of_stretch(self, start: int, stop: int):
         """(parameters, their positions in `unique`) of blocks start..stop-1, each parameter once."""
@@ -296,7 +311,7 @@ class _Stack(torch.autograd.Function):
             # The graph outlives its backward where the output is kept (a script's global): drop the run
             # (its plan's actions) with it, so that nothing of the extension's is alive at interpreter exit.
             ctx.run = _done_run
-        return (None, adjoint if ctx.needs_input_grad[1] else None, *sums)
+        return (None, adjoint if ctx.needs_input_grad[1] else None, *sums[:len(ctx.needs_input_grad) - 2])
 
 
 class AutoCheckpoint(torch.nn.Module):
@@ -308,6 +323,8 @@ class AutoCheckpoint(torch.nn.Module):
                  taped: bool = True) -> None:
         super().__init__()
         self.blocks = torch.nn.ModuleList(blocks)
+        # the blocks as a list: a ModuleList's slice is a new ModuleList, 0.1 ms for 12 blocks per forward
+        self._block_list: List[torch.nn.Module] = list(self.blocks)
         self.budget_bytes = budget_bytes
         self.profiles = profiles
         self.plain_peak_bytes = plain_peak_bytes
@@ -343,6 +360,7 @@ class AutoCheckpoint(torch.nn.Module):
         self._actions: Optional[List[Action]] = None
         self._splits: Dict[bool, _Split] = {}
         self._param_lists: Optional[List[List[torch.Tensor]]] = None
+        self._flat_params: List[torch.Tensor] = []
         self._params_by_flags: Dict[tuple, _Params] = {}
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
@@ -377,8 +395,9 @@ class AutoCheckpoint(torch.nn.Module):
         added, blocks replaced) needs a new auto_checkpoint, as its profile and plan do."""
         if self._param_lists is None:
             self._param_lists = [list(b.parameters()) for b in self.blocks]
+            self._flat_params = [p for ps in self._param_lists for p in ps]
             self._params_by_flags = {}
-        flags = tuple(p.requires_grad for ps in self._param_lists for p in ps)
+        flags = tuple(map(_requires_grad, self._flat_params))
         params = self._params_by_flags.get(flags)
         if params is None:
             params = self._params_by_flags[flags] = _Params(self._param_lists)
@@ -416,10 +435,13 @@ class AutoCheckpoint(torch.nn.Module):
         run = None
         if split.start > 0:
             run = _Run(self, split, params)
-            x = _Stack.apply(run, x, *params.unique)
+            # The Function takes the parameters of the blocks it reverses (all of them where one is shared: the
+            # split is then whole), so that torch.autograd.grad on the output reaches them; every parameter
+            # where those blocks have none, so that its output still needs its backward, which frees the run.
+            x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
         try:
             with self._counter.hooks() if self.measure_memory else nullcontext():
-                for block in self.blocks[split.start:]:
+                for block in self._block_list[split.start:]:
                     x = block(x)
         except BaseException:
             if run is not None:  # no backward will free the snapshots
@@ -439,8 +461,13 @@ def _planner(taped: bool):
 
 
 def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
+    """The plan to follow: with taped advances, the cheapest of remat.chain_taped's within the budget in true
+    bytes, its sizes rounded up and, at a finer unit, down (_chain_budget.py: rounded up only, a budget that a
+    schedule fills exactly, as checkpoint_sequential's measured peak, missed that schedule)."""
     try:
-        return _planner(taped)(steps, budget_bytes, final_state_bytes=final_state_bytes)
+        if taped:
+            return plan_taped_within(steps, final_state_bytes, budget_bytes)
+        return chain(steps, budget_bytes, final_state_bytes=final_state_bytes)
     except (ArgumentError, CapacityError):
         least = _least_budget(steps, final_state_bytes, taped)
         raise CapacityError(f"remat.torch.auto_checkpoint: no schedule fits a budget of {budget_bytes} bytes; "

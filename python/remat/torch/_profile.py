@@ -1,14 +1,16 @@
 """Profiles a stack of blocks on a sample input, for remat.torch.auto_checkpoint: each block's forward and
 backward time, the bytes of its input and output, and the activation bytes autograd saves for it (through
 saved-tensor hooks, each storage once, parameters left out). The user's RNG stream and the blocks' buffers
-(BatchNorm's running statistics) are left as they were."""
+(BatchNorm's running statistics) are left as they were. Identical blocks (the same module, parameters and
+input shapes) share their times: the least over all of them."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import Dict, Hashable, List, Sequence
 
 import torch
 
@@ -103,7 +105,35 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
             for t, saved in zip((t for b in blocks for t in b.buffers()), buffers):
                 t.copy_(saved)
     plain_bytes += sum(storage_key(s)[1] for s, saved in zip(states, state_saved) if saved)
-    return profiles, plain_bytes, states[-1]
+    keys = [_identity(b, x, p, k > 0 or sample.requires_grad)
+            for k, (b, x, p) in enumerate(zip(blocks, states, profiles))]
+    return _times_shared(profiles, keys), plain_bytes, states[-1]
+
+
+def _identity(block: torch.nn.Module, x: torch.Tensor, profile: BlockProfile, input_grad: bool) -> Hashable:
+    """What makes two blocks run the same operations on the same shapes: the module (its class and its repr,
+    which names its submodules and their settings), its parameters' and buffers' shapes, dtypes and devices,
+    whether it is in training mode, its input's shape, dtype and device, whether its input's gradient is
+    computed, and what it saves."""
+    tensors = tuple((n, tuple(t.shape), t.dtype, t.device, t.requires_grad)
+                    for n, t in [*block.named_parameters(), *block.named_buffers()])
+    return (type(block), repr(block), tensors, block.training, tuple(x.shape), x.dtype, x.device, input_grad,
+            profile.input_bytes, profile.output_bytes, profile.saved_bytes, profile.saves_input, profile.saves_output)
+
+
+def _times_shared(profiles: List[BlockProfile], keys: List[Hashable]) -> List[BlockProfile]:
+    """Each block's times the least over the blocks identical to it. Identical blocks cost the same; their
+    profiled times differ by the machine's noise alone (up to 40% between the 24 identical layers of
+    bench/python/stack_bench.py's transformer stack on a loaded VM, where the planner then re-ran 13
+    "cheap" blocks rather than the segments' 12), and the least is the least disturbed (as over the
+    repeats)."""
+    forward: Dict[Hashable, float] = {}
+    backward: Dict[Hashable, float] = {}
+    for p, k in zip(profiles, keys):
+        forward[k] = min(forward.get(k, p.forward_seconds), p.forward_seconds)
+        backward[k] = min(backward.get(k, p.backward_seconds), p.backward_seconds)
+    return [dataclasses.replace(p, forward_seconds=forward[k], backward_seconds=backward[k])
+            for p, k in zip(profiles, keys)]
 
 
 def _clock(devices, sample: torch.Tensor):

@@ -106,9 +106,9 @@ class Tradeoff:
 
 
 def _add_budgets_up_to_measured_peaks(configs, refused, make, measure, say) -> None:
-    """The chain model counts more than a plan then holds (a taped block's input, whether or not the block
-    saves it), so an auto_checkpoint point's measured peak falls short of its budget (by 2-7% on
-    stack_bench's stacks). For each peak another method measured, more budgets: that of the largest plan
+    """A plan's peak can fall short of its budget (the peaks plans reach are few; the planner's unit rounds
+    sizes up), so an auto_checkpoint point's measured peak can too. For each peak another method measured,
+    more budgets: that of the largest plan
     measured within the peak, raised by what it left unused, and so on from each raised plan kept (up to 4
     times); a raised plan is kept where it is cheaper (as predicted) and its measured peak still within, so
     that auto_checkpoint is compared at equal measured memory rather than equal modelled memory."""
@@ -164,8 +164,8 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     budget in `budgets` (bytes, ints or strings such as "64MiB"; default: the peaks the other points
     measured, the least budget auto_checkpoint plans within, and for each of those peaks the largest
     measured-within budget raised by the bytes its plan left unused, again from each raised plan kept (up
-    to 4 times), where that gives a cheaper plan whose measured peak is still within: the chain model's
-    peak is above what a plan then holds). The blocks are
+    to 4 times), where that gives a cheaper plan whose measured peak is still within: a plan's peak can
+    fall short of its budget). The blocks are
     profiled once (`repeats`, `taped` as auto_checkpoint's) and every budget's module is made from that
     profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
     per step (e.g. print to stderr).

@@ -1,0 +1,67 @@
+"""The plan auto_checkpoint follows with taped advances (remat.torch._chain_budget.plan_taped_within) on random
+chains whose sizes are not multiples of the planner's default memory unit, against the exact optimum in bytes
+(remat.chain_taped at a granularity of 1 byte, which schedule_chain_taped_test checks against a brute force):
+never cheaper than it, never dearer than remat.chain_taped's own plan at its default unit, within the budget in
+true bytes; and the model's price of a plan (price) against remat.chain_taped's own."""
+
+import random
+
+import pytest
+
+pytest.importorskip("torch")
+import remat  # noqa: E402
+from remat.torch._chain_budget import plan_taped_within, price  # noqa: E402
+
+
+def random_chain(rng, n):
+    steps = [(rng.randint(1, 8) / 4, rng.randint(2, 20) / 4, rng.randint(900, 4000), rng.randint(0, 9000))
+             for _ in range(n)]
+    return [(f, max(f, b), m, a) for f, b, m, a in steps], rng.randint(900, 4000)
+
+
+def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_rounded_down_plan_fits():
+    rng = random.Random(38)
+    reached, improved, cases = 0, 0, 0
+    for _ in range(40):
+        steps, final = random_chain(rng, rng.randint(3, 7))
+        top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
+        least = remat.chain_taped(steps, top, final_state_bytes=final).least_budget_bytes
+        drawn = [rng.randint(least, top) for _ in range(3)]
+        # and budgets that a schedule fills exactly (as checkpoint_sequential's measured peak), which the
+        # default unit's rounding up misses
+        filled = [remat.chain_taped(steps, b, final_state_bytes=final, granularity=1).peak_bytes for b in drawn]
+        for budget in sorted(set(drawn + filled)):
+            try:
+                default = remat.chain_taped(steps, budget, final_state_bytes=final)
+            except remat.CapacityError:  # below the least budget at the default unit: refused by both
+                with pytest.raises(remat.CapacityError):
+                    plan_taped_within(steps, final, budget)
+                continue
+            cases += 1
+            exact = remat.chain_taped(steps, budget, final_state_bytes=final, granularity=1)
+            plan = plan_taped_within(steps, final, budget)
+            peak, cost = price(steps, final, plan.actions)
+            assert peak == plan.peak_bytes <= budget
+            assert cost == pytest.approx(plan.predicted_cost)
+            assert exact.predicted_cost <= plan.predicted_cost + 1e-9 <= default.predicted_cost + 2e-9
+            reached += plan.predicted_cost <= exact.predicted_cost + 1e-9
+            improved += plan.predicted_cost < default.predicted_cost - 1e-9
+    # the default unit (about a 4096th of the budget) rounds these sizes up; the finer rounded-down plan
+    # fits the true budget in most cases, and it is then the exact optimum
+    assert improved > 0
+    assert reached > 0.9 * cases
+
+
+def test_price_is_the_planners_own():
+    rng = random.Random(7)
+    for _ in range(30):
+        steps, final = random_chain(rng, rng.randint(1, 9))
+        top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
+        for budget in (top, top * 2 // 3):
+            try:
+                plan = remat.chain_taped(steps, budget, final_state_bytes=final)
+            except remat.CapacityError:
+                continue
+            peak, cost = price(steps, final, plan.actions)
+            assert peak == plan.peak_bytes
+            assert cost == pytest.approx(plan.predicted_cost)
