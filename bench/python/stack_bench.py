@@ -1,15 +1,18 @@
-"""auto_checkpoint against plain autograd and torch.utils.checkpoint.checkpoint_sequential on two stacks of
-24 blocks: time per iteration (forward and backward, median of interleaved rounds) and measured peak
+"""auto_checkpoint against plain autograd and torch.utils.checkpoint.checkpoint_sequential on three stacks of
+24-25 blocks: time per iteration (forward and backward, median of interleaved rounds) and measured peak
 activation bytes.
 
-    python bench/python/stack_bench.py [--model transformer|hetero|both] [--quick] [--format json]
+    python bench/python/stack_bench.py [--model transformer|hetero|resnet|both|all] [--quick] [--format json]
                                        [--rounds N] [--device cpu|cuda] [--svg DIR]
 
 The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch of 2
 sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
 (nn.TransformerEncoderLayer with a feed-forward as narrow as the width), residual MLP blocks expanding 8x, 2x and
-4x, and a projection to the next width, on a batch of 2 sequences of 32. --quick: 4 to 6 narrow blocks on a tiny
-batch.
+4x, and a projection to the next width, on a batch of 2 sequences of 32; "resnet", 25 convolutional blocks as in
+ResNet (a stem, then four stages of 8, 16, 32 and 64 channels, each five residual blocks of two 3x3 convolutions
+with batch norm and a strided convolution that halves the resolution to the next; 64x64 images, batch 4): its
+memory is in its first blocks (each stage holds a quarter of the previous one's bytes for about the same compute),
+the kind of stack checkpoint_sequential's equal segments fit worst. --quick: 4 to 7 narrow blocks on a tiny batch.
 
 Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
 autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
@@ -80,7 +83,38 @@ def hetero(quick: bool, device):
     return nn.Sequential(*blocks).to(device), torch.randn(batch, seq, widths[0], device=device)
 
 
-MODELS = {"transformer": transformer, "hetero": hetero}
+def resnet(quick: bool, device):
+    import torch
+    from torch import nn
+
+    class Residual(nn.Module):
+        """ResNet's basic block: two 3x3 convolutions with batch norm, the input added back."""
+
+        def __init__(self, c):
+            super().__init__()
+            self.a, self.b = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.norm_a, self.norm_b = nn.BatchNorm2d(c), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return torch.relu(x + self.norm_b(self.b(torch.relu(self.norm_a(self.a(x))))))
+
+    def conv(c_in, c_out, stride):
+        return nn.Sequential(nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(c_out),
+                             nn.ReLU())
+
+    channels, per_stage, batch, size = ((4, 8), 2, 2, 16) if quick else ((8, 16, 32, 64), 5, 4, 64)
+    torch.manual_seed(0)
+    blocks = [conv(3, channels[0], 1)]
+    for i, c in enumerate(channels):
+        blocks += [Residual(c) for _ in range(per_stage)]
+        if i + 1 < len(channels):
+            blocks.append(conv(c, channels[i + 1], 2))  # half the resolution, twice the channels
+    blocks.append(conv(channels[-1], channels[-1], 1))
+    return nn.Sequential(*blocks).to(device), torch.randn(batch, 3, size, size, device=device)
+
+
+MODELS = {"transformer": transformer, "hetero": hetero, "resnet": resnet}
+GROUPS = {"both": ["transformer", "hetero"], "all": list(MODELS)}
 
 
 def rows_of(name, t):
@@ -210,9 +244,10 @@ def goals_of(name, t, profiles=None):
 
 
 def main():
-    p = bc.parser(bc.summary(__doc__), "24 blocks per stack, batch 2 x 32, 5 rounds",
+    p = bc.parser(bc.summary(__doc__), "24-25 blocks per stack, batch 2 x 32 (resnet: 4 images of 64x64), 5 rounds",
                   "4-7 narrow blocks, batch 2 x 8, 2 rounds")
-    p.add_argument("--model", choices=("transformer", "hetero", "both"), default="both")
+    p.add_argument("--model", choices=(*MODELS, *GROUPS), default="all",
+                   help="one stack, both (transformer and hetero) or all three (default)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
     p.add_argument("--svg", metavar="DIR", help="write each stack's tradeoff picture as DIR/STACK.svg")
     args = p.parse_args()
@@ -223,7 +258,7 @@ def main():
 
     device = bc.device_of(args.device)
     bc.set_threads(args)
-    names = ["transformer", "hetero"] if args.model == "both" else [args.model]
+    names = GROUPS.get(args.model, [args.model])
     tables, summaries, data = [], [], {}
     for name in names:
         model, x = MODELS[name](args.quick, device)
