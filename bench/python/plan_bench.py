@@ -8,8 +8,8 @@ rockmate's rotor solver on the same profiled chains and budgets, and each one's 
 budgets in DIR/<chain>.budgets, so the planner can be timed and profiled alone on them:
 `remat plan --chain DIR/hetero_x1000.json --budget BYTES --taped-advances --format actions`.
 
-The chains: the two stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler: forward
-and backward seconds, input bytes, saved activation bytes per block), 24 blocks each, and the heterogeneous one's 24
+The chains: the three stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler: forward
+and backward seconds, input bytes, saved activation bytes per block), 24 or 25 blocks each, and the heterogeneous one's 24
 blocks repeated to each larger size. Budgets: 30% and 60% of the way from the least budget to the chain's all-taped
 peak (remat.chain_taped's least_budget_bytes and all_taped_bytes). Both planners get the same memory unit: the
 granularity remat picks for that chain and budget.

@@ -50,7 +50,11 @@ def test_stack_bench(capsys, monkeypatch):
             # snapshot there: the block's tape would hold it)
             if name == "transformer":
                 assert r["sequential peak (model)"] == r["sequential peak"]
-            assert r["sequential peak (model)"] <= r["sequential peak"]
+            # resnet's blocks end in a ReLU, which saves its output: the model counts that state in the
+            # block's tape and again in the next block's (which saves it as its input), so it prices the
+            # segments above what they measure (conservative; docs/python.md, "The resnet stack")
+            if name != "resnet":
+                assert r["sequential peak (model)"] <= r["sequential peak"]
             if r["auto budget"] is None:
                 continue
             a = by_label[f"auto_checkpoint budget={r['auto budget']}"]
@@ -65,7 +69,7 @@ def test_plan_bench(capsys, monkeypatch):
     except SystemExit as e:  # rockmate missing: bench/rotor_plan.py exits naming scripts/install-python.sh
         pytest.skip(f"rockmate's rotor is not installed: {e}")
     rows = table(data, "planning")
-    assert {r["chain"] for r in rows} == {"transformer", "hetero", "hetero x12"}
+    assert {r["chain"] for r in rows} == {"transformer", "hetero", "resnet", "hetero x12"}
     for r in rows:
         assert r["remat s"] > 0 and r["rotor s"] > 0
         if r["rotor cost"] is not None:  # rotor's model is the more cautious one: never a cheaper optimum
