@@ -5,13 +5,19 @@ plan auto_checkpoint follows costs no more than the segments' schedule and, bloc
 more blocks; its gradients are plain autograd's, bit for bit; and it measures no more than it predicts."""
 
 import dataclasses
+import sys
 
 import pytest
+
+from conftest import ROOT
 
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
 import remat.torch  # noqa: E402
 from remat.torch._auto import AutoCheckpoint  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench" / "python"))
+from stack_bench import segments_actions  # noqa: E402  (checkpoint_sequential's schedule as remat actions)
 
 
 def transformer_stack(layers=12):
@@ -19,27 +25,6 @@ def transformer_stack(layers=12):
     blocks = [torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=48, dropout=0.0, batch_first=True)
               for _ in range(layers)]
     return torch.nn.Sequential(*blocks), torch.randn(2, 6, 16)
-
-
-def segments_actions(n, segments):
-    """torch.utils.checkpoint.checkpoint_sequential(model, segments, x) as remat actions: each checkpointed
-    segment of n // segments blocks stores its input and runs without grad; the last segment (the rest) runs
-    keeping its graph (taped, its last block reversed where it stands, as every plan reverses step n-1); the
-    backward reverses it, then re-runs each segment from its input with grad and reverses it."""
-    size = n // segments
-    starts = [i * size for i in range(segments - 1)]
-    last = (segments - 1) * size
-    lines = []
-    for slot, a in enumerate(starts):
-        lines += [f"store 0 {slot} {a}", f"advance {a} {a + size}"]
-    lines += [f"advance {k} {k + 1} tape" for k in range(last, n - 1)]
-    lines += [f"reverse {k}" for k in reversed(range(last, n))]
-    for slot in reversed(range(len(starts))):
-        a = starts[slot]
-        lines += [f"restore 0 {slot} {a}", f"free 0 {slot}"]
-        lines += [f"advance {k} {k + 1} tape" for k in range(a, a + size - 1)]
-        lines += [f"reverse {k}" for k in reversed(range(a, a + size))]
-    return [remat.parse_action(line) for line in lines]
 
 
 def model_price(steps, final_bytes, actions):
