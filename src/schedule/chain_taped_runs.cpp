@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <tuple>
+#include <utility>
 
 namespace remat::detail {
 namespace {
@@ -57,10 +60,36 @@ cursor read(const std::vector<run>& runs, std::uint64_t shift = 0)
     return {runs.data(), runs.data() + runs.size(), shift};
 }
 
+// For every part (s, l), the least start s' whose part (s', l) has the same steps (sizes and costs alike, step
+// by step): the recurrence reads nothing else, so its row is the same, entry for entry and option for option
+// (the splits' options count from the start), and is filled once. A stack of identical blocks has T distinct
+// parts, not T (T + 1) / 2.
+std::vector<std::size_t> least_alike(const taped_unit_chain& c, const std::vector<std::size_t>& offset)
+{
+    const std::size_t n = c.f.size();
+    using step = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, double, double, double>;
+    std::map<step, std::size_t> steps;
+    std::vector<std::size_t> kind(n); // of step k
+    for (std::size_t k = 0; k < n; ++k)
+        kind[k] = steps.try_emplace(step{c.u[k], c.p[k], c.r[k], c.t[k], c.f[k], c.b[k], c.bt[k]}, steps.size())
+                      .first->second;
+    std::vector<std::size_t> least(offset.back() + 1);
+    std::vector<std::size_t> part = kind; // of part (s, l), for the length l at hand
+    for (std::size_t l = 1; l <= n; ++l) {
+        std::map<std::size_t, std::size_t> first; // a kind of part: its least start
+        for (std::size_t s = 0; s + l <= n; ++s)
+            least[offset[s] + l - 1] = first.try_emplace(part[s], s).first->second;
+        std::map<std::pair<std::size_t, std::size_t>, std::size_t> longer;
+        for (std::size_t s = 0; s + l < n; ++s)
+            part[s] = longer.try_emplace({part[s], kind[s + l]}, longer.size()).first->second;
+    }
+    return least;
+}
+
 } // namespace
 
 taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t units)
-    : taped_chain_optimum(chain), n_(chain.f.size()), units_(units), h_(n_)
+    : taped_chain_optimum(chain), n_(chain.f.size()), units_(units)
 {
     std::size_t rows = 0;
     for (std::size_t s = 0; s < n_; ++s) {
@@ -69,13 +98,34 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
     }
     first_.resize(rows);
     count_.resize(rows);
-    // By end, then by start from the right, as the dense table.
+    h_first_.resize(rows);
+    h_count_.resize(rows);
+    const std::vector<std::size_t> alike = least_alike(chain, offset_);
+    // By end, then by start from the right, as the dense table: a part alike one further left finds its row
+    // filled at an earlier end.
     for (std::size_t end = 1; end <= n_; ++end) {
-        fill_single(end - 1);
-        for (std::size_t s = end - 1; s-- > 0;)
-            fill(s, end - s);
+        for (std::size_t s = end; s-- > 0;) {
+            const std::size_t r = row(s, end - s);
+            if (alike[r] != s) {
+                const std::size_t same = row(alike[r], end - s);
+                first_[r] = first_[same];
+                count_[r] = count_[same];
+                h_first_[r] = h_first_[same];
+                h_count_[r] = h_count_[same];
+            } else if (s + 1 == end) {
+                fill_single(s);
+            } else {
+                fill(s, end - s);
+            }
+        }
     }
     table_work_meter() += work_;
+}
+
+taped_chain_runs::span taped_chain_runs::h_row(std::size_t s, std::size_t l) const
+{
+    const run* first = h_.data() + h_first_[row(s, l)];
+    return {first, first + h_count_[row(s, l)]};
 }
 
 void taped_chain_runs::fill_single(std::size_t s)
@@ -86,10 +136,11 @@ void taped_chain_runs::fill_single(std::size_t s)
     if (stored <= units_)
         runs_.push_back({stored, c_.b[s], 0});
     count_[row(s, 1)] = runs_.size() - first_[row(s, 1)];
-    h_[s].clear();
-    push(h_[s], 0, infinity, 0);
+    h_first_[row(s, 1)] = h_.size();
+    h_.push_back({0, infinity, 0});
     if (c_.r[s] <= units_)
-        push(h_[s], c_.r[s], c_.b[s], 0);
+        h_.push_back({c_.r[s], c_.b[s], 0});
+    h_count_[row(s, 1)] = h_.size() - h_first_[row(s, 1)];
     work_ += 2;
 }
 
@@ -98,7 +149,8 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
     // P(s, l, m) = (f_s + H(s+1, l-1, m - t_s)) + bt_s from r_s on
     taped_.clear();
     push(taped_, 0, infinity, 0);
-    cursor rest = read(h_[s + 1], c_.t[s]);
+    const span after = h_row(s + 1, l - 1);
+    cursor rest(after.first, after.last, c_.t[s]);
     for (std::uint64_t m = c_.r[s]; m <= units_; m = rest.next())
         push(taped_, m, c_.f[s] + rest.at(m).value + c_.bt[s], 0);
     // E starts as the taped advance from 2 u_s on; a split takes an entry from it on a tie too (the plain
@@ -115,7 +167,7 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
     for (std::size_t j = 1; j < l; ++j) {
         forward += c_.f[s + j - 1];
         widest = std::max(widest, c_.p[s + j - 1]);
-        add_split(s, j, forward, c_.u[s] + widest);
+        add_split(s, l, j, forward, c_.u[s] + widest);
     }
     store(s, l);
 }
@@ -125,11 +177,11 @@ void taped_chain_runs::fill(std::size_t s, std::size_t l)
 // the run's last memory. A run the split cannot improve there is kept whole, without reading the split's rows
 // inside it (most runs are; at 24 steps in 4,096 units this halves the merging); only the runs it improves are
 // merged run by run, and from the first memory it improves to the run's end it wins throughout.
-void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, std::uint64_t fits)
+void taped_chain_runs::add_split(std::size_t s, std::size_t l, std::size_t j, double forward, std::uint64_t fits)
 {
     if (fits > units_)
         return;
-    const std::vector<run>& h = h_[s + j];
+    const span h = h_row(s + j, l - j);
     const run* left = runs_.data() + first_[row(s, j)];
     const run* left_end = left + count_[row(s, j)];
     const run* const e_begin = e_.data();
@@ -139,15 +191,14 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
     };
     // The split costs least at the most memory, and E so far is largest where the split starts to fit: where
     // the one is above the other, the split changes nothing.
-    const double least =
-        forward + last_at(h.data(), h.data() + h.size(), units_ - c_.u[s])->value + (left_end - 1)->value;
+    const double least = forward + last_at(h.first, h.last, units_ - c_.u[s])->value + (left_end - 1)->value;
     ++work_;
     const run* first = last_at(e_begin, e_end, fits);
     if (least > first->value)
         return;
     // Nor from where E so far falls below that least cost (E so far is non-increasing): those runs are copied.
     const run* below = std::partition_point(first, e_end, [&](const run& r) { return !(r.value < least); });
-    cursor probe_right = read(h, c_.u[s]);
+    cursor probe_right(h.first, h.last, c_.u[s]);
     cursor probe_left(left, left_end, 0);
     const auto end_of = [&](const run* r) { return r + 1 != e_end ? (r + 1)->from : units_ + 1; };
     // A split takes an entry on a tie with the taped advance (the plain recurrence prices it last).
@@ -165,7 +216,7 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
         return;
     }
     next_.assign(e_begin, r);
-    cursor right = read(h, c_.u[s]);
+    cursor right(h.first, h.last, c_.u[s]);
     cursor lefts(left, left_end, 0);
     const auto option = static_cast<std::uint16_t>(j);
     bool copied = false; // the last run out is a copy of the one before r (so r cannot continue it)
@@ -205,7 +256,7 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t j, double forward, s
 void taped_chain_runs::store(std::size_t s, std::size_t l)
 {
     next_.clear();
-    h_[s].clear();
+    h_next_.clear();
     cursor e = read(e_);
     cursor p = read(taped_);
     for (std::uint64_t m = 0; m <= units_; m = std::min(e.next(), p.next())) {
@@ -213,18 +264,21 @@ void taped_chain_runs::store(std::size_t s, std::size_t l)
         const double v = p.at(m).value;
         const bool tape = v <= now.value && v != infinity; // on a tie, no snapshot to store and free at once
         push(next_, m, now.value, static_cast<std::uint16_t>(now.code | (tape ? h_taped : 0)));
-        push(h_[s], m, tape ? v : now.value, 0);
+        push(h_next_, m, tape ? v : now.value, 0);
         ++work_;
     }
     first_[row(s, l)] = runs_.size();
     count_[row(s, l)] = next_.size();
     runs_.insert(runs_.end(), next_.begin(), next_.end());
+    h_first_[row(s, l)] = h_.size();
+    h_count_[row(s, l)] = h_next_.size();
+    h_.insert(h_.end(), h_next_.begin(), h_next_.end());
 }
 
 double taped_chain_runs::whole(std::uint64_t m) const
 {
-    const auto at =
-        std::upper_bound(h_[0].begin(), h_[0].end(), m, [](std::uint64_t x, const run& r) { return x < r.from; });
+    const span h = h_row(0, n_);
+    const auto at = std::upper_bound(h.first, h.last, m, [](std::uint64_t x, const run& r) { return x < r.from; });
     return std::prev(at)->value;
 }
 

@@ -134,19 +134,25 @@ public:
     };
 
 private:
+    struct span {
+        const run* first;
+        const run* last;
+    };
     [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
+    [[nodiscard]] span h_row(std::size_t s, std::size_t l) const;
     void fill(std::size_t s, std::size_t l);
     void fill_single(std::size_t s);
-    void add_split(std::size_t s, std::size_t j, double forward, std::uint64_t fits);
+    void add_split(std::size_t s, std::size_t l, std::size_t j, double forward, std::uint64_t fits);
     void store(std::size_t s, std::size_t l);
 
     std::size_t n_;
     std::uint64_t units_;
-    std::vector<std::size_t> offset_;        // rows of start s: offset_[s] + l - 1
-    std::vector<std::size_t> first_, count_; // rows: their runs in runs_
-    std::vector<run> runs_;                  // E's value and both options, every row
-    std::vector<std::vector<run>> h_;        // starts: H(x, end - x) for the end being filled
-    std::vector<run> e_, next_, taped_;      // the row being filled: E so far, its next, P
+    std::vector<std::size_t> offset_;            // rows of start s: offset_[s] + l - 1
+    std::vector<std::size_t> first_, count_;     // rows: their runs in runs_
+    std::vector<std::size_t> h_first_, h_count_; // rows: their runs of H in h_
+    std::vector<run> runs_;                      // E's value and both options, every row
+    std::vector<run> h_;                         // H(s, l), every row
+    std::vector<run> e_, next_, taped_, h_next_; // the row being filled: E so far, its next, P, its H
 };
 
 } // namespace remat::detail

@@ -227,14 +227,16 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
     // The three forms of the table over the same chains, every memory of every part: the same optimum of the whole
     // chain and the same options everywhere (the dense one's bounded search in rows over 25 steps too; the one
     // filled a memory at a time finds its options again when asked). Some chains with large states among small
-    // ones (rows whose splits the advance's width limits), some with costs all alike (ties everywhere).
+    // ones (rows whose splits the advance's width limits), some with costs all alike (ties everywhere), some of
+    // steps drawn from a few kinds that differ in one field each (the runs form fills a part alike one further left
+    // once: a field it failed to compare would show here), one of identical steps.
     std::mt19937_64 rng(3802);
 #if defined(REMAT_SANITIZED) // the sanitizers are slow; the optimised build compares 55 steps too
     for (const step_t t : {2, 7, 30}) {
 #else
     for (const step_t t : {2, 7, 30, 55}) {
 #endif
-        for (int variant = 0; variant < 3; ++variant) {
+        for (int variant = 0; variant < 5; ++variant) {
             chain_model m = random_chain(rng, t);
             if (variant == 1)
                 for (std::size_t k = 0; k < m.steps.size(); k += 5)
@@ -244,6 +246,20 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
                     st.forward = 1;
                     st.adjoint = 2;
                 }
+            if (variant == 3) {
+                const chain_step base{1, 2.5, 3, 2};
+                std::vector<chain_step> kinds(5, base);
+                kinds[1].forward = 1.5;
+                kinds[2].adjoint = 3;
+                kinds[3].state_bytes = 4;
+                kinds[4].adjoint_bytes = 4;
+                std::uniform_int_distribution<std::size_t> pick(0, kinds.size() - 1);
+                for (chain_step& st : m.steps)
+                    st = kinds[pick(rng) < 3 ? 0 : pick(rng)];
+            }
+            if (variant == 4)
+                for (chain_step& st : m.steps)
+                    st = m.steps.front();
             for (const std::uint64_t g : {1, 2}) {
                 const detail::taped_unit_chain units(m, g);
                 const std::uint64_t top = units.all_taped() + 3;
