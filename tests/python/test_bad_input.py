@@ -77,6 +77,19 @@ PLANS = [
          "chain step 2: state_bytes"),
     case("chain state_bytes 2**64", lambda: remat.chain([(1, 2, 2**64)], 4096), remat.CountOverflowError,
          "chain step 0: state_bytes"),
+    # four-field tuples take a shorter path (remat._plans._chain_step): the same refusals
+    case("chain_taped forward bool", lambda: remat.chain_taped([(True, 2, 8, 0)], 4096), remat.ArgumentError,
+         "chain step 0: forward"),
+    case("chain_taped adjoint str", lambda: remat.chain_taped([(1, "2", 8, 0)], 4096), remat.ArgumentError,
+         "chain step 0: adjoint"),
+    case("chain_taped state_bytes 8.0", lambda: remat.chain_taped([(1, 2, 8.0, 0)], 4096), remat.ArgumentError,
+         "chain step 0: state_bytes"),
+    case("chain_taped adjoint_bytes -1", lambda: remat.chain_taped([(1, 2, 8, 0), (1, 2, 8, -1)], 4096),
+         remat.ArgumentError, "chain step 1: adjoint_bytes"),
+    case("chain_taped adjoint_bytes 2**64", lambda: remat.chain_taped([(1, 2, 8, 2**64)], 4096),
+         remat.CountOverflowError, "chain step 0: adjoint_bytes"),
+    case("chain_taped forward nan", lambda: remat.chain_taped([(math.nan, 2, 8, 0)], 4096), remat.ArgumentError,
+         "forward"),
     case("chain dict missing", lambda: remat.chain([{"forward": 1}], 4096), remat.ArgumentError, "no adjoint"),
     case("chain_taped dict missing", lambda: remat.chain_taped([{"forward": 1}], 4096), remat.ArgumentError,
          "no adjoint"),
@@ -120,6 +133,15 @@ def test_plans_refuse_bad_input_naming_it(call, error, match):
     assert isinstance(caught.value, remat.Error)
     assert NANOBIND not in str(caught.value)
     assert remat.revolve(10, 3).forward_steps == 15  # still usable
+
+
+def test_a_chain_step_reads_alike_in_every_form():
+    # the four-field tuple's shorter path against the general one (a list, a dict), at the 64-bit edge too
+    for step in [(1, 2.5, 8, 0), (0.0, 0, 1, 2**64 - 1), (3, 1e-300, 2**64 - 1, 7)]:
+        as_dict = dict(zip(("forward", "adjoint", "state_bytes", "adjoint_bytes"), step))
+        want = remat._plans._chain_step(0, list(step))
+        assert remat._plans._chain_step(0, step) == want == remat._plans._chain_step(0, as_dict)
+        assert all(type(a) is type(b) for a, b in zip(remat._plans._chain_step(0, step), want))
 
 
 def test_numpy_style_integers_and_good_values_still_pass():
