@@ -97,21 +97,6 @@ std::uint64_t auto_granularity(const chain_model& c, std::uint64_t budget)
     return units_of(wanted, most);
 }
 
-// The least memory in which the whole chain has a plan (whole(most) finite): more memory never costs more, so
-// the first finite entry is found by halving.
-std::uint64_t least_units(const detail::taped_chain_optimum& t, std::uint64_t most)
-{
-    std::uint64_t lo = 0, hi = most; // whole(hi) finite
-    while (lo < hi) {
-        const std::uint64_t mid = lo + (hi - lo) / 2;
-        if (t.whole(mid) == infinity)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 } // namespace
 
 namespace detail {
@@ -126,6 +111,20 @@ std::unique_ptr<taped_chain_optimum> taped_chain_solve(const taped_unit_chain& c
     if (chain.f.size() >= layers_from)
         return std::make_unique<taped_chain_layers>(chain, units);
     return std::make_unique<taped_chain_table>(chain, units);
+}
+
+// More memory never costs more, so the first finite entry is found by halving.
+std::uint64_t taped_chain_optimum::least(std::uint64_t most) const
+{
+    std::uint64_t lo = 0, hi = most; // whole(hi) finite
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (whole(mid) == infinity)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void taped_chain_optimum::emit(std::uint64_t m, std::vector<action>& out) const
@@ -210,12 +209,12 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
                                      : auto_granularity(chain, all_taped_bytes(chain));
         const unit_chain wide(chain, g2);
         const auto all = detail::taped_chain_solve(wide, wide.all_taped());
-        const std::uint64_t least = least_units(*all, wide.all_taped());
+        const std::uint64_t least = all->least(wide.all_taped());
         throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
                              " bytes at a granularity of " + std::to_string(g) + " bytes; it needs at least " +
                              std::to_string(least * g2) + " bytes");
     }
-    const std::uint64_t least = least_units(t, u);
+    const std::uint64_t least = t.least(u);
     taped_chain_plan plan;
     plan.granularity = g;
     plan.least_budget_bytes = least * g;

@@ -60,28 +60,23 @@ cursor read(const std::vector<run>& runs, std::uint64_t shift = 0)
     return {runs.data(), runs.data() + runs.size(), shift};
 }
 
-// For every part (s, l), the least start s' whose part (s', l) has the same steps (sizes and costs alike, step
-// by step): the recurrence reads nothing else, so its row is the same, entry for entry and option for option
-// (the splits' options count from the start), and is filled once. A stack of identical blocks has T distinct
-// parts, not T (T + 1) / 2.
-std::vector<std::size_t> least_alike(const taped_unit_chain& c, const std::vector<std::size_t>& offset)
+// For every part (s, l) from start `from` on, the least start s' >= from of its kind (chain_taped_table.hpp,
+// part_kinds): the recurrence reads nothing but the steps, so its row is that part's, entry for entry and option
+// for option (the splits' options count from the start), and is filled once.
+std::vector<std::size_t> least_alike(const std::vector<std::size_t>& kinds, const std::vector<std::size_t>& offset,
+                                     std::size_t from)
 {
-    const std::size_t n = c.f.size();
-    using step = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, double, double, double>;
-    std::map<step, std::size_t> steps;
-    std::vector<std::size_t> kind(n); // of step k
-    for (std::size_t k = 0; k < n; ++k)
-        kind[k] = steps.try_emplace(step{c.u[k], c.p[k], c.r[k], c.t[k], c.f[k], c.b[k], c.bt[k]}, steps.size())
-                      .first->second;
-    std::vector<std::size_t> least(offset.back() + 1);
-    std::vector<std::size_t> part = kind; // of part (s, l), for the length l at hand
+    const std::size_t n = offset.size();
+    std::vector<std::size_t> least(kinds.size());
+    std::vector<std::size_t> first(n); // a kind of part of the length at hand: its least start, plus one
     for (std::size_t l = 1; l <= n; ++l) {
-        std::map<std::size_t, std::size_t> first; // a kind of part: its least start
-        for (std::size_t s = 0; s + l <= n; ++s)
-            least[offset[s] + l - 1] = first.try_emplace(part[s], s).first->second;
-        std::map<std::pair<std::size_t, std::size_t>, std::size_t> longer;
-        for (std::size_t s = 0; s + l < n; ++s)
-            part[s] = longer.try_emplace({part[s], kind[s + l]}, longer.size()).first->second;
+        std::fill(first.begin(), first.end(), 0);
+        for (std::size_t s = from; s + l <= n; ++s) {
+            std::size_t& seen = first[kinds[offset[s] + l - 1]];
+            if (seen == 0)
+                seen = s + 1;
+            least[offset[s] + l - 1] = seen - 1;
+        }
     }
     return least;
 }
@@ -100,11 +95,14 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
     count_.resize(rows);
     h_first_.resize(rows);
     h_count_.resize(rows);
-    const std::vector<std::size_t> alike = least_alike(chain, offset_);
+    const std::vector<std::size_t> kinds = part_kinds(chain, offset_);
+    by_points_ = starts_by_points(kinds);
+    points_.resize(by_points_);
+    const std::vector<std::size_t> alike = least_alike(kinds, offset_, by_points_);
     // By end, then by start from the right, as the dense table: a part alike one further left finds its row
     // filled at an earlier end.
-    for (std::size_t end = 1; end <= n_; ++end) {
-        for (std::size_t s = end; s-- > 0;) {
+    for (std::size_t end = by_points_ + 1; end <= n_; ++end) {
+        for (std::size_t s = end; s-- > by_points_;) {
             const std::size_t r = row(s, end - s);
             if (alike[r] != s) {
                 const std::size_t same = row(alike[r], end - s);
@@ -119,7 +117,29 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
             }
         }
     }
+    fill_least();
     table_work_meter() += work_;
+}
+
+std::vector<std::size_t> part_kinds(const taped_unit_chain& c, const std::vector<std::size_t>& offset)
+{
+    const std::size_t n = c.f.size();
+    using step = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, double, double, double>;
+    std::map<step, std::size_t> steps;
+    std::vector<std::size_t> kind(n); // of step k
+    for (std::size_t k = 0; k < n; ++k)
+        kind[k] = steps.try_emplace(step{c.u[k], c.p[k], c.r[k], c.t[k], c.f[k], c.b[k], c.bt[k]}, steps.size())
+                      .first->second;
+    std::vector<std::size_t> kinds(offset.back() + 1);
+    std::vector<std::size_t> part = kind; // of part (s, l), for the length l at hand
+    for (std::size_t l = 1; l <= n; ++l) {
+        for (std::size_t s = 0; s + l <= n; ++s)
+            kinds[offset[s] + l - 1] = part[s];
+        std::map<std::pair<std::size_t, std::size_t>, std::size_t> longer;
+        for (std::size_t s = 0; s + l < n; ++s)
+            part[s] = longer.try_emplace({part[s], kind[s + l]}, longer.size()).first->second;
+    }
+    return kinds;
 }
 
 taped_chain_runs::span taped_chain_runs::h_row(std::size_t s, std::size_t l) const
@@ -277,13 +297,18 @@ void taped_chain_runs::store(std::size_t s, std::size_t l)
 
 double taped_chain_runs::whole(std::uint64_t m) const
 {
-    const span h = h_row(0, n_);
-    const auto at = std::upper_bound(h.first, h.last, m, [](std::uint64_t x, const run& r) { return x < r.from; });
-    return std::prev(at)->value;
+    return h_at(0, n_, m);
+}
+
+std::uint64_t taped_chain_runs::least(std::uint64_t /*most*/) const
+{
+    return least_h_[row(0, n_)];
 }
 
 std::uint16_t taped_chain_runs::code(std::size_t s, std::size_t l, std::uint64_t m) const
 {
+    if (s < by_points_)
+        return at(s, m).options[l - 1];
     const run* first = runs_.data() + first_[row(s, l)];
     const run* at =
         std::upper_bound(first, first + count_[row(s, l)], m, [](std::uint64_t x, const run& r) { return x < r.from; });

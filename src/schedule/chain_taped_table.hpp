@@ -7,6 +7,7 @@
 #include "remat/schedule/chain_model.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -44,6 +45,9 @@ public:
     [[nodiscard]] virtual double whole(std::uint64_t m) const = 0;
     /// The options of entry (s, l, m).
     [[nodiscard]] virtual std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const = 0;
+    /// The least memory in which the whole chain has a plan, given one in `most` (whole(most) finite). By halving:
+    /// more memory never costs more.
+    [[nodiscard]] virtual std::uint64_t least(std::uint64_t most) const;
     /// The actions of the whole chain's optimum in m units (whole(m) finite).
     void emit(std::uint64_t m, std::vector<action>& out) const;
     /// Split points priced (and ranges of them bounded, runs of them merged) while filling the table.
@@ -51,7 +55,7 @@ public:
 
 protected:
     const taped_unit_chain& c_;
-    std::uint64_t work_ = 0;
+    mutable std::uint64_t work_ = 0; // a form may price some entries only when asked
 
 private:
     void emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
@@ -118,13 +122,22 @@ private:
     std::vector<std::uint64_t> widest_; // rows: max(p_s .. p_{s+j-1})
 };
 
+/// The kind of every part (s, l) of the chain, at offset[s] + l - 1 (a number below T): parts of one kind have the
+/// same steps, step by step (sizes in units and costs), so the same entries. A stack of identical blocks has T
+/// kinds of parts, not T (T + 1) / 2.
+[[nodiscard]] std::vector<std::size_t> part_kinds(const taped_unit_chain& chain,
+                                                  const std::vector<std::size_t>& offset);
+
 /// The table as runs of equal entries along the memory: a row of few steps changes at tens of memories out of
-/// thousands, and the recurrence's sums and minima are taken run by run.
+/// thousands, and the recurrence's sums and minima are taken run by run (chain_taped_runs.cpp). The first starts,
+/// which the whole chain reads at a few memories only (the first at one), are priced at the memories asked
+/// (chain_taped_points.cpp).
 class taped_chain_runs final : public taped_chain_optimum {
 public:
     taped_chain_runs(const taped_unit_chain& chain, std::uint64_t units);
     [[nodiscard]] double whole(std::uint64_t m) const override;
     [[nodiscard]] std::uint16_t code(std::size_t s, std::size_t l, std::uint64_t m) const override;
+    [[nodiscard]] std::uint64_t least(std::uint64_t most) const override;
 
     /// From memory `from` on (to the next run), the value and the options.
     struct run {
@@ -138,8 +151,17 @@ private:
         const run* first;
         const run* last;
     };
+    // Every entry of a start at one memory, priced when first asked.
+    struct point {
+        std::vector<double> e, h;           // E(s, l, m) and H(s, l, m) at [l - 1]
+        std::vector<std::uint16_t> options; // at [l - 1]
+    };
     [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
     [[nodiscard]] span h_row(std::size_t s, std::size_t l) const;
+    [[nodiscard]] double h_at(std::size_t s, std::size_t l, std::uint64_t m) const;
+    [[nodiscard]] const point& at(std::size_t s, std::uint64_t m) const;
+    [[nodiscard]] std::size_t starts_by_points(const std::vector<std::size_t>& kinds) const;
+    void fill_least();
     void fill(std::size_t s, std::size_t l);
     void fill_single(std::size_t s);
     void add_split(std::size_t s, std::size_t l, std::size_t j, double forward, std::uint64_t fits);
@@ -147,6 +169,9 @@ private:
 
     std::size_t n_;
     std::uint64_t units_;
+    std::size_t by_points_ = 0;                                  // starts below it are priced at the memories asked
+    mutable std::vector<std::map<std::uint64_t, point>> points_; // theirs, by memory
+    std::vector<std::uint64_t> least_h_;         // rows: the least memory where H is finite (units_ + 1: none)
     std::vector<std::size_t> offset_;            // rows of start s: offset_[s] + l - 1
     std::vector<std::size_t> first_, count_;     // rows: their runs in runs_
     std::vector<std::size_t> h_first_, h_count_; // rows: their runs of H in h_

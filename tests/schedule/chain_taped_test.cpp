@@ -266,6 +266,11 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
                 const detail::taped_chain_runs runs(units, top);
                 const detail::taped_chain_table dense(units, top);
                 const detail::taped_chain_layers layers(units, top);
+                // The least memory the runs form reads off its rows and thresholds, against the first finite entry
+                std::uint64_t first_finite = 0;
+                while (std::isinf(dense.whole(first_finite)))
+                    ++first_finite;
+                BOOST_TEST(runs.least(top) == first_finite, "T=" << t << " variant " << variant << " g=" << g);
                 for (std::uint64_t mem = 0; mem <= top; ++mem) {
                     BOOST_TEST_CONTEXT("T=" << t << " variant " << variant << " g=" << g << " m=" << mem)
                     {
