@@ -2,7 +2,8 @@
 chains whose sizes are not multiples of the planner's default memory unit, against the exact optimum in bytes
 (remat.chain_taped at a granularity of 1 byte, which schedule_chain_taped_test checks against a brute force):
 never cheaper than it, never dearer than remat.chain_taped's own plan at its default unit, within the budget in
-true bytes; and the model's price of a plan (price) against remat.chain_taped's own."""
+true bytes; and the model's price of a plan (price, remat::price_taped_chain) against remat.chain_taped's own,
+refusing a plan that breaks the model's rules."""
 
 import random
 
@@ -65,3 +66,12 @@ def test_price_is_the_planners_own():
             peak, cost = price(steps, final, plan.actions)
             assert peak == plan.peak_bytes
             assert cost == pytest.approx(plan.predicted_cost)
+
+
+def test_price_refuses_a_plan_that_breaks_the_models_rules():
+    steps = [(1.0, 2.0, 100, 10)] * 3
+    plan = remat.chain_taped(steps, 1 << 20, final_state_bytes=100)
+    with pytest.raises(remat.ArgumentError, match=r"action 0 \(reverse 1\) is out of order"):
+        price(steps, 100, [remat.Reverse(1)] + plan.actions)
+    with pytest.raises(remat.ArgumentError, match="action 1 is a str, not a remat action"):
+        price(steps, 100, [plan.actions[0], "reverse 2"])

@@ -16,8 +16,9 @@ the budget in true bytes is kept (the rounded-up one on a tie).
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Sequence, Tuple
 
+from .. import _remat
 from .._errors import ArgumentError, CapacityError
 from .._plans import TapedChainPlan, chain_taped
 
@@ -31,45 +32,10 @@ Step = Tuple[float, float, int, int]  # (f_k, b_k, m_k, a_k) as remat.chain_tape
 
 def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> Tuple[int, float]:
     """(peak bytes, cost) of a taped-chain plan's actions under the chain model with taped advances, in true
-    bytes (docs/heterogeneous.md, "The model" and "Taped advances"; the rules of remat::plan_taped_chain's
-    own pricing): snapshots from store to free; the current state between steps; max(m_k, m_{k+1}) while
-    step k runs, plus a_k in a taped advance and in an untaped reverse (its re-run); a taped advance then
-    holds its tape, m_k + a_k, until reverse k."""
-    m = [s[2] for s in steps] + [final_state_bytes]
-    held, current, peak, cost = 0, m[0], m[0], 0.0
-    slots: Dict[int, int] = {}
-    tapes: Dict[int, int] = {}
-    for a in actions:
-        kind = a.kind
-        if kind == "advance":
-            for k in range(a.start, a.stop):
-                peak = max(peak, held + max(m[k], m[k + 1]) + (steps[k][3] if a.taped else 0))
-                cost += steps[k][0]
-            if a.taped:
-                tapes[a.start] = m[a.start] + steps[a.start][3]
-                held += tapes[a.start]
-                peak = max(peak, held + m[a.stop])
-            current = m[a.stop]
-        elif kind == "store":
-            slots[a.slot] = m[a.step]
-            held += m[a.step]
-            peak = max(peak, held + current)
-        elif kind == "restore":
-            current = m[a.step]
-            peak = max(peak, held + current)
-        elif kind == "free":
-            held -= slots.pop(a.slot)
-        else:
-            k = a.step
-            tape = tapes.pop(k, None)
-            if tape is not None:
-                peak = max(peak, held)
-                cost += max(0.0, steps[k][1] - steps[k][0])
-                held -= tape
-            else:
-                peak = max(peak, held + max(m[k], m[k + 1]) + steps[k][3])
-                cost += steps[k][1]
-            current = 0
+    bytes: remat::price_taped_chain, the pricing remat::plan_taped_chain reports for its own plans
+    (docs/heterogeneous.md, "Pricing a plan"). remat.ArgumentError names an action that breaks the model's
+    rules."""
+    peak, cost, _, _ = _remat.price_taped_chain(list(steps), final_state_bytes, actions)
     return peak, cost
 
 
