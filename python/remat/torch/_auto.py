@@ -39,6 +39,7 @@ from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._chain_budget import plan_taped_within
+from ._chain_least import LeastPeak
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -462,8 +463,9 @@ def _planner(taped: bool):
 
 def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
     """The plan to follow: with taped advances, the cheapest of remat.chain_taped's within the budget in true
-    bytes, its sizes rounded up and, at a finer unit, down (_chain_budget.py: rounded up only, a budget that a
-    schedule fills exactly, as checkpoint_sequential's measured peak, missed that schedule)."""
+    bytes, its sizes rounded up and, at a finer unit, down, or one of the least peak near the least budget
+    (_chain_budget.py: rounded up only, a budget that a schedule fills exactly, as checkpoint_sequential's
+    measured peak, missed that schedule, and budgets just above the least were refused)."""
     try:
         if taped:
             return plan_taped_within(steps, final_state_bytes, budget_bytes)
@@ -475,7 +477,11 @@ def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
 
 
 def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
-    """The least budget the planner plans this chain within (at the granularity it picks there)."""
+    """The least budget auto_checkpoint plans this chain within: with taped advances, the least in true bytes
+    of any plan of the model (_chain_least.py; plan_taped_within plans every budget from it up); states only,
+    the least remat.chain plans (at the granularity it picks there)."""
+    if taped:
+        return LeastPeak(steps, final_state_bytes).least_bytes
     plan = _planner(taped)
     roomy = plan(steps, sum(s[2] + s[3] for s in steps) * 2 + final_state_bytes, final_state_bytes=final_state_bytes)
     least = roomy.least_budget_bytes
