@@ -44,6 +44,7 @@ from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
+from ._stretch_input import StretchInput
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -87,10 +88,13 @@ class _Run:
         return (self.blocks[k](parts[0]),)
 
     def _leaves(self, k: int, parts):
+        """x_k as a stretch's input: a view through a StretchInput where its gradient is wanted, so that the
+        stretch holds x_k only where its first block saves it, as the chain model counts its tape."""
         x = parts[0].detach()
         if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
-            x.requires_grad_()
-        return (x,)
+            leaf = StretchInput()
+            return (leaf.view(x),), (leaf,)
+        return (x,), (x,)
 
     def apply(self, a) -> None:
         kind = a.kind
@@ -123,8 +127,11 @@ class _Run:
         for a in self.split.forward:
             self.apply(a)
         # an alias for the Function to make its output (give a grad_fn): x_j itself, which the run may hold
-        # as its current state or a snapshot, would hold the run's node, and through it the run (a cycle)
-        return self.current.detach()
+        # as a snapshot, would hold the run's node, and through it the run (a cycle). The run lets go of x_j
+        # as its current state (its backward begins after the final stretch's reverses, where none is): the
+        # final stretch's graph holds it where its first block saves it, as the chain model counts it.
+        out, self.current = self.current.detach(), None
+        return out
 
     def backward(self, grad: torch.Tensor, accumulate: bool):
         """(x_0's gradient, the parameters' gradient sums) from x_j's gradient: accumulate=True, every
@@ -138,7 +145,7 @@ class _Run:
                 continue
             current = (self.current,) if self.current is not None else None
             tape = self.stretches.take(a.step, current, self._block, self._leaves)
-            self.current = None
+            self.current = current = None  # x_k lives on only where the tape saves it
             if tape is None:  # a kept stretch's backward has reversed it already
                 continue
             if accumulate:
@@ -146,6 +153,9 @@ class _Run:
             else:
                 params, positions = self.params.of_stretch(tape.start, tape.stop)
                 adjoint = backpropagate(tape, (adjoint,), params, positions, sums)[0]
+            # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current
+            # after a reverse): held here, it would stay until the next reverse, uncounted
+            tape = None
         return adjoint, sums
 
     def close(self) -> None:
