@@ -1,6 +1,6 @@
 """Type stubs of the extension remat._remat (python/src/*.cpp)."""
 
-from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import ClassVar, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 class Advance:
     """advance A B: run forward steps A..B-1 (taped: one step, keeping its tape)."""
@@ -95,6 +95,8 @@ def chain(steps: Sequence[Tuple[float, float, int, int]], final_state_bytes: int
           granularity: int, horizon: int, greedy_fallback: bool) -> Tuple[Schedule, Report]: ...
 def chain_taped(steps: Sequence[Tuple[float, float, int, int]], final_state_bytes: int, budget_bytes: int,
                 granularity: int) -> Tuple[List[Action], Dict[str, object]]: ...
+def price_taped_chain(steps: Sequence[Tuple[float, float, int, int]], final_state_bytes: int,
+                      actions: Iterable[Action]) -> Tuple[int, float, int, int]: ...
 def uniform_min_slots(steps: int) -> int: ...
 def min_forward_steps(steps: int, slots: int) -> int: ...
 

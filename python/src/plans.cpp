@@ -9,6 +9,7 @@
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_taped.hpp"
+#include "remat/schedule/chain_taped_price.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
 #include "remat/schedule/revolve.hpp"
@@ -325,6 +326,43 @@ std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tup
     return {actions, r};
 }
 
+// A remat action from the Python value object `h` (remat.Advance, ...), the i-th of a list.
+action action_of(nb::handle h, std::size_t i)
+{
+    advance v;
+    store s;
+    restore r;
+    free_slot f;
+    reverse k;
+    if (nb::try_cast(h, v))
+        return v;
+    if (nb::try_cast(h, s))
+        return s;
+    if (nb::try_cast(h, r))
+        return r;
+    if (nb::try_cast(h, f))
+        return f;
+    if (nb::try_cast(h, k))
+        return k;
+    throw argument_error("price_taped_chain: action " + std::to_string(i) + " is a " + nb::type_name(h.type()).c_str() +
+                         ", not a remat action (remat.Advance, Store, Restore, Free or Reverse)");
+}
+
+// remat::price_taped_chain: (peak bytes, cost, forward steps, taped steps) of a list of actions.
+std::tuple<std::uint64_t, double, std::uint64_t, std::uint64_t>
+price_taped(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes, nb::iterable actions)
+{
+    chain_model model;
+    for (const auto& [f, b, m, a] : steps)
+        model.steps.push_back(chain_step{f, b, m, a});
+    model.final_state_bytes = final_state_bytes;
+    std::vector<action> list;
+    for (nb::handle h : actions)
+        list.push_back(action_of(h, list.size()));
+    const taped_chain_price p = price_taped_chain(model, list);
+    return {p.peak_bytes, p.cost, p.forward_steps, p.taped_steps};
+}
+
 } // namespace
 
 void bind_plans(nb::module_& m)
@@ -354,6 +392,9 @@ void bind_plans(nb::module_& m)
           nb::arg("granularity"), nb::arg("horizon"), nb::arg("greedy_fallback"));
     m.def("chain_taped", &make_taped_chain, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("budget_bytes"),
           nb::arg("granularity"));
+    m.def("price_taped_chain", &price_taped, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("actions"),
+          "(peak bytes, cost, forward steps, taped steps) of a taped chain plan's actions under the chain model "
+          "(remat::price_taped_chain); remat.ArgumentError naming the first action that breaks its rules");
     m.def("uniform_min_slots", &uniform::min_slots, nb::arg("steps"),
           "The fewest slots any uniform spacing needs for `steps` steps");
     m.def("min_forward_steps", &binomial::min_forward_steps, nb::arg("steps"), nb::arg("slots"),

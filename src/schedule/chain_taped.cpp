@@ -1,10 +1,11 @@
 // remat::plan_taped_chain (remat/schedule/chain_taped.hpp): the memory unit, the table of the dynamic program
 // (chain_taped_table.hpp: the recurrence, and how it is filled fast), the plan read off it, and its price under the
-// model in true bytes.
+// model in true bytes (remat::price_taped_chain, chain_taped_price.cpp).
 #include "remat/schedule/chain_taped.hpp"
 
 #include "chain_taped_table.hpp"
 #include "remat/error.hpp"
+#include "remat/schedule/chain_taped_price.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -25,61 +26,6 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 std::uint64_t units_of(std::uint64_t bytes, std::uint64_t g)
 {
     return bytes / g + (bytes % g != 0 ? 1 : 0);
-}
-
-// Peak bytes and cost of the plan's actions under the model (true bytes).
-void price(const chain_model& c, taped_chain_plan& plan)
-{
-    std::uint64_t held = 0;
-    std::vector<std::uint64_t> slot_bytes;
-    std::vector<std::uint64_t> tape(c.steps.size(), 0);
-    std::uint64_t current = c.state_bytes(0);
-    auto moment = [&](std::uint64_t bytes) { plan.peak_bytes = std::max(plan.peak_bytes, bytes); };
-    moment(current);
-    for (const action& a : plan.actions) {
-        if (const auto* v = std::get_if<advance>(&a)) {
-            for (step_t k = v->from; k < v->to; ++k) {
-                const chain_step& st = c.steps[static_cast<std::size_t>(k)];
-                moment(held + std::max(c.state_bytes(k), c.state_bytes(k + 1)) + (v->taped ? st.adjoint_bytes : 0));
-                plan.cost += st.forward;
-                ++plan.forward_steps;
-            }
-            if (v->taped) {
-                ++plan.taped_steps;
-                tape[static_cast<std::size_t>(v->from)] =
-                    c.state_bytes(v->from) + c.steps[static_cast<std::size_t>(v->from)].adjoint_bytes;
-                held += tape[static_cast<std::size_t>(v->from)];
-                moment(held + c.state_bytes(v->to));
-            }
-            current = c.state_bytes(v->to);
-        } else if (const auto* s = std::get_if<store>(&a)) {
-            if (slot_bytes.size() <= static_cast<std::size_t>(s->slot))
-                slot_bytes.resize(static_cast<std::size_t>(s->slot) + 1, 0);
-            slot_bytes[static_cast<std::size_t>(s->slot)] = c.state_bytes(s->step);
-            held += c.state_bytes(s->step);
-            moment(held + current);
-        } else if (const auto* r = std::get_if<restore>(&a)) {
-            current = c.state_bytes(r->step);
-            moment(held + current);
-        } else if (const auto* f = std::get_if<free_slot>(&a)) {
-            held -= slot_bytes[static_cast<std::size_t>(f->slot)];
-        } else {
-            const auto k = static_cast<std::size_t>(std::get<reverse>(a).step);
-            const chain_step& st = c.steps[k];
-            if (tape[k] != 0) {
-                moment(held);
-                plan.cost += std::max(0.0, st.adjoint - st.forward);
-                held -= tape[k];
-                tape[k] = 0;
-            } else {
-                moment(held +
-                       std::max(c.state_bytes(static_cast<step_t>(k)), c.state_bytes(static_cast<step_t>(k) + 1)) +
-                       st.adjoint_bytes);
-                plan.cost += st.adjoint;
-            }
-            current = 0;
-        }
-    }
 }
 
 std::uint64_t auto_granularity(const chain_model& c, std::uint64_t budget)
@@ -220,7 +166,11 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     plan.least_budget_bytes = least * g;
     plan.work = t.work();
     t.emit(u, plan.actions);
-    price(chain, plan);
+    const taped_chain_price price = price_taped_chain(chain, plan.actions);
+    plan.cost = price.cost;
+    plan.peak_bytes = price.peak_bytes;
+    plan.forward_steps = price.forward_steps;
+    plan.taped_steps = price.taped_steps;
     return plan;
 }
 

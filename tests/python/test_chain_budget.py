@@ -2,7 +2,9 @@
 chains whose sizes are not multiples of the planner's default memory unit, against the exact optimum in bytes
 (remat.chain_taped at a granularity of 1 byte, which schedule_chain_taped_test checks against a brute force):
 never cheaper than it, never dearer than remat.chain_taped's own plan at its default unit, within the budget in
-true bytes; and the model's price of a plan (price) against remat.chain_taped's own."""
+true bytes; the least budget auto_checkpoint names is the exact optimum's least, every budget from it up is
+planned and one byte less refused naming it; and the model's price of a plan (price, remat::price_taped_chain)
+against remat.chain_taped's own, refusing a plan that breaks the model's rules."""
 
 import random
 
@@ -10,6 +12,7 @@ import pytest
 
 pytest.importorskip("torch")
 import remat  # noqa: E402
+from remat.torch._auto import _least_budget, _plan_within  # noqa: E402
 from remat.torch._chain_budget import plan_taped_within, price  # noqa: E402
 
 
@@ -31,14 +34,15 @@ def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_roun
         # default unit's rounding up misses
         filled = [remat.chain_taped(steps, b, final_state_bytes=final, granularity=1).peak_bytes for b in drawn]
         for budget in sorted(set(drawn + filled)):
+            exact = remat.chain_taped(steps, budget, final_state_bytes=final, granularity=1)
             try:
                 default = remat.chain_taped(steps, budget, final_state_bytes=final)
-            except remat.CapacityError:  # below the least budget at the default unit: refused by both
-                with pytest.raises(remat.CapacityError):
-                    plan_taped_within(steps, final, budget)
+            except remat.CapacityError:  # below the least budget at the default unit: planned all the same
+                plan = plan_taped_within(steps, final, budget)
+                assert price(steps, final, plan.actions)[0] == plan.peak_bytes <= budget
+                assert plan.predicted_cost >= exact.predicted_cost - 1e-9
                 continue
             cases += 1
-            exact = remat.chain_taped(steps, budget, final_state_bytes=final, granularity=1)
             plan = plan_taped_within(steps, final, budget)
             peak, cost = price(steps, final, plan.actions)
             assert peak == plan.peak_bytes <= budget
@@ -65,3 +69,30 @@ def test_price_is_the_planners_own():
             peak, cost = price(steps, final, plan.actions)
             assert peak == plan.peak_bytes
             assert cost == pytest.approx(plan.predicted_cost)
+
+
+def test_the_least_budget_is_the_exact_optimums_and_every_budget_from_it_is_planned():
+    rng = random.Random(5)
+    above_the_default_units = 0
+    for _ in range(60):
+        steps, final = random_chain(rng, rng.randint(1, 7))
+        top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
+        exact = remat.chain_taped(steps, top, final_state_bytes=final, granularity=1).least_budget_bytes
+        least = _least_budget(steps, final, True)
+        assert least == exact
+        plan = _plan_within(steps, final, least, True)
+        assert price(steps, final, plan.actions)[0] == plan.peak_bytes <= least
+        with pytest.raises(remat.CapacityError, match=f"the least budget that fits is {least} bytes"):
+            _plan_within(steps, final, least - 1, True)
+        # the rounded-up plan's own least (at its unit there) is above it where rounding costs room
+        above_the_default_units += remat.chain_taped(steps, 1 << 40, final_state_bytes=final).least_budget_bytes > least
+    assert above_the_default_units > 10
+
+
+def test_price_refuses_a_plan_that_breaks_the_models_rules():
+    steps = [(1.0, 2.0, 100, 10)] * 3
+    plan = remat.chain_taped(steps, 1 << 20, final_state_bytes=100)
+    with pytest.raises(remat.ArgumentError, match=r"action 0 \(reverse 1\) is out of order"):
+        price(steps, 100, [remat.Reverse(1)] + plan.actions)
+    with pytest.raises(remat.ArgumentError, match="action 1 is a str, not a remat action"):
+        price(steps, 100, [plan.actions[0], "reverse 2"])

@@ -39,10 +39,12 @@ from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._chain_budget import plan_taped_within
+from ._chain_least import LeastPeak
 from ._profile import BlockProfile, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
+from ._stretch_input import StretchInput
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -86,10 +88,13 @@ class _Run:
         return (self.blocks[k](parts[0]),)
 
     def _leaves(self, k: int, parts):
+        """x_k as a stretch's input: a view through a StretchInput where its gradient is wanted, so that the
+        stretch holds x_k only where its first block saves it, as the chain model counts its tape."""
         x = parts[0].detach()
         if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
-            x.requires_grad_()
-        return (x,)
+            leaf = StretchInput()
+            return (leaf.view(x),), (leaf,)
+        return (x,), (x,)
 
     def apply(self, a) -> None:
         kind = a.kind
@@ -122,8 +127,11 @@ class _Run:
         for a in self.split.forward:
             self.apply(a)
         # an alias for the Function to make its output (give a grad_fn): x_j itself, which the run may hold
-        # as its current state or a snapshot, would hold the run's node, and through it the run (a cycle)
-        return self.current.detach()
+        # as a snapshot, would hold the run's node, and through it the run (a cycle). The run lets go of x_j
+        # as its current state (its backward begins after the final stretch's reverses, where none is): the
+        # final stretch's graph holds it where its first block saves it, as the chain model counts it.
+        out, self.current = self.current.detach(), None
+        return out
 
     def backward(self, grad: torch.Tensor, accumulate: bool):
         """(x_0's gradient, the parameters' gradient sums) from x_j's gradient: accumulate=True, every
@@ -137,7 +145,7 @@ class _Run:
                 continue
             current = (self.current,) if self.current is not None else None
             tape = self.stretches.take(a.step, current, self._block, self._leaves)
-            self.current = None
+            self.current = current = None  # x_k lives on only where the tape saves it
             if tape is None:  # a kept stretch's backward has reversed it already
                 continue
             if accumulate:
@@ -145,6 +153,9 @@ class _Run:
             else:
                 params, positions = self.params.of_stretch(tape.start, tape.stop)
                 adjoint = backpropagate(tape, (adjoint,), params, positions, sums)[0]
+            # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current
+            # after a reverse): held here, it would stay until the next reverse, uncounted
+            tape = None
         return adjoint, sums
 
     def close(self) -> None:
@@ -462,8 +473,9 @@ def _planner(taped: bool):
 
 def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
     """The plan to follow: with taped advances, the cheapest of remat.chain_taped's within the budget in true
-    bytes, its sizes rounded up and, at a finer unit, down (_chain_budget.py: rounded up only, a budget that a
-    schedule fills exactly, as checkpoint_sequential's measured peak, missed that schedule)."""
+    bytes, its sizes rounded up and, at a finer unit, down, or one of the least peak near the least budget
+    (_chain_budget.py: rounded up only, a budget that a schedule fills exactly, as checkpoint_sequential's
+    measured peak, missed that schedule, and budgets just above the least were refused)."""
     try:
         if taped:
             return plan_taped_within(steps, final_state_bytes, budget_bytes)
@@ -475,7 +487,11 @@ def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
 
 
 def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
-    """The least budget the planner plans this chain within (at the granularity it picks there)."""
+    """The least budget auto_checkpoint plans this chain within: with taped advances, the least in true bytes
+    of any plan of the model (_chain_least.py; plan_taped_within plans every budget from it up); states only,
+    the least remat.chain plans (at the granularity it picks there)."""
+    if taped:
+        return LeastPeak(steps, final_state_bytes).least_bytes
     plan = _planner(taped)
     roomy = plan(steps, sum(s[2] + s[3] for s in steps) * 2 + final_state_bytes, final_state_bytes=final_state_bytes)
     least = roomy.least_budget_bytes

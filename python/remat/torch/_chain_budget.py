@@ -11,15 +11,20 @@ at 2 segments against the budget's 4,090, so the plan found re-ran one block mor
 granularity the planner's table allows. Any schedule within the budget in true bytes fits those units too (a
 sum of sizes rounded down is at most the budget's units), so that plan costs at most the true optimum; where its
 peak in true bytes is within the budget, it is the true optimum itself. The cheaper of the two plans that fit
-the budget in true bytes is kept (the rounded-up one on a tie).
+the budget in true bytes is kept (the rounded-up one on a tie). Where the rounded-up plan refuses the budget
+(up to a unit a state above the least in true bytes), a plan of the least peak (_chain_least.py) is one more
+choice, and a budget below that least is refused naming it.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
+from .. import _remat
 from .._errors import ArgumentError, CapacityError
 from .._plans import TapedChainPlan, chain_taped
+from .._remat import Advance, Reverse
+from ._chain_least import LeastPeak
 
 #: remat::plan_taped_chain's limit on its table's entries (src/schedule/chain_taped.cpp, max_entries).
 _MAX_TABLE_ENTRIES = 1 << 23
@@ -31,45 +36,10 @@ Step = Tuple[float, float, int, int]  # (f_k, b_k, m_k, a_k) as remat.chain_tape
 
 def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> Tuple[int, float]:
     """(peak bytes, cost) of a taped-chain plan's actions under the chain model with taped advances, in true
-    bytes (docs/heterogeneous.md, "The model" and "Taped advances"; the rules of remat::plan_taped_chain's
-    own pricing): snapshots from store to free; the current state between steps; max(m_k, m_{k+1}) while
-    step k runs, plus a_k in a taped advance and in an untaped reverse (its re-run); a taped advance then
-    holds its tape, m_k + a_k, until reverse k."""
-    m = [s[2] for s in steps] + [final_state_bytes]
-    held, current, peak, cost = 0, m[0], m[0], 0.0
-    slots: Dict[int, int] = {}
-    tapes: Dict[int, int] = {}
-    for a in actions:
-        kind = a.kind
-        if kind == "advance":
-            for k in range(a.start, a.stop):
-                peak = max(peak, held + max(m[k], m[k + 1]) + (steps[k][3] if a.taped else 0))
-                cost += steps[k][0]
-            if a.taped:
-                tapes[a.start] = m[a.start] + steps[a.start][3]
-                held += tapes[a.start]
-                peak = max(peak, held + m[a.stop])
-            current = m[a.stop]
-        elif kind == "store":
-            slots[a.slot] = m[a.step]
-            held += m[a.step]
-            peak = max(peak, held + current)
-        elif kind == "restore":
-            current = m[a.step]
-            peak = max(peak, held + current)
-        elif kind == "free":
-            held -= slots.pop(a.slot)
-        else:
-            k = a.step
-            tape = tapes.pop(k, None)
-            if tape is not None:
-                peak = max(peak, held)
-                cost += max(0.0, steps[k][1] - steps[k][0])
-                held -= tape
-            else:
-                peak = max(peak, held + max(m[k], m[k + 1]) + steps[k][3])
-                cost += steps[k][1]
-            current = 0
+    bytes: remat::price_taped_chain, the pricing remat::plan_taped_chain reports for its own plans
+    (docs/heterogeneous.md, "Pricing a plan"). remat.ArgumentError names an action that breaks the model's
+    rules."""
+    peak, cost, _, _ = _remat.price_taped_chain(list(steps), final_state_bytes, actions)
     return peak, cost
 
 
@@ -89,23 +59,58 @@ def _rounded_down(steps: Sequence[Step], final_state_bytes: int, g: int):
 
 
 def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: int) -> TapedChainPlan:
-    """The cheapest plan of remat.chain_taped's at the budget (sizes rounded up, its default unit) and at the
-    finest unit with every size rounded down, among those whose peak in true bytes is within the budget (the
-    first always is). Raises remat.CapacityError (or ArgumentError) where remat.chain_taped refuses the budget."""
-    up = chain_taped(steps, budget_bytes, final_state_bytes=final_state_bytes)
-    if all(size % up.granularity_bytes == 0 for s in steps for size in s[2:]) and \
+    """The cheapest plan within the budget in true bytes among remat.chain_taped's at the budget (sizes rounded
+    up, its default unit: it fits wherever it plans), its plan at the finest unit with every size rounded down
+    (where its peak in true bytes fits) and, where the first refuses the budget, a plan of the least peak
+    (_chain_least.py), which fits every budget from the least in true bytes up (the rounded-up plan misses
+    budgets up to a unit a state above it). Raises remat.CapacityError naming that least budget below it."""
+    try:
+        up: Optional[TapedChainPlan] = chain_taped(steps, budget_bytes, final_state_bytes=final_state_bytes)
+    except CapacityError:
+        up = None
+    if up is not None and all(size % up.granularity_bytes == 0 for s in steps for size in s[2:]) and \
             final_state_bytes % up.granularity_bytes == 0:
-        return up  # every size whole units: nothing was rounded
-    g = _finest_granularity(steps, min(budget_bytes, up.all_taped_bytes))
+        return up  # every size whole units: nothing was rounded, the plan is the true optimum
+    least = None if up is not None else LeastPeak(steps, final_state_bytes)
+    if least is not None and budget_bytes < least.least_bytes:
+        raise CapacityError(f"no schedule of this chain fits a budget of {budget_bytes} bytes; it needs at least "
+                            f"{least.least_bytes} bytes")
+    plans = [] if up is None else [up]
+    down = _rounded_down_plan(steps, final_state_bytes, budget_bytes,
+                              min(budget_bytes, up.all_taped_bytes) if up is not None else budget_bytes)
+    if down is not None:
+        plans.append(down)
+    if least is not None:
+        plans.append(_priced(steps, final_state_bytes, budget_bytes, least.actions(), 1))
+    best = min(plans, key=lambda p: p.predicted_cost)  # the first of the cheapest: the rounded-up one on a tie
+    if best is not up:
+        # the least budget: in true bytes where it was found, else the rounded-up plan's (at its unit)
+        report = best.as_dict()
+        report.update(least_budget_bytes=least.least_bytes if least is not None else up.least_budget_bytes)
+        best = TapedChainPlan(best.actions, report)
+    return best
+
+
+def _rounded_down_plan(steps: List[Step], final_state_bytes: int, budget_bytes: int,
+                       table_bytes: int) -> Optional[TapedChainPlan]:
+    """remat.chain_taped's plan at the finest unit with every size rounded down, where its peak in true bytes is
+    within the budget (None where it is not, or none is made)."""
+    g = _finest_granularity(steps, table_bytes)
     low_steps, low_final = _rounded_down(steps, final_state_bytes, g)
     try:
         down = chain_taped(low_steps, budget_bytes, final_state_bytes=low_final, granularity=g)
     except (ArgumentError, CapacityError):
-        return up
-    peak, _ = price(steps, final_state_bytes, down.actions)
-    if peak > budget_bytes or not down.predicted_cost < up.predicted_cost:
-        return up
-    report = up.as_dict()
-    report.update(predicted_cost=down.predicted_cost, peak_bytes=peak, granularity_bytes=g,
-                  forward_steps=down.forward_steps, taped_steps=down.taped_steps)
-    return TapedChainPlan(down.actions, report)
+        return None
+    plan = _priced(steps, final_state_bytes, budget_bytes, down.actions, g)
+    return plan if plan.peak_bytes <= budget_bytes else None
+
+
+def _priced(steps: List[Step], final_state_bytes: int, budget_bytes: int, actions: list, g: int) -> TapedChainPlan:
+    """A plan of these actions with the report remat.chain_taped gives, its figures priced in true bytes."""
+    peak, cost, forward_steps, taped_steps = _remat.price_taped_chain(list(steps), final_state_bytes, actions)
+    n = len(steps)
+    all_taped = [Advance(k, k + 1, True) for k in range(n - 1)] + [Reverse(k) for k in reversed(range(n))]
+    report = dict(steps=n, budget_bytes=budget_bytes, predicted_cost=cost, peak_bytes=peak, granularity_bytes=g,
+                  least_budget_bytes=0, forward_steps=forward_steps, taped_steps=taped_steps,
+                  all_taped_bytes=price(steps, final_state_bytes, all_taped)[0])
+    return TapedChainPlan(actions, report)

@@ -230,7 +230,8 @@ class _Loop:
 
     # -- the reverse sweep ---------------------------------------------------------------------------------
     def _leaves(self, k: int, parts):
-        return tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(parts, self.spec.differentiable))
+        x = tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(parts, self.spec.differentiable))
+        return x, x
 
     def backward(self, grads):
         adjoint = list(grads)

@@ -10,20 +10,33 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from ._stretch_input import StretchInput, differentiated
+
 Parts = Tuple[torch.Tensor, ...]
 #: run(k, parts) -> step k's output parts, the graph built where grad is enabled
 Run = Callable[[int, Parts], Parts]
-#: leaves(k, parts) -> x_k's parts detached, those to differentiate requiring grad
-Leaves = Callable[[int, Parts], Parts]
+#: leaves(k, parts) -> (x_k's parts for step k to run on, detached, those to differentiate requiring grad or
+#: viewed through a StretchInput; what the tape keeps to read their gradients: those tensors or StretchInputs)
+Leaves = Callable[[int, Parts], Tuple[Parts, tuple]]
 
 
 class Tape:
-    """The kept graph of steps start..stop-1: from `leaves` (x_start's parts, detached) to `out` (x_stop's)."""
+    """The kept graph of steps start..stop-1: from `leaves` (x_start's parts, detached, or StretchInputs standing
+    for them) to `out` (x_stop's)."""
 
     __slots__ = ("start", "stop", "leaves", "out")
 
     def __init__(self, start: int, leaves: Parts, out: Parts):
         self.start, self.stop, self.leaves, self.out = start, start + 1, leaves, out
+
+
+def _run_from(k: int, current: Parts, run: Run, leaves: Leaves) -> Tape:
+    """A new stretch: step k run from x_k = current's leaves. Only the tape keeps what it reads gradients from;
+    the parts step k ran on are dropped here, so that x_k lives on only where the graph saves it."""
+    x, kept = leaves(k, current)
+    out = run(k, x)
+    del x
+    return Tape(k, kept, out)
 
 
 class Stretches:
@@ -53,8 +66,7 @@ class Stretches:
                 tape.out = run(k, tape.out)
                 tape.stop = k + 1
             else:
-                x = leaves(k, current)
-                tape = Tape(k, x, run(k, x))
+                tape = _run_from(k, current, run, leaves)
         self.tapes[k] = tape
         self.open = tape
         return tuple(o.detach() for o in tape.out)
@@ -77,8 +89,7 @@ class Stretches:
             tape = self.tapes.get(k)
         if tape is None:  # not kept: re-run step k with grad from x_k
             with torch.enable_grad():
-                x = leaves(k, current)
-                tape = Tape(k, x, run(k, x))
+                tape = _run_from(k, current, run, leaves)
         elif tape.stop == k:  # x_k is the open stretch's output: step k re-run as its continuation
             with torch.enable_grad():
                 tape.out = run(k, tape.out)
@@ -126,7 +137,7 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
             if s is not None:
                 outputs.append(p.view_as(p))
                 grad_outputs.append(s)
-    inputs = [leaf for leaf in leaves if leaf.requires_grad]
+    inputs = differentiated(leaves)
     if not outputs or not (inputs or params):
         return [None] * len(leaves)
     got = torch.autograd.grad(outputs, inputs + list(params), grad_outputs, allow_unused=True)
@@ -134,4 +145,9 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
         if g is not None:
             sums[i] = g
     state_grads = iter(got[:len(inputs)])
-    return [next(state_grads) if leaf.requires_grad else None for leaf in leaves]
+    grads: List[Optional[torch.Tensor]] = []
+    for leaf in leaves:
+        g = next(state_grads) if leaf.requires_grad else None
+        # a StretchInput's gradient is handed to it by its Function's backward (its token's is None)
+        grads.append(leaf.grad if isinstance(leaf, StretchInput) else g)
+    return grads
