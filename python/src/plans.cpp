@@ -31,6 +31,15 @@
 namespace remat::python {
 namespace {
 
+// make(), run without the GIL: the planners touch no Python object, and a long plan (seconds at 1,000 blocks or a
+// multilevel table) leaves the process's other threads to run.
+template <class Make>
+auto unlocked(Make make)
+{
+    nb::gil_scoped_release released;
+    return make();
+}
+
 // One pass over a schedule's actions, a batch per call of __next__.
 class action_batches {
 public:
@@ -212,7 +221,7 @@ plan_result make_multilevel(step_t steps, const std::vector<level_tuple>& levels
         options.how = multilevel::method::near_optimal;
     else if (method != "auto")
         throw argument_error("method: expected auto, exact or near-optimal, got \"" + method + "\"");
-    const multilevel plan(steps, model, options);
+    const multilevel plan = unlocked([&] { return multilevel(steps, model, options); });
     const schedule_cost c = plan.cost();
     std::uint64_t slot_sum = 0;
     for (const level_spec& l : model.levels) {
@@ -270,7 +279,7 @@ plan_result make_chain(const std::vector<chain_step_tuple>& steps, std::uint64_t
     options.granularity = granularity;
     options.horizon = horizon;
     options.greedy_fallback = greedy_fallback;
-    const chain plan(model, budget_bytes, options);
+    const chain plan = unlocked([&] { return chain(model, budget_bytes, options); });
     const schedule_cost c = plan.cost();
     // Store-all runs every step forward once except the last (reversed where it stands), and every adjoint.
     double all = 0;
@@ -309,7 +318,7 @@ std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tup
     for (const auto& [f, b, m, a] : steps)
         model.steps.push_back(chain_step{f, b, m, a});
     model.final_state_bytes = final_state_bytes;
-    const taped_chain_plan plan = plan_taped_chain(model, budget_bytes, granularity);
+    const taped_chain_plan plan = unlocked([&] { return plan_taped_chain(model, budget_bytes, granularity); });
     nb::list actions;
     for (const action& a : plan.actions)
         actions.append(to_python(a));

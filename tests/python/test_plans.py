@@ -3,6 +3,8 @@ over a grid of cases; the action values' semantics; errors as remat.Error subcla
 messages; iteration speed."""
 
 import json
+import sys
+import threading
 import time
 
 import pytest
@@ -235,3 +237,37 @@ def test_actions_and_plans_copy_and_actions_pickle_as_values():
     twin = copy.deepcopy(plan)
     assert twin == plan or twin.as_dict() == plan.as_dict()
     assert list(twin) == list(plan)  # each pass over the shared schedule makes its own cursor
+
+
+def test_a_long_plan_lets_other_threads_run():
+    # The planners run without the GIL. With a switch interval far past the test, the other thread, which hands the
+    # GIL back at every count, counts only while this one has let it go: never, were the GIL held through the plan.
+    steps = [(1.0 + k % 7 / 8, 2.0 + k % 5 / 4, 4096 * (1 + k % 3), 8192 * (1 + k % 4)) for k in range(200)]
+    top = remat.chain_taped(steps, 10**18).all_taped_bytes
+    count, stop = [0], threading.Event()
+
+    def counter():
+        while not stop.is_set():
+            count[0] += 1
+            time.sleep(0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    thread = threading.Thread(target=counter)
+    try:
+        thread.start()
+        time.sleep(0.02)
+        before = count[0]
+        start = time.perf_counter()
+        plan = remat.chain_taped(steps, top // 2)
+        elapsed, during = time.perf_counter() - start, count[0] - before
+        before = count[0]
+        for _ in range(20000):  # the same wait in Python, holding the GIL: no count
+            pass
+        held = count[0] - before
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    assert plan.predicted_cost > 0 and elapsed > 0.01, elapsed
+    assert during > 0 and held == 0, (during, held)
