@@ -8,6 +8,7 @@
 #include "chain_taped_table.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace remat::detail {
@@ -29,38 +30,43 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
     constexpr std::size_t most_memories = 64;
     // distinct[s]: splits of the distinct rows of the starts from s on, as the runs fill them
     std::vector<double> distinct(n_ + 1, 0);
-    std::vector<std::vector<char>> seen(n_ + 1, std::vector<char>(n_, 0)); // by length: kinds met from s on
+    std::vector<char> seen((n_ + 1) * n_, 0); // by length, then kind: met from s on
     for (std::size_t s = n_; s-- > 0;) {
         distinct[s] = distinct[s + 1];
         for (std::size_t l = 1; s + l <= n_; ++l) {
-            char& met = seen[l][kinds[offset_[s] + l - 1]];
+            char& met = seen[l * n_ + kinds[offset_[s] + l - 1]];
             if (met == 0)
                 distinct[s] += static_cast<double>(l - 1);
             met = 1;
         }
     }
-    std::vector<std::vector<std::uint64_t>> read{{units_}};
+    // read: the memories start s is read at; beside: those after a snapshot of an earlier start (m - u_x, x < s)
+    std::vector<std::uint64_t> read{units_}, beside, next;
     double by_points = 0;
     std::size_t best = 0;
     double least = merge * distinct[0];
-    for (std::size_t s = 0; s < n_; ++s) {
+    for (std::size_t s = 0; s < n_ && by_points < least; ++s) {
         if (s > 0) {
-            std::vector<std::uint64_t> here;
-            for (std::size_t x = 0; x < s; ++x)
-                for (const std::uint64_t m : read[x])
-                    if (m >= c_.u[x])
-                        here.push_back(m - c_.u[x]);
-            for (const std::uint64_t m : read[s - 1])
+            next.clear();
+            for (const std::uint64_t m : read)
+                if (m >= c_.u[s - 1])
+                    next.push_back(m - c_.u[s - 1]);
+            const std::size_t old = beside.size();
+            beside.insert(beside.end(), next.begin(), next.end());
+            std::inplace_merge(beside.begin(), beside.begin() + static_cast<std::ptrdiff_t>(old), beside.end());
+            beside.erase(std::unique(beside.begin(), beside.end()), beside.end());
+            next.clear();
+            for (const std::uint64_t m : read)
                 if (m >= c_.r[s - 1])
-                    here.push_back(m - c_.t[s - 1]);
-            std::sort(here.begin(), here.end());
-            here.erase(std::unique(here.begin(), here.end()), here.end());
-            if (here.size() > most_memories)
+                    next.push_back(m - c_.t[s - 1]);
+            read.clear();
+            std::set_union(beside.begin(), beside.end(), next.begin(), next.end(), std::back_inserter(read));
+            read.erase(std::unique(read.begin(), read.end()), read.end());
+            if (read.size() > most_memories)
                 break;
-            read.push_back(std::move(here));
         }
         const double length = static_cast<double>(n_ - s);
-        by_points += static_cast<double>(read[s].size()) * length * (length - 1) / 2;
+        by_points += static_cast<double>(read.size()) * length * (length - 1) / 2; // more starts only add to it
         if (by_points + merge * distinct[s + 1] < least) {
             least = by_points + merge * distinct[s + 1];
             best = s + 1;

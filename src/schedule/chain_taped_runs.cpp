@@ -132,12 +132,24 @@ std::vector<std::size_t> part_kinds(const taped_unit_chain& c, const std::vector
                       .first->second;
     std::vector<std::size_t> kinds(offset.back() + 1);
     std::vector<std::size_t> part = kind; // of part (s, l), for the length l at hand
+    constexpr std::size_t unseen = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> pair_kind(n * n, unseen), met;
     for (std::size_t l = 1; l <= n; ++l) {
         for (std::size_t s = 0; s + l <= n; ++s)
             kinds[offset[s] + l - 1] = part[s];
-        std::map<std::pair<std::size_t, std::size_t>, std::size_t> longer;
-        for (std::size_t s = 0; s + l < n; ++s)
-            part[s] = longer.try_emplace({part[s], kind[s + l]}, longer.size()).first->second;
+        // A part one step longer: its kind from (its kind, the next step's); both numbers are below n.
+        std::size_t kinds_met = 0;
+        for (std::size_t s = 0; s + l < n; ++s) {
+            std::size_t& longer = pair_kind[part[s] * n + kind[s + l]];
+            if (longer == unseen) {
+                longer = kinds_met++;
+                met.push_back(part[s] * n + kind[s + l]);
+            }
+            part[s] = longer;
+        }
+        for (const std::size_t i : met)
+            pair_kind[i] = unseen;
+        met.clear();
     }
     return kinds;
 }
