@@ -121,6 +121,17 @@ taped_chain_layers::taped_chain_layers(const taped_unit_chain& chain, std::uint6
             widest_[offset_[s] + j - 1] = widest;
         }
     }
+    // A start whose first rows are those of a start to its right (the same steps, step by step: part_kinds) copies
+    // them, at each memory, from that start's, filled in an earlier tile: the nearest such start, so the most rows.
+    alike_.assign(n_, n_);
+    const std::vector<std::size_t> kinds = part_kinds(chain, offset_);
+    for (std::size_t end = n_; end > 0; end = end > tile ? end - tile : 0)
+        for (std::size_t s = end > tile ? end - tile : 0; s < end; ++s)
+            for (std::size_t later = end; later < n_; ++later)
+                if (kinds[offset_[s] + n_ - later - 1] == kinds[offset_[later] + n_ - later - 1]) {
+                    alike_[s] = later;
+                    break;
+                }
     const add_split_fn add_split = widest_add_split();
     for (std::uint64_t m = 0; m <= units_; ++m)
         fill_layer(m, add_split);
@@ -142,10 +153,13 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
         const double* right;   // H at m - u_s (rows of every start); null where a snapshot of x_s does not fit
         const double* forward; // F(s, l) at [l - 1]
         const std::uint64_t* widest;
-        std::uint64_t fits; // m - u_s: a split j fits where max(p_s .. p_{s+j-1}) <= this
-        double single;      // E(s, 1, m)
-        double single_held; // H(s, 1, m)
-        bool stored;        // the taped advance is an option of E (m >= 2 u_s)
+        std::uint64_t fits;   // m - u_s: a split j fits where max(p_s .. p_{s+j-1}) <= this
+        double single;        // E(s, 1, m)
+        double single_held;   // H(s, 1, m)
+        bool stored;          // the taped advance is an option of E (m >= 2 u_s)
+        const double* same_e; // E(s', l, m), H(s', l, m) of the start s' alike its first `shared` rows
+        const double* same_h;
+        std::size_t shared;
     };
     std::array<start, tile> starts{};
     for (std::size_t end = n_; end > 0;) {
@@ -162,6 +176,9 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
             st.single = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
             st.single_held = m >= c_.r[s] ? c_.b[s] : infinity;
             st.stored = m >= 2 * c_.u[s];
+            st.shared = n_ - alike_[s];
+            st.same_e = e + offset_[std::min(alike_[s], n_ - 1)];
+            st.same_h = h + offset_[std::min(alike_[s], n_ - 1)];
         }
         for (std::size_t x = first + 1; x <= n_; ++x)
             for (std::size_t s = first; s < std::min(end, x); ++s) {
@@ -170,7 +187,10 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
                 const std::size_t l = x - s;
                 double value = st.single;
                 double held = st.single_held;
-                if (l > 1) {
+                if (l <= st.shared) {
+                    value = st.same_e[l - 1];
+                    held = st.same_h[l - 1];
+                } else if (l > 1) {
                     value = st.e[l - 1];
                     const double taped = st.taped != nullptr ? c_.f[s] + st.taped[l - 2] + c_.bt[s] : infinity;
                     if (st.stored && taped < value)
@@ -181,9 +201,13 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
                 st.h[l - 1] = held;
                 if (x == n_ || value == infinity || st.right == nullptr || st.widest[l - 1] > st.fits)
                     continue;
-                // E(s, l + k, m) against (F(s, l) + H(s+l, k, m - u_s)) + E(s, l, m), k = 1 .. T - x
-                add_split(st.e + l, st.right + offset_[x], st.forward[l - 1], value, n_ - x);
-                work_ += n_ - x;
+                // E(s, l + k, m) against (F(s, l) + H(s+l, k, m - u_s)) + E(s, l, m), k = 1 .. T - x, past the
+                // entries copied
+                const std::size_t skip = st.shared > l ? st.shared - l : 0;
+                if (skip >= n_ - x)
+                    continue;
+                add_split(st.e + l + skip, st.right + offset_[x] + skip, st.forward[l - 1], value, n_ - x - skip);
+                work_ += n_ - x - skip;
             }
         end = first;
     }

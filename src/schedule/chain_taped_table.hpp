@@ -120,6 +120,8 @@ private:
     std::unique_ptr<table> e_, h_;      // width x rows: E(s, l, m) and H(s, l, m) at m * rows + row
     std::vector<double> forward_;       // rows: F(s, j)
     std::vector<std::uint64_t> widest_; // rows: max(p_s .. p_{s+j-1})
+    std::vector<std::size_t> alike_;    // starts: a start to its right, in a tile filled before, whose rows its
+                                        // first ones are (n_: none); its rows from n_ - alike_[s] on are filled
 };
 
 /// The kind of every part (s, l) of the chain, at offset[s] + l - 1 (a number below T): parts of one kind have the
