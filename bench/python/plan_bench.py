@@ -10,7 +10,8 @@ budgets in DIR/<chain>.budgets, so the planner can be timed and profiled alone o
 
 The chains: the three stacks of bench/python/stack_bench.py profiled on this machine (remat.torch's profiler: forward
 and backward seconds, input bytes, saved activation bytes per block), 24 or 25 blocks each, and the heterogeneous one's 24
-blocks repeated to each larger size. Budgets: 30% and 60% of the way from the least budget to the chain's all-taped
+blocks repeated to each larger size, as they are ("hetero xN": a chain of repeated blocks, whose alike parts remat fills
+once) and with each block's seconds moved by up to 1% ("hetero xN distinct": no two blocks alike). Budgets: 30% and 60% of the way from the least budget to the chain's all-taped
 peak (remat.chain_taped's least_budget_bytes and all_taped_bytes). Both planners get the same memory unit: the
 granularity remat picks for that chain and budget.
 
@@ -108,6 +109,12 @@ def profiled_chains(quick):
     return out
 
 
+def distinct_times(steps):
+    """The steps with their seconds moved by up to 1%, no two blocks alike: remat fills the table's parts alike
+    (the same steps, step by step) once, which a tiled chain has many of; this chain shows the planner without."""
+    return [(f * q, b * q, m, a) for k, (f, b, m, a) in enumerate(steps) for q in [1 + ((k * 7919) % 2001 - 1000) * 1e-5]]
+
+
 def main():
     p = bc.parser(bc.summary(__doc__), "the two 24-block stacks and the heterogeneous one tiled to 100, 300 "
                   "and 1000 blocks, 3 rounds", "the quick stacks and the heterogeneous one tiled to 12 blocks, 1 round")
@@ -130,7 +137,9 @@ def main():
     base, final = chains["hetero"]
     cases = [(name, steps, f) for name, (steps, f) in chains.items()]
     for n in sizes:
-        cases.append((f"hetero x{n}", [base[k % len(base)] for k in range(n)], base[(n - 1) % len(base)][2]))
+        tiled = [base[k % len(base)] for k in range(n)]
+        cases.append((f"hetero x{n}", tiled, base[(n - 1) % len(base)][2]))
+        cases.append((f"hetero x{n} distinct", distinct_times(tiled), base[(n - 1) % len(base)][2]))
     rows = []
     for name, steps, final_bytes in cases:
         top = remat.chain_taped(steps, 10**18, final_state_bytes=final_bytes).all_taped_bytes
