@@ -3,7 +3,8 @@
 // (non-increasing, each step a change of plan): at 24 steps in 4,096 units, tens of runs a row. A split's cost
 // (F(s, j) + H(s+j, l-j, M - u_s)) + E(s, j, M) is priced once per run of the union of its two rows' runs and E's so
 // far, in the same order of sums and with the same comparisons as the dense table, so the optimum and the options
-// kept are the dense table's, to the bit.
+// kept are the dense table's, to the bit. A part whose steps are those of a part further left shares its row (filled
+// once); the first starts are not held as runs but priced at the memories asked (chain_taped_points.cpp).
 #include "chain_taped_table.hpp"
 #include "table_substrate.hpp"
 
