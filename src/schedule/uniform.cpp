@@ -216,7 +216,7 @@ uniform uniform::fit(step_t steps, slot_t slots)
     // stopping once the bound (n-1)(k-1) >= T + 1 - c passes the best. Near sqrt(T) many x share one
     // x + ceil(T/x), so the x scans are slow close to the fewest slots where this one is fast; far from them
     // the x scans end in a few steps. Each search is exact alone: they run in turn, the first to end decides.
-    // (Worst seen, T near 2^63 and slots about 1.03x the fewest: 1e5 steps of each, about 10 ms.)
+    // (Worst seen, T near 2^63 and slots about 1.03x the fewest: 1e5 steps of each, tens of ms.)
     std::uint64_t sum = s + 3;
     auto step_sums = [&] {
         if (sum < 4 || 2 * t - sum > best.forward_steps) // forward steps >= T - 1 + T + 1 - c

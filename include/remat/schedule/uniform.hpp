@@ -25,8 +25,8 @@ public:
     uniform(step_t steps, step_t every);
 
     /// The spacing with the fewest forward steps (then fewest stores) whose peak fits `slots`; exact.
-    /// Microseconds for most (T, slots); at most about 10 ms for any 64-bit T (the worst seen: T near 2^63,
-    /// slots about 1.03x min_slots(T); docs/schedules.md). Throws remat::capacity_error when no spacing
+    /// Microseconds for most (T, slots); tens of milliseconds at worst for any 64-bit T (T near 2^63, slots
+    /// a few percent above min_slots(T); docs/schedules.md). Throws remat::capacity_error when no spacing
     /// fits, naming the fewest slots any spacing needs.
     [[nodiscard]] static uniform fit(step_t steps, slot_t slots);
 
