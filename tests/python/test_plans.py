@@ -160,6 +160,23 @@ def test_tradeoff_with_levels_and_bytes_equals_the_tool(remat_tool):
     assert rows == expected["rows"]
 
 
+@pytest.mark.parametrize("steps", [2**62, 2**63 - 1])
+def test_tradeoff_at_the_64_bit_edge(steps):
+    # Uniform's best spacing scanned sqrt(T) = 3e9 spacings per slot count before (a minute each, hours for
+    # the whole report, past the suite's TIMEOUT); now milliseconds. Its rows fit their slots, start at the
+    # fewest slots any spacing needs, and their forward steps do not grow with more slots.
+    t = remat.tradeoff(steps, state_bytes=8, max_overhead=3.0, budget=8 * 2**40)
+    fewest = remat.uniform(steps, every=round(steps ** 0.5)).peak_slots  # an upper bound on the fewest
+    rows = [r for r in t.rows if r.schedule == "uniform"]
+    assert rows and all(r.peak_slots <= r.slots for r in rows)
+    assert rows[0].slots <= fewest
+    with pytest.raises(remat.CapacityError):
+        remat.uniform(steps, slots=rows[0].slots - 1)
+    assert all(a.forward_steps >= b.forward_steps for a, b in zip(rows, rows[1:]))
+    assert all(r.forward_steps < 2 * steps for r in rows)  # one extra sweep at most: no overflow
+    assert t.within_budget["uniform"].slots == 2**40 and t.least["uniform"].overhead <= 3.0
+
+
 def test_actions_are_immutable_values():
     a = remat.Advance(3, 4, taped=True)
     assert a == remat.parse_action("advance 3 4 tape") and str(a) == "advance 3 4 tape"

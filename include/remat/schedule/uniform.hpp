@@ -24,9 +24,10 @@ public:
     /// Throws remat::argument_error when steps < 1 or every < 1.
     uniform(step_t steps, step_t every);
 
-    /// The spacing with the fewest forward steps (then fewest stores) whose peak fits `slots`; exact,
-    /// in O(min(sqrt(T), slots)) time. Throws remat::capacity_error when no spacing fits, naming the
-    /// fewest slots any spacing needs.
+    /// The spacing with the fewest forward steps (then fewest stores) whose peak fits `slots`; exact.
+    /// Microseconds for most (T, slots); tens of milliseconds at worst for any 64-bit T (T near 2^63, slots
+    /// a few percent above min_slots(T); docs/schedules.md). Throws remat::capacity_error when no spacing
+    /// fits, naming the fewest slots any spacing needs.
     [[nodiscard]] static uniform fit(step_t steps, slot_t slots);
 
     /// The fewest slots any spacing needs for `steps` steps (about 2*sqrt(T)).

@@ -38,6 +38,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
+from ._blocks import bad_block_output
 from ._chain_budget import plan_taped_within
 from ._chain_least import LeastPeak
 from ._profile import BlockProfile, profile_blocks
@@ -84,8 +85,12 @@ class _Run:
     def _block(self, k: int, parts):
         if self.owner.measure_memory:
             with self.counter.hooks():
-                return (self.blocks[k](parts[0]),)
-        return (self.blocks[k](parts[0]),)
+                out = self.blocks[k](parts[0])
+        else:
+            out = self.blocks[k](parts[0])
+        if not isinstance(out, torch.Tensor):
+            bad_block_output(k, out)
+        return (out,)
 
     def _leaves(self, k: int, parts):
         """x_k as a stretch's input: a view through a StretchInput where its gradient is wanted, so that the
@@ -106,6 +111,8 @@ class _Run:
             with torch.no_grad():
                 for k in range(a.start, a.stop):
                     self.current = self.blocks[k](self.current)
+                    if not isinstance(self.current, torch.Tensor):
+                        bad_block_output(k, self.current)
         elif kind == "store":
             rng = self.rng.get() if self.rng is not None else None
             self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
@@ -426,9 +433,7 @@ class AutoCheckpoint(torch.nn.Module):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
         params = self._params()
         if not torch.is_grad_enabled() or not (x.requires_grad or params.unique):
-            for block in self.blocks:
-                x = block(x)
-            return x
+            return _run_blocks(self.blocks, x, 0)
         if tuple(x.shape) != self.input_shape or x.dtype != self.input_dtype:
             raise ArgumentError(f"remat.torch.auto_checkpoint: the input has shape {tuple(x.shape)} and dtype "
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
@@ -439,9 +444,7 @@ class AutoCheckpoint(torch.nn.Module):
             # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
             # blocks, nothing of remat's in the backward.
             with self._counter.hooks() if self.measure_memory else nullcontext():
-                for block in self.blocks:
-                    x = block(x)
-            return x
+                return _run_blocks(self.blocks, x, 0)
         split = self._split(params.shared)
         run = None
         if split.start > 0:
@@ -452,8 +455,7 @@ class AutoCheckpoint(torch.nn.Module):
             x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
         try:
             with self._counter.hooks() if self.measure_memory else nullcontext():
-                for block in self._block_list[split.start:]:
-                    x = block(x)
+                x = _run_blocks(self._block_list[split.start:], x, split.start)
         except BaseException:
             if run is not None:  # no backward will free the snapshots
                 run.close()
@@ -465,6 +467,15 @@ class AutoCheckpoint(torch.nn.Module):
         if self._splits.get(whole) is None:
             self._splits[whole] = _Split(self.actions(), len(self.blocks), whole)
         return self._splits[whole]
+
+
+def _run_blocks(blocks, x, first: int):
+    """x through `blocks` (block `first` on), each output checked to be a tensor."""
+    for k, block in enumerate(blocks, first):
+        x = block(x)
+        if not isinstance(x, torch.Tensor):
+            bad_block_output(k, x)
+    return x
 
 
 def _planner(taped: bool):

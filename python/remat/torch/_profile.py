@@ -14,6 +14,7 @@ from typing import Dict, Hashable, List, Sequence
 
 import torch
 
+from ._blocks import bad_block_output
 from ._saved import SavedBytes, storage_key
 
 
@@ -75,8 +76,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     _sync(devices)
                     middle = clock()
                     if not isinstance(out, torch.Tensor):
-                        raise TypeError(f"remat.torch.auto_checkpoint: block {k} returned "
-                                        f"{type(out).__name__}; every block must return one tensor")
+                        bad_block_output(k, out)
                     if counter is not None:
                         keys = dict((key, entry[1]) for key, entry in counter.live.items())
                         counted_out = out  # kept alive, so that its storage key stays its own
