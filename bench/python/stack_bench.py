@@ -193,10 +193,9 @@ def segments_priced(profiles, segments):
     """(peak bytes, cost) of checkpoint_sequential's schedule under the chain model auto_checkpoint plans with
     (the blocks' profile as auto_checkpoint maps it)."""
     from remat.torch._chain_budget import price
+    from remat.torch._profile import chain_steps
 
-    steps = [(p.forward_seconds, p.forward_seconds + p.backward_seconds, p.input_bytes, p.adjoint_bytes)
-             for p in profiles]
-    return price(steps, profiles[-1].output_bytes, segments_actions(len(profiles), segments))
+    return price(chain_steps(profiles), profiles[-1].output_bytes, segments_actions(len(profiles), segments))
 
 
 def goals_of(name, t, profiles=None):

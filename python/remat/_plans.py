@@ -62,12 +62,14 @@ class Level:
 @dataclasses.dataclass(frozen=True)
 class ChainStep:
     """One step of a heterogeneous chain (remat.chain): its forward cost f_k, its adjoint's cost b_k (the
-    re-run included), the bytes m_k of its input state x_k, and the extra bytes a_k its adjoint needs."""
+    re-run included), the bytes m_k of its input state x_k, the extra bytes a_k its adjoint needs, and the
+    bytes t_k of its tape where remat.chain_taped advances it taped (0: m_k + a_k; remat.chain ignores it)."""
 
     forward: float
     adjoint: float
     state_bytes: int
     adjoint_bytes: int = 0
+    tape_bytes: int = 0
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -275,40 +277,49 @@ def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, st
                                    *_costs(step_cost, reverse_cost), method))
 
 
-_STEP_FIELDS = ("forward", "adjoint", "state_bytes", "adjoint_bytes")
+_STEP_FIELDS = ("forward", "adjoint", "state_bytes", "adjoint_bytes", "tape_bytes")
 
 
 _MOST_BYTES = 2**64 - 1
 
 
 def _chain_step(k: int, step) -> tuple:
-    """Step k of a chain as (forward, adjoint, state_bytes, adjoint_bytes), each field checked and named."""
+    """Step k of a chain as (forward, adjoint, state_bytes, adjoint_bytes, tape_bytes), each field checked and
+    named."""
     if type(step) is tuple and len(step) == 4:
-        # The common form (auto_checkpoint's, plan_bench's) taken at once: the checks below build four messages a
-        # step, a third of planning a 24-block stack. What this passes the general path passes alike.
+        # The common form (plan_bench's) taken at once: the checks below build four messages a step, a third of
+        # planning a 24-block stack. What this passes the general path passes alike.
         forward, adjoint, state_bytes, adjoint_bytes = step
         if (type(forward) in (float, int) and type(adjoint) in (float, int) and type(state_bytes) is int
                 and type(adjoint_bytes) is int and 0 <= state_bytes <= _MOST_BYTES and 0 <= adjoint_bytes <= _MOST_BYTES):
-            return (float(forward), float(adjoint), state_bytes, adjoint_bytes)
+            return (float(forward), float(adjoint), state_bytes, adjoint_bytes, 0)
+    elif type(step) is tuple and len(step) == 5:  # auto_checkpoint's, with its tapes: the same at once
+        forward, adjoint, state_bytes, adjoint_bytes, tape_bytes = step
+        if (type(forward) in (float, int) and type(adjoint) in (float, int) and type(state_bytes) is int
+                and type(adjoint_bytes) is int and type(tape_bytes) is int and 0 <= state_bytes <= _MOST_BYTES
+                and 0 <= adjoint_bytes <= _MOST_BYTES and 0 <= tape_bytes <= _MOST_BYTES):
+            return (float(forward), float(adjoint), state_bytes, adjoint_bytes, tape_bytes)
     if isinstance(step, ChainStep):
-        fields = (step.forward, step.adjoint, step.state_bytes, step.adjoint_bytes)
+        fields = (step.forward, step.adjoint, step.state_bytes, step.adjoint_bytes, step.tape_bytes)
     elif isinstance(step, Mapping):
         unknown = set(step) - set(_STEP_FIELDS)
         missing = [f for f in _STEP_FIELDS[:3] if f not in step]
         if unknown or missing:
             raise ArgumentError(f"chain step {k}: " + (f"unknown field {sorted(map(str, unknown))[0]!r}" if unknown
                                                        else f"no {missing[0]}") +
-                                " (expected forward, adjoint, state_bytes[, adjoint_bytes])")
-        fields = (step["forward"], step["adjoint"], step["state_bytes"], step.get("adjoint_bytes", 0))
-    elif isinstance(step, (tuple, list)) and len(step) in (3, 4):
-        fields = (*step, 0) if len(step) == 3 else tuple(step)
+                                " (expected forward, adjoint, state_bytes[, adjoint_bytes, tape_bytes])")
+        fields = (step["forward"], step["adjoint"], step["state_bytes"], step.get("adjoint_bytes", 0),
+                  step.get("tape_bytes", 0))
+    elif isinstance(step, (tuple, list)) and len(step) in (3, 4, 5):
+        fields = tuple(step) + (0,) * (5 - len(step))
     else:
         raise ArgumentError(f"chain step {k}: expected a remat.ChainStep, a dict or a tuple (forward, adjoint, "
-                            f"state_bytes[, adjoint_bytes]), got {step!r}")
-    forward, adjoint, state_bytes, adjoint_bytes = fields
+                            f"state_bytes[, adjoint_bytes[, tape_bytes]]), got {step!r}")
+    forward, adjoint, state_bytes, adjoint_bytes, tape_bytes = fields
     return (real(forward, f"chain step {k}: forward"), real(adjoint, f"chain step {k}: adjoint"),
             parse_bytes(state_bytes, f"chain step {k}: state_bytes"),
-            parse_bytes(adjoint_bytes, f"chain step {k}: adjoint_bytes"))
+            parse_bytes(adjoint_bytes, f"chain step {k}: adjoint_bytes"),
+            parse_bytes(tape_bytes, f"chain step {k}: tape_bytes"))
 
 
 def _chain_args(costs, final_state_bytes, what: str):
@@ -333,7 +344,7 @@ def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_sta
           granularity: Union[int, str] = 0, horizon: int = 0, greedy_fallback: bool = True) -> Plan:
     """The time-optimal schedule for a chain whose steps differ, within `budget` bytes (snapshots, the
     current state and a running adjoint's extra). `costs`: a sequence of remat.ChainStep, dicts or tuples
-    (forward, adjoint, state_bytes[, adjoint_bytes]), or the JSON form `remat plan --chain FILE` reads
+    (forward, adjoint, state_bytes[, adjoint_bytes[, tape_bytes]]; tape_bytes is ignored here), or the JSON form `remat plan --chain FILE` reads
     ({"steps": [...], "final_state_bytes": N}). final_state_bytes defaults to the last step's state_bytes.
 
         >>> remat.chain([(1, 2, 1024)] * 10, budget=5 * 1024).forward_steps
@@ -392,8 +403,8 @@ class TapedChainPlan:
 
 def chain_taped(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_state_bytes: Optional[int] = None,
                 granularity: Union[int, str] = 0) -> TapedChainPlan:
-    """remat.chain's problem where a step may also be advanced keeping its tape (its input and adjoint_bytes
-    held until its reverse, which then costs max(0, adjoint - forward): no re-run); the exact optimum
+    """remat.chain's problem where a step may also be advanced keeping its tape (tape_bytes, else its input and
+    adjoint_bytes, held until its reverse, which then costs max(0, adjoint - forward): no re-run); the exact optimum
     (docs/heterogeneous.md, "Taped advances"). With budget >= the plan's all_taped_bytes, no step runs twice.
 
         >>> remat.chain_taped([(1, 2, 1024)] * 10, budget=20 * 1024).taped_steps

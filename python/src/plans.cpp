@@ -265,15 +265,15 @@ plan_result make_multilevel(step_t steps, const std::vector<level_tuple>& levels
     return {any_schedule(plan), r};
 }
 
-// (forward, adjoint, state_bytes, adjoint_bytes) per step.
-using chain_step_tuple = std::tuple<double, double, std::uint64_t, std::uint64_t>;
+// (forward, adjoint, state_bytes, adjoint_bytes, tape_bytes) per step (remat._plans._chain_step makes them).
+using chain_step_tuple = std::tuple<double, double, std::uint64_t, std::uint64_t, std::uint64_t>;
 
 plan_result make_chain(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes,
                        std::uint64_t budget_bytes, std::uint64_t granularity, step_t horizon, bool greedy_fallback)
 {
     chain_model model;
-    for (const auto& [f, b, m, a] : steps)
-        model.steps.push_back(chain_step{f, b, m, a});
+    for (const auto& [f, b, m, a, t] : steps)
+        model.steps.push_back(chain_step{f, b, m, a, t});
     model.final_state_bytes = final_state_bytes;
     chain::options options;
     options.granularity = granularity;
@@ -315,8 +315,8 @@ std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tup
                                                 std::uint64_t granularity)
 {
     chain_model model;
-    for (const auto& [f, b, m, a] : steps)
-        model.steps.push_back(chain_step{f, b, m, a});
+    for (const auto& [f, b, m, a, t] : steps)
+        model.steps.push_back(chain_step{f, b, m, a, t});
     model.final_state_bytes = final_state_bytes;
     const taped_chain_plan plan = unlocked([&] { return plan_taped_chain(model, budget_bytes, granularity); });
     nb::list actions;
@@ -362,8 +362,8 @@ std::tuple<std::uint64_t, double, std::uint64_t, std::uint64_t>
 price_taped(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes, nb::iterable actions)
 {
     chain_model model;
-    for (const auto& [f, b, m, a] : steps)
-        model.steps.push_back(chain_step{f, b, m, a});
+    for (const auto& [f, b, m, a, t] : steps)
+        model.steps.push_back(chain_step{f, b, m, a, t});
     model.final_state_bytes = final_state_bytes;
     std::vector<action> list;
     for (nb::handle h : actions)

@@ -16,7 +16,7 @@ chain_model chain_model::uniform(step_t steps, double forward, double adjoint, s
 {
     detail::require_positive_steps(steps);
     chain_model m;
-    m.steps.assign(static_cast<std::size_t>(steps), chain_step{forward, adjoint, state_bytes, adjoint_bytes});
+    m.steps.assign(static_cast<std::size_t>(steps), chain_step{forward, adjoint, state_bytes, adjoint_bytes, 0});
     m.final_state_bytes = state_bytes;
     return m;
 }
@@ -64,7 +64,7 @@ void validate(const chain_model& chain)
     std::uint64_t largest_adjoint = 0;
     auto add = [&](std::uint64_t bytes) {
         if (__builtin_add_overflow(total, bytes, &total))
-            throw argument_error("the chain's state sizes add up to more than 2^64-1 bytes");
+            throw argument_error("the chain's state and tape sizes add up to more than 2^64-1 bytes");
     };
     for (std::size_t k = 0; k < chain.steps.size(); ++k) {
         const chain_step& s = chain.steps[k];
@@ -76,6 +76,7 @@ void validate(const chain_model& chain)
         if (s.state_bytes == 0)
             throw argument_error(at + ": state_bytes must be at least 1, got 0");
         add(s.state_bytes);
+        add(s.tape_bytes); // a tape may be held with every state: its bytes count on top of them
         largest_adjoint = std::max(largest_adjoint, s.adjoint_bytes);
     }
     if (chain.final_state_bytes == 0)
@@ -108,7 +109,10 @@ std::string to_json(const chain_model& chain)
         out += k == 0 ? "\n  " : ",\n  ";
         out += "{\"forward\": " + exact_number(s.forward) + ", \"adjoint\": " + exact_number(s.adjoint) +
                ", \"state_bytes\": " + std::to_string(s.state_bytes) +
-               ", \"adjoint_bytes\": " + std::to_string(s.adjoint_bytes) + "}";
+               ", \"adjoint_bytes\": " + std::to_string(s.adjoint_bytes);
+        if (s.tape_bytes != 0)
+            out += ", \"tape_bytes\": " + std::to_string(s.tape_bytes);
+        out += "}";
     }
     out += "],\n \"final_state_bytes\": " + std::to_string(chain.final_state_bytes) + "}\n";
     return out;

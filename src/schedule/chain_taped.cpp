@@ -34,7 +34,7 @@ std::uint64_t auto_granularity(const chain_model& c, std::uint64_t budget)
     for (step_t k = 0; k <= c.size(); ++k)
         g = std::gcd(g, c.state_bytes(k));
     for (const chain_step& s : c.steps)
-        g = std::gcd(g, s.adjoint_bytes);
+        g = std::gcd(std::gcd(g, s.adjoint_bytes), s.tape_bytes);
     const std::uint64_t rows = static_cast<std::uint64_t>(c.size()) * static_cast<std::uint64_t>(c.size() + 1) / 2;
     const std::uint64_t most = std::max<std::uint64_t>(1, std::min(max_units, max_entries / rows - 1));
     const std::uint64_t wanted = std::min(budget, all_taped_bytes(c));

@@ -168,7 +168,7 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
             start& st = starts[s - first];
             st.e = e + offset_[s];
             st.h = h + offset_[s];
-            st.taped = s + 1 < n_ && m >= c_.r[s] ? layer(*h_, m - c_.t[s]) + offset_[s + 1] : nullptr;
+            st.taped = s + 1 < n_ && m >= c_.taped_from[s] ? layer(*h_, m - c_.t[s]) + offset_[s + 1] : nullptr;
             st.right = m >= c_.u[s] ? layer(*h_, m - c_.u[s]) : nullptr;
             st.forward = forward_.data() + offset_[s];
             st.widest = widest_.data() + offset_[s];
@@ -215,7 +215,7 @@ void taped_chain_layers::fill_layer(std::uint64_t m, add_split_fn add_split)
 
 double taped_chain_layers::taped_cost(std::size_t s, std::size_t l, std::uint64_t m) const
 {
-    return m >= c_.r[s] ? c_.f[s] + layer(*h_, m - c_.t[s])[offset_[s + 1] + l - 2] + c_.bt[s] : infinity;
+    return m >= c_.taped_from[s] ? c_.f[s] + layer(*h_, m - c_.t[s])[offset_[s + 1] + l - 2] + c_.bt[s] : infinity;
 }
 
 double taped_chain_layers::whole(std::uint64_t m) const

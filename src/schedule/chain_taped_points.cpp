@@ -57,7 +57,7 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
             beside.erase(std::unique(beside.begin(), beside.end()), beside.end());
             next.clear();
             for (const std::uint64_t m : read)
-                if (m >= c_.r[s - 1])
+                if (m >= c_.taped_from[s - 1])
                     next.push_back(m - c_.t[s - 1]);
             read.clear();
             std::set_union(beside.begin(), beside.end(), next.begin(), next.end(), std::back_inserter(read));
@@ -98,10 +98,10 @@ const taped_chain_runs::point& taped_chain_runs::at(std::size_t s, std::uint64_t
     if (m >= c_.u[s])
         for (std::size_t j = 1; j < length && s + j < by_points_; ++j)
             right[j] = &at(s + j, m - c_.u[s]);
-    const point* after_tape = s + 1 < by_points_ && m >= c_.r[s] ? &at(s + 1, m - c_.t[s]) : nullptr;
+    const point* after_tape = s + 1 < by_points_ && m >= c_.taped_from[s] ? &at(s + 1, m - c_.t[s]) : nullptr;
     for (std::size_t l = 2; l <= length; ++l) {
         double taped = infinity;
-        if (m >= c_.r[s])
+        if (m >= c_.taped_from[s])
             taped =
                 c_.f[s] + (after_tape != nullptr ? after_tape->h[l - 2] : h_at(s + 1, l - 1, m - c_.t[s])) + c_.bt[s];
         double best = infinity;
@@ -151,7 +151,7 @@ void taped_chain_runs::fill_least()
         least_e[0] = std::min(std::max(2 * c_.u[s], c_.r[s]), none);
         least_h_[row(s, 1)] = std::min(c_.r[s], none);
         for (std::size_t l = 2; s + l <= n_; ++l) {
-            const std::uint64_t taped = std::max(c_.r[s], beside(c_.t[s], least_h_[row(s + 1, l - 1)]));
+            const std::uint64_t taped = std::max(c_.taped_from[s], beside(c_.t[s], least_h_[row(s + 1, l - 1)]));
             std::uint64_t e = std::max(2 * c_.u[s], taped);
             std::uint64_t widest = 0;
             for (std::size_t j = 1; j < l; ++j) {

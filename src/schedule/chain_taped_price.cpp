@@ -61,7 +61,7 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
                 if (t != 0)
                     bad(a, "keeps a tape of step " + std::to_string(v->from) + " already held");
                 ++p.taped_steps;
-                t = c.state_bytes(v->from) + c.steps[static_cast<std::size_t>(v->from)].adjoint_bytes;
+                t = c.tape_bytes(v->from);
                 held += t;
                 moment(held + c.state_bytes(v->to));
             }

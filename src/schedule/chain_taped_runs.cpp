@@ -179,12 +179,12 @@ void taped_chain_runs::fill_single(std::size_t s)
 
 void taped_chain_runs::fill(std::size_t s, std::size_t l)
 {
-    // P(s, l, m) = (f_s + H(s+1, l-1, m - t_s)) + bt_s from r_s on
+    // P(s, l, m) = (f_s + H(s+1, l-1, m - t_s)) + bt_s from max(r_s, t_s) on
     taped_.clear();
     push(taped_, 0, infinity, 0);
     const span after = h_row(s + 1, l - 1);
     cursor rest(after.first, after.last, c_.t[s]);
-    for (std::uint64_t m = c_.r[s]; m <= units_; m = rest.next())
+    for (std::uint64_t m = c_.taped_from[s]; m <= units_; m = rest.next())
         push(taped_, m, c_.f[s] + rest.at(m).value + c_.bt[s], 0);
     // E starts as the taped advance from 2 u_s on; a split takes an entry from it on a tie too (the plain
     // recurrence prices the splits first and the taped advance only where strictly cheaper).

@@ -84,7 +84,9 @@ taped_unit_chain::taped_unit_chain(const chain_model& c, std::uint64_t g)
         const std::uint64_t a = units_of(c.steps[k].adjoint_bytes, g);
         p.push_back(std::max(u[k], u[k + 1]));
         r.push_back(p[k] + a);
-        t.push_back(u[k] + a);
+        // a tape of its own size where given (rounded up once), else its input and a_k, each rounded up
+        t.push_back(c.steps[k].tape_bytes != 0 ? units_of(c.steps[k].tape_bytes, g) : u[k] + a);
+        taped_from.push_back(std::max(r[k], t[k]));
         f.push_back(c.steps[k].forward);
         b.push_back(c.steps[k].adjoint);
         bt.push_back(std::max(0.0, c.steps[k].adjoint - c.steps[k].forward));
@@ -205,7 +207,7 @@ void taped_chain_table::fill(std::size_t s, std::size_t l)
     const double* rest = &t_->h[(s + 1) * width_];
     double* taped = t_->taped.data();
     for (std::uint64_t m = 0; m <= hi; ++m)
-        taped[m] = m >= c_.r[s] ? c_.f[s] + rest[m - c_.t[s]] + c_.bt[s] : infinity;
+        taped[m] = m >= c_.taped_from[s] ? c_.f[s] + rest[m - c_.t[s]] + c_.bt[s] : infinity;
     if (l - 1 <= scan_limit) {
         std::fill(e, e + hi + 1, infinity);
         std::fill(code, code + hi + 1, std::uint16_t{0});

@@ -14,9 +14,11 @@
 namespace remat::detail {
 
 /// The sizes of the model in units of g: u_k = ceil(m_k / g), p_k = max(u_k, u_{k+1}), c_k = ceil(a_k / g),
-/// r_k = p_k + c_k (a step's run) and t_k = u_k + c_k (its tape); bt_k = max(0, b_k - f_k).
+/// r_k = p_k + c_k (a step's run) and t_k (its tape: ceil(tape_bytes / g) where given, else u_k + c_k);
+/// bt_k = max(0, b_k - f_k); taped_from_k = max(r_k, t_k), the least memory where step k's taped advance is priced
+/// (H(s+1, l-1, M - t_s) needs M >= t_s; a tape given larger than the step's run may pass r_k).
 struct taped_unit_chain {
-    std::vector<std::uint64_t> u, p, r, t; // u has T + 1 entries
+    std::vector<std::uint64_t> u, p, r, t, taped_from; // u has T + 1 entries
     std::vector<double> f, b, bt;
     taped_unit_chain(const chain_model& c, std::uint64_t g);
     /// The all-taped plan's peak in units (what more memory never improves on).

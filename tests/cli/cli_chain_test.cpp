@@ -171,6 +171,12 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", bad("i.json", R"({"steps": [{"forward": 1e400, "adjoint": 1, "state_bytes": 8}],
             "final_state_bytes": 8})")},
          "i.json: a number too large to be finite"},
+        {{"plan", "--chain", bad("t.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
+            "tape_bytes": -1}], "final_state_bytes": 8})")},
+         "\"tape_bytes\" must be a whole number of bytes"},
+        {{"plan", "--chain", bad("u.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
+            "tape_bytes": 18446744073709551615}], "final_state_bytes": 8})")},
+         "state and tape sizes add up to more than 2^64-1 bytes"},
         {{"plan", "--chain", bad("h.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8}]})")},
          "missing \"final_state_bytes\""},
         {{"plan", "--chain", (dir / "missing.json").string()}, "cannot be read"},
@@ -267,4 +273,42 @@ BOOST_AUTO_TEST_CASE(taped_advances_plan_the_librarys_taped_plan)
     BOOST_TEST(horizon.status == 2);
     const test::tool_result no_chain = test::run_tool({"plan", "--steps", "5", "--slots", "2", "--taped-advances"});
     BOOST_TEST(no_chain.status == 2);
+}
+
+BOOST_AUTO_TEST_CASE(tape_sizes_in_the_file_plan_as_the_library_with_them)
+{
+    // chain_step::tape_bytes, written by to_json where given and read back by --chain: the plan is the library's on
+    // that chain (not on the chain without it), and its actions replay within the budget under the tapes' sizes.
+    test::scratch_dir dir;
+    chain_model m = alternating(12);
+    for (std::size_t k = 1; k < m.steps.size(); k += 2)
+        m.steps[k].tape_bytes = 2 << 20; // below m_k + a_k = 5 MiB: a tape sharing its output with the next one's
+    const std::string text = to_json(m);
+    std::size_t written = 0;
+    for (std::size_t at = text.find("\"tape_bytes\": 2097152"); at != std::string::npos;
+         at = text.find("\"tape_bytes\"", at + 1))
+        ++written;
+    BOOST_TEST(written == 6u); // the six given, none for the steps without
+    const std::string file = write(dir, "tapes.json", text);
+    chain_model without = m;
+    for (chain_step& st : without.steps)
+        st.tape_bytes = 0;
+    BOOST_TEST(all_taped_bytes(m) < all_taped_bytes(without));
+    for (const std::uint64_t budget : {all_taped_bytes(m) / 2, all_taped_bytes(m)}) {
+        const taped_chain_plan plan = plan_taped_chain(m, budget);
+        const auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget), "--taped-advances"});
+        BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost);
+        BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes);
+        const test::tool_result actions = test::run_tool(
+            {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
+        BOOST_TEST_REQUIRE(actions.status == 0);
+        const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
+        BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+        BOOST_TEST(r.peak_bytes <= budget);
+        BOOST_TEST(r.cost == plan.cost);
+    }
+    // Room for every given tape: plain autograd's plan, which the tapes' default sizes would not fit
+    BOOST_TEST(test::plan_json(
+                   {"--chain", file, "--budget", std::to_string(all_taped_bytes(m)), "--taped-advances"})["taped_steps"]
+                   .get<std::uint64_t>() == 11u);
 }

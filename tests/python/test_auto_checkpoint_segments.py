@@ -30,7 +30,7 @@ def transformer_stack(layers=12):
 def model_price(steps, final_bytes, actions):
     """(peak bytes, cost) under the chain model with taped advances, replayed from its written rules: memory
     is the snapshots held, the current state (both sides of a step while it runs), a_k while step k runs
-    taped or inside its untaped adjoint, and each kept tape (m_k + a_k) until its reverse."""
+    taped or inside its untaped adjoint, and each kept tape (t_k where given, else m_k + a_k) until its reverse."""
     m = [s[2] for s in steps] + [final_bytes]
     snapshots, tapes, current = {}, {}, m[0]
     peak, cost = current, 0.0
@@ -49,15 +49,15 @@ def model_price(steps, final_bytes, actions):
             del snapshots[a.slot]
         elif a.kind == "advance":
             for k in range(a.start, a.stop):
-                f, _, _, extra = steps[k]
+                f, _, _, extra, _ = steps[k]
                 peak = max(peak, held() + max(m[k], m[k + 1]) + (extra if a.taped else 0))
                 cost += f
             if a.taped:
-                tapes[a.start] = m[a.start] + steps[a.start][3]
+                tapes[a.start] = steps[a.start][4] or m[a.start] + steps[a.start][3]
             current = m[a.stop]
             peak = max(peak, held() + current)
         else:
-            f, b, _, extra = steps[a.step]
+            f, b, _, extra, _ = steps[a.step]
             if a.step in tapes:
                 peak = max(peak, held())
                 del tapes[a.step]

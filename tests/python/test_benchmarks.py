@@ -45,16 +45,14 @@ def test_stack_bench(capsys, monkeypatch):
         by_label = {p["label"]: p for p in points}
         for r in table(data, f"{name} stack: auto_checkpoint at equal"):
             # the segments' schedule as the chain model prices it: what they measure on the transformer
-            # blocks; a checkpointed segment's input, which torch.utils.checkpoint holds while it re-runs the
-            # segment, is not counted where the segment's first block does not save it (the model frees the
-            # snapshot there: the block's tape would hold it)
-            if name == "transformer":
+            # blocks, and on resnet's, which end in a ReLU that saves the output the next block saves as its
+            # input (one storage, in one tape: tape_bytes; docs/python.md, "The resnet stack"); a checkpointed
+            # segment's input, which torch.utils.checkpoint holds while it re-runs the segment, is not counted
+            # where the segment's first block does not save it (the model frees the snapshot there: the
+            # block's tape would hold it)
+            if name in ("transformer", "resnet"):
                 assert r["sequential peak (model)"] == r["sequential peak"]
-            # resnet's blocks end in a ReLU, which saves its output: the model counts that state in the
-            # block's tape and again in the next block's (which saves it as its input), so it prices the
-            # segments above what they measure (conservative; docs/python.md, "The resnet stack")
-            if name != "resnet":
-                assert r["sequential peak (model)"] <= r["sequential peak"]
+            assert r["sequential peak (model)"] <= r["sequential peak"]
             if r["auto budget"] is None:
                 continue
             a = by_label[f"auto_checkpoint budget={r['auto budget']}"]
@@ -101,6 +99,19 @@ def test_ode_bench(capsys, monkeypatch):
     assert rows["torchdiffeq odeint"]["gradient error"] < 1e-5  # the same discrete map
     assert 0 < rows["torchdiffeq odeint_adjoint"]["gradient error"] < 1e-2  # the continuous adjoint
     assert rows["checkpoint_loop"]["peak bytes"] < rows["store every state (plain autograd)"]["peak bytes"]
+
+
+def test_tape_bench(capsys, monkeypatch):
+    """Both tapes' plans within their prediction and the budget; the block tapes' prediction is what the resnet
+    blocks measure (each ends in a ReLU whose output the next block saves as its input: one storage)."""
+    data = run_bench("tape_bench", capsys, monkeypatch)
+    rows = table(data, "resnet stack")
+    assert len(rows) >= 3
+    for r in rows:
+        for name in ("default tape", "block tapes"):
+            assert r[f"{name} measured"] <= r[f"{name} predicted"] <= r["budget"]
+        assert r["block tapes measured"] == r["block tapes predicted"]
+    assert any(r["default tape predicted"] > r["default tape measured"] for r in rows)
 
 
 def test_threads_option_sets_openblas_pool_too():
@@ -156,7 +167,7 @@ def test_gain_bound_is_at_least_what_the_best_set_of_kept_tapes_gains():
                     assert bound == pytest.approx(exact)
 
 
-@pytest.mark.parametrize("name", ["stack_bench", "plan_bench", "loop_bench", "ode_bench"])
+@pytest.mark.parametrize("name", ["stack_bench", "plan_bench", "loop_bench", "ode_bench", "tape_bench"])
 def test_bench_answers_help_and_refuses_an_unknown_option_in_one_line(name, capsys, monkeypatch):
     module = importlib.import_module(name)
     for args, code in ((["--help"], 0), (["--bogus"], 2), (["--format", "xml"], 2), (["--rounds", "x"], 2)):

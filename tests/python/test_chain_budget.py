@@ -22,11 +22,20 @@ def random_chain(rng, n):
     return [(f, max(f, b), m, a) for f, b, m, a in steps], rng.randint(900, 4000)
 
 
-def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_rounded_down_plan_fits():
+def random_chain_with_tapes(rng, n):
+    """A random chain whose steps have tapes of their own size on two in three (tape_bytes, from a_k to past
+    m_k + a_k: mostly below it, as auto_checkpoint's profile gives them), the others the default (0)."""
+    steps, final = random_chain(rng, n)
+    return [(f, b, m, a, rng.randint(max(1, a), m + a + 500) if rng.random() < 2 / 3 else 0)
+            for f, b, m, a in steps], final
+
+
+@pytest.mark.parametrize("make", [random_chain, random_chain_with_tapes])
+def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_rounded_down_plan_fits(make):
     rng = random.Random(38)
     reached, improved, cases = 0, 0, 0
     for _ in range(40):
-        steps, final = random_chain(rng, rng.randint(3, 7))
+        steps, final = make(rng, rng.randint(3, 7))
         top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
         least = remat.chain_taped(steps, top, final_state_bytes=final).least_budget_bytes
         drawn = [rng.randint(least, top) for _ in range(3)]
@@ -56,10 +65,11 @@ def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_roun
     assert reached > 0.9 * cases
 
 
-def test_price_is_the_planners_own():
+@pytest.mark.parametrize("make", [random_chain, random_chain_with_tapes])
+def test_price_is_the_planners_own(make):
     rng = random.Random(7)
     for _ in range(30):
-        steps, final = random_chain(rng, rng.randint(1, 9))
+        steps, final = make(rng, rng.randint(1, 9))
         top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
         for budget in (top, top * 2 // 3):
             try:
@@ -71,11 +81,12 @@ def test_price_is_the_planners_own():
             assert cost == pytest.approx(plan.predicted_cost)
 
 
-def test_the_least_budget_is_the_exact_optimums_and_every_budget_from_it_is_planned():
+@pytest.mark.parametrize("make", [random_chain, random_chain_with_tapes])
+def test_the_least_budget_is_the_exact_optimums_and_every_budget_from_it_is_planned(make):
     rng = random.Random(5)
     above_the_default_units = 0
     for _ in range(60):
-        steps, final = random_chain(rng, rng.randint(1, 7))
+        steps, final = make(rng, rng.randint(1, 7))
         top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
         exact = remat.chain_taped(steps, top, final_state_bytes=final, granularity=1).least_budget_bytes
         least = _least_budget(steps, final, True)

@@ -122,6 +122,30 @@ def test_chain_equals_the_tool(remat_tool, tmp_path, n, seed, budget):
     assert remat.chain(as_steps, budget, final_state_bytes=2048).as_dict() == plan.as_dict()
 
 
+@pytest.mark.parametrize("n,seed", [(8, 1), (20, 2)])
+def test_chain_taped_with_tape_sizes_equals_the_tool(remat_tool, tmp_path, n, seed):
+    """A step's tape of its own size (tape_bytes: remat.ChainStep's fifth field, a dict's key, a 5-tuple's last),
+    read by the tool from its --chain file alike: the same plan, and not the plan without them."""
+    costs = chain_costs(n, seed)
+    for k, s in enumerate(costs["steps"]):
+        if k % 3 != 2:  # below m_k + a_k on most (a tape sharing storage with its neighbour's), above on some
+            s["tape_bytes"] = s["state_bytes"] // (1 + k % 2) + 256 * (k % 4)
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(costs))
+    without = [{k: v for k, v in s.items() if k != "tape_bytes"} for s in costs["steps"]]
+    top = remat.chain_taped(costs, 1 << 40).all_taped_bytes
+    assert top < remat.chain_taped(without, 1 << 40, final_state_bytes=2048).all_taped_bytes
+    for budget in (top // 2, top):
+        plan = remat.chain_taped(costs, budget)
+        tool = remat_tool("plan", "--chain", path, "--budget", budget, "--taped-advances", "--format", "actions")
+        assert "\n".join(map(str, plan.actions)) == tool.strip()
+        as_steps = [remat.ChainStep(**s) for s in costs["steps"]]
+        as_tuples = [(s["forward"], s["adjoint"], s["state_bytes"], s["adjoint_bytes"], s.get("tape_bytes", 0))
+                     for s in costs["steps"]]
+        for spelling in (as_steps, as_tuples):
+            assert remat.chain_taped(spelling, budget, final_state_bytes=2048).actions == plan.actions
+
+
 @pytest.mark.parametrize("steps,reverse_cost", [(1, 0), (30, 0), (1000, 2.0), (12345, 0.5)])
 def test_tradeoff_equals_the_tool(remat_tool, steps, reverse_cost):
     t = remat.tradeoff(steps, reverse_cost=reverse_cost)

@@ -40,7 +40,11 @@ void for_every_plan(Visit visit)
     std::mt19937_64 rng(3838);
     for (step_t t = 1; t <= 9; ++t)
         for (int trial = 0; trial < 12; ++trial) {
-            const chain_model m = random_chain(rng, t);
+            chain_model m = random_chain(rng, t);
+            if (trial % 3 == 2) // tapes of their own size (chain_step::tape_bytes), 1 byte to past m_k + a_k
+                for (chain_step& st : m.steps)
+                    st.tape_bytes =
+                        std::uniform_int_distribution<std::uint64_t>(0, st.state_bytes + st.adjoint_bytes + 4)(rng);
             const std::uint64_t top = all_taped_bytes(m);
             const std::uint64_t least = plan_taped_chain(m, top, 1).least_budget_bytes;
             for (std::uint64_t budget = least; budget <= top; budget += 1 + (top - least) / 6)

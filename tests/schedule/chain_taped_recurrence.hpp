@@ -32,7 +32,8 @@ inline recurrence_plan plain_taped_recurrence(const chain_model& c, std::uint64_
     for (std::size_t k = 0; k < n; ++k) {
         p[k] = std::max(u[k], u[k + 1]);
         r[k] = p[k] + units(c.steps[k].adjoint_bytes);
-        t[k] = u[k] + units(c.steps[k].adjoint_bytes);
+        // the tape: its own size where given, else the input and a_k, each rounded up
+        t[k] = c.steps[k].tape_bytes != 0 ? units(c.steps[k].tape_bytes) : u[k] + units(c.steps[k].adjoint_bytes);
     }
     const auto f = [&](std::size_t k) { return c.steps[k].forward; };
     const auto b = [&](std::size_t k) { return c.steps[k].adjoint; };
@@ -51,7 +52,8 @@ inline recurrence_plan plain_taped_recurrence(const chain_model& c, std::uint64_
                     e[at(s, 1, m)] = m >= std::max(2 * u[s], r[s]) ? b(s) : inf;
                     continue;
                 }
-                const double taped = m >= r[s] ? f(s) + h[at(s + 1, l - 1, m - t[s])] + bt(s) : inf;
+                // a tape given larger than the step's run may pass r_s: H below is read at m - t_s >= 0
+                const double taped = m >= std::max(r[s], t[s]) ? f(s) + h[at(s + 1, l - 1, m - t[s])] + bt(s) : inf;
                 double best = inf;
                 int choice = 0;
                 double forward = 0;

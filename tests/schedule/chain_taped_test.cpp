@@ -20,6 +20,8 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace remat;
 
@@ -40,6 +42,37 @@ chain_model random_chain(std::mt19937_64& rng, step_t steps)
     }
     m.final_state_bytes = bytes(rng);
     return m;
+}
+
+// Gives two steps in three a tape size of their own (chain_step::tape_bytes), up to 4 past the default m_k + a_k:
+// some below it (a tape sharing storage with its neighbour's), some above; from 1 byte, or from a_k where
+// `at_least_adjoint` (the planner's optimum is the exhaustive search's there; docs/heterogeneous.md). Returns how
+// many are below and above the default.
+std::pair<int, int> give_tape_sizes(std::mt19937_64& rng, chain_model& m, bool at_least_adjoint = false)
+{
+    std::uniform_int_distribution<int> third(0, 2);
+    int below = 0, above = 0;
+    for (chain_step& st : m.steps) {
+        if (third(rng) == 0)
+            continue;
+        const std::uint64_t usual = st.state_bytes + st.adjoint_bytes;
+        const std::uint64_t least = at_least_adjoint ? std::max<std::uint64_t>(1, st.adjoint_bytes) : 1;
+        st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(least, usual + 4)(rng);
+        below += st.tape_bytes < usual ? 1 : 0;
+        above += st.tape_bytes > usual ? 1 : 0;
+    }
+    return {below, above};
+}
+
+// The all-taped plan written out: every step but the last advanced keeping its tape, then every step reversed.
+std::vector<action> all_taped_actions(step_t steps)
+{
+    std::vector<action> out;
+    for (step_t k = 0; k + 1 < steps; ++k)
+        out.emplace_back(advance{k, k + 1, true});
+    for (step_t k = steps - 1; k >= 0; --k)
+        out.emplace_back(reverse{k});
+    return out;
 }
 
 // Plans m within budget at units of g and checks the plan against the plain recurrence's (the same cost and
@@ -229,14 +262,14 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
     // filled a memory at a time finds its options again when asked). Some chains with large states among small
     // ones (rows whose splits the advance's width limits), some with costs all alike (ties everywhere), some of
     // steps drawn from a few kinds that differ in one field each (the runs form fills a part alike one further left
-    // once: a field it failed to compare would show here), one of identical steps.
+    // once: a field it failed to compare would show here), one of identical steps, one with tapes of their own size.
     std::mt19937_64 rng(3802);
 #if defined(REMAT_SANITIZED) // the sanitizers are slow; the optimised build compares 55 steps too
     for (const step_t t : {2, 7, 30}) {
 #else
     for (const step_t t : {2, 7, 30, 55}) {
 #endif
-        for (int variant = 0; variant < 5; ++variant) {
+        for (int variant = 0; variant < 6; ++variant) {
             chain_model m = random_chain(rng, t);
             if (variant == 1)
                 for (std::size_t k = 0; k < m.steps.size(); k += 5)
@@ -248,11 +281,12 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
                 }
             if (variant == 3) {
                 const chain_step base{1, 2.5, 3, 2};
-                std::vector<chain_step> kinds(5, base);
+                std::vector<chain_step> kinds(6, base);
                 kinds[1].forward = 1.5;
                 kinds[2].adjoint = 3;
                 kinds[3].state_bytes = 4;
                 kinds[4].adjoint_bytes = 4;
+                kinds[5].tape_bytes = 2;
                 std::uniform_int_distribution<std::size_t> pick(0, kinds.size() - 1);
                 for (chain_step& st : m.steps)
                     st = kinds[pick(rng) < 3 ? 0 : pick(rng)];
@@ -260,6 +294,8 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
             if (variant == 4)
                 for (chain_step& st : m.steps)
                     st = m.steps.front();
+            if (variant == 5) // tapes of their own size (chain_step::tape_bytes)
+                give_tape_sizes(rng, m);
             for (const std::uint64_t g : {1, 2}) {
                 const detail::taped_unit_chain units(m, g);
                 const std::uint64_t top = units.all_taped() + 3;
@@ -369,4 +405,124 @@ BOOST_AUTO_TEST_CASE(far_fewer_split_points_than_the_plain_recurrence)
             }
         }
     }
+}
+
+BOOST_AUTO_TEST_CASE(given_tape_sizes_equal_the_exhaustive_search_at_every_budget)
+{
+    // Steps with tapes of their own size, below and above m_k + a_k: the plan against the exhaustive search and the
+    // replay (both read the tape's size on their own), at every budget; all_taped_bytes against the replayed peak
+    // of the all-taped plan.
+    std::mt19937_64 rng(3839);
+    int compared = 0, below = 0, above = 0;
+    for (step_t t = 1; t <= 6; ++t)
+        for (int trial = 0; trial < (t <= 4 ? 25 : 8); ++trial) {
+            chain_model m = random_chain(rng, t);
+            const auto [b, a] = give_tape_sizes(rng, m, true);
+            below += b;
+            above += a;
+            const std::uint64_t top = all_taped_bytes(m);
+            const test::chain_replay all = test::replay_taped_chain(m, all_taped_actions(t));
+            BOOST_TEST(!all.error.has_value());
+            BOOST_TEST(all.peak_bytes == top, "T=" << t << " trial " << trial);
+            std::uint64_t least = 0;
+            for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
+                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
+                {
+                    const double best = test::brute_force_taped_chain_optimum(m, budget);
+                    if (std::isinf(best)) {
+                        BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
+                        continue;
+                    }
+                    const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
+                    if (least == 0)
+                        least = budget;
+                    BOOST_TEST(plan.least_budget_bytes == least);
+                    const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+                    BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
+                    BOOST_TEST(r.peak_bytes <= budget);
+                    BOOST_TEST(r.peak_bytes == plan.peak_bytes);
+                    BOOST_TEST(r.cost == plan.cost);
+                    BOOST_TEST(plan.cost == best);
+                    ++compared;
+                }
+            }
+        }
+    BOOST_TEST(compared > 500);
+    BOOST_TEST(below > 50);
+    BOOST_TEST(above > 10);
+}
+
+BOOST_AUTO_TEST_CASE(given_tape_sizes_plan_as_the_plain_recurrence)
+{
+    // The same with tapes of their own size on longer chains, in each form of the table: dense with its bounded
+    // search (26, 33 steps), runs (hundreds of units a step), a memory at a time (50 steps); units of 1 and 3 bytes.
+    std::mt19937_64 rng(3840);
+    int compared = 0;
+    for (const step_t t : {9, 26, 33, 50}) {
+        chain_model m = random_chain(rng, t);
+        give_tape_sizes(rng, m);
+        const std::uint64_t top = all_taped_bytes(m);
+        for (const std::uint64_t g : {1, 3})
+            for (const double fraction : {0.15, 0.35, 0.6, 0.9, 1.1}) {
+                const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
+                BOOST_TEST_CONTEXT("T=" << t << " g=" << g << " budget " << budget)
+                {
+                    compared += plans_as_the_plain_recurrence(m, budget, g) ? 1 : 0;
+                }
+            }
+    }
+    std::uniform_int_distribution<std::uint64_t> bytes(20, 90);
+    for (const step_t t : {5, 14}) {
+        chain_model m = random_chain(rng, t);
+        for (chain_step& st : m.steps) {
+            st.state_bytes = bytes(rng);
+            st.adjoint_bytes = st.adjoint_bytes * 25;
+        }
+        m.final_state_bytes = bytes(rng);
+        give_tape_sizes(rng, m);
+        const std::uint64_t top = all_taped_bytes(m);
+        for (const double fraction : {0.15, 0.3, 0.5, 0.75, 1.0}) {
+            const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
+            BOOST_TEST_CONTEXT("T=" << t << " (runs) budget " << budget)
+            {
+                compared += plans_as_the_plain_recurrence(m, budget, 1) ? 1 : 0;
+            }
+        }
+    }
+    BOOST_TEST(compared > 35);
+}
+
+BOOST_AUTO_TEST_CASE(tapes_below_their_adjoint_bytes_plan_legally)
+{
+    // A tape below a_k lets a schedule take step k's tape early and re-run the step untaped later, the tape held,
+    // which the recurrence does not consider: there the plan (still the plain recurrence's, above) is legal, within
+    // the budget and priced as the replay prices it, and never cheaper than the exhaustive search's optimum.
+    std::mt19937_64 rng(3841);
+    int compared = 0;
+    for (step_t t = 2; t <= 5; ++t)
+        for (int trial = 0; trial < 10; ++trial) {
+            chain_model m = random_chain(rng, t);
+            give_tape_sizes(rng, m);
+            const std::uint64_t top = all_taped_bytes(m);
+            for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
+                const double best = test::brute_force_taped_chain_optimum(m, budget);
+                taped_chain_plan plan;
+                try {
+                    plan = plan_taped_chain(m, budget, 1);
+                } catch (const capacity_error&) {
+                    continue;
+                }
+                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
+                {
+                    const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+                    BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
+                    BOOST_TEST(r.peak_bytes <= budget);
+                    BOOST_TEST(r.peak_bytes == plan.peak_bytes);
+                    BOOST_TEST(r.cost == plan.cost);
+                    BOOST_TEST(plan.cost >= best);
+                    ++compared;
+                }
+            }
+        }
+    BOOST_TEST(compared > 300);
 }

@@ -29,10 +29,11 @@ std::uint64_t running(const chain_model& c, step_t k)
     return std::max(bytes_of(c, k), bytes_of(c, k + 1));
 }
 
-// What step k's tape holds: its input and its adjoint's extra bytes.
+// What step k's tape holds: tape_bytes where given, else its input and its adjoint's extra bytes.
 std::uint64_t tape_of(const chain_model& c, step_t k)
 {
-    return bytes_of(c, k) + step_of(c, k).adjoint_bytes;
+    const std::uint64_t given = step_of(c, k).tape_bytes;
+    return given != 0 ? given : bytes_of(c, k) + step_of(c, k).adjoint_bytes;
 }
 
 double taped_reverse_cost(const chain_model& c, step_t k)

@@ -12,6 +12,12 @@
 // and its peak must not exceed the budget. A schedule's cost is the f_k of every step run by an advance
 // plus every b_k. A store copies the current state, so right after `store` the snapshot and the current
 // state both count; `restore` likewise (free the slot right after its last restore to drop it).
+//
+// Taped plans (chain_taped.hpp) also hold step k's tape, t_k bytes, from its taped advance to `reverse k`:
+// tape_bytes where given, else m_k + a_k (its input and what its adjoint needs besides). Why a size of its
+// own: a_k also serves the untaped reverse, whose re-run holds its output with nothing else holding it, while
+// a tape may share storage with its neighbour's (a block that saves its output, followed by one that saves
+// that same tensor as its input: one storage, counted in one tape only). remat::chain ignores it.
 #pragma once
 
 #include "remat/types.hpp"
@@ -30,6 +36,7 @@ struct chain_step {
     double adjoint = 0;              ///< b_k: the adjoint of step k, its re-run of step k included
     std::uint64_t state_bytes = 0;   ///< m_k: bytes of x_k (at least 1)
     std::uint64_t adjoint_bytes = 0; ///< a_k: extra bytes while the adjoint of step k runs
+    std::uint64_t tape_bytes = 0;    ///< t_k: bytes of step k's tape (taped plans); 0: m_k + a_k
     friend bool operator==(const chain_step&, const chain_step&) = default;
 };
 
@@ -51,6 +58,12 @@ struct chain_model {
     {
         return k == size() ? final_state_bytes : steps[static_cast<std::size_t>(k)].state_bytes;
     }
+    /// t_k for 0 <= k < T: tape_bytes, or m_k + a_k where it is 0.
+    [[nodiscard]] std::uint64_t tape_bytes(step_t k) const noexcept
+    {
+        const chain_step& s = steps[static_cast<std::size_t>(k)];
+        return s.tape_bytes != 0 ? s.tape_bytes : s.state_bytes + s.adjoint_bytes;
+    }
     /// The memory step k needs on its own while its adjoint runs: max(m_k, m_{k+1}) + a_k. No schedule
     /// fits a budget below the largest of these.
     [[nodiscard]] std::uint64_t adjoint_need(step_t k) const noexcept;
@@ -60,7 +73,8 @@ struct chain_model {
 };
 
 /// Checks a chain: at least one step; every cost finite and >= 0; every state (final one included) at
-/// least 1 byte; byte totals that fit 64 bits. Throws remat::argument_error naming the step and value.
+/// least 1 byte; byte totals (the given tape sizes included) that fit 64 bits. Throws remat::argument_error naming the
+/// step and value.
 ///
 ///     remat::validate(m);
 void validate(const chain_model& chain);
@@ -70,6 +84,8 @@ void validate(const chain_model& chain);
 ///
 ///     {"steps": [{"forward": 1.0, "adjoint": 2.5, "state_bytes": 1048576, "adjoint_bytes": 0}, ...],
 ///      "final_state_bytes": 1048576}
+///
+/// A step's "tape_bytes" is written only where it is not 0 (and is optional where read).
 ///
 ///     std::ofstream("costs.json") << remat::to_json(remat::profile(...));
 [[nodiscard]] std::string to_json(const chain_model& chain);

@@ -3,10 +3,10 @@
 // keeping all"; docs/heterogeneous.md, "Taped advances").
 //
 // The model is chain_model.hpp's, plus: `advance k k+1 tape` runs step k from x_k (cost f_k; max(m_k,
-// m_{k+1}) + a_k while it runs) and then holds step k's tape, m_k + a_k bytes (its input and what its
-// adjoint needs besides), until `reverse k`, which then costs max(0, b_k - f_k) (b_k includes the re-run)
-// and needs no current state. With room for every tape, the plan is plain autograd's: every step taped,
-// cost sum b_k, no step run twice; remat::chain's plans (states only) re-run every step but the last.
+// m_{k+1}) + a_k while it runs) and then holds step k's tape, t_k bytes (chain_step::tape_bytes where given,
+// else m_k + a_k: its input and what its adjoint needs besides), until `reverse k`, which then costs max(0, b_k - f_k)
+// (b_k includes the re-run) and needs no current state. With room for every tape, the plan is plain autograd's: every
+// step taped, cost sum b_k, no step run twice; remat::chain's plans (states only) re-run every step but the last.
 #pragma once
 
 #include "remat/schedule/action.hpp"

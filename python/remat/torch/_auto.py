@@ -41,7 +41,7 @@ from .._remat import Advance, Reverse
 from ._blocks import bad_block_output
 from ._chain_budget import plan_taped_within
 from ._chain_least import LeastPeak
-from ._profile import BlockProfile, profile_blocks
+from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
@@ -350,9 +350,9 @@ class AutoCheckpoint(torch.nn.Module):
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
-        #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint bytes).
-        self.chain_steps = [(p.forward_seconds, p.forward_seconds + p.backward_seconds, p.input_bytes,
-                             p.adjoint_bytes) for p in profiles]
+        #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint and tape
+        #: bytes).
+        self.chain_steps = chain_steps(profiles)
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped

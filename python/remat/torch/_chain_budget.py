@@ -22,7 +22,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from .. import _remat
 from .._errors import ArgumentError, CapacityError
-from .._plans import TapedChainPlan, chain_taped
+from .._plans import TapedChainPlan, _chain_step, chain_taped
 from .._remat import Advance, Reverse
 from ._chain_least import LeastPeak
 
@@ -31,7 +31,7 @@ _MAX_TABLE_ENTRIES = 1 << 23
 #: The most units asked for: finer still would only slow the plan of a short chain.
 _MOST_UNITS = 1 << 15
 
-Step = Tuple[float, float, int, int]  # (f_k, b_k, m_k, a_k) as remat.chain_taped takes them
+Step = Tuple[float, float, int, int, int]  # (f_k, b_k, m_k, a_k, t_k or 0) as remat.chain_taped takes them
 
 
 def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> Tuple[int, float]:
@@ -39,8 +39,13 @@ def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> T
     bytes: remat::price_taped_chain, the pricing remat::plan_taped_chain reports for its own plans
     (docs/heterogeneous.md, "Pricing a plan"). remat.ArgumentError names an action that breaks the model's
     rules."""
-    peak, cost, _, _ = _remat.price_taped_chain(list(steps), final_state_bytes, actions)
+    peak, cost, _, _ = _remat.price_taped_chain(_five(steps), final_state_bytes, actions)
     return peak, cost
+
+
+def _five(steps: Sequence) -> List[Step]:
+    """The steps as the binding takes them, (f_k, b_k, m_k, a_k, t_k): a four-field step's tape the default, 0."""
+    return [_chain_step(k, s) for k, s in enumerate(steps)]
 
 
 def _finest_granularity(steps: Sequence[Step], bytes_: int) -> int:
@@ -51,11 +56,13 @@ def _finest_granularity(steps: Sequence[Step], bytes_: int) -> int:
 
 
 def _rounded_down(steps: Sequence[Step], final_state_bytes: int, g: int):
-    """The chain with every size rounded down to whole units of g (a state, which may not be 0, at least one)."""
+    """The chain with every size rounded down to whole units of g (a state, which may not be 0, at least one; a
+    given tape likewise, as 0 would stand for the default m_k + a_k)."""
     def down(b: int, least: int) -> int:
         return max(least, b // g * g)
 
-    return [(f, b, down(m, g), down(a, 0)) for f, b, m, a in steps], down(final_state_bytes, g)
+    return ([(f, b, down(m, g), down(a, 0), down(t, g) if t else 0) for f, b, m, a, t in steps],
+            down(final_state_bytes, g))
 
 
 def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: int) -> TapedChainPlan:
@@ -64,6 +71,7 @@ def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: i
     (where its peak in true bytes fits) and, where the first refuses the budget, a plan of the least peak
     (_chain_least.py), which fits every budget from the least in true bytes up (the rounded-up plan misses
     budgets up to a unit a state above it). Raises remat.CapacityError naming that least budget below it."""
+    steps = _five(steps)
     try:
         up: Optional[TapedChainPlan] = chain_taped(steps, budget_bytes, final_state_bytes=final_state_bytes)
     except CapacityError:
@@ -107,7 +115,7 @@ def _rounded_down_plan(steps: List[Step], final_state_bytes: int, budget_bytes: 
 
 def _priced(steps: List[Step], final_state_bytes: int, budget_bytes: int, actions: list, g: int) -> TapedChainPlan:
     """A plan of these actions with the report remat.chain_taped gives, its figures priced in true bytes."""
-    peak, cost, forward_steps, taped_steps = _remat.price_taped_chain(list(steps), final_state_bytes, actions)
+    peak, cost, forward_steps, taped_steps = _remat.price_taped_chain(_five(steps), final_state_bytes, actions)
     n = len(steps)
     all_taped = [Advance(k, k + 1, True) for k in range(n - 1)] + [Reverse(k) for k in reversed(range(n))]
     report = dict(steps=n, budget_bytes=budget_bytes, predicted_cost=cost, peak_bytes=peak, granularity_bytes=g,

@@ -7,7 +7,7 @@ left out is a recurrence over peaks, exact in bytes and with no memory axis, as 
 what is held around it:
 
     H(s, 1) = r_s = max(m_s, m_{s+1}) + a_s            E(s, 1) = max(2 m_s, r_s)
-    P(s, l) = max(r_s, t_s + H(s+1, l-1))               with t_s = m_s + a_s, the tape
+    P(s, l) = max(r_s, t_s + H(s+1, l-1))               with t_s the tape: tape_bytes, or m_s + a_s where 0
     E(s, l) = min(max(2 m_s, P(s, l)), min over j < l of max(m_s + max(m_k, m_{k+1}) over k = s..s+j-1,
                                                            m_s + H(s+j, l-j), E(s, j)))
     H(s, l) = min(P(s, l), E(s, l))
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._remat import Advance, Free, Restore, Reverse, Store
 
-Step = Tuple[float, float, int, int]  # (f_k, b_k, m_k, a_k)
+Step = Tuple[float, float, int, int, int]  # (f_k, b_k, m_k, a_k, t_k or 0 for m_k + a_k)
 
 _TAPED = -1
 
@@ -38,12 +38,14 @@ class LeastPeak:
         self.n = n
         m = [int(s[2]) for s in steps] + [int(final_state_bytes)]
         a = [int(s[3]) for s in steps]
+        # the tape: a step's own size where given (a fifth field, not 0), else its input and a_k
+        t = [int(s[4]) if len(s) > 4 and s[4] else mk + ak for s, mk, ak in zip(steps, m, a)]
         # exact integers: int64 where every sum this takes fits (sums of the chain's sizes), else Python's ints
-        dtype = np.int64 if 2 * (sum(m) + sum(a)) < 2 ** 62 else object
+        dtype = np.int64 if 2 * (sum(m) + sum(a) + sum(t)) < 2 ** 62 else object
         self.m = np.array(m, dtype=dtype)
         run = np.maximum(self.m[:-1], self.m[1:])  # the current state while step k runs
         self.r = run + np.array(a, dtype=dtype)
-        self.t = self.m[:-1] + np.array(a, dtype=dtype)
+        self.t = np.array(t, dtype=dtype)
         self.h = np.zeros((n + 1, n + 1), dtype=dtype)  # [s, l]
         self.e = np.zeros((n + 1, n + 1), dtype=dtype)
         self.h_taped = np.zeros((n + 1, n + 1), dtype=bool)

@@ -10,7 +10,7 @@ import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Dict, Hashable, List, Sequence
+from typing import Dict, Hashable, List, Sequence, Tuple
 
 import torch
 
@@ -40,6 +40,30 @@ class BlockProfile:
         a snapshot, only where the plan stores it)."""
         held = self.saved_bytes + (self.output_bytes if self.saves_output else 0)
         return held if self.saves_input else max(0, held - self.input_bytes)
+
+
+def tape_bytes(profiles: Sequence[BlockProfile], k: int) -> int:
+    """t_k of the chain model: what block k's tape holds from its taped forward to its backward, each storage
+    counted in one tape only. A taped stretch is one graph (_stretch.py): block k+1 runs on block k's output
+    itself, and a stretch's first block on a view of its input state (_stretch_input.py), which lives on only
+    where the graph saves it. So the tape holds the input where the block saves it, the other tensors it saves,
+    and its output where it saves it, unless block k+1 saves that same storage as its input: then block k+1's
+    tape counts it (where block k+1 is not taped, x_{k+1} is a snapshot or the current state, counted as such;
+    block k's reverse follows block k+1's at once, whose moment counted it). Where block k+1 does not save it,
+    block k's tape counts it, and a snapshot of x_{k+1}, the same storage, counts it again (more than is held,
+    never less); the last block's tape keeps its saved output (the plans never tape the last block). At least 1
+    byte (0 would stand for the default m_k + a_k): a block that saves nothing holds next to nothing."""
+    p = profiles[k]
+    shared_out = k + 1 < len(profiles) and profiles[k + 1].saves_input
+    held = ((p.input_bytes if p.saves_input else 0) + p.saved_bytes +
+            (p.output_bytes if p.saves_output and not shared_out else 0))
+    return max(1, held)
+
+
+def chain_steps(profiles: Sequence[BlockProfile]) -> List[Tuple[float, float, int, int, int]]:
+    """The chain auto_checkpoint plans: (f_k, b_k, m_k, a_k, t_k) per block, b_k its forward and backward."""
+    return [(p.forward_seconds, p.forward_seconds + p.backward_seconds, p.input_bytes, p.adjoint_bytes,
+             tape_bytes(profiles, k)) for k, p in enumerate(profiles)]
 
 
 def _leaf(x: torch.Tensor, grad: bool) -> torch.Tensor:

@@ -68,12 +68,14 @@ chain_model parse_chain(const std::string& text, const std::string& source)
         if (!step.is_object())
             throw usage_error(where + ": expected an object, got " + step.dump());
         for (const auto& [key, value] : step.items())
-            if (key != "forward" && key != "adjoint" && key != "state_bytes" && key != "adjoint_bytes")
+            if (key != "forward" && key != "adjoint" && key != "state_bytes" && key != "adjoint_bytes" &&
+                key != "tape_bytes")
                 throw usage_error(where + ": unknown field \"" + key +
-                                  "\" (expected forward, adjoint, state_bytes, adjoint_bytes)");
+                                  "\" (expected forward, adjoint, state_bytes, adjoint_bytes, tape_bytes)");
         chain.steps.push_back({cost_field(step, "forward", where), cost_field(step, "adjoint", where),
                                bytes_field(step, "state_bytes", where, true),
-                               bytes_field(step, "adjoint_bytes", where, false)});
+                               bytes_field(step, "adjoint_bytes", where, false),
+                               bytes_field(step, "tape_bytes", where, false)});
         ++k;
     }
     chain.final_state_bytes = bytes_field(doc, "final_state_bytes", source, true);

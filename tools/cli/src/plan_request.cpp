@@ -85,7 +85,8 @@ void add_plan_options(CLI::App& command, plan_request& request)
                      "--chain: also allow a checkpoint to be freed at its last restore and its step reversed from "
                      "the enclosing one, where that costs less (small exact chains; docs/heterogeneous.md)");
     command.add_flag("--taped-advances", request.taped_advances,
-                     "--chain: a step may also be advanced keeping its tape (its input and adjoint_bytes held until "
+                     "--chain: a step may also be advanced keeping its tape (tape_bytes, else its input and "
+                     "adjoint_bytes, held until "
                      "its reverse, which then needs no re-run; docs/heterogeneous.md, \"Taped advances\")");
     command.add_flag("--online", request.online,
                      "the online schedule, for a loop that learns only at x_{T-1} that step T-1 is its last");
