@@ -455,7 +455,12 @@ class AutoCheckpoint(torch.nn.Module):
             x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
         try:
             with self._counter.hooks() if self.measure_memory else nullcontext():
-                x = _run_blocks(self._block_list[split.start:], x, split.start)
+                # in line, not through _run_blocks: its caller's x would hold the final stretch's input, x_j,
+                # through the whole stretch (uncounted where its first block does not save it)
+                for k, block in enumerate(self._block_list[split.start:], split.start):
+                    x = block(x)
+                    if not isinstance(x, torch.Tensor):
+                        bad_block_output(k, x)
         except BaseException:
             if run is not None:  # no backward will free the snapshots
                 run.close()
