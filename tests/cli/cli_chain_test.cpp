@@ -49,6 +49,24 @@ std::vector<action> parse_actions(const std::string& text)
     return actions;
 }
 
+// `remat plan --chain file --taped-advances` at `budget` against the library's plan of m: the same predicted cost and
+// peak, and its actions legal and within the budget under the replay, at that cost. Returns the tool's report.
+nlohmann::json taped_plan_as_the_librarys(const chain_model& m, const std::string& file, std::uint64_t budget)
+{
+    const taped_chain_plan plan = plan_taped_chain(m, budget);
+    auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget), "--taped-advances"});
+    BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost);
+    BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes);
+    const test::tool_result actions = test::run_tool(
+        {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
+    BOOST_TEST_REQUIRE(actions.status == 0);
+    const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
+    BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
+    BOOST_TEST(r.peak_bytes <= budget);
+    BOOST_TEST(r.cost == plan.cost);
+    return j;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(json_and_actions_agree_with_the_library_and_the_replay)
@@ -249,21 +267,12 @@ BOOST_AUTO_TEST_CASE(taped_advances_plan_the_librarys_taped_plan)
     const std::string file = write(dir, "costs.json", to_json(m));
     const std::uint64_t all = all_taped_bytes(m);
     for (const std::uint64_t budget : {m.store_all_bytes() / 3, m.store_all_bytes(), all}) {
+        const auto j = taped_plan_as_the_librarys(m, file, budget);
         const taped_chain_plan plan = plan_taped_chain(m, budget);
-        const auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget), "--taped-advances"});
         BOOST_TEST(j["method"].get<std::string>() == "dynamic program, taped advances");
-        BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost);
-        BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes);
         BOOST_TEST(j["taped_steps"].get<std::uint64_t>() == plan.taped_steps);
         BOOST_TEST(j["least_budget_bytes"].get<std::uint64_t>() == plan.least_budget_bytes);
         BOOST_TEST(j["predicted_cost"].get<double>() <= chain(m, budget).cost().predicted_cost);
-        const test::tool_result actions = test::run_tool(
-            {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
-        BOOST_TEST_REQUIRE(actions.status == 0);
-        const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
-        BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
-        BOOST_TEST(r.peak_bytes <= budget);
-        BOOST_TEST(r.cost == plan.cost);
     }
     // With room for every tape, no step runs twice: every step but the last taped.
     BOOST_TEST(test::plan_json({"--chain", file, "--budget", std::to_string(all), "--taped-advances"})["taped_steps"]
@@ -295,17 +304,7 @@ BOOST_AUTO_TEST_CASE(tape_sizes_in_the_file_plan_as_the_library_with_them)
         st.tape_bytes = 0;
     BOOST_TEST(all_taped_bytes(m) < all_taped_bytes(without));
     for (const std::uint64_t budget : {all_taped_bytes(m) / 2, all_taped_bytes(m)}) {
-        const taped_chain_plan plan = plan_taped_chain(m, budget);
-        const auto j = test::plan_json({"--chain", file, "--budget", std::to_string(budget), "--taped-advances"});
-        BOOST_TEST(j["predicted_cost"].get<double>() == plan.cost);
-        BOOST_TEST(j["peak_bytes"].get<std::uint64_t>() == plan.peak_bytes);
-        const test::tool_result actions = test::run_tool(
-            {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
-        BOOST_TEST_REQUIRE(actions.status == 0);
-        const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
-        BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
-        BOOST_TEST(r.peak_bytes <= budget);
-        BOOST_TEST(r.cost == plan.cost);
+        (void)taped_plan_as_the_librarys(m, file, budget);
     }
     // Room for every given tape: plain autograd's plan, which the tapes' default sizes would not fit
     BOOST_TEST(test::plan_json(

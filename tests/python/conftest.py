@@ -1,5 +1,5 @@
-"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with, and
-counters of torch.autograd.grad and torch.autograd.backward calls."""
+"""Shared fixtures of the Python tests: the `remat` tool whose output the plans are compared with, counters
+of torch.autograd.grad and torch.autograd.backward calls, and a model's gradients through a run of it."""
 
 import os
 import pathlib
@@ -32,6 +32,15 @@ def remat_tool():
         return done.stdout
 
     return run
+
+
+def gradients(model, run, x):
+    """The parameters' and the input's gradients of run(x).sum() (run: the model or a module made from it)."""
+    for p in model.parameters():
+        p.grad = None
+    x.grad = None
+    run(x).sum().backward()
+    return [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
 
 
 class CallCount:

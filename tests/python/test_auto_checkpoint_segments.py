@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, gradients
 
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
@@ -67,15 +67,6 @@ def model_price(steps, final_bytes, actions):
                 cost += b
             current = 0
     return peak, cost
-
-
-def gradients(model, run, x):
-    """The parameters' and the input's gradients of run(x).sum() (run: the model or a module made from it)."""
-    for p in model.parameters():
-        p.grad = None
-    x.grad = None
-    run(x).sum().backward()
-    return [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
 
 
 def test_at_the_segments_measured_peak_the_plan_re_runs_no_more_blocks_than_the_segments():

@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import remat.torch  # noqa: E402
+from conftest import gradients  # noqa: E402
 from remat.torch._profile import tape_bytes  # noqa: E402
 
 nn = torch.nn
@@ -101,14 +102,6 @@ def test_a_tape_counts_each_storage_once_across_neighbours(make):
         assert nothing_saved == 2  # the two AddsBias
         assert per_block[2] and not set(per_block[2]) & set(per_block[3])  # SigmoidOfSum keeps its own output
     del out
-
-
-def gradients(model, run, x):
-    for p in model.parameters():
-        p.grad = None
-    x.grad = None
-    run(x).sum().backward()
-    return [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
 
 
 def test_on_blocks_ending_in_relu_the_predicted_peak_is_the_measured_one():

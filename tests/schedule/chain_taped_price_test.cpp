@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "chain_taped_reference.hpp"
+#include "random_chain.hpp"
 
 #include "remat/error.hpp"
 #include "remat/schedule/chain_taped.hpp"
@@ -21,16 +22,7 @@ namespace {
 
 chain_model random_chain(std::mt19937_64& rng, step_t steps)
 {
-    std::uniform_int_distribution<int> quarters(0, 12);
-    std::uniform_int_distribution<std::uint64_t> bytes(1, 9);
-    std::uniform_int_distribution<std::uint64_t> extra(0, 12);
-    chain_model m;
-    for (step_t k = 0; k < steps; ++k) {
-        const double forward = quarters(rng) / 4.0;
-        m.steps.push_back({forward, forward + quarters(rng) / 4.0, bytes(rng), extra(rng)});
-    }
-    m.final_state_bytes = bytes(rng);
-    return m;
+    return test::random_chain(rng, steps, {.most_state_bytes = 9, .most_adjoint_bytes = 12});
 }
 
 // Every plan of plan_taped_chain at units of one byte on a grid of chains and budgets, least to all-taped.

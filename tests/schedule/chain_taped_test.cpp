@@ -12,6 +12,7 @@
 #include "chain_taped_recurrence.hpp"
 #include "chain_taped_reference.hpp"
 #include "chain_taped_table.hpp" // src/schedule: the two forms of the table, compared entry by entry
+#include "random_chain.hpp"
 
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
@@ -27,21 +28,10 @@ using namespace remat;
 
 namespace {
 
-// Costs in quarters (exact in binary), some zero, adjoints at least their forward on most; sizes of a few
-// bytes; an adjoint's extra bytes on most.
+// Adjoints at least their forward on most (tests/support/random_chain.hpp).
 chain_model random_chain(std::mt19937_64& rng, step_t steps)
 {
-    std::uniform_int_distribution<int> quarters(0, 12);
-    std::uniform_int_distribution<std::uint64_t> bytes(1, 5);
-    std::uniform_int_distribution<std::uint64_t> extra(0, 4);
-    chain_model m;
-    for (step_t k = 0; k < steps; ++k) {
-        const double forward = quarters(rng) / 4.0;
-        const double adjoint = forward + quarters(rng) / 4.0 - (quarters(rng) < 2 ? 1.0 : 0.0);
-        m.steps.push_back({forward, std::max(0.0, adjoint), bytes(rng), extra(rng)});
-    }
-    m.final_state_bytes = bytes(rng);
-    return m;
+    return test::random_chain(rng, steps, {.adjoint_below_forward = true});
 }
 
 // Gives two steps in three a tape size of their own (chain_step::tape_bytes), up to 4 past the default m_k + a_k:
@@ -92,6 +82,40 @@ bool plans_as_the_plain_recurrence(const chain_model& m, std::uint64_t budget, s
 
 } // namespace
 
+// Plans m at units of one byte at every budget from 1 to past its all-taped peak and checks each plan against the
+// exhaustive search (the same cost; refused where it finds none) and the replay (legal, within the budget, its
+// peak and cost), and its least budget (the first budget planned); also(plan, budget) checks more. Returns the
+// plans compared.
+template <class Also>
+int equals_the_exhaustive_search(const chain_model& m, Also also)
+{
+    int compared = 0;
+    std::uint64_t least = 0;
+    for (std::uint64_t budget = 1; budget <= all_taped_bytes(m) + 2; ++budget) {
+        BOOST_TEST_CONTEXT("budget " << budget)
+        {
+            const double best = test::brute_force_taped_chain_optimum(m, budget);
+            if (std::isinf(best)) {
+                BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
+                continue;
+            }
+            const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
+            if (least == 0)
+                least = budget;
+            BOOST_TEST(plan.least_budget_bytes == least);
+            const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
+            BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
+            BOOST_TEST(r.peak_bytes <= budget);
+            BOOST_TEST(r.peak_bytes == plan.peak_bytes);
+            BOOST_TEST(r.cost == plan.cost);
+            BOOST_TEST(plan.cost == best);
+            ++compared;
+            also(plan, budget);
+        }
+    }
+    return compared;
+}
+
 BOOST_AUTO_TEST_CASE(equals_the_exhaustive_search_at_every_budget)
 {
     std::mt19937_64 rng(38);
@@ -100,42 +124,24 @@ BOOST_AUTO_TEST_CASE(equals_the_exhaustive_search_at_every_budget)
     for (step_t t = 1; t <= 6; ++t)
         for (int trial = 0; trial < (t <= 4 ? 40 : 12); ++trial) {
             const chain_model m = random_chain(rng, t);
-            const std::uint64_t top = all_taped_bytes(m);
-            std::uint64_t least = 0;
-            for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
-                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
-                {
-                    const double best = test::brute_force_taped_chain_optimum(m, budget);
-                    if (std::isinf(best)) {
-                        BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
-                        continue;
+            BOOST_TEST_CONTEXT("T=" << t << " trial " << trial)
+            {
+                compared += equals_the_exhaustive_search(m, [&](const taped_chain_plan& plan, std::uint64_t budget) {
+                    if (budget < m.adjoint_need(0))
+                        return;
+                    try {
+                        const chain states_only(m, budget, [] {
+                            chain::options o;
+                            o.granularity = 1;
+                            return o;
+                        }());
+                        const double theirs = test::replay_chain_plan(m, states_only).cost;
+                        BOOST_TEST(plan.cost <= theirs);
+                        cheaper_than_states_only += plan.cost < theirs ? 1 : 0;
+                    } catch (const capacity_error&) {
+                    } catch (const argument_error&) {
                     }
-                    const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
-                    if (least == 0)
-                        least = budget;
-                    BOOST_TEST(plan.least_budget_bytes == least);
-                    const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
-                    BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
-                    BOOST_TEST(r.peak_bytes <= budget);
-                    BOOST_TEST(r.peak_bytes == plan.peak_bytes);
-                    BOOST_TEST(r.cost == plan.cost);
-                    BOOST_TEST(plan.cost == best);
-                    ++compared;
-                    if (budget >= m.adjoint_need(0) && budget >= 1) {
-                        try {
-                            const chain states_only(m, budget, [] {
-                                chain::options o;
-                                o.granularity = 1;
-                                return o;
-                            }());
-                            const double theirs = test::replay_chain_plan(m, states_only).cost;
-                            BOOST_TEST(plan.cost <= theirs);
-                            cheaper_than_states_only += plan.cost < theirs ? 1 : 0;
-                        } catch (const capacity_error&) {
-                        } catch (const argument_error&) {
-                        }
-                    }
-                }
+                });
             }
         }
     BOOST_TEST(compared > 1000);
@@ -229,27 +235,48 @@ BOOST_AUTO_TEST_CASE(long_chains_plan_as_the_plain_recurrence)
     BOOST_TEST(compared > 60);
 }
 
+namespace {
+
+// States of 20-90 bytes and the adjoints' extra bytes 25 times theirs: hundreds of units a step at units of one byte,
+// where the table is held as runs of equal entries.
+void widen(std::mt19937_64& rng, chain_model& m)
+{
+    std::uniform_int_distribution<std::uint64_t> bytes(20, 90);
+    for (chain_step& st : m.steps) {
+        st.state_bytes = bytes(rng);
+        st.adjoint_bytes = st.adjoint_bytes * 25;
+    }
+    m.final_state_bytes = bytes(rng);
+}
+
+// plans_as_the_plain_recurrence at units of one byte, at budgets from 15% of the all-taped peak to all of it.
+int plans_as_the_plain_recurrence_in_bytes(const chain_model& m)
+{
+    int compared = 0;
+    for (const double fraction : {0.15, 0.3, 0.5, 0.75, 1.0}) {
+        const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(all_taped_bytes(m)));
+        BOOST_TEST_CONTEXT("budget " << budget)
+        {
+            compared += plans_as_the_plain_recurrence(m, budget, 1) ? 1 : 0;
+        }
+    }
+    return compared;
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_CASE(many_units_a_step_plan_as_the_plain_recurrence)
 {
     // Hundreds of units a step: the table is held as runs of equal entries (from 32 units a step), and must
     // plan as the plain recurrence does, ties included.
     std::mt19937_64 rng(3801);
-    std::uniform_int_distribution<std::uint64_t> bytes(20, 90);
     int compared = 0;
     for (const step_t t : {1, 2, 5, 9, 14}) {
         chain_model m = random_chain(rng, t);
-        for (chain_step& st : m.steps) {
-            st.state_bytes = bytes(rng);
-            st.adjoint_bytes = st.adjoint_bytes * 25;
-        }
-        m.final_state_bytes = bytes(rng);
-        const std::uint64_t top = all_taped_bytes(m);
-        for (const double fraction : {0.15, 0.3, 0.5, 0.75, 1.0}) {
-            const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
-            BOOST_TEST_CONTEXT("T=" << t << " budget " << budget)
-            {
-                compared += plans_as_the_plain_recurrence(m, budget, 1) ? 1 : 0;
-            }
+        widen(rng, m);
+        BOOST_TEST_CONTEXT("T=" << t)
+        {
+            compared += plans_as_the_plain_recurrence_in_bytes(m);
         }
     }
     BOOST_TEST(compared > 10);
@@ -424,27 +451,9 @@ BOOST_AUTO_TEST_CASE(given_tape_sizes_equal_the_exhaustive_search_at_every_budge
             const test::chain_replay all = test::replay_taped_chain(m, all_taped_actions(t));
             BOOST_TEST(!all.error.has_value());
             BOOST_TEST(all.peak_bytes == top, "T=" << t << " trial " << trial);
-            std::uint64_t least = 0;
-            for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
-                BOOST_TEST_CONTEXT("T=" << t << " trial " << trial << " budget " << budget)
-                {
-                    const double best = test::brute_force_taped_chain_optimum(m, budget);
-                    if (std::isinf(best)) {
-                        BOOST_CHECK_THROW((void)plan_taped_chain(m, budget, 1), capacity_error);
-                        continue;
-                    }
-                    const taped_chain_plan plan = plan_taped_chain(m, budget, 1);
-                    if (least == 0)
-                        least = budget;
-                    BOOST_TEST(plan.least_budget_bytes == least);
-                    const test::chain_replay r = test::replay_taped_chain(m, plan.actions);
-                    BOOST_TEST(!r.error.has_value(), (r.error ? *r.error : std::string()));
-                    BOOST_TEST(r.peak_bytes <= budget);
-                    BOOST_TEST(r.peak_bytes == plan.peak_bytes);
-                    BOOST_TEST(r.cost == plan.cost);
-                    BOOST_TEST(plan.cost == best);
-                    ++compared;
-                }
+            BOOST_TEST_CONTEXT("T=" << t << " trial " << trial)
+            {
+                compared += equals_the_exhaustive_search(m, [](const taped_chain_plan&, std::uint64_t) {});
             }
         }
     BOOST_TEST(compared > 500);
@@ -471,22 +480,13 @@ BOOST_AUTO_TEST_CASE(given_tape_sizes_plan_as_the_plain_recurrence)
                 }
             }
     }
-    std::uniform_int_distribution<std::uint64_t> bytes(20, 90);
     for (const step_t t : {5, 14}) {
         chain_model m = random_chain(rng, t);
-        for (chain_step& st : m.steps) {
-            st.state_bytes = bytes(rng);
-            st.adjoint_bytes = st.adjoint_bytes * 25;
-        }
-        m.final_state_bytes = bytes(rng);
+        widen(rng, m);
         give_tape_sizes(rng, m);
-        const std::uint64_t top = all_taped_bytes(m);
-        for (const double fraction : {0.15, 0.3, 0.5, 0.75, 1.0}) {
-            const auto budget = static_cast<std::uint64_t>(fraction * static_cast<double>(top));
-            BOOST_TEST_CONTEXT("T=" << t << " (runs) budget " << budget)
-            {
-                compared += plans_as_the_plain_recurrence(m, budget, 1) ? 1 : 0;
-            }
+        BOOST_TEST_CONTEXT("T=" << t << " (runs)")
+        {
+            compared += plans_as_the_plain_recurrence_in_bytes(m);
         }
     }
     BOOST_TEST(compared > 35);
