@@ -21,8 +21,8 @@ struct taped_chain_price {
 
 /// The peak bytes and cost of `actions` on `chain`: snapshots from their store to their free; the current
 /// state (m_j between steps, max(m_k, m_{k+1}) while step k runs, none after a reverse); a_k while step k
-/// runs taped or inside an untaped reverse (its re-run); a taped advance's tape, m_k + a_k, from its advance
-/// to `reverse k`. The actions must be a whole plan of the model (the rules of tests/support's replay): one
+/// runs taped or inside an untaped reverse (its re-run); a taped advance's tape, t_k (chain_model::tape_bytes), from
+/// its advance to `reverse k`. The actions must be a whole plan of the model (the rules of tests/support's replay): one
 /// slot level (0); `advance A B` from the current x_A, not past x_k, k the next step to reverse (`tape`: one
 /// step, whose tape is not held already, which may be step k); `store 0 S K` of the current x_K (K < T) into
 /// a free slot; `restore 0 S K` of the x_K its slot holds, K <= k; `free 0 S` of a slot in use; `reverse k`
