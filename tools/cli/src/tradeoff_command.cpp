@@ -20,8 +20,8 @@
 namespace remat::cli {
 namespace {
 
-// Uniform's best spacing takes O(sqrt(T)) per slot count, about 60 of them per run: beyond 10^12 steps
-// the uniform rows and answers alone take long (10^15: a minute of CPU).
+// Past 10^12 steps the online rows take seconds (online_revolve's cost of one: 6.8 s at 10^14, measured through
+// remat.tradeoff); uniform's best spacing, which first set this cap, now takes milliseconds for any 64-bit T.
 constexpr std::int64_t tradeoff_max_steps = 1'000'000'000'000;
 
 struct tradeoff_request {
