@@ -133,36 +133,38 @@ const taped_chain_runs::point& taped_chain_runs::at(std::size_t s, std::uint64_t
     return priced.emplace(m, std::move(p)).first->second;
 }
 
-// The least memory at which each H row is finite: the runs' first finite run; for the starts priced by points, the
-// recurrence's thresholds (each option is finite from a memory on, as every row is non-increasing).
-void taped_chain_runs::fill_least()
+// The least memory at which the whole chain has a plan, from the least at which each H row is finite: the runs'
+// first finite run; for the starts priced by points, the recurrence's thresholds (each option is finite from a
+// memory on, as every row is non-increasing).
+std::uint64_t taped_chain_runs::least_units() const
 {
     const std::uint64_t none = units_ + 1;
-    least_h_.assign(offset_.back() + 1, none);
+    std::vector<std::uint64_t> least_h(offset_.back() + 1, none);
     for (std::size_t s = by_points_; s < n_; ++s)
         for (std::size_t l = 1; s + l <= n_; ++l) {
             const span h = h_row(s, l);
             const run* finite = std::find_if(h.first, h.last, [](const run& r) { return r.value != infinity; });
-            least_h_[row(s, l)] = finite != h.last ? finite->from : none;
+            least_h[row(s, l)] = finite != h.last ? finite->from : none;
         }
     const auto beside = [&](std::uint64_t held, std::uint64_t least) { return least >= none ? none : held + least; };
     for (std::size_t s = by_points_; s-- > 0;) {
         std::vector<std::uint64_t> least_e(n_ - s, none);
         least_e[0] = std::min(std::max(2 * c_.u[s], c_.r[s]), none);
-        least_h_[row(s, 1)] = std::min(c_.r[s], none);
+        least_h[row(s, 1)] = std::min(c_.r[s], none);
         for (std::size_t l = 2; s + l <= n_; ++l) {
-            const std::uint64_t taped = std::max(c_.taped_from[s], beside(c_.t[s], least_h_[row(s + 1, l - 1)]));
+            const std::uint64_t taped = std::max(c_.taped_from[s], beside(c_.t[s], least_h[row(s + 1, l - 1)]));
             std::uint64_t e = std::max(2 * c_.u[s], taped);
             std::uint64_t widest = 0;
             for (std::size_t j = 1; j < l; ++j) {
                 widest = std::max(widest, c_.p[s + j - 1]);
-                e = std::min(
-                    e, std::max({c_.u[s] + widest, beside(c_.u[s], least_h_[row(s + j, l - j)]), least_e[j - 1]}));
+                e = std::min(e,
+                             std::max({c_.u[s] + widest, beside(c_.u[s], least_h[row(s + j, l - j)]), least_e[j - 1]}));
             }
             least_e[l - 1] = std::min(e, none);
-            least_h_[row(s, l)] = std::min({e, taped, none});
+            least_h[row(s, l)] = std::min({e, taped, none});
         }
     }
+    return least_h[row(0, n_)];
 }
 
 } // namespace remat::detail

@@ -10,8 +10,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <tuple>
 #include <utility>
 
 namespace remat::detail {
@@ -118,41 +116,8 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
             }
         }
     }
-    fill_least();
+    least_ = least_units();
     table_work_meter() += work_;
-}
-
-std::vector<std::size_t> part_kinds(const taped_unit_chain& c, const std::vector<std::size_t>& offset)
-{
-    const std::size_t n = c.f.size();
-    using step = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, double, double, double>;
-    std::map<step, std::size_t> steps;
-    std::vector<std::size_t> kind(n); // of step k
-    for (std::size_t k = 0; k < n; ++k)
-        kind[k] = steps.try_emplace(step{c.u[k], c.p[k], c.r[k], c.t[k], c.f[k], c.b[k], c.bt[k]}, steps.size())
-                      .first->second;
-    std::vector<std::size_t> kinds(offset.back() + 1);
-    std::vector<std::size_t> part = kind; // of part (s, l), for the length l at hand
-    constexpr std::size_t unseen = static_cast<std::size_t>(-1);
-    std::vector<std::size_t> pair_kind(n * n, unseen), met;
-    for (std::size_t l = 1; l <= n; ++l) {
-        for (std::size_t s = 0; s + l <= n; ++s)
-            kinds[offset[s] + l - 1] = part[s];
-        // A part one step longer: its kind from (its kind, the next step's); both numbers are below n.
-        std::size_t kinds_met = 0;
-        for (std::size_t s = 0; s + l < n; ++s) {
-            std::size_t& longer = pair_kind[part[s] * n + kind[s + l]];
-            if (longer == unseen) {
-                longer = kinds_met++;
-                met.push_back(part[s] * n + kind[s + l]);
-            }
-            part[s] = longer;
-        }
-        for (const std::size_t i : met)
-            pair_kind[i] = unseen;
-        met.clear();
-    }
-    return kinds;
 }
 
 taped_chain_runs::span taped_chain_runs::h_row(std::size_t s, std::size_t l) const
@@ -315,7 +280,7 @@ double taped_chain_runs::whole(std::uint64_t m) const
 
 std::uint64_t taped_chain_runs::least(std::uint64_t /*most*/) const
 {
-    return least_h_[row(0, n_)];
+    return least_;
 }
 
 std::uint16_t taped_chain_runs::code(std::size_t s, std::size_t l, std::uint64_t m) const

@@ -165,7 +165,7 @@ private:
     [[nodiscard]] double h_at(std::size_t s, std::size_t l, std::uint64_t m) const;
     [[nodiscard]] const point& at(std::size_t s, std::uint64_t m) const;
     [[nodiscard]] std::size_t starts_by_points(const std::vector<std::size_t>& kinds) const;
-    void fill_least();
+    [[nodiscard]] std::uint64_t least_units() const;
     void fill(std::size_t s, std::size_t l);
     void fill_single(std::size_t s);
     void add_split(std::size_t s, std::size_t l, std::size_t j, double forward, std::uint64_t fits);
@@ -175,13 +175,13 @@ private:
     std::uint64_t units_;
     std::size_t by_points_ = 0;                                  // starts below it are priced at the memories asked
     mutable std::vector<std::map<std::uint64_t, point>> points_; // theirs, by memory
-    std::vector<std::uint64_t> least_h_;         // rows: the least memory where H is finite (units_ + 1: none)
-    std::vector<std::size_t> offset_;            // rows of start s: offset_[s] + l - 1
-    std::vector<std::size_t> first_, count_;     // rows: their runs in runs_
-    std::vector<std::size_t> h_first_, h_count_; // rows: their runs of H in h_
-    std::vector<run> runs_;                      // E's value and both options, every row
-    std::vector<run> h_;                         // H(s, l), every row
-    std::vector<run> e_, next_, taped_, h_next_; // the row being filled: E so far, its next, P, its H
+    std::uint64_t least_ = 0;                                    // the least memory in which the whole chain has a plan
+    std::vector<std::size_t> offset_;                            // rows of start s: offset_[s] + l - 1
+    std::vector<std::size_t> first_, count_;                     // rows: their runs in runs_
+    std::vector<std::size_t> h_first_, h_count_;                 // rows: their runs of H in h_
+    std::vector<run> runs_;                                      // E's value and both options, every row
+    std::vector<run> h_;                                         // H(s, l), every row
+    std::vector<run> e_, next_, taped_, h_next_;                 // the row being filled: E so far, its next, P, its H
 };
 
 } // namespace remat::detail
