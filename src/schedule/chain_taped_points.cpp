@@ -5,6 +5,8 @@
 // start priced at each of them costs far less than its rows merged over thousands of memories. Each entry is priced
 // as the plain recurrence prices it, in the same order of sums (the least split of the least price, the taped
 // advance in E only where strictly cheaper, in H where at most as dear): the same values and options as the runs.
+// A start's points are held flat, found through one record per memory asked (a start after them is read there off
+// its runs once, for every length: starts before it read it at the same memories where blocks have equal sizes).
 #include "chain_taped_table.hpp"
 
 #include <algorithm>
@@ -18,16 +20,20 @@ constexpr double infinity = std::numeric_limits<double>::infinity();
 
 } // namespace
 
-// How many starts to price by points: the count that costs least, by a model of the two. Pricing start s at the
-// memories it is read at costs about one look per split of each of its entries and memory; its rows held as runs cost
-// about `merge` looks per split of each distinct row (measured: 14-40 on the profiled 24-block chains), and the rows
-// of the starts after it that were alike its own are then distinct (a stack of identical blocks keeps one start's
-// rows whatever the count, so there few starts are priced by points; mixed blocks keep all, so there more).
+// How many starts to price by points: the count that costs least, by a model of the three costs. Pricing start s at
+// the memories it is read at costs about one look per split of each of its entries and memory; the first start held
+// as runs is then read at those memories as columns, about `column` looks per entry of its rows and of the rows after
+// it (a search in a row's runs); its rows and those after it, held as runs, cost about `merge` looks per split of
+// each distinct row, and the rows of the starts after it that were alike its own are then distinct (a stack of
+// identical blocks keeps one start's rows whatever the count, so there few starts are priced by points; mixed blocks
+// keep all, so there more). The constants fitted to the counts measured fastest on the profiled transformer,
+// heterogeneous and resnet stacks at 30% and 60% of their all-taped peak (2, 6 and 13 / 7 starts, loaded VM).
 // The memories read: a superset, every split and taped advance the memory allows, whether or not the rest fits.
 std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& kinds) const
 {
-    constexpr double merge = 30;
-    constexpr std::size_t most_memories = 64;
+    constexpr double merge = 100;
+    constexpr double column = 2;
+    constexpr std::size_t most_memories = 1024; // a bound on this estimate's own work
     // distinct[s]: splits of the distinct rows of the starts from s on, as the runs fill them
     std::vector<double> distinct(n_ + 1, 0);
     std::vector<char> seen((n_ + 1) * n_, 0); // by length, then kind: met from s on
@@ -42,10 +48,12 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
     }
     // read: the memories start s is read at; beside: those after a snapshot of an earlier start (m - u_x, x < s)
     std::vector<std::uint64_t> read{units_}, beside, next;
-    double by_points = 0;
+    double by_points = 0; // the starts before s priced by points
     std::size_t best = 0;
     double least = merge * distinct[0];
-    for (std::size_t s = 0; s < n_ && by_points < least; ++s) {
+    std::size_t s = 0;
+    for (; s < n_ && by_points < least; ++s) {
+        const double length = static_cast<double>(n_ - s);
         if (s > 0) {
             next.clear();
             for (const std::uint64_t m : read)
@@ -64,57 +72,112 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
             read.erase(std::unique(read.begin(), read.end()), read.end());
             if (read.size() > most_memories)
                 break;
+            // s the first start held as runs
+            const double cost =
+                by_points + column * static_cast<double>(read.size()) * length * (length + 1) / 2 + merge * distinct[s];
+            if (cost < least) {
+                least = cost;
+                best = s;
+            }
         }
-        const double length = static_cast<double>(n_ - s);
         by_points += static_cast<double>(read.size()) * length * (length - 1) / 2; // more starts only add to it
-        if (by_points + merge * distinct[s + 1] < least) {
-            least = by_points + merge * distinct[s + 1];
-            best = s + 1;
-        }
     }
+    if (s == n_ && by_points < least) // every start priced by points
+        best = n_;
     return best;
 }
 
 double taped_chain_runs::h_at(std::size_t s, std::size_t l, std::uint64_t m) const
 {
     if (s < by_points_)
-        return at(s, m).h[l - 1];
+        return points_[s].h[at(s, m) + l - 1];
     const span h = h_row(s, l);
     return std::prev(std::upper_bound(h.first, h.last, m, [](std::uint64_t x, const run& r) { return x < r.from; }))
         ->value;
 }
 
-const taped_chain_runs::point& taped_chain_runs::at(std::size_t s, std::uint64_t m) const
+std::size_t taped_chain_runs::memory_record(std::uint64_t m) const
 {
-    std::map<std::uint64_t, point>& priced = points_[s];
-    if (const auto found = priced.find(m); found != priced.end())
-        return found->second;
+    const auto [found, added] = memories_.try_emplace(m, memories_.size());
+    if (added)
+        records_.resize(records_.size() + n_, unpriced);
+    return found->second;
+}
+
+std::size_t taped_chain_runs::at(std::size_t s, std::uint64_t m) const
+{
+    return at(s, memory_record(m), m);
+}
+
+std::size_t taped_chain_runs::at(std::size_t s, std::size_t record, std::uint64_t m) const
+{
+    if (records_[record * n_ + s] == unpriced) {
+        if (s < by_points_)
+            price_point(s, m);
+        else
+            read_column(s, m);
+        records_[record * n_ + s] = static_cast<std::uint32_t>(points_[s].h.size() / (n_ - s)); // its index, plus one
+    }
+    return (records_[record * n_ + s] - 1) * (n_ - s);
+}
+
+// A start held as runs, read at one memory for every length: a point that reads it as its right part or after its
+// tape finds it once (the starts before it read it at the same memory often: blocks of equal sizes).
+void taped_chain_runs::read_column(std::size_t s, std::uint64_t m) const
+{
+    std::vector<double>& h = points_[s].h;
+    for (std::size_t l = 1; s + l <= n_; ++l)
+        h.push_back(h_at(s, l, m));
+}
+
+void taped_chain_runs::price_point(std::size_t s, std::uint64_t m) const
+{
     const std::size_t length = n_ - s;
-    point p{std::vector<double>(length), std::vector<double>(length), std::vector<std::uint16_t>(length, 0)};
-    p.e[0] = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
-    p.h[0] = m >= c_.r[s] ? c_.b[s] : infinity;
-    // The right parts beside a snapshot of x_s, at m - u_s: a start priced the same way is found once, not per entry.
-    std::vector<const point*> right(length, nullptr);
-    if (m >= c_.u[s])
-        for (std::size_t j = 1; j < length && s + j < by_points_; ++j)
-            right[j] = &at(s + j, m - c_.u[s]);
-    const point* after_tape = s + 1 < by_points_ && m >= c_.taped_from[s] ? &at(s + 1, m - c_.t[s]) : nullptr;
+    // The splits that fit (the advance's width only grows with j) and the parts they read, found first: pricing
+    // those may add points, to later starts only, so what this one reads is found by its offsets, held on a stack.
+    std::size_t splits = 1;
+    for (std::uint64_t widest = 0; splits < length; ++splits) {
+        widest = std::max(widest, c_.p[s + splits - 1]);
+        if (c_.u[s] + widest > m)
+            break;
+    }
+    const std::size_t base = offsets_.size();
+    if (splits > 1) {
+        const std::size_t beside = memory_record(m - c_.u[s]); // a snapshot of x_s held
+        for (std::size_t j = 1; j < splits; ++j) {
+            const std::size_t offset = at(s + j, beside, m - c_.u[s]);
+            offsets_.push_back(offset);
+        }
+    }
+    const bool taped_fits = length > 1 && m >= c_.taped_from[s];
+    const double* after_tape = nullptr;
+    if (taped_fits) {
+        const std::size_t offset = at(s + 1, m - c_.t[s]);
+        after_tape = points_[s + 1].h.data() + offset;
+    }
+    right_.resize(splits);
+    for (std::size_t j = 1; j < splits; ++j)
+        right_[j] = points_[s + j].h.data() + offsets_[base + j - 1];
+    offsets_.resize(base);
+
+    start_points& mine = points_[s];
+    const std::size_t offset = mine.h.size();
+    mine.h.resize(offset + length);
+    mine.options.resize(offset + length, 0);
+    double* const h = mine.h.data() + offset;
+    std::uint16_t* const options = mine.options.data() + offset;
+    std::vector<double>& e = e_scratch_;
+    e.resize(length);
+    e[0] = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
+    h[0] = m >= c_.r[s] ? c_.b[s] : infinity;
     for (std::size_t l = 2; l <= length; ++l) {
-        double taped = infinity;
-        if (m >= c_.taped_from[s])
-            taped =
-                c_.f[s] + (after_tape != nullptr ? after_tape->h[l - 2] : h_at(s + 1, l - 1, m - c_.t[s])) + c_.bt[s];
+        const double taped = taped_fits ? c_.f[s] + after_tape[l - 2] + c_.bt[s] : infinity;
         double best = infinity;
         std::uint16_t option = 0;
         double forward = 0; // F(s, j), summed from s as the plain recurrence sums it
-        std::uint64_t widest = 0;
-        for (std::size_t j = 1; j < l; ++j) {
+        for (std::size_t j = 1; j < std::min(l, splits); ++j) {
             forward += c_.f[s + j - 1];
-            widest = std::max(widest, c_.p[s + j - 1]);
-            if (c_.u[s] + widest > m)
-                break; // the advance's width only grows with j
-            const double rest = right[j] != nullptr ? right[j]->h[l - j - 1] : h_at(s + j, l - j, m - c_.u[s]);
-            const double v = forward + rest + p.e[j - 1];
+            const double v = forward + right_[j][l - j - 1] + e[j - 1];
             if (v < best) {
                 best = v;
                 option = static_cast<std::uint16_t>(j);
@@ -126,11 +189,10 @@ const taped_chain_runs::point& taped_chain_runs::at(std::size_t s, std::uint64_t
             option = e_taped;
         }
         const bool tape = taped <= best && taped != infinity; // on a tie, no snapshot to store and free at once
-        p.e[l - 1] = best;
-        p.h[l - 1] = tape ? taped : best;
-        p.options[l - 1] = static_cast<std::uint16_t>(option | (tape ? h_taped : 0));
+        e[l - 1] = best;
+        h[l - 1] = tape ? taped : best;
+        options[l - 1] = static_cast<std::uint16_t>(option | (tape ? h_taped : 0));
     }
-    return priced.emplace(m, std::move(p)).first->second;
 }
 
 // The least memory at which the whole chain has a plan, from the least at which each H row is finite: the runs'
