@@ -9,6 +9,7 @@
 #include "remat/schedule/budget.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_taped.hpp"
+#include "remat/schedule/chain_taped_least.hpp"
 #include "remat/schedule/chain_taped_price.hpp"
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
@@ -309,16 +310,20 @@ plan_result make_chain(const std::vector<chain_step_tuple>& steps, std::uint64_t
     return {any_schedule(plan), r};
 }
 
-// remat::plan_taped_chain: (its actions as a list, its report).
-std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tuple>& steps,
-                                                std::uint64_t final_state_bytes, std::uint64_t budget_bytes,
-                                                std::uint64_t granularity)
+// The chain of the step tuples (as remat._plans._chain_step makes them).
+chain_model taped_model(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes)
 {
     chain_model model;
     for (const auto& [f, b, m, a, t] : steps)
         model.steps.push_back(chain_step{f, b, m, a, t});
     model.final_state_bytes = final_state_bytes;
-    const taped_chain_plan plan = unlocked([&] { return plan_taped_chain(model, budget_bytes, granularity); });
+    return model;
+}
+
+// A taped chain plan as Python takes it: (its actions as a list, its report).
+std::tuple<nb::list, nb::dict> taped_result(const chain_model& model, const taped_chain_plan& plan,
+                                            std::uint64_t budget_bytes)
+{
     nb::list actions;
     for (const action& a : plan.actions)
         actions.append(to_python(a));
@@ -333,6 +338,25 @@ std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tup
     r["taped_steps"] = plan.taped_steps;
     r["all_taped_bytes"] = all_taped_bytes(model);
     return {actions, r};
+}
+
+// remat::plan_taped_chain.
+std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tuple>& steps,
+                                                std::uint64_t final_state_bytes, std::uint64_t budget_bytes,
+                                                std::uint64_t granularity)
+{
+    const chain_model model = taped_model(steps, final_state_bytes);
+    const taped_chain_plan plan = unlocked([&] { return plan_taped_chain(model, budget_bytes, granularity); });
+    return taped_result(model, plan, budget_bytes);
+}
+
+// remat::plan_taped_chain_least: its budget is the least itself.
+std::tuple<nb::list, nb::dict> make_taped_chain_least(const std::vector<chain_step_tuple>& steps,
+                                                      std::uint64_t final_state_bytes)
+{
+    const chain_model model = taped_model(steps, final_state_bytes);
+    const taped_chain_plan plan = unlocked([&] { return plan_taped_chain_least(model); });
+    return taped_result(model, plan, plan.least_budget_bytes);
 }
 
 // A remat action from the Python value object `h` (remat.Advance, ...), the i-th of a list.
@@ -361,10 +385,7 @@ action action_of(nb::handle h, std::size_t i)
 std::tuple<std::uint64_t, double, std::uint64_t, std::uint64_t>
 price_taped(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes, nb::iterable actions)
 {
-    chain_model model;
-    for (const auto& [f, b, m, a, t] : steps)
-        model.steps.push_back(chain_step{f, b, m, a, t});
-    model.final_state_bytes = final_state_bytes;
+    const chain_model model = taped_model(steps, final_state_bytes);
     std::vector<action> list;
     for (nb::handle h : actions)
         list.push_back(action_of(h, list.size()));
@@ -401,6 +422,11 @@ void bind_plans(nb::module_& m)
           nb::arg("granularity"), nb::arg("horizon"), nb::arg("greedy_fallback"));
     m.def("chain_taped", &make_taped_chain, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("budget_bytes"),
           nb::arg("granularity"));
+    m.def(
+        "chain_taped_least", &make_taped_chain_least, nb::arg("steps"), nb::arg("final_state_bytes"),
+        "(actions, report) of the least peak of a taped chain in true bytes and a plan at it "
+        "(remat::plan_taped_chain_least): the least budget chain_taped plans at a granularity of 1 byte, without "
+        "its table; the report's fields as chain_taped's, budget_bytes, peak_bytes and least_budget_bytes that least");
     m.def("price_taped_chain", &price_taped, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("actions"),
           "(peak bytes, cost, forward steps, taped steps) of a taped chain plan's actions under the chain model "
           "(remat::price_taped_chain); remat.ArgumentError naming the first action that breaks its rules");

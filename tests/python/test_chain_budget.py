@@ -3,8 +3,9 @@ chains whose sizes are not multiples of the planner's default memory unit, again
 (remat.chain_taped at a granularity of 1 byte, which schedule_chain_taped_test checks against a brute force):
 never cheaper than it, never dearer than remat.chain_taped's own plan at its default unit, within the budget in
 true bytes; the least budget auto_checkpoint names is the exact optimum's least, every budget from it up is
-planned and one byte less refused naming it; and the model's price of a plan (price, remat::price_taped_chain)
-against remat.chain_taped's own, refusing a plan that breaks the model's rules."""
+planned and one byte less refused naming it; the plan of the least peak it takes there (least_plan,
+remat::plan_taped_chain_least) peaks at remat.chain_taped's least at 1 byte; and the model's price of a plan
+(price, remat::price_taped_chain) against remat.chain_taped's own, refusing a plan that breaks the model's rules."""
 
 import random
 
@@ -13,7 +14,7 @@ import pytest
 pytest.importorskip("torch")
 import remat  # noqa: E402
 from remat.torch._auto import _least_budget, _plan_within  # noqa: E402
-from remat.torch._chain_budget import plan_taped_within, price  # noqa: E402
+from remat.torch._chain_budget import least_plan, plan_taped_within, price  # noqa: E402
 
 
 def random_chain(rng, n):
@@ -98,6 +99,30 @@ def test_the_least_budget_is_the_exact_optimums_and_every_budget_from_it_is_plan
         # the rounded-up plan's own least (at its unit there) is above it where rounding costs room
         above_the_default_units += remat.chain_taped(steps, 1 << 40, final_state_bytes=final).least_budget_bytes > least
     assert above_the_default_units > 10
+
+
+@pytest.mark.parametrize("make", [random_chain, random_chain_with_tapes])
+def test_least_plan_peaks_at_the_planners_least_in_bytes(make):
+    """least_plan (remat._remat.chain_taped_least, remat::plan_taped_chain_least): its least is remat.chain_taped's
+    at a granularity of 1 byte, and its plan, priced by the model, peaks exactly there."""
+    rng = random.Random(11)
+    for _ in range(40):
+        steps, final = make(rng, rng.randint(1, 9))
+        top = remat.chain_taped(steps, 1 << 40, final_state_bytes=final).all_taped_bytes
+        exact = remat.chain_taped(steps, top, final_state_bytes=final, granularity=1)
+        plan = least_plan(steps, final)
+        assert plan.least_budget_bytes == plan.peak_bytes == plan.budget_bytes == exact.least_budget_bytes
+        peak, cost = price(steps, final, plan.actions)
+        assert peak == plan.peak_bytes
+        assert cost == pytest.approx(plan.predicted_cost)
+        assert plan.granularity_bytes == 1 and plan.all_taped_bytes == top and plan.steps == len(steps)
+
+
+def test_least_plan_refuses_a_bad_chain_as_the_planner_does():
+    with pytest.raises(remat.ArgumentError, match="step 1: state_bytes must be at least 1"):
+        least_plan([(1.0, 2.0, 100, 10), (1.0, 2.0, 0, 10)], 100)
+    with pytest.raises(remat.ArgumentError, match="at least one step"):
+        least_plan([], 100)
 
 
 def test_price_refuses_a_plan_that_breaks_the_models_rules():

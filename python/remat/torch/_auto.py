@@ -39,8 +39,7 @@ from .._errors import ArgumentError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._blocks import bad_block_output
-from ._chain_budget import plan_taped_within
-from ._chain_least import LeastPeak
+from ._chain_budget import least_plan, plan_taped_within
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -504,10 +503,10 @@ def _plan_within(steps, final_state_bytes: int, budget_bytes: int, taped: bool):
 
 def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
     """The least budget auto_checkpoint plans this chain within: with taped advances, the least in true bytes
-    of any plan of the model (_chain_least.py; plan_taped_within plans every budget from it up); states only,
-    the least remat.chain plans (at the granularity it picks there)."""
+    of any plan of the model (_chain_budget.least_plan, remat::plan_taped_chain_least; plan_taped_within plans
+    every budget from it up); states only, the least remat.chain plans (at the granularity it picks there)."""
     if taped:
-        return LeastPeak(steps, final_state_bytes).least_bytes
+        return least_plan(steps, final_state_bytes).least_budget_bytes
     plan = _planner(taped)
     roomy = plan(steps, sum(s[2] + s[3] for s in steps) * 2 + final_state_bytes, final_state_bytes=final_state_bytes)
     least = roomy.least_budget_bytes

@@ -12,8 +12,8 @@ granularity the planner's table allows. Any schedule within the budget in true b
 sum of sizes rounded down is at most the budget's units), so that plan costs at most the true optimum; where its
 peak in true bytes is within the budget, it is the true optimum itself. The cheaper of the two plans that fit
 the budget in true bytes is kept (the rounded-up one on a tie). Where the rounded-up plan refuses the budget
-(up to a unit a state above the least in true bytes), a plan of the least peak (_chain_least.py) is one more
-choice, and a budget below that least is refused naming it.
+(up to a unit a state above the least in true bytes), a plan of the least peak (least_plan: the least budget
+in true bytes, remat::plan_taped_chain_least) is one more choice, and a budget below that least is refused naming it.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .. import _remat
 from .._errors import ArgumentError, CapacityError
 from .._plans import TapedChainPlan, _chain_step, chain_taped
 from .._remat import Advance, Reverse
-from ._chain_least import LeastPeak
 
 #: remat::plan_taped_chain's limit on its table's entries (src/schedule/chain_taped.cpp, max_entries).
 _MAX_TABLE_ENTRIES = 1 << 23
@@ -41,6 +40,15 @@ def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> T
     rules."""
     peak, cost, _, _ = _remat.price_taped_chain(_five(steps), final_state_bytes, actions)
     return peak, cost
+
+
+def least_plan(steps: Sequence[Step], final_state_bytes: int) -> TapedChainPlan:
+    """The least budget of the chain in true bytes and a plan at it: remat::plan_taped_chain_least, the least
+    peak of any plan of the model (the least budget remat.chain_taped plans at a granularity of 1 byte, found
+    without its table, which at that unit would be far too large). Its budget_bytes, peak_bytes and
+    least_budget_bytes are that least."""
+    actions, report = _remat.chain_taped_least(_five(steps), final_state_bytes)
+    return TapedChainPlan(actions, report)
 
 
 def _five(steps: Sequence) -> List[Step]:
@@ -69,7 +77,7 @@ def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: i
     """The cheapest plan within the budget in true bytes among remat.chain_taped's at the budget (sizes rounded
     up, its default unit: it fits wherever it plans), its plan at the finest unit with every size rounded down
     (where its peak in true bytes fits) and, where the first refuses the budget, a plan of the least peak
-    (_chain_least.py), which fits every budget from the least in true bytes up (the rounded-up plan misses
+    (least_plan), which fits every budget from the least in true bytes up (the rounded-up plan misses
     budgets up to a unit a state above it). Raises remat.CapacityError naming that least budget below it."""
     steps = _five(steps)
     try:
@@ -79,22 +87,24 @@ def plan_taped_within(steps: List[Step], final_state_bytes: int, budget_bytes: i
     if up is not None and all(size % up.granularity_bytes == 0 for s in steps for size in s[2:]) and \
             final_state_bytes % up.granularity_bytes == 0:
         return up  # every size whole units: nothing was rounded, the plan is the true optimum
-    least = None if up is not None else LeastPeak(steps, final_state_bytes)
-    if least is not None and budget_bytes < least.least_bytes:
+    least = None if up is not None else least_plan(steps, final_state_bytes)
+    if least is not None and budget_bytes < least.least_budget_bytes:
         raise CapacityError(f"no schedule of this chain fits a budget of {budget_bytes} bytes; it needs at least "
-                            f"{least.least_bytes} bytes")
+                            f"{least.least_budget_bytes} bytes")
     plans = [] if up is None else [up]
     down = _rounded_down_plan(steps, final_state_bytes, budget_bytes,
                               min(budget_bytes, up.all_taped_bytes) if up is not None else budget_bytes)
     if down is not None:
         plans.append(down)
     if least is not None:
-        plans.append(_priced(steps, final_state_bytes, budget_bytes, least.actions(), 1))
+        report = least.as_dict()
+        report.update(budget_bytes=budget_bytes)
+        plans.append(TapedChainPlan(least.actions, report))
     best = min(plans, key=lambda p: p.predicted_cost)  # the first of the cheapest: the rounded-up one on a tie
     if best is not up:
         # the least budget: in true bytes where it was found, else the rounded-up plan's (at its unit)
         report = best.as_dict()
-        report.update(least_budget_bytes=least.least_bytes if least is not None else up.least_budget_bytes)
+        report.update(least_budget_bytes=least.least_budget_bytes if least is not None else up.least_budget_bytes)
         best = TapedChainPlan(best.actions, report)
     return best
 
