@@ -64,7 +64,8 @@ void validate(const chain_model& chain)
     std::uint64_t largest_adjoint = 0;
     auto add = [&](std::uint64_t bytes) {
         if (__builtin_add_overflow(total, bytes, &total))
-            throw argument_error("the chain's state and tape sizes add up to more than 2^64-1 bytes");
+            throw argument_error("the chain's state and tape sizes add up to more than 2^64-1 bytes (a tape: "
+                                 "tape_bytes, or state_bytes + adjoint_bytes where 0)");
     };
     for (std::size_t k = 0; k < chain.steps.size(); ++k) {
         const chain_step& s = chain.steps[k];
@@ -76,7 +77,9 @@ void validate(const chain_model& chain)
         if (s.state_bytes == 0)
             throw argument_error(at + ": state_bytes must be at least 1, got 0");
         add(s.state_bytes);
-        add(s.tape_bytes); // a tape may be held with every state: its bytes count on top of them
+        // A tape may be held with every state: its bytes count on top of them (the taped planners sum them). Where
+        // tape_bytes is 0 the tape is m_k + a_k, and x_k, counted above, is its m_k.
+        add(s.tape_bytes != 0 ? s.tape_bytes : s.adjoint_bytes);
         largest_adjoint = std::max(largest_adjoint, s.adjoint_bytes);
     }
     if (chain.final_state_bytes == 0)

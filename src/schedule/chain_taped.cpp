@@ -128,6 +128,7 @@ void taped_chain_optimum::emit_e(std::size_t s, std::size_t l, std::uint64_t m, 
 
 std::uint64_t all_taped_bytes(const chain_model& chain)
 {
+    validate(chain); // its tapes' sum fits 64 bits
     return unit_chain(chain, 1).all_taped();
 }
 

@@ -3,8 +3,8 @@
 //
 // Why it stays within 64 bits: every H and E is at most the store-all peak of its part (E's split j = 1 at every
 // length), at most m_s + ... + m_{s+l-1} + (largest state) + (largest a_k); m_s on top of a later part's peak, and
-// 2 m_s, are within remat::validate's bound of the chain's bytes. Only P's tape on top of a part's peak may pass
-// it: that sum saturates at 2^64-1, which no part's peak reaches, so the option is never taken there.
+// 2 m_s, are within remat::validate's bound of the chain's bytes, and so is P's tape on top of a part's peak (the
+// bound counts every tape); that sum saturates at 2^64-1 all the same, a guard: no part's peak reaches it.
 #include "remat/schedule/chain_taped_least.hpp"
 
 #include "kernel_clones.hpp"

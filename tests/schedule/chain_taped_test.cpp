@@ -17,6 +17,7 @@
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_taped.hpp"
+#include "remat/schedule/chain_taped_price.hpp"
 
 #include <cmath>
 #include <random>
@@ -180,6 +181,24 @@ BOOST_AUTO_TEST_CASE(a_budget_below_the_least_names_it)
                    e.what());
     }
     BOOST_TEST(plan_taped_chain(m, roomy.least_budget_bytes).peak_bytes <= roomy.least_budget_bytes);
+}
+
+BOOST_AUTO_TEST_CASE(tapes_that_add_up_past_64_bits_are_refused_not_wrapped)
+{
+    // Twenty default tapes of m_k + a_k = 1 + 2^60 bytes: each fits, together they pass 2^64-1, and the all-taped
+    // peak, the plan's pricing and the tables sum them (a wrapped sum would name a small all-taped peak).
+    const chain_model m = chain_model::uniform(20, 1, 2, 1, std::uint64_t{1} << 60);
+    BOOST_CHECK_THROW((void)all_taped_bytes(m), argument_error);
+    BOOST_CHECK_THROW((void)plan_taped_chain(m, std::uint64_t{1} << 62), argument_error);
+    std::vector<action> every_step_taped; // plain autograd's plan: its peak holds 19 tapes
+    for (step_t k = 0; k + 1 < 20; ++k)
+        every_step_taped.emplace_back(advance{k, k + 1, true});
+    for (step_t k = 20; k-- > 0;)
+        every_step_taped.emplace_back(reverse{k});
+    BOOST_CHECK_THROW((void)price_taped_chain(m, every_step_taped), argument_error);
+    // Fourteen fit: the all-taped peak is every earlier tape and the last step's run on top of them.
+    const chain_model fits = chain_model::uniform(14, 1, 2, 1, std::uint64_t{1} << 60);
+    BOOST_TEST(all_taped_bytes(fits) == 13 * ((std::uint64_t{1} << 60) + 1) + 1 + (std::uint64_t{1} << 60));
 }
 
 BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)

@@ -73,8 +73,8 @@ struct chain_model {
 };
 
 /// Checks a chain: at least one step; every cost finite and >= 0; every state (final one included) at
-/// least 1 byte; byte totals (the given tape sizes included) that fit 64 bits. Throws remat::argument_error naming the
-/// step and value.
+/// least 1 byte; byte totals that fit 64 bits (every state, every tape: tape_bytes, or m_k + a_k where 0, and the
+/// largest state and a_k besides). Throws remat::argument_error naming the step and value.
 ///
 ///     remat::validate(m);
 void validate(const chain_model& chain);

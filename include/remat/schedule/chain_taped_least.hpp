@@ -29,9 +29,9 @@ namespace remat {
 /// in E a split before the taped advance, in H the taped advance before E); `cost`, `forward_steps` and
 /// `taped_steps` that plan's, priced by remat::price_taped_chain; `granularity` 1; `work` the split points priced.
 /// The plan is one of the least peak, not the cheapest within it (plan_taped_chain(chain, least, 1) is, where
-/// its table fits). Exact integers: a part's peak is at most the chain's state bytes and its largest state and
-/// a_k (which remat::validate bounds by 2^64-1), so only a tape on top of a part's peak may pass 2^64-1, and
-/// such an option fits no budget (it is compared as 2^64-1, above every part's peak). O(T^3) time, O(T^2)
+/// its table fits). Exact integers: remat::validate bounds every state and tape, the largest state and the largest
+/// a_k together by 2^64-1, and every sum the recurrence takes is within that (a tape on top of a part's peak is
+/// also saturated at 2^64-1, a guard that fits no budget). O(T^3) time, O(T^2)
 /// memory (about 6.5 T^2 bytes). Throws remat::argument_error for an invalid chain (remat::validate, as
 /// plan_taped_chain).
 ///
