@@ -335,6 +335,19 @@ def test_disk_snapshots_without_hdf5_are_refused_clearly(monkeypatch):
         remat.torch.checkpoint_loop(MlpStep(3), torch.zeros(1, 3), 5, slots=2, snapshots="disk")
 
 
+@pytest.mark.parametrize("where", ["missing/below", "a-file"])
+def test_disk_snapshots_where_no_directory_can_be_made_raise_remat_io_error(where, tmp_path):
+    """tempfile's FileNotFoundError / NotADirectoryError came out bare, naming neither remat nor the option."""
+    if not remat.has_hdf5:
+        pytest.skip("built without HDF5")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(remat.IoError, match="snapshots='disk' cannot make its directory in") as raised:
+        remat.torch.checkpoint_loop(MlpStep(3), torch.zeros(1, 3), 5, slots=2, snapshots="disk",
+                                    directory=tmp_path / where)
+    assert isinstance(raised.value, OSError) and raised.value.errno is not None
+    assert sorted(os.listdir(tmp_path)) == ["a-file"]
+
+
 def test_integer_parts_of_the_state_ride_along():
     w = torch.randn(3, requires_grad=True)
 

@@ -35,17 +35,19 @@ import torch
 
 from .._args import flag
 from .._bytes import Bytes, parse_bytes
-from .._errors import ArgumentError, CapacityError
+from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
-from ._blocks import bad_block_output
+from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import plan_taped_within
 from ._chain_least import LeastPeak
+from ._norm_stats import RunningStats, norm_layers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
 from ._stretch_input import StretchInput
+from ._versions import modified, versions
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -77,7 +79,8 @@ class _Run:
         self.rng: Optional[RngStates] = owner._rng
         self.split = split
         self.current: Optional[torch.Tensor] = None
-        self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
+        # slot -> (state, key in the counter, RNG state, its version counter: x_0 is the caller's tensor)
+        self.slots: Dict[int, tuple] = {}
         self.stretches = Stretches()
         self.done = False  # the backward ran (its snapshots are freed)
         self.x0_grad = False
@@ -110,19 +113,29 @@ class _Run:
             self.stretches.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
-                    self.current = self.blocks[k](self.current)
+                    x, before = self.current, versions((self.current,))
+                    self.current = self.blocks[k](x)
                     if not isinstance(self.current, torch.Tensor):
                         bad_block_output(k, self.current)
+                    if modified((x,), before) >= 0:  # a snapshot may be x: refused, never silently wrong
+                        block_modified_input(k, self.blocks[k])
+                    del x
         elif kind == "store":
             rng = self.rng.get() if self.rng is not None else None
-            self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
+            self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng, versions((self.current,)))
         elif kind == "restore":
             self.stretches.reopen(a.step)
-            self.current, _, rng = self.slots[a.slot]
+            self.current, _, rng, before = self.slots[a.slot]
+            if modified((self.current,), before) >= 0:
+                raise BackwardError(f"remat.torch.auto_checkpoint: x_{a.step} (the input of block {a.step}"
+                                    f"{', the model input' if a.step == 0 else ''}) was modified in place after "
+                                    "the forward stored it as a snapshot; the backward re-runs blocks from it and "
+                                    "would compute from other values (modify a clone, or modify it after the "
+                                    "backward)")
             if self.rng is not None:
                 self.rng.set(rng)
         elif kind == "free":
-            _, key, _ = self.slots.pop(a.slot)
+            key = self.slots.pop(a.slot)[1]
             self.counter.release(key)
         else:
             raise AssertionError(f"remat.torch.auto_checkpoint: unexpected action {a}")
@@ -167,8 +180,8 @@ class _Run:
 
     def close(self) -> None:
         self.stretches.clear()
-        for _, key, _ in self.slots.values():
-            self.counter.release(key)
+        for held in self.slots.values():
+            self.counter.release(held[1])
         self.slots.clear()
         self.current = None
 
@@ -309,7 +322,7 @@ class _Stack(torch.autograd.Function):
     def backward(ctx, grad):
         run: _Run = ctx.run
         if run.done:
-            raise RuntimeError("remat.torch.auto_checkpoint: backward through the same forward twice")
+            raise BackwardError("remat.torch.auto_checkpoint: backward through the same forward twice")
         devices = run.rng.devices if run.rng is not None else []
         # Where each parameter serves one block and this backward adds to every parameter's .grad, each
         # stretch's backward adds its blocks' gradients itself (torch.utils.checkpoint's way, the cheapest:
@@ -318,11 +331,16 @@ class _Stack(torch.autograd.Function):
         accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
-                raise RuntimeError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
-                                   "supported below plain autograd's peak: the re-run blocks' gradients would not "
-                                   "be differentiable")
+                raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
+                                    "supported below plain autograd's peak: the re-run blocks' gradients would not "
+                                    "be differentiable")
+            # the re-runs must not update the norm layers' running statistics again (_norm_stats.py)
+            stats = RunningStats(m for layers in run.owner._norms[:run.split.start] for m in layers)
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
-                adjoint, sums = run.backward(grad, accumulate)
+                try:
+                    adjoint, sums = run.backward(grad, accumulate)
+                finally:
+                    stats.restore()
         finally:
             run.close()
             run.done = True
@@ -353,6 +371,8 @@ class AutoCheckpoint(torch.nn.Module):
         #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint and tape
         #: bytes).
         self.chain_steps = chain_steps(profiles)
+        # per block, its norm layers: their running statistics are kept across the backward's re-runs
+        self._norms = [norm_layers(b) for b in blocks]
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
@@ -521,7 +541,7 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
                     repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
-    returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
+    returning one tensor and leaving its input as it found it: no in-place block), with a forward and backward that hold at most `budget` bytes of activations along
     the cheapest schedule remat finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
@@ -532,6 +552,8 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     follows remat.chain_taped's optimal plan for the budget: snapshots of block inputs, some blocks run
     keeping their tapes, the others re-run in the backward (taped=False: remat.chain's, snapshots only). A
     budget below the least that any plan fits is refused (remat.CapacityError naming that least budget).
+    The blocks' norm layers (BatchNorm) update their running statistics once per forward and backward, as
+    under plain autograd, not again in the re-runs.
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
       block input, and a running block's saved activations.

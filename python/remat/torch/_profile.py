@@ -14,7 +14,7 @@ from typing import Dict, Hashable, List, Sequence, Tuple
 
 import torch
 
-from ._blocks import bad_block_output
+from ._blocks import bad_block_output, block_modified_input
 from ._saved import SavedBytes, storage_key
 
 
@@ -79,7 +79,9 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
     devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
     clock = _clock(devices, sample)
     profiles: List[BlockProfile] = []
-    states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
+    # every x_k kept alive, so that storage keys stay unique; the sample a copy, which a block that modifies its
+    # input in place (refused below) cannot change
+    states = [sample.detach().clone()]
     plain_bytes = 0
     state_saved = [False] * (len(blocks) + 1)
     try:
@@ -95,8 +97,17 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     leaf = _leaf(x, k > 0 or sample.requires_grad)
                     _sync(devices)
                     start = clock()
-                    with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
-                        out = block(leaf)
+                    before = x._version  # the leaf's too: a detached tensor shares its version counter
+                    try:
+                        with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
+                            out = block(leaf)
+                    except RuntimeError as e:
+                        # autograd refuses an in-place operation on a leaf that requires grad: said so here
+                        if "in-place operation" in str(e) and "leaf Variable" in str(e):
+                            block_modified_input(k, block)
+                        raise
+                    if x._version != before:
+                        block_modified_input(k, block)
                     _sync(devices)
                     middle = clock()
                     if not isinstance(out, torch.Tensor):

@@ -12,15 +12,19 @@ from typing import Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import _remat
-from .._errors import ArgumentError, UnavailableError
+from .._errors import ArgumentError, BackwardError, IoError, UnavailableError
 from ._state import StateSpec
+from ._versions import modified, versions
 
 PLACEMENTS = ("device", "host", "disk")
 
 
 class MemorySlots:
     """Snapshots as tensors: the state's own ("device"; a step returns new tensors, so the snapshot is the
-    tensor itself, no copy) or copies in host memory ("host"; the same tensors where the state is on the CPU)."""
+    tensor itself, no copy) or copies in host memory ("host"; the same tensors where the state is on the CPU).
+    Each keeps its tensors' version counters: x_0 is the caller's tensor, which the caller may modify in place
+    after the forward (plain autograd refuses that backward where the graph saved x_0), and a re-run from it
+    would then compute from other values; restoring it is refused instead (remat.BackwardError)."""
 
     def __init__(self, spec: StateSpec, to_host: bool):
         self.spec = spec
@@ -30,11 +34,18 @@ class MemorySlots:
     def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
         if self.to_host:
             parts = tuple(p if p.device.type == "cpu" else p.to("cpu") for p in parts)
-        self.slots[slot] = (step, tuple(parts), rng)
+        parts = tuple(parts)
+        self.slots[slot] = (step, parts, rng, versions(parts))
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        held, parts, rng = self.slots[slot]
+        held, parts, rng, before = self.slots[slot]
         assert held == step, f"slot {slot} holds x_{held}, not x_{step}"
+        i = modified(parts, before)
+        if i >= 0:
+            where = f" (part {i})" if self.spec.is_tuple else ""
+            raise BackwardError(f"remat.torch.checkpoint_loop: x_{step}{where} was modified in place after the forward "
+                                f"stored it as a snapshot; the backward re-runs steps from it and would compute from "
+                                f"other values (modify a clone, or modify it after the backward)")
         if self.to_host:
             parts = tuple(p.to(d) for p, d in zip(parts, self.spec.devices))
         return parts, rng
@@ -56,7 +67,12 @@ class DiskSlots:
             raise UnavailableError("remat.torch: snapshots='disk' needs remat's HDF5 level, and this remat was built "
                                    "without it (no HDF5 was found: install libhdf5-dev, then pip install . again)")
         self.spec = spec
-        self.directory = tempfile.mkdtemp(prefix="remat-snapshots-", dir=directory)
+        try:
+            self.directory = tempfile.mkdtemp(prefix="remat-snapshots-", dir=directory)
+        except OSError as e:
+            where = "the system's temporary directory" if directory is None else f"{os.fspath(directory)!r}"
+            raise IoError(e.errno, f"remat.torch: snapshots='disk' cannot make its directory in {where}: "
+                          f"{e.strerror or e}", e.filename) from e
         self.level = None
         try:
             self.level = _remat.DiskLevel(os.path.join(self.directory, "snapshots.h5"), slots)
