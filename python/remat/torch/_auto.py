@@ -38,6 +38,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
+from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import plan_taped_within
 from ._chain_least import LeastPeak
@@ -309,8 +310,11 @@ def _drop_pending_runs() -> None:
 class _Stack(torch.autograd.Function):
     @staticmethod
     def forward(ctx, run: _Run, x0, *params):
+        # the backward's re-runs run under the forward's autocast; both without its cache of casts (_autocast.py)
+        ctx.autocast = AutocastState()
         try:
-            out = run.forward(x0)
+            with ctx.autocast.uncached():
+                out = run.forward(x0)
         except BaseException:
             run.close()
             raise
@@ -336,7 +340,7 @@ class _Stack(torch.autograd.Function):
                                     "be differentiable")
             # the re-runs must not update the norm layers' running statistics again (_norm_stats.py)
             stats = RunningStats(m for layers in run.owner._norms[:run.split.start] for m in layers)
-            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
+            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = run.backward(grad, accumulate)
                 finally:

@@ -36,6 +36,7 @@ from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._rng import RngStates
 from ._saved import storage_key
+from ._autocast import AutocastState
 from ._norm_stats import RunningStats, norm_layers
 from ._snapshots import make_slots
 from ._state import State, StateSpec
@@ -294,8 +295,11 @@ class _CheckpointLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, loop: _Loop, *tensors):
         x0 = tensors[:len(loop.spec.shapes)]
+        # the backward's re-runs run under the forward's autocast; both without its cache of casts (_autocast.py)
+        ctx.autocast = AutocastState()
         try:
-            out = loop.forward(x0)
+            with ctx.autocast.uncached():
+                out = loop.forward(x0)
         except BaseException:
             loop.close()
             raise
@@ -316,7 +320,7 @@ class _CheckpointLoop(torch.autograd.Function):
                                     "supported: the re-run steps' gradients would not be differentiable")
             # the re-runs must not update a module step's norm layers' running statistics again (_norm_stats.py)
             stats = RunningStats(norm_layers(loop.step) if isinstance(loop.step, torch.nn.Module) else [])
-            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None):
+            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = loop.backward(grads)
                 finally:
@@ -339,8 +343,11 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
       state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
       otherwise). A module step's norm layers (BatchNorm) update their running statistics once per step, as in
-      the plain loop, not again in the backward's re-runs. Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else the
-      tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
+      the plain loop, not again in the backward's re-runs. Under torch.autocast the re-runs run under the
+      forward's settings, without autocast's cache of casts (a parameter every step shares has its gradient
+      summed in float32, not in the low precision as plain autograd's cached cast does). Its parameters
+      receive gradients: an nn.Module's own, the tensors given as `params`, or else the tensors requiring
+      grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
     steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
       returns x0), True when x_k is the final state: the
