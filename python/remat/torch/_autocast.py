@@ -26,16 +26,25 @@ class AutocastState:
     __slots__ = ("cpu", "cuda")
 
     def __init__(self):
-        cache = torch.is_autocast_cache_enabled()
-        self.cpu = dict(enabled=torch.is_autocast_cpu_enabled(), dtype=torch.get_autocast_cpu_dtype(),
-                        cache_enabled=cache)
-        self.cuda = dict(enabled=torch.is_autocast_enabled(), dtype=torch.get_autocast_gpu_dtype(),
-                         cache_enabled=cache)
+        self.cpu = _settings("cpu")
+        self.cuda = _settings("cuda")
 
     def uncached(self) -> contextlib.ExitStack:
         """These settings entered again, with the cache of casts off."""
         stack = contextlib.ExitStack()
-        stack.enter_context(torch.cpu.amp.autocast(**{**self.cpu, "cache_enabled": False}))
+        stack.enter_context(torch.autocast("cpu", **{**self.cpu, "cache_enabled": False}))
         if self.cuda["enabled"] or torch.cuda.is_available():
-            stack.enter_context(torch.cuda.amp.autocast(**{**self.cuda, "cache_enabled": False}))
+            stack.enter_context(torch.autocast("cuda", **{**self.cuda, "cache_enabled": False}))
         return stack
+
+
+def _settings(device: str) -> dict:
+    """torch.autocast's arguments for `device` as they are now: PyTorch 2.4's per-device queries where there
+    (the older per-device functions warn there), else 1.13's."""
+    if hasattr(torch, "get_autocast_dtype"):
+        enabled, dtype = torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)
+    elif device == "cpu":
+        enabled, dtype = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+    else:
+        enabled, dtype = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
+    return dict(enabled=enabled, dtype=dtype, cache_enabled=torch.is_autocast_cache_enabled())
