@@ -348,6 +348,22 @@ def test_disk_snapshots_where_no_directory_can_be_made_raise_remat_io_error(wher
     assert sorted(os.listdir(tmp_path)) == ["a-file"]
 
 
+@pytest.mark.parametrize("form", [dict(steps=5), dict(until=lambda k, x: k == 5), dict(steps=5, taped=True)])
+def test_a_budget_below_one_snapshot_names_the_rng_states_share(form):
+    """A 16-byte state's snapshot is 5,072 bytes with the CPU generator's state: a budget of 1000 bytes was
+    refused as holding no snapshot of 5072 bytes, which did not say where the bytes come from nor that
+    preserve_rng_state=False leaves them out."""
+    w = torch.ones(4, requires_grad=True)
+    step = lambda k, x: torch.tanh(x * w)  # noqa: E731
+    rng = torch.get_rng_state().numel()
+    with pytest.raises(remat.CapacityError, match=rf"holds no snapshot of {16 + rng} bytes \(the state's 16 and its "
+                                                  rf"RNG state's {rng}; preserve_rng_state=False leaves"):
+        remat.torch.checkpoint_loop(step, torch.zeros(4), budget=1000, **form)
+    y = remat.torch.checkpoint_loop(step, torch.zeros(4), budget=1000, preserve_rng_state=False, **form)
+    y.sum().backward()
+    assert w.grad is not None
+
+
 def test_integer_parts_of_the_state_ride_along():
     w = torch.randn(3, requires_grad=True)
 

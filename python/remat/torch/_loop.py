@@ -407,13 +407,21 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
 
     def slots_within(budget_bytes: int) -> int:
         # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
-        return min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        slots = min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        if slots == 0:  # the RNG state is most of a small state's snapshot: say so, and how to leave it out
+            parts = (f" (the state's {spec.nbytes} and its RNG state's {rng.nbytes}; preserve_rng_state=False "
+                     "leaves the RNG state out)" if rng is not None else "")
+            raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
+                                f"of {snapshot_bytes} bytes{parts}; at least one is needed")
+        return slots
 
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
         if budget is not None:
-            slots = plan_for_budget(steps, parse_bytes(budget, "budget"), snapshot_bytes).slots
+            budget_bytes = parse_bytes(budget, "budget")
+            slots_within(budget_bytes)  # refuses a budget that holds no snapshot, naming its parts
+            slots = plan_for_budget(steps, budget_bytes, snapshot_bytes).slots
         plan = revolve(steps, slots)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
         online = None
@@ -421,9 +429,6 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots = slots_within(budget_bytes)
-            if slots == 0:
-                raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
-                                    f"of {snapshot_bytes} bytes; at least one is needed")
         actions = None
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
@@ -436,9 +441,6 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots = slots_within(budget_bytes)
-            if slots == 0:
-                raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
-                                    f"of {snapshot_bytes} bytes; at least one is needed")
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
             raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be an int >= 1, got {slots!r}")
     if params is not None or (is_module and not taped):
