@@ -417,3 +417,34 @@ print("done")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     assert "leaked" not in done.stderr, done.stderr
+
+
+def test_an_interrupt_in_a_re_run_mid_backward_releases_everything_and_the_module_works_on():
+    """Ctrl-C (a BaseException, not an Exception) in a block re-run by the backward: it propagates as it is,
+    no snapshot is left counted or held, the norm layers' running statistics are as the forward left them,
+    and the next forward and backward give plain autograd's gradients."""
+    torch.manual_seed(4)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Tanh()) for _ in range(6)])
+    x = torch.randn(16, 8, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    calls = [0]
+
+    def interrupt_second_call(module, inputs):
+        calls[0] += 1
+        if calls[0] == 2:  # the forward's run is the first
+            raise KeyboardInterrupt
+
+    handle = model[1].register_forward_pre_hook(interrupt_second_call)
+    y = fast(x)
+    stats = [b.clone() for b in model.buffers()]
+    with pytest.raises(KeyboardInterrupt):
+        y.sum().backward()
+    handle.remove()
+    assert calls[0] == 2
+    assert fast._counter.live == {}
+    assert all(torch.equal(a, b) for a, b in zip(model.buffers(), stats))
+    del y
+    want = run(model, x, 0)
+    got = run(fast, x, 0)
+    assert torch.equal(want[0], got[0]) and all(torch.equal(a, b) for a, b in zip(want[1] + [want[2]], got[1] + [got[2]]))
