@@ -79,9 +79,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
     devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
     clock = _clock(devices, sample)
     profiles: List[BlockProfile] = []
-    # every x_k kept alive, so that storage keys stay unique; the sample a copy, which a block that modifies its
-    # input in place (refused below) cannot change
-    states = [sample.detach().clone()]
+    states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
     plain_bytes = 0
     state_saved = [False] * (len(blocks) + 1)
     try:
@@ -95,9 +93,12 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     # as no plain forward pays it).
                     counter = SavedBytes(excluded) if run == 0 else None
                     leaf = _leaf(x, k > 0 or sample.requires_grad)
+                    # The caller's sample, which a block 0 that modifies its input in place (refused below) would
+                    # change where autograd does not refuse it (no grad): set back from this copy then.
+                    kept = x.clone() if run == 0 and not leaf.requires_grad else None
+                    before = x._version  # the leaf's too: a detached tensor shares its version counter
                     _sync(devices)
                     start = clock()
-                    before = x._version  # the leaf's too: a detached tensor shares its version counter
                     try:
                         with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
                             out = block(leaf)
@@ -106,10 +107,14 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                         if "in-place operation" in str(e) and "leaf Variable" in str(e):
                             block_modified_input(k, block)
                         raise
-                    if x._version != before:
-                        block_modified_input(k, block)
                     _sync(devices)
                     middle = clock()
+                    if x._version != before:
+                        if kept is not None:
+                            with torch.no_grad():
+                                x.copy_(kept)
+                        block_modified_input(k, block)
+                    del kept
                     if not isinstance(out, torch.Tensor):
                         bad_block_output(k, out)
                     if counter is not None:
