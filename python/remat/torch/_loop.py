@@ -34,10 +34,10 @@ from .._args import INT64_MAX, count, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
-from ._rng import RngStates
-from ._saved import storage_key
 from ._autocast import AutocastState
 from ._norm_stats import RunningStats, norm_layers
+from ._rng import RngStates
+from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
 from ._stretch import Stretches, Tape, backpropagate
