@@ -3,6 +3,7 @@ through remat's HDF5 level. Each placement keeps, per slot, the state's parts an
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -84,13 +85,16 @@ class DiskSlots:
         self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
 
     def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
-        self.level.write(slot, step, [p.detach().to("cpu").contiguous() for p in parts])
+        # Each part as its bytes: the extension reads tensors through DLPack, which PyTorch 1.13 has no bool for.
+        self.level.write(slot, step, [p.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8) for p in parts])
         self.rng[slot] = rng
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        buffers = [torch.empty(shape, dtype=dtype) for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
+        buffers = [torch.empty(math.prod(shape) * torch.empty((), dtype=dtype).element_size(), dtype=torch.uint8)
+                   for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
         self.level.read(slot, step, buffers)
-        return tuple(b.to(d) for b, d in zip(buffers, self.spec.devices)), self.rng[slot]
+        parts = (b.view(dtype).reshape(shape) for b, dtype, shape in zip(buffers, self.spec.dtypes, self.spec.shapes))
+        return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.rng[slot]
 
     def free(self, slot: int) -> None:
         self.level.release(slot)
