@@ -3,7 +3,7 @@ snapshot without a copy) and every stored state whether or not the graph saves t
 place since the forward gave silently wrong gradients where plain autograd and torch.utils.checkpoint refuse
 the backward. Now: x_0 modified after the forward is refused in the backward (remat.BackwardError, also a
 RuntimeError as plain autograd's), a step or block that modifies its input in place is refused where it runs
-(remat.ArgumentError naming it), and a model's sample is never modified by profiling."""
+(remat.ArgumentError naming it), and profiling leaves the model's sample as it was."""
 
 import pytest
 
