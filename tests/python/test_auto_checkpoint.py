@@ -448,3 +448,30 @@ def test_an_interrupt_in_a_re_run_mid_backward_releases_everything_and_the_modul
     want = run(model, x, 0)
     got = run(fast, x, 0)
     assert torch.equal(want[0], got[0]) and all(torch.equal(a, b) for a, b in zip(want[1] + [want[2]], got[1] + [got[2]]))
+
+
+def test_a_module_that_ran_deep_copies_and_pickles_and_its_copy_measures_its_own_tensors():
+    """copy.deepcopy (an EMA model, an evaluation copy) and torch.save of an AutoCheckpoint failed once it had
+    run ("cannot pickle 'AccumulateGrad' object": its cache of the parameters' gradient nodes), and the
+    activation count of a copy left out the original's storages, not its own parameters'."""
+    import copy
+    import pickle
+
+    torch.manual_seed(6)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(6)])
+    x = torch.randn(4, 8, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    fast(x).sum().backward()
+    for twin in (copy.deepcopy(fast), pickle.loads(pickle.dumps(fast))):  # pickle: what torch.save(fast) does
+        assert twin.measured_peak_bytes is None  # not run yet
+        assert all(p.grad is None or p is not q for p, q in zip(twin.parameters(), model.parameters()))
+        for p in twin.parameters():
+            p.grad = None
+        twin(x).sum().backward()
+        for p in model.parameters():
+            p.grad = None
+        model(x).sum().backward()
+        assert all(torch.equal(p.grad, q.grad) for p, q in zip(twin.parameters(), model.parameters()))
+        assert twin.measured_peak_bytes == fast.measured_peak_bytes == fast.predicted_peak_bytes
+

@@ -445,6 +445,18 @@ class AutoCheckpoint(torch.nn.Module):
             params = self._params_by_flags[flags] = _Params(self._param_lists)
         return params
 
+    def __getstate__(self):
+        """For copy.deepcopy and pickle: without the caches of this module's own parameter objects and their
+        gradient nodes (autograd nodes do not pickle) and its activation count (which leaves out its own
+        parameters' storages, not a copy's); __setstate__ makes them again."""
+        state = self.__dict__.copy()
+        state.update(_param_lists=None, _flat_params=[], _params_by_flags={}, _counter=None, _ran=False)
+        return state
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        self._counter = SavedBytes([*self.parameters(), *self.buffers()])
+
     def _apply(self, *args, **kwargs):
         self._param_lists = None  # conversions may swap the parameter objects (torch.__future__)
         done = super()._apply(*args, **kwargs)
