@@ -475,3 +475,24 @@ def test_a_module_that_ran_deep_copies_and_pickles_and_its_copy_measures_its_own
         assert all(torch.equal(p.grad, q.grad) for p, q in zip(twin.parameters(), model.parameters()))
         assert twin.measured_peak_bytes == fast.measured_peak_bytes == fast.predicted_peak_bytes
 
+
+
+def test_inference_mode_is_refused_for_profiling_and_runs_the_blocks_after():
+    """Made under torch.inference_mode, the profile measured nothing (autograd is off there: no saved bytes, a
+    plan of plain autograd for any budget), and an inference-tensor sample failed inside autograd; both are
+    refused naming inference_mode. A module made outside runs under inference_mode as the blocks do."""
+    torch.manual_seed(8)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(4)])
+    x = torch.randn(4, 8)
+    with torch.inference_mode():
+        with pytest.raises(remat.ArgumentError, match="cannot be profiled under torch.inference_mode"):
+            remat.torch.auto_checkpoint(model, x, budget=1000, repeats=0)
+        with pytest.raises(remat.ArgumentError, match="cannot be profiled under torch.inference_mode"):
+            remat.torch.tradeoff(model, x, rounds=1, repeats=0)
+        frozen = torch.randn(4, 8)
+    with pytest.raises(remat.ArgumentError, match="the sample is an inference tensor"):
+        remat.torch.auto_checkpoint(model, frozen, budget=1000, repeats=0)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    with torch.inference_mode():
+        assert torch.equal(fast(x), model(x))

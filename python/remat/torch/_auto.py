@@ -611,6 +611,14 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
+    # Profiling measures what autograd saves and its backward's time: neither exists under inference_mode.
+    if torch.is_inference_mode_enabled():
+        raise ArgumentError("remat.torch.auto_checkpoint: the blocks cannot be profiled under torch.inference_mode "
+                            "(autograd is off there); make the module outside it (it runs under inference_mode as "
+                            "the blocks themselves)")
+    if sample.is_inference():
+        raise ArgumentError("remat.torch.auto_checkpoint: the sample is an inference tensor (made under "
+                            "torch.inference_mode), which autograd cannot save; pass one made outside it (a clone)")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
                             f"each block), got {repeats!r}")

@@ -16,6 +16,7 @@ import torch
 
 from ._blocks import bad_block_output, block_modified_input
 from ._saved import SavedBytes, storage_key
+from ._versions import modified, versions
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     # The caller's sample, which a block 0 that modifies its input in place (refused below) would
                     # change where autograd does not refuse it (no grad): set back from this copy then.
                     kept = x.clone() if run == 0 and not leaf.requires_grad else None
-                    before = x._version  # the leaf's too: a detached tensor shares its version counter
+                    before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
                     _sync(devices)
                     start = clock()
                     try:
@@ -109,7 +110,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                         raise
                     _sync(devices)
                     middle = clock()
-                    if x._version != before:
+                    if modified((x,), before) >= 0:
                         if kept is not None:
                             with torch.no_grad():
                                 x.copy_(kept)
