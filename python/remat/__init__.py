@@ -12,7 +12,7 @@ Plans are made and iterated in C++ (the extension remat._remat):
 remat.torch (imported on its own: `import remat.torch`) runs PyTorch loops within a memory budget.
 """
 
-from ._errors import (ArgumentError, CapacityError, CountOverflowError, Error, IntegrityError, IoError,
+from ._errors import (ArgumentError, BackwardError, CapacityError, CountOverflowError, Error, IntegrityError, IoError,
                       ScheduleError, UnavailableError)
 from . import _remat
 from ._remat import Advance, Free, Restore, Reverse, Store
@@ -28,7 +28,7 @@ has_hdf5: bool = _remat.has_hdf5
 
 __all__ = [
     "Error", "ArgumentError", "CountOverflowError", "ScheduleError", "CapacityError", "IoError", "IntegrityError",
-    "UnavailableError",
+    "UnavailableError", "BackwardError",
     "Advance", "Store", "Restore", "Free", "Reverse", "parse_action",
     "Plan", "LevelCost", "Level", "ChainStep",
     "revolve", "taped_revolve", "uniform", "store_all", "multilevel", "chain", "chain_taped", "TapedChainPlan",

@@ -35,3 +35,9 @@ class IntegrityError(Error):
 
 class UnavailableError(Error):
     """A part of remat this installation was built without (the HDF5 level when HDF5 was not found)."""
+
+
+class BackwardError(Error, RuntimeError):
+    """A backward remat.torch refuses, as plain autograd refuses it (hence also a RuntimeError): double backward
+    (create_graph=True) through re-run steps or blocks, a second backward through the same forward, and a
+    state it would re-run from (x_0 included) modified in place since the forward stored it."""

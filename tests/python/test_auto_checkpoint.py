@@ -417,3 +417,82 @@ print("done")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "done"
     assert "leaked" not in done.stderr, done.stderr
+
+
+def test_an_interrupt_in_a_re_run_mid_backward_releases_everything_and_the_module_works_on():
+    """Ctrl-C (a BaseException, not an Exception) in a block re-run by the backward: it propagates as it is,
+    no snapshot is left counted or held, the norm layers' running statistics are as the forward left them,
+    and the next forward and backward give plain autograd's gradients."""
+    torch.manual_seed(4)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Tanh()) for _ in range(6)])
+    x = torch.randn(16, 8, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    calls = [0]
+
+    def interrupt_second_call(module, inputs):
+        calls[0] += 1
+        if calls[0] == 2:  # the forward's run is the first
+            raise KeyboardInterrupt
+
+    handle = model[1].register_forward_pre_hook(interrupt_second_call)
+    y = fast(x)
+    stats = [b.clone() for b in model.buffers()]
+    with pytest.raises(KeyboardInterrupt):
+        y.sum().backward()
+    handle.remove()
+    assert calls[0] == 2
+    assert fast._counter.live == {}
+    assert all(torch.equal(a, b) for a, b in zip(model.buffers(), stats))
+    del y
+    want = run(model, x, 0)
+    got = run(fast, x, 0)
+    assert torch.equal(want[0], got[0]) and all(torch.equal(a, b) for a, b in zip(want[1] + [want[2]], got[1] + [got[2]]))
+
+
+def test_a_module_that_ran_deep_copies_and_pickles_and_its_copy_measures_its_own_tensors():
+    """copy.deepcopy (an EMA model, an evaluation copy) and torch.save of an AutoCheckpoint failed once it had
+    run ("cannot pickle 'AccumulateGrad' object": its cache of the parameters' gradient nodes), and the
+    activation count of a copy left out the original's storages, not its own parameters'."""
+    import copy
+    import pickle
+
+    torch.manual_seed(6)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(6)])
+    x = torch.randn(4, 8, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    fast(x).sum().backward()
+    for twin in (copy.deepcopy(fast), pickle.loads(pickle.dumps(fast))):  # pickle: what torch.save(fast) does
+        assert twin.measured_peak_bytes is None  # not run yet
+        assert all(p.grad is None or p is not q for p, q in zip(twin.parameters(), model.parameters()))
+        for p in twin.parameters():
+            p.grad = None
+        twin(x).sum().backward()
+        for p in model.parameters():
+            p.grad = None
+        model(x).sum().backward()
+        assert all(torch.equal(p.grad, q.grad) for p, q in zip(twin.parameters(), model.parameters()))
+        assert twin.measured_peak_bytes == fast.measured_peak_bytes == fast.predicted_peak_bytes
+
+
+
+def test_inference_mode_is_refused_for_profiling_and_runs_the_blocks_after():
+    """Made under torch.inference_mode, the profile measured nothing (autograd is off there: no saved bytes, a
+    plan of plain autograd for any budget), and an inference-tensor sample failed inside autograd; both are
+    refused naming inference_mode. A module made outside runs under inference_mode as the blocks do."""
+    torch.manual_seed(8)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.Tanh()) for _ in range(4)])
+    x = torch.randn(4, 8)
+    with torch.inference_mode():
+        with pytest.raises(remat.ArgumentError, match="cannot be profiled under torch.inference_mode"):
+            remat.torch.auto_checkpoint(model, x, budget=1000, repeats=0)
+        with pytest.raises(remat.ArgumentError, match="cannot be profiled under torch.inference_mode"):
+            remat.torch.tradeoff(model, x, rounds=1, repeats=0)
+        frozen = torch.randn(4, 8)
+    with pytest.raises(remat.ArgumentError, match="the sample is an inference tensor"):
+        remat.torch.auto_checkpoint(model, frozen, budget=1000, repeats=0)
+    least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0)
+    with torch.inference_mode():
+        assert torch.equal(fast(x), model(x))

@@ -252,7 +252,7 @@ def test_double_backward_is_refused_not_silently_wrong(torch_):
 
     step, x0, cell, _ = loop_cases(torch_)
     x = x0.clone().requires_grad_()
-    with pytest.raises(RuntimeError, match="double backward"):
+    with pytest.raises(remat.BackwardError, match="double backward"):
         torch_.autograd.grad(remat.torch.checkpoint_loop(step, x, steps=6, slots=2).sum(), x, create_graph=True)
     remat.torch.checkpoint_loop(step, x, steps=6, slots=2).sum().backward()  # still usable
 
@@ -261,9 +261,28 @@ def test_double_backward_is_refused_not_silently_wrong(torch_):
     least = remat.torch.auto_checkpoint(model, sample, budget="1GiB", repeats=0).least_budget_bytes
     fast = remat.torch.auto_checkpoint(model, sample, budget=least, repeats=0)
     assert fast.method != "plain autograd"
-    with pytest.raises(RuntimeError, match="double backward"):
+    with pytest.raises(remat.BackwardError, match="double backward"):
         torch_.autograd.grad(fast(sample).sum(), sample, create_graph=True)
     fast(sample).sum().backward()
+
+
+def test_a_second_backward_through_the_same_run_is_a_backward_error(torch_):
+    """Refused as plain autograd refuses it (a RuntimeError), and a remat.Error: remat.BackwardError."""
+    import remat.torch
+
+    step, x0, cell, _ = loop_cases(torch_)
+    y = remat.torch.checkpoint_loop(step, x0.clone().requires_grad_(), steps=6, slots=2).sum()
+    y.backward(retain_graph=True)
+    with pytest.raises(remat.BackwardError, match="backward through the same loop twice"):
+        y.backward()
+    model = torch_.nn.Sequential(*[torch_.nn.Linear(16, 16) for _ in range(6)])
+    sample = torch_.randn(4, 16, requires_grad=True)
+    least = remat.torch.auto_checkpoint(model, sample, budget="1GiB", repeats=0).least_budget_bytes
+    y = remat.torch.auto_checkpoint(model, sample, budget=least, repeats=0)(sample).sum()
+    y.backward(retain_graph=True)
+    with pytest.raises(remat.BackwardError, match="backward through the same forward twice"):
+        y.backward()
+    assert issubclass(remat.BackwardError, RuntimeError) and issubclass(remat.BackwardError, remat.Error)
 
 
 def test_tradeoff_refuses_what_is_not_a_function_before_profiling(torch_):

@@ -121,3 +121,22 @@ def test_auto_checkpoint_without_its_counting_hooks_computes_the_same():
             assert counted > 0
     assert all(torch.equal(a, b) for a, b in zip(*grads))
     assert fast.measured_peak_bytes < counted  # only the snapshots were counted
+
+
+def test_the_model_is_left_as_it_was_buffers_gradients_and_rng():
+    """tradeoff runs dozens of training iterations to measure them: it set every parameter's .grad to None
+    (a gradient the caller had accumulated was lost), took a BatchNorm momentum step per iteration (more per
+    checkpoint_sequential re-run) and drew dropout masks from the caller's RNG stream. A measurement leaves
+    the model's buffers, gradients and the RNG as they were, as profiling does."""
+    torch.manual_seed(5)
+    blocks = [nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Dropout(0.2), nn.Tanh()) for _ in range(4)]
+    model = nn.Sequential(*blocks)
+    x = torch.randn(16, 8)
+    model(x).sum().backward()  # the caller's gradients, accumulated before
+    grads = [p.grad.clone() for p in model.parameters()]
+    buffers = [b.clone() for b in model.buffers()]
+    rng = torch.get_rng_state()
+    remat.torch.tradeoff(model, x, rounds=1, repeats=0, segments=[2])
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
+    assert all(torch.equal(b, c) for b, c in zip(model.buffers(), buffers))
+    assert torch.equal(torch.get_rng_state(), rng)

@@ -35,16 +35,19 @@ import torch
 
 from .._args import flag
 from .._bytes import Bytes, parse_bytes
-from .._errors import ArgumentError, CapacityError
+from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
-from ._blocks import bad_block_output
+from ._autocast import AutocastState
+from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
+from ._norm_stats import RunningStats, norm_layers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
 from ._stretch_input import StretchInput
+from ._versions import modified, versions
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -76,7 +79,8 @@ class _Run:
         self.rng: Optional[RngStates] = owner._rng
         self.split = split
         self.current: Optional[torch.Tensor] = None
-        self.slots: Dict[int, tuple] = {}  # slot -> (state, key in the counter, RNG state)
+        # slot -> (state, key in the counter, RNG state, its version counter: x_0 is the caller's tensor)
+        self.slots: Dict[int, tuple] = {}
         self.stretches = Stretches()
         self.done = False  # the backward ran (its snapshots are freed)
         self.x0_grad = False
@@ -109,19 +113,29 @@ class _Run:
             self.stretches.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
-                    self.current = self.blocks[k](self.current)
+                    x, before = self.current, versions((self.current,))
+                    self.current = self.blocks[k](x)
                     if not isinstance(self.current, torch.Tensor):
                         bad_block_output(k, self.current)
+                    if modified((x,), before) >= 0:  # a snapshot may be x: refused, never silently wrong
+                        block_modified_input(k, self.blocks[k])
+                    del x
         elif kind == "store":
             rng = self.rng.get() if self.rng is not None else None
-            self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng)
+            self.slots[a.slot] = (self.current, self.counter.hold(self.current), rng, versions((self.current,)))
         elif kind == "restore":
             self.stretches.reopen(a.step)
-            self.current, _, rng = self.slots[a.slot]
+            self.current, _, rng, before = self.slots[a.slot]
+            if modified((self.current,), before) >= 0:
+                raise BackwardError(f"remat.torch.auto_checkpoint: x_{a.step} (the input of block {a.step}"
+                                    f"{', the model input' if a.step == 0 else ''}) was modified in place after "
+                                    "the forward stored it as a snapshot; the backward re-runs blocks from it and "
+                                    "would compute from other values (modify a clone, or modify it after the "
+                                    "backward)")
             if self.rng is not None:
                 self.rng.set(rng)
         elif kind == "free":
-            _, key, _ = self.slots.pop(a.slot)
+            key = self.slots.pop(a.slot)[1]
             self.counter.release(key)
         else:
             raise AssertionError(f"remat.torch.auto_checkpoint: unexpected action {a}")
@@ -166,8 +180,8 @@ class _Run:
 
     def close(self) -> None:
         self.stretches.clear()
-        for _, key, _ in self.slots.values():
-            self.counter.release(key)
+        for held in self.slots.values():
+            self.counter.release(held[1])
         self.slots.clear()
         self.current = None
 
@@ -295,8 +309,11 @@ def _drop_pending_runs() -> None:
 class _Stack(torch.autograd.Function):
     @staticmethod
     def forward(ctx, run: _Run, x0, *params):
+        # the backward's re-runs run under the forward's autocast; both without its cache of casts (_autocast.py)
+        ctx.autocast = AutocastState()
         try:
-            out = run.forward(x0)
+            with ctx.autocast.uncached():
+                out = run.forward(x0)
         except BaseException:
             run.close()
             raise
@@ -308,7 +325,7 @@ class _Stack(torch.autograd.Function):
     def backward(ctx, grad):
         run: _Run = ctx.run
         if run.done:
-            raise RuntimeError("remat.torch.auto_checkpoint: backward through the same forward twice")
+            raise BackwardError("remat.torch.auto_checkpoint: backward through the same forward twice")
         devices = run.rng.devices if run.rng is not None else []
         # Where each parameter serves one block and this backward adds to every parameter's .grad, each
         # stretch's backward adds its blocks' gradients itself (torch.utils.checkpoint's way, the cheapest:
@@ -317,11 +334,16 @@ class _Stack(torch.autograd.Function):
         accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
-                raise RuntimeError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
-                                   "supported below plain autograd's peak: the re-run blocks' gradients would not "
-                                   "be differentiable")
-            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None):
-                adjoint, sums = run.backward(grad, accumulate)
+                raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
+                                    "supported below plain autograd's peak: the re-run blocks' gradients would not "
+                                    "be differentiable")
+            # the re-runs must not update the norm layers' running statistics again (_norm_stats.py)
+            stats = RunningStats(m for layers in run.owner._norms[:run.split.start] for m in layers)
+            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+                try:
+                    adjoint, sums = run.backward(grad, accumulate)
+                finally:
+                    stats.restore()
         finally:
             run.close()
             run.done = True
@@ -352,6 +374,8 @@ class AutoCheckpoint(torch.nn.Module):
         #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint and tape
         #: bytes).
         self.chain_steps = chain_steps(profiles)
+        # per block, its norm layers: their running statistics are kept across the backward's re-runs
+        self._norms = [norm_layers(b) for b in blocks]
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
@@ -419,6 +443,18 @@ class AutoCheckpoint(torch.nn.Module):
         if params is None:
             params = self._params_by_flags[flags] = _Params(self._param_lists)
         return params
+
+    def __getstate__(self):
+        """For copy.deepcopy and pickle: without the caches of this module's own parameter objects and their
+        gradient nodes (autograd nodes do not pickle) and its activation count (which leaves out its own
+        parameters' storages, not a copy's); __setstate__ makes them again."""
+        state = self.__dict__.copy()
+        state.update(_param_lists=None, _flat_params=[], _params_by_flags={}, _counter=None, _ran=False)
+        return state
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        self._counter = SavedBytes([*self.parameters(), *self.buffers()])
 
     def _apply(self, *args, **kwargs):
         self._param_lists = None  # conversions may swap the parameter objects (torch.__future__)
@@ -520,8 +556,8 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
                     repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
-    returning one tensor), with a forward and backward that hold at most `budget` bytes of activations along
-    the cheapest schedule remat finds for that memory.
+    returning one tensor and leaving its input as it found it: no in-place block), with a forward and backward
+    that hold at most `budget` bytes of activations along the cheapest schedule remat finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
     (the least of `repeats` runs after one warm-up; CPU time on the CPU with one PyTorch thread, else wall
@@ -531,6 +567,8 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     follows remat.chain_taped's optimal plan for the budget: snapshots of block inputs, some blocks run
     keeping their tapes, the others re-run in the backward (taped=False: remat.chain's, snapshots only). A
     budget below the least that any plan fits is refused (remat.CapacityError naming that least budget).
+    The blocks' norm layers (BatchNorm) update their running statistics once per forward and backward, as
+    under plain autograd, not again in the re-runs.
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
       block input, and a running block's saved activations.
@@ -572,6 +610,14 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
+    # Profiling measures what autograd saves and its backward's time: neither exists under inference_mode.
+    if torch.is_inference_mode_enabled():
+        raise ArgumentError("remat.torch.auto_checkpoint: the blocks cannot be profiled under torch.inference_mode "
+                            "(autograd is off there); make the module outside it (it runs under inference_mode as "
+                            "the blocks themselves)")
+    if sample.is_inference():
+        raise ArgumentError("remat.torch.auto_checkpoint: the sample is an inference tensor (made under "
+                            "torch.inference_mode), which autograd cannot save; pass one made outside it (a clone)")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
                             f"each block), got {repeats!r}")

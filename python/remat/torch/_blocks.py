@@ -26,3 +26,13 @@ def bad_block_output(k: int, value, who: str = "remat.torch.auto_checkpoint") ->
     line costs less than a call per block)."""
     raise ArgumentError(f"{who}: block {k} returned {_describe(value)}; every block must return one tensor (the "
                         "next block's input)")
+
+
+def block_modified_input(k: int, block, who: str = "remat.torch.auto_checkpoint") -> NoReturn:
+    """Raises the error for block k, which modified its input in place (seen by the input's version counter).
+    Plain autograd allows that where the graph does not need the input; remat keeps block inputs as snapshots
+    and re-runs blocks from them, so a re-run would read the modified values (silently wrong gradients)."""
+    raise ArgumentError(f"{who}: block {k} ({type(block).__name__}) modifies its input in place; remat keeps block "
+                        "inputs as snapshots and re-runs blocks from them, so every block must leave its input as "
+                        "it found it (an nn.ReLU(inplace=True) of its own: make it inplace=False, or put it at the "
+                        "end of the block before it)")

@@ -32,13 +32,16 @@ import torch
 from .. import _remat
 from .._args import INT64_MAX, count, flag
 from .._bytes import Bytes, parse_bytes
-from .._errors import ArgumentError, CapacityError
+from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
+from ._autocast import AutocastState
+from ._norm_stats import RunningStats, norm_layers
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
 from ._stretch import Stretches, Tape, backpropagate
+from ._versions import modified, versions
 
 
 def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
@@ -56,7 +59,7 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
     hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t) if saved is not None else nullcontext()
     with torch.enable_grad(), hooks:
         leaves = tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(x0_parts, spec.differentiable))
-        out = spec.check(0, _call(step, 0, spec.pack(leaves)))
+        out = _checked_call(step, spec, 0, leaves)
     found, seen = [], {id(l) for l in leaves}
     stack = [o.grad_fn for o in out if o.grad_fn is not None]
     visited = set()
@@ -121,6 +124,19 @@ def _live_storages():
     return keys
 
 
+def _checked_call(step, spec: StateSpec, k: int, parts):
+    """x_{k+1}'s parts from step k, checked to be a state like x_0 and x_k left as it was."""
+    before = versions(parts)
+    out = spec.check(k, _call(step, k, spec.pack(parts)))
+    i = modified(parts, before)
+    if i >= 0:
+        where = f" (part {i})" if spec.is_tuple else ""
+        raise ArgumentError(f"remat.torch: step {k} modified its input x_{k}{where} in place; a step must return new "
+                            f"tensors and leave x_k as it found it (remat keeps x_k as a snapshot and re-runs steps "
+                            f"from it)")
+    return out
+
+
 def _call(step, k: int, x):
     try:
         return step(k, x)
@@ -157,7 +173,7 @@ class _Loop:
             x1 = self.first[0]
             self.first = None
             return x1
-        return self.spec.check(k, _call(self.step, k, self.spec.pack(parts)))
+        return _checked_call(self.step, self.spec, k, parts)
 
     def apply(self, a) -> None:
         """One action other than reverse."""
@@ -279,8 +295,11 @@ class _CheckpointLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, loop: _Loop, *tensors):
         x0 = tensors[:len(loop.spec.shapes)]
+        # the backward's re-runs run under the forward's autocast; both without its cache of casts (_autocast.py)
+        ctx.autocast = AutocastState()
         try:
-            out = loop.forward(x0)
+            with ctx.autocast.uncached():
+                out = loop.forward(x0)
         except BaseException:
             loop.close()
             raise
@@ -292,15 +311,20 @@ class _CheckpointLoop(torch.autograd.Function):
     def backward(ctx, *grads):
         loop: _Loop = ctx.loop
         if loop.slots is None:
-            raise RuntimeError("remat.torch.checkpoint_loop: backward through the same loop twice (its snapshots "
-                               "are freed by the first backward)")
+            raise BackwardError("remat.torch.checkpoint_loop: backward through the same loop twice (its snapshots "
+                                "are freed by the first backward)")
         devices = loop.rng.devices if loop.rng is not None else []
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
-                raise RuntimeError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
-                                   "supported: the re-run steps' gradients would not be differentiable")
-            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None):
-                adjoint, sums = loop.backward(grads)
+                raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
+                                    "supported: the re-run steps' gradients would not be differentiable")
+            # the re-runs must not update a module step's norm layers' running statistics again (_norm_stats.py)
+            stats = RunningStats(norm_layers(loop.step) if isinstance(loop.step, torch.nn.Module) else [])
+            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
+                try:
+                    adjoint, sums = loop.backward(grads)
+                finally:
+                    stats.restore()
         finally:
             loop.close()
         x0_grads = [g if ctx.needs_input_grad[1 + i] else None for i, g in enumerate(adjoint)]
@@ -317,9 +341,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     optimal schedule: the fewest recomputed steps for that memory.
 
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
-      state's shapes, dtypes and devices (remat.ArgumentError naming step k otherwise) and not modify x_k in
-      place. Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else the
-      tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
+      state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
+      otherwise). A module step's norm layers (BatchNorm) update their running statistics once per step, as in
+      the plain loop, not again in the backward's re-runs. Under torch.autocast the re-runs run under the
+      forward's settings, without autocast's cache of casts (a parameter every step shares has its gradient
+      summed in float32, not in the low precision as plain autograd's cached cast does). Its parameters
+      receive gradients: an nn.Module's own, the tensors given as `params`, or else the tensors requiring
+      grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
     steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
       returns x0), True when x_k is the final state: the
@@ -379,13 +407,21 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
 
     def slots_within(budget_bytes: int) -> int:
         # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
-        return min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        slots = min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        if slots == 0:  # the RNG state is most of a small state's snapshot: say so, and how to leave it out
+            parts = (f" (the state's {spec.nbytes} and its RNG state's {rng.nbytes}; preserve_rng_state=False "
+                     "leaves the RNG state out)" if rng is not None else "")
+            raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
+                                f"of {snapshot_bytes} bytes{parts}; at least one is needed")
+        return slots
 
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
         if budget is not None:
-            slots = plan_for_budget(steps, parse_bytes(budget, "budget"), snapshot_bytes).slots
+            budget_bytes = parse_bytes(budget, "budget")
+            slots_within(budget_bytes)  # refuses a budget that holds no snapshot, naming its parts
+            slots = plan_for_budget(steps, budget_bytes, snapshot_bytes).slots
         plan = revolve(steps, slots)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
         online = None
@@ -393,9 +429,6 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots = slots_within(budget_bytes)
-            if slots == 0:
-                raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
-                                    f"of {snapshot_bytes} bytes; at least one is needed")
         actions = None
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
@@ -408,9 +441,6 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots = slots_within(budget_bytes)
-            if slots == 0:
-                raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes holds no snapshot "
-                                    f"of {snapshot_bytes} bytes; at least one is needed")
         if isinstance(slots, bool) or not isinstance(slots, int) or slots < 1:
             raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be an int >= 1, got {slots!r}")
     if params is not None or (is_module and not taped):

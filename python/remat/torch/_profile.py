@@ -14,8 +14,9 @@ from typing import Dict, Hashable, List, Sequence, Tuple
 
 import torch
 
-from ._blocks import bad_block_output
+from ._blocks import bad_block_output, block_modified_input
 from ._saved import SavedBytes, storage_key
+from ._versions import modified, versions
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,28 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     # as no plain forward pays it).
                     counter = SavedBytes(excluded) if run == 0 else None
                     leaf = _leaf(x, k > 0 or sample.requires_grad)
+                    # The caller's sample, which a block 0 that modifies its input in place (refused below) would
+                    # change where autograd does not refuse it (no grad): set back from this copy then.
+                    kept = x.clone() if run == 0 and not leaf.requires_grad else None
+                    before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
                     _sync(devices)
                     start = clock()
-                    with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
-                        out = block(leaf)
+                    try:
+                        with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
+                            out = block(leaf)
+                    except RuntimeError as e:
+                        # autograd refuses an in-place operation on a leaf that requires grad: said so here
+                        if "in-place operation" in str(e) and "leaf Variable" in str(e):
+                            block_modified_input(k, block)
+                        raise
                     _sync(devices)
                     middle = clock()
+                    if modified((x,), before) >= 0:
+                        if kept is not None:
+                            with torch.no_grad():
+                                x.copy_(kept)
+                        block_modified_input(k, block)
+                    del kept
                     if not isinstance(out, torch.Tensor):
                         bad_block_output(k, out)
                     if counter is not None:

@@ -3,6 +3,7 @@ through remat's HDF5 level. Each placement keeps, per slot, the state's parts an
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import tempfile
@@ -12,15 +13,19 @@ from typing import Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import _remat
-from .._errors import ArgumentError, UnavailableError
+from .._errors import ArgumentError, BackwardError, IoError, UnavailableError
 from ._state import StateSpec
+from ._versions import modified, versions
 
 PLACEMENTS = ("device", "host", "disk")
 
 
 class MemorySlots:
     """Snapshots as tensors: the state's own ("device"; a step returns new tensors, so the snapshot is the
-    tensor itself, no copy) or copies in host memory ("host"; the same tensors where the state is on the CPU)."""
+    tensor itself, no copy) or copies in host memory ("host"; the same tensors where the state is on the CPU).
+    Each keeps its tensors' version counters: x_0 is the caller's tensor, which the caller may modify in place
+    after the forward (plain autograd refuses that backward where the graph saved x_0), and a re-run from it
+    would then compute from other values; restoring it is refused instead (remat.BackwardError)."""
 
     def __init__(self, spec: StateSpec, to_host: bool):
         self.spec = spec
@@ -30,11 +35,18 @@ class MemorySlots:
     def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
         if self.to_host:
             parts = tuple(p if p.device.type == "cpu" else p.to("cpu") for p in parts)
-        self.slots[slot] = (step, tuple(parts), rng)
+        parts = tuple(parts)
+        self.slots[slot] = (step, parts, rng, versions(parts))
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        held, parts, rng = self.slots[slot]
+        held, parts, rng, before = self.slots[slot]
         assert held == step, f"slot {slot} holds x_{held}, not x_{step}"
+        i = modified(parts, before)
+        if i >= 0:
+            where = f" (part {i})" if self.spec.is_tuple else ""
+            raise BackwardError(f"remat.torch.checkpoint_loop: x_{step}{where} was modified in place after the forward "
+                                f"stored it as a snapshot; the backward re-runs steps from it and would compute from "
+                                f"other values (modify a clone, or modify it after the backward)")
         if self.to_host:
             parts = tuple(p.to(d) for p, d in zip(parts, self.spec.devices))
         return parts, rng
@@ -56,7 +68,12 @@ class DiskSlots:
             raise UnavailableError("remat.torch: snapshots='disk' needs remat's HDF5 level, and this remat was built "
                                    "without it (no HDF5 was found: install libhdf5-dev, then pip install . again)")
         self.spec = spec
-        self.directory = tempfile.mkdtemp(prefix="remat-snapshots-", dir=directory)
+        try:
+            self.directory = tempfile.mkdtemp(prefix="remat-snapshots-", dir=directory)
+        except OSError as e:
+            where = "the system's temporary directory" if directory is None else f"{os.fspath(directory)!r}"
+            raise IoError(e.errno, f"remat.torch: snapshots='disk' cannot make its directory in {where}: "
+                          f"{e.strerror or e}", e.filename) from e
         self.level = None
         try:
             self.level = _remat.DiskLevel(os.path.join(self.directory, "snapshots.h5"), slots)
@@ -68,13 +85,16 @@ class DiskSlots:
         self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
 
     def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
-        self.level.write(slot, step, [p.detach().to("cpu").contiguous() for p in parts])
+        # Each part as its bytes: the extension reads tensors through DLPack, which PyTorch 1.13 has no bool for.
+        self.level.write(slot, step, [p.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8) for p in parts])
         self.rng[slot] = rng
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        buffers = [torch.empty(shape, dtype=dtype) for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
+        buffers = [torch.empty(math.prod(shape) * torch.empty((), dtype=dtype).element_size(), dtype=torch.uint8)
+                   for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
         self.level.read(slot, step, buffers)
-        return tuple(b.to(d) for b, d in zip(buffers, self.spec.devices)), self.rng[slot]
+        parts = (b.view(dtype).reshape(shape) for b, dtype, shape in zip(buffers, self.spec.dtypes, self.spec.shapes))
+        return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.rng[slot]
 
     def free(self, slot: int) -> None:
         self.level.release(slot)

@@ -15,6 +15,7 @@ with its measure_memory attribute), as users run them.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import time
@@ -173,8 +174,34 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
         t = remat.torch.tradeoff(model, x)
         t.save_svg("tradeoff.svg")          # peak bytes (x) against seconds per iteration (y)
         [(p.label, p.peak_bytes, p.seconds) for p in t.points]
+
+    The model is left as it was: its parameters' .grad, its buffers (BatchNorm's running statistics, which
+    every measured iteration updates) and the RNG states (dropout's draws).
     """
     blocks = _blocks_of(model, sample, repeats)
+    with _left_as_it_was(blocks, sample):
+        return _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress)
+
+
+@contextlib.contextmanager
+def _left_as_it_was(blocks: List[torch.nn.Module], sample: torch.Tensor):
+    """The blocks' parameters' gradients and buffers, and the RNG states, set back when the block ends."""
+    params = [p for b in blocks for p in b.parameters()]
+    grads = [p.grad for p in params]
+    buffers = [(t, t.detach().clone()) for b in blocks for t in b.buffers()]
+    devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
+    try:
+        with torch.random.fork_rng(devices=devices):
+            yield
+    finally:
+        for p, g in zip(params, grads):
+            p.grad = g
+        with torch.no_grad():
+            for t, saved in buffers:
+                t.copy_(saved)
+
+
+def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress) -> Tradeoff:
     if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
         raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
     taped = flag(taped, "remat.torch.tradeoff: taped")

@@ -1,0 +1,30 @@
+"""Version counters: how remat.torch tells that a tensor it reads again later (a snapshot, x_0, a step's or a
+block's input) was modified in place since. Plain autograd refuses such a backward where the graph saved the
+tensor; remat's re-runs read it whether or not the graph saves it, and would compute from other values than
+the forward did (silently wrong gradients), so they refuse it wherever they read it."""
+
+from __future__ import annotations
+
+from typing import Sequence, Tuple
+
+import torch
+
+
+def versions(parts: Sequence[torch.Tensor]) -> Tuple[int, ...]:
+    """Each tensor's version counter (bumped by every in-place operation on its storage's views)."""
+    return tuple(_version(p) for p in parts)
+
+
+def modified(parts: Sequence[torch.Tensor], before: Tuple[int, ...]) -> int:
+    """The index of the first part modified in place since `before` was read, or -1."""
+    for i, (p, v) in enumerate(zip(parts, before)):
+        if _version(p) != v:
+            return i
+    return -1
+
+
+def _version(t: torch.Tensor) -> int:
+    try:
+        return t._version
+    except RuntimeError:  # an inference tensor (torch.inference_mode) keeps no version counter
+        return -1

@@ -1,0 +1,71 @@
+"""BatchNorm's running statistics after a forward and backward equal plain autograd's (torch.equal), where
+the forward calls each block or step once, as plain autograd does, and the backward re-runs some: every
+re-run updated them again before (a block re-run 5 times took 6 momentum steps on the same batch;
+torch.utils.checkpoint takes one more per re-run). The gradients are plain autograd's either way (a norm
+layer in training mode normalises with the batch's statistics)."""
+
+import copy
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+
+nn = torch.nn
+
+
+def same(a, b):
+    a, b = list(a), list(b)
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def bn_stack():
+    torch.manual_seed(1)
+    return nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16), nn.ReLU()) for _ in range(6)]
+                         + [nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16, momentum=None))])  # cumulative
+
+
+@pytest.mark.parametrize("taped", [True, False])
+def test_auto_checkpoint_updates_running_stats_once_per_forward_as_plain_autograd(taped):
+    x = torch.randn(32, 16, requires_grad=True)
+    plain = bn_stack()
+    fast_model = copy.deepcopy(plain)
+    least = remat.torch.auto_checkpoint(fast_model, x, budget="1GiB", repeats=0, taped=taped).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(fast_model, x, budget=least, repeats=0, taped=taped)
+    assert fast.recomputed_blocks >= 5
+    assert same(plain.buffers(), fast_model.buffers())  # profiling left them as they were
+    for _ in range(2):
+        plain(x).sum().backward()
+        fast(x).sum().backward()
+        assert same(plain.buffers(), fast_model.buffers())
+        assert same((p.grad for p in plain.parameters()), (p.grad for p in fast_model.parameters()))
+    plain.eval(), fast.eval()
+    with torch.no_grad():
+        assert torch.equal(plain(x), fast(x))
+
+
+class BnStep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.norm = nn.BatchNorm1d(8)
+
+    def forward(self, k, h):
+        return torch.tanh(self.norm(self.lin(h)))
+
+
+@pytest.mark.parametrize("options", [dict(slots=3), dict(slots=3, taped=True), dict(slots=2, snapshots="host")])
+def test_checkpoint_loop_with_a_module_step_updates_running_stats_as_the_plain_loop(options):
+    torch.manual_seed(2)
+    plain = BnStep()
+    step = copy.deepcopy(plain)
+    h0 = torch.randn(16, 8, requires_grad=True)
+    h = h0
+    for k in range(20):
+        h = plain(k, h)
+    h.sum().backward()
+    remat.torch.checkpoint_loop(step, h0, steps=20, **options).sum().backward()
+    assert int(step.norm.num_batches_tracked) == 20
+    assert same(plain.buffers(), step.buffers())
+    assert same((p.grad for p in plain.parameters()), (p.grad for p in step.parameters()))
