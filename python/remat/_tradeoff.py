@@ -130,8 +130,8 @@ class Tradeoff:
             if work > self.online_work_left:
                 raise ArgumentError(
                     f"counting online revolve with {slots} slots replays its forward sweep: about {work} units of "
-                    f"work (some 20 ns each), more than the {self.online_work_left} left of the "
-                    f"{_remat.online_cost_work_limit} this report spends on online counts (about a quarter of a second)")
+                    f"work (25 to 55 ns each), more than the {self.online_work_left} left of the "
+                    f"{_remat.online_cost_work_limit} this report spends on online counts (0.2 to 0.5 s)")
             self.online_work_left -= work
             return self._make_row(name, slots, revolve(steps, slots, online=True, reverse_cost=rc))
         if name == "uniform":

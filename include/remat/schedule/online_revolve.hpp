@@ -129,16 +129,16 @@ public:
     /// snapshot, the steps in between skipped) and the reverse sweep as a sum of offline binomial costs
     /// over the s segments. Throws remat::overflow_error when the forward steps exceed 2^64-1, and
     /// remat::argument_error, before any work, when cost_work(steps, end) exceeds `work_limit` (the
-    /// default: about a quarter of a second).
+    /// default: 0.2 to 0.5 s).
     ///
     ///     remat::online_revolve(3).cost(1'000'000);   // fine: about 4,500 decisions
     ///     remat::online_revolve(3).cost(1LL << 62);   // argument_error at once, not hours of replay
     [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step,
                                      std::uint64_t work_limit = cost_work_limit) const;
 
-    /// cost()'s default limit on its units of work (cost_work()). A unit took 15 to 30 ns on the team's
-    /// loaded 2-core VM (a replayed decision; a slot is work_per_slot units), so the limit is about a
-    /// quarter of a second (docs/online.md, "What a count costs").
+    /// cost()'s default limit on its units of work (cost_work()). A unit took 25 to 55 ns on the team's
+    /// loaded 2-core VM (a replayed decision; a slot is work_per_slot units), so the limit is 0.2 to 0.5 s
+    /// (docs/online.md, "Cost of planning, and its limit").
     static constexpr std::uint64_t cost_work_limit = std::uint64_t{1} << 23;
     /// Units of work per snapshot listed and priced past level one (a revolve count each).
     static constexpr std::uint64_t work_per_slot = 16;
@@ -151,7 +151,7 @@ public:
     [[nodiscard]] std::uint64_t cost_work(step_t steps, online_end end = online_end::at_last_step) const;
 
     /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
-    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes 15 to 45 nanoseconds per decision.
+    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes 25 to 55 nanoseconds per decision.
     /// Cheap: O(r) time.
     ///
     ///     plan.replay_decisions(1'000'000'000);   // ~1.3e8 for s = 64

@@ -146,8 +146,8 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
         if (work > online_work_left_)
             throw argument_error(
                 fmt::format("counting online revolve with {} slots replays its forward sweep: about {} units of work "
-                            "(some 20 ns each), more than the {} left of the {} this report spends on online counts "
-                            "(about a quarter of a second)",
+                            "(25 to 55 ns each), more than the {} left of the {} this report spends on online counts "
+                            "(0.2 to 0.5 s)",
                             slots, work, online_work_left_, online_work_budget));
         online_work_left_ -= work;
         const schedule_cost c = plan.cost(t, online_end::at_last_step, work);

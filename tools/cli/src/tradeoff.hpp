@@ -84,10 +84,10 @@ public:
     [[nodiscard]] std::optional<tradeoff_row> row(tradeoff_schedule schedule, slot_t slots) const;
 
     /// The units of work (online_revolve::cost_work) that one report spends on online counts in all, rows
-    /// and answers together: online_revolve's limit for one count, about a quarter of a second. Past
-    /// level one an online count replays the forward sweep's decisions (about T/r of them), so at large T
-    /// the rows with few slots would take seconds to minutes each; the rows beyond it are listed as not
-    /// computed, the cheapest priced first.
+    /// and answers together: online_revolve's limit for one count, 0.2 to 0.5 s. Past level one (s below
+    /// about √(2T)) an online count replays the forward sweep's decisions, about T/r of them, so at large T
+    /// those rows would take seconds to hours each; the rows beyond it are listed as not computed, the
+    /// cheapest priced first.
     static constexpr std::uint64_t online_work_budget = online_revolve::cost_work_limit;
     /// What is left of online_work_budget.
     [[nodiscard]] std::uint64_t online_work_left() const noexcept { return online_work_left_; }
