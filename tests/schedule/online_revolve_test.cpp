@@ -264,6 +264,32 @@ BOOST_AUTO_TEST_CASE(the_wave_is_counted_in_closed_form_up_to_its_last_step)
         }
 }
 
+BOOST_AUTO_TEST_CASE(the_replay_estimate_bounds_the_decisions_in_few_operations_for_any_level_count)
+{
+    // replay_decisions summed every level (1.4*10^7 of them for s = 2 at T = 10^14: 0.2-0.4 s a call, twice a
+    // row in the tradeoff); past 4096 levels it bounds them in blocks of doubling length. It stays an upper
+    // bound on the decisions the replay takes, and under twice the level-by-level sum.
+    for (const step_t t : {step_t{20'000'000}, step_t{9'000'000}}) { // s = 2: about 6300 and 4200 levels
+        const online_revolve plan(2);
+        const std::uint64_t estimate = plan.replay_decisions(t);
+        const std::uint64_t kept_at_level_two = 2 + 1; // the fill's 2 stores and the wave's one
+        const std::uint64_t taken = detail::online_placement::summarize(2, t - 1).stores - kept_at_level_two;
+        BOOST_TEST(taken <= estimate, "T=" << t);
+    }
+    for (const slot_t s : {2, 3}) {
+        const auto t = static_cast<std::uint64_t>(s == 2 ? 5'000'000'000 : 900'000'000'000'000);
+        std::uint64_t by_level = 0; // the level-by-level sum, as the estimate took it before
+        for (std::uint64_t level = 2, begin = beta(s, 2); begin < t; ++level) {
+            const std::uint64_t end = beta(s, level + 1);
+            by_level += (std::min(end, t) - begin) / (level + 1) + static_cast<std::uint64_t>(s);
+            begin = end;
+        }
+        const std::uint64_t estimate = online_revolve(s).replay_decisions(static_cast<step_t>(t));
+        BOOST_TEST(estimate >= by_level, "s=" << s);
+        BOOST_TEST(estimate < 2 * by_level, "s=" << s);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(grid_against_the_offline_optimum)
 {
     // Every (T, s) with T <= 400, s <= 12: legal, counts equal the closed form, forward steps equal to
