@@ -143,7 +143,7 @@ public:
     /// Units of work per snapshot listed and priced past level one (a revolve count each).
     static constexpr std::uint64_t work_per_slot = 16;
 
-    /// The units of work cost(steps, end) does, computed in O(r) without doing it: 0 in closed form
+    /// The units of work cost(steps, end) does, computed without doing it (as replay_decisions): 0 in closed form
     /// (T <= C(s+2,2)), replay_decisions(steps) + work_per_slot * s beyond. What `remat tradeoff` and
     /// remat.tradeoff budget their online rows with.
     ///
@@ -152,7 +152,8 @@ public:
 
     /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
     /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes 25 to 55 nanoseconds per decision.
-    /// Cheap: O(r) time.
+    /// Cheap: the first 4096 levels summed one by one, the rest bounded in blocks of doubling length (under
+    /// twice their sum), so O(min(r, 4096) + s log r) time.
     ///
     ///     plan.replay_decisions(1'000'000'000);   // ~1.3e8 for s = 64
     [[nodiscard]] std::uint64_t replay_decisions(step_t steps) const;
