@@ -40,8 +40,10 @@ class OmittedRow:
 
 
 def _round(x: float) -> int:
-    """C's llround: halves away from zero (Python's round() goes to even)."""
-    return int(math.floor(x + 0.5))
+    """C's llround for x >= 0: halves away from zero (Python's round() goes to even). Not floor(x + 0.5): past
+    2^52 that sum rounds itself, and 10^15.75 came out one above the tool's."""
+    whole = math.floor(x)
+    return int(whole) + (1 if x - whole >= 0.5 else 0)
 
 
 class Tradeoff:
@@ -62,6 +64,9 @@ class Tradeoff:
         plan = uniform(steps, every=every, reverse_cost=reverse_cost)
         self.sqrt_rule = self._make_row("sqrt-rule", max(plan.peak_slots, 1), plan, every)
         self.one_extra_sweep_slots = self._one_extra_sweep()
+        # What online counts may still spend, rows and answers together (the tool's online_work_budget): past
+        # level one each replays its forward sweep, seconds to minutes at large T; the rows beyond are omitted.
+        self.online_work_left = _remat.online_cost_work_limit
         if self._levels:  # a bad level combination fails here, once, as the tool's does
             self.row("multilevel", 1)
         self.rows: Tuple[TradeoffRow, ...] = ()
@@ -121,6 +126,13 @@ class Tradeoff:
         if name == "revolve":
             return self._make_row(name, slots, revolve(steps, slots, reverse_cost=rc))
         if name == "online":
+            work = _remat.online_cost_work(steps, slots)
+            if work > self.online_work_left:
+                raise ArgumentError(
+                    f"counting online revolve with {slots} slots replays its forward sweep: about {work} units of "
+                    f"work (25 to 55 ns each), more than the {self.online_work_left} left of the "
+                    f"{_remat.online_cost_work_limit} this report spends on online counts (0.2 to 0.5 s)")
+            self.online_work_left -= work
             return self._make_row(name, slots, revolve(steps, slots, online=True, reverse_cost=rc))
         if name == "uniform":
             if slots < self._uniform_least:
@@ -200,14 +212,23 @@ class Tradeoff:
             if name == "sqrt-rule":
                 rows.append(self.sqrt_rule)
                 continue
-            for s in grid:
+            # online counts share one budget: the cheapest first, so that those left out are the dearest
+            order = sorted(grid, key=lambda s: _remat.online_cost_work(self.steps, s)) if name == "online" else grid
+            found: Dict[int, TradeoffRow] = {}
+            refused: Dict[int, str] = {}
+            for s in order:
                 try:
                     r = self.row(name, s)
                 except Error as e:
-                    omitted.append(OmittedRow(name, s, str(e)))
+                    refused[s] = str(e)
                     continue
                 if r is not None:
-                    rows.append(r)
+                    found[s] = r
+            for s in grid:
+                if s in found:
+                    rows.append(found[s])
+                elif s in refused:
+                    omitted.append(OmittedRow(name, s, refused[s]))
         self.rows, self.omitted_rows = tuple(rows), tuple(omitted)
         if max_overhead is not None:
             self.max_overhead = max_overhead

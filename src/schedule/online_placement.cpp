@@ -3,10 +3,12 @@
 
 #include "remat/detail/checked_math.hpp"
 #include "remat/detail/validate.hpp"
+#include "remat/error.hpp"
 #include "remat/schedule/binomial.hpp"
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 namespace remat::detail {
 namespace {
@@ -17,6 +19,39 @@ constexpr step_t never = std::numeric_limits<step_t>::max();
 std::uint64_t level_two_start(std::uint64_t s) noexcept
 {
     return binomial::max_steps(static_cast<slot_t>(s), 2) - 1;
+}
+
+// The wave's round k spans [p_k, p_k + k), p_k = s + s(s+1)/2 - k(k+1)/2; x_p (s < p <= β(s,2)-1) lies in
+// round `round` at offset `offset`.
+struct wave_place {
+    std::uint64_t round = 0;
+    std::uint64_t offset = 0;
+};
+
+wave_place place_in_wave(std::uint64_t s, std::uint64_t p) noexcept
+{
+    const uint128 total = static_cast<uint128>(s) + static_cast<uint128>(s) * (s + 1) / 2;
+    auto round_start = [&](std::uint64_t k) {
+        return static_cast<std::uint64_t>(total - static_cast<uint128>(k) * (k + 1) / 2);
+    };
+    std::uint64_t lo = 1, hi = s; // smallest k with p_k <= p
+    while (lo < hi) {
+        const std::uint64_t mid = lo + (hi - lo) / 2;
+        if (round_start(mid) <= p)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return {lo, p - round_start(lo)};
+}
+
+// Stores made by the decisions at 0..p-1 (x_p in round k at offset j): the fill's s, one per wave step
+// of the rounds s..k+1, and j-1 in round k.
+std::uint64_t wave_stores(std::uint64_t s, wave_place w) noexcept
+{
+    const std::uint64_t k = w.round, j = w.offset;
+    const uint128 finished = (static_cast<uint128>(s) * (s - 1) - static_cast<uint128>(k) * (k - 1)) / 2;
+    return static_cast<std::uint64_t>(s + finished) + (k >= 2 && j >= 2 ? j - 1 : 0);
 }
 
 } // namespace
@@ -99,6 +134,7 @@ void online_placement::sync_level(step_t p)
         cut_index_ = 1;
         next_cut_ = s >= 2 ? beta_level_ : uint64_max;
         cut_length_ = mul_div_saturated(beta_level_, s, s + level_);
+        caps_.clear();
     }
 }
 
@@ -146,17 +182,20 @@ online_placement::decision online_placement::decide(step_t p)
     }
     // From the back: give up snapshot X when its predecessor's segment, with σ slots, can absorb X's
     // within β(σ, L); cut points of this level stay.
-    std::uint64_t sigma = 2;
-    std::uint64_t cap = mul_div_saturated(block, level_ + 2, 2); // β(2, L)
+    if (caps_.empty())
+        caps_.push_back(mul_div_saturated(block, level_ + 2, 2)); // β(2, L)
+    std::size_t depth = 0;                                        // caps_[depth] = β(depth + 2, L)
     for (std::int64_t x = tail_; x != head_;) {
         const node& n = nodes_[static_cast<std::size_t>(x)];
         const node& before = nodes_[static_cast<std::size_t>(n.prev)];
         const step_t end = n.next >= 0 ? nodes_[static_cast<std::size_t>(n.next)].position : p;
-        if (!fixed(n) && static_cast<std::uint64_t>(end - before.position) <= cap)
+        if (!fixed(n) && static_cast<std::uint64_t>(end - before.position) <= caps_[depth])
             return evict_and_keep(x, p, fixed_level);
         x = n.prev;
-        ++sigma;
-        cap = mul_div_saturated(cap, sigma + level_, sigma);
+        if (++depth == caps_.size()) {
+            const std::uint64_t sigma = depth + 2;
+            caps_.push_back(mul_div_saturated(caps_.back(), sigma + level_, sigma));
+        }
     }
     // No pair fits (not observed for any s and level tested): give up the most recent free snapshot.
     for (std::int64_t x = tail_; x != head_; x = nodes_[static_cast<std::size_t>(x)].prev)
@@ -222,21 +261,8 @@ std::uint64_t online_placement::visit_positions(slot_t slots, step_t d, const st
         return kept;
     }
     if (p <= level_two_start(s)) {
-        // Round k starts at p_k = s + s(s+1)/2 - k(k+1)/2; find the round holding p.
-        const uint128 total = static_cast<uint128>(s) + static_cast<uint128>(s) * (s + 1) / 2;
-        auto round_start = [&](std::uint64_t k) {
-            return static_cast<std::uint64_t>(total - static_cast<uint128>(k) * (k + 1) / 2);
-        };
-        std::uint64_t lo = 1, hi = s; // smallest k with p_k <= p
-        while (lo < hi) {
-            const std::uint64_t mid = lo + (hi - lo) / 2;
-            if (round_start(mid) <= p)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        const std::uint64_t k = lo;
-        const std::uint64_t j = p - round_start(k);
+        const wave_place w = place_in_wave(s, p);
+        const std::uint64_t k = w.round, j = w.offset;
         // The segments from x_0 on (the one with σ slots comes s-σ-th), each announced by its start.
         step_t position = 0;
         const auto segment = [&](std::uint64_t length) {
@@ -248,8 +274,7 @@ std::uint64_t online_placement::visit_positions(slot_t slots, step_t d, const st
         for (std::uint64_t sigma = k; sigma >= 2; --sigma)
             segment(j >= 2 && sigma == j ? j + 1 : 1);
         segment(k == 1 || j == 1 ? 1 + j : 1); // the last segment, ending at x_p
-        const uint128 wave_stores = (static_cast<uint128>(s) * (s - 1) - static_cast<uint128>(k) * (k - 1)) / 2;
-        return static_cast<std::uint64_t>(s + wave_stores) + (k >= 2 && j >= 2 ? j - 1 : 0);
+        return wave_stores(s, w);
     }
     online_placement place = at_level_two(slots);
     for (step_t q = static_cast<step_t>(level_two_start(s));; ++q) {
@@ -261,6 +286,29 @@ std::uint64_t online_placement::visit_positions(slot_t slots, step_t d, const st
     for (const step_t position : place.positions())
         each(position);
     return place.stores();
+}
+
+} // namespace remat::detail
+
+namespace remat::detail {
+
+online_placement::wave_cut online_placement::wave_counts(slot_t slots, step_t d)
+{
+    const auto s = static_cast<std::uint64_t>(slots);
+    const auto p = static_cast<std::uint64_t>(d);
+    if (s < 2 || p <= s || p > level_two_start(s))
+        throw argument_error("online_placement::wave_counts: position " + std::to_string(d) +
+                             " is not inside the wave of " + std::to_string(slots) + " slots");
+    const wave_place w = place_in_wave(s, p);
+    // As visit_positions lists them: the s-k full segments σ = s..k+1 (σ+1 steps each), then in round k
+    // the one with j slots (j+1 steps, when j >= 2) or the last (2 steps, when j == 1); the rest one step.
+    return {s - w.round + (w.offset >= 1 ? 1 : 0), wave_stores(s, w)};
+}
+
+step_t online_placement::wave_end(slot_t slots) noexcept
+{
+    return static_cast<step_t>(
+        std::min<std::uint64_t>(level_two_start(static_cast<std::uint64_t>(slots)), static_cast<std::uint64_t>(never)));
 }
 
 } // namespace remat::detail

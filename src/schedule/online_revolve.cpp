@@ -177,6 +177,24 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
         finish_single_level(c);
         return c;
     }
+    if (slots_ >= 2 && decisions <= detail::online_placement::wave_end(slots_)) {
+        // The wave (level one): every segment has at most one step more than its slots, so each reverses
+        // in one sweep that stores all its states but the last (a segment of l >= 2 steps: l-1 forward
+        // steps, l-1 stores but its start's, l restores, l-1 slots; of one step: its restore). Summed over
+        // the s segments that cover [0, decisions), in closed form: no snapshot is listed.
+        const auto d = static_cast<std::uint64_t>(decisions);
+        const auto s = static_cast<std::uint64_t>(slots_);
+        const detail::online_placement::wave_cut cut = detail::online_placement::wave_counts(slots_, decisions);
+        c.steps = steps;
+        c.reverse_steps = static_cast<std::uint64_t>(steps);
+        c.forward_steps = d + (d - s); // the sweep's d, and l-1 per segment: d - s in all
+        c.stores = cut.stores + (d - s) - cut.long_segments;
+        c.restores = d;
+        c.peak_slots = slots_; // every segment i (from x_0) with l >= 2 steps holds i + l-1 = s at its peak
+        c.repetition = cut.long_segments > 0 ? 2 : 1;
+        finish_single_level(c);
+        return c;
+    }
     // No closed form is known beyond level 1: refuse a replay that would run for long, before starting it.
     const std::uint64_t replayed = replay_decisions(steps);
     if (replayed > work_limit)
@@ -184,17 +202,13 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
                              ") needs a replay of about " + std::to_string(replayed) +
                              " store decisions, more than the work limit of " + std::to_string(work_limit) +
                              "; use more slots or fewer steps, or raise the limit");
-    // Each snapshot held at the end is priced as one segment; past level one they are also kept in a list (48
-    // bytes each) and each segment costs a revolve count of a few hundred ns: 16 units of work per slot there
-    // (1.6*10^7 slots took 8 s and 734 MB before, within a limit that counted one per slot).
-    const auto s = static_cast<std::uint64_t>(slots_);
-    const std::uint64_t per_slot = replayed > 0 ? 16 : 1;
-    if (s > work_limit / per_slot)
+    if (cost_work(steps, end) > work_limit)
         throw argument_error("online_revolve(" + std::to_string(slots_) + ").cost(" + std::to_string(steps) +
-                             ") lists the " + std::to_string(slots_) + " snapshots held at the end" +
-                             (per_slot > 1 ? " past level one (" + std::to_string(per_slot) + " units each)" : "") +
-                             ", more than the work limit of " + std::to_string(work_limit) +
-                             "; use fewer slots (or at least T-1, which costs nothing to count), or raise the limit");
+                             ") lists the " + std::to_string(slots_) + " snapshots held at the end past level one (" +
+                             std::to_string(work_per_slot) + " units each), more than the work limit of " +
+                             std::to_string(work_limit) +
+                             "; use fewer slots (or at least C(s+2,2)-1 decisions, which cost nothing to count), or "
+                             "raise the limit");
     c.steps = steps;
     c.reverse_steps = static_cast<std::uint64_t>(steps);
     c.forward_steps = static_cast<std::uint64_t>(decisions);
@@ -234,6 +248,19 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
     return c;
 }
 
+std::uint64_t online_revolve::cost_work(step_t steps, online_end end) const
+{
+    detail::require_positive_steps(steps);
+    const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
+    if (decisions <= slots_ || (slots_ >= 2 && decisions <= detail::online_placement::wave_end(slots_)))
+        return 0;
+    // Past level one each snapshot held at the end is kept in a list (48 bytes) and its segment priced by a
+    // revolve count of a few hundred ns (1.6*10^7 slots took 8 s and 734 MB within a limit that counted one
+    // unit per slot).
+    return detail::add_saturated(replay_decisions(steps),
+                                 detail::mul_saturated(static_cast<std::uint64_t>(slots_), work_per_slot));
+}
+
 std::uint64_t online_revolve::replay_decisions(step_t steps) const
 {
     detail::require_positive_steps(steps);
@@ -243,19 +270,28 @@ std::uint64_t online_revolve::replay_decisions(step_t steps) const
     if (s == 1 || t <= level_two)
         return 0;
     // Level L spans the decisions [β(s,L)-1, β(s,L+1)-1): at most one per L+1 steps plus its s-1 cut
-    // points. Summed level by level while there are few levels; with very many (only a handful of slots
-    // and an astronomical T) the cruder bound of one decision per 3 steps plus s per level.
-    const std::uint64_t levels = binomial::repetition_number(steps, slots_);
-    if (levels > (std::uint64_t{1} << 24)) {
-        return detail::add_saturated((t - level_two) / 3, detail::mul_saturated(s, levels));
-    }
+    // points. Summed level by level over the first levels; past them (only a handful of slots and a huge T:
+    // s = 2 has about sqrt(2T) levels, and summing 1.4*10^7 of them took 0.2-0.4 s a call) levels [a, 2a) at
+    // once, each bounded by its steps over a+1, under twice the level-by-level sum (floors aside): O(log r).
+    const std::uint64_t levels = binomial::repetition_number(steps, slots_); // the last level is r-1
+    constexpr std::uint64_t summed_levels = 4096;
     std::uint64_t total = 0;
     std::uint64_t begin = level_two; // β(s, L) for L = 2
-    for (std::uint64_t level = 2; begin < t; ++level) {
+    std::uint64_t level = 2;
+    for (; begin < t && level < summed_levels; ++level) {
         const std::uint64_t end = detail::mul_div_saturated(begin, s + level + 1, level + 1); // β(s, L+1)
         const std::uint64_t length = std::min(end, t) - begin;
         total = detail::checked_add(total, length / (level + 1) + s, "the number of store decisions");
         begin = end;
+    }
+    while (begin < t) {
+        const std::uint64_t next = std::min(2 * level, levels); // levels [level, next)
+        const std::uint64_t end = binomial::max_steps(slots_, next);
+        const std::uint64_t length = std::min(end, t) - begin;
+        total = detail::add_saturated(
+            total, detail::add_saturated(length / (level + 1), detail::mul_saturated(s, next - level)));
+        begin = end;
+        level = next;
     }
     return total;
 }

@@ -7,6 +7,7 @@
 #include "scratch_dir.hpp"
 #include "svg_facts.hpp"
 #include "tool_runner.hpp"
+#include "tradeoff.hpp"
 
 #include "remat/schedule/multilevel.hpp"
 #include "remat/schedule/online_revolve.hpp"
@@ -388,6 +389,45 @@ BOOST_AUTO_TEST_CASE(text_names_the_answers)
         BOOST_TEST(r.out.find(words) != std::string::npos, words << "\n" << r.out);
 }
 
+// Past C(s+2,2) steps each online count replays the forward sweep (about T/r decisions): at T = 10^8 the report
+// took 9 to 15 s before, each row within online revolve's own limit, and T stopped at 10^12. Now the rows share
+// one limit, cheapest first: the priced rows' work stays within it, each row left out would not have fit in what
+// was left and says so, and the wave's rows (closed form) are all priced. Any 64-bit T is taken.
+BOOST_AUTO_TEST_CASE(online_rows_share_one_work_budget_cheapest_first)
+{
+    for (const step_t t : {step_t{100'000'000}, step_t{100'000'000'000'000}, std::numeric_limits<step_t>::max()}) {
+        const nlohmann::json j = tradeoff_json({"-T", std::to_string(t)});
+        std::map<slot_t, std::uint64_t> priced, over_budget;
+        for (const auto& r : j["rows"])
+            if (r["schedule"] == "online") {
+                const auto s = r["slots"].get<slot_t>();
+                priced[s] = online_revolve(s).cost_work(t);
+            }
+        for (const auto& o : j["omitted_rows"])
+            if (o["schedule"] == "online" &&
+                o["reason"].get<std::string>().find("this report spends on online counts") != std::string::npos) {
+                const auto s = o["slots"].get<slot_t>();
+                over_budget[s] = online_revolve(s).cost_work(t);
+            }
+        const std::string where = "T=" + std::to_string(t);
+        BOOST_TEST_REQUIRE(!priced.empty(), where);
+        BOOST_TEST_REQUIRE(!over_budget.empty(), where);
+        std::uint64_t spent = 0, dearest = 0, cheapest_left_out = std::numeric_limits<std::uint64_t>::max();
+        bool wave = false;
+        for (const auto& [s, work] : priced) {
+            spent += work;
+            dearest = std::max(dearest, work);
+            wave = wave || (work == 0 && s < t - 1);
+        }
+        for (const auto& [s, work] : over_budget)
+            cheapest_left_out = std::min(cheapest_left_out, work);
+        BOOST_TEST(spent <= cli::tradeoff::online_work_budget, where);
+        BOOST_TEST(cheapest_left_out > cli::tradeoff::online_work_budget - spent, where);
+        BOOST_TEST(dearest <= cheapest_left_out, where);
+        BOOST_TEST(wave, where);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
 {
     struct bad_case {
@@ -398,7 +438,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
         {{"tradeoff"}, "--steps"},
         {{"tradeoff", "-T", "0"}, "--steps"},
         {{"tradeoff", "-T", "ten"}, "ten"},
-        {{"tradeoff", "-T", "1e13"}, "1e13"},
+        {{"tradeoff", "-T", "1e19"}, "1e19"}, // beyond 2^63-1
         {{"tradeoff", "-T", "100", "--reverse-cost", "-1"}, "-1"},
         {{"tradeoff", "-T", "100", "--max-overhead", "0"}, "--max-overhead"},
         {{"tradeoff", "-T", "100", "--max-overhead", "fast"}, "fast"},

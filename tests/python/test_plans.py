@@ -312,3 +312,27 @@ def test_a_long_plan_lets_other_threads_run():
         sys.setswitchinterval(interval)
     assert plan.predicted_cost > 0 and elapsed > 0.01, elapsed
     assert during > 0 and held == 0, (during, held)
+
+
+@pytest.mark.parametrize("steps", [10**8, 10**14, 2**63 - 1])
+def test_tradeoff_spends_one_budget_on_its_online_counts(remat_tool, steps):
+    # Each online count past C(s+2,2) replays the forward sweep (about T/r decisions): at T = 10^14 the report
+    # took 17 s before, each row within online revolve's own limit. Now the rows share one limit, cheapest
+    # first: what the priced rows cost stays within it, each row left out would not have fit in what was left
+    # (so costs at least as much as any priced one past level one), says so, and the tool agrees row for row.
+    t = remat.tradeoff(steps)
+    grid = t.grid()
+    work = {s: remat._remat.online_cost_work(steps, s) for s in grid}
+    priced = [r.slots for r in t.rows if r.schedule == "online"]
+    left_out = [o for o in t.omitted_rows if o.schedule == "online"]
+    assert sorted(priced + [o.slots for o in left_out]) == grid
+    spent = remat._remat.online_cost_work_limit - t.online_work_left  # a count beyond 64 bits spends too
+    assert sum(work[s] for s in priced) <= spent <= remat._remat.online_cost_work_limit
+    over_budget = [o for o in left_out if "this report spends on online counts" in o.reason]
+    assert over_budget and all(work[o.slots] > t.online_work_left for o in over_budget)
+    assert max(work[s] for s in priced) <= min(work[o.slots] for o in over_budget)
+    assert any(work[s] == 0 and s < steps - 1 for s in priced)  # the wave's closed form: no replay
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--format", "json"))
+    assert [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows] == expected["rows"]
+    assert [(o.schedule, o.slots, o.reason) for o in t.omitted_rows] == [
+        (o["schedule"], o["slots"], o["reason"]) for o in expected["omitted_rows"]]

@@ -7,6 +7,7 @@
 
 #include "chain_reference.hpp"
 #include "chain_refetch_reference.hpp"
+#include "random_chain.hpp"
 
 #include "remat/schedule/chain.hpp"
 
@@ -17,23 +18,6 @@
 using namespace remat;
 
 namespace {
-
-// Costs in quarters (exact in binary), some zero; sizes of a few bytes; an adjoint's extra bytes on most.
-chain_model random_chain(std::mt19937_64& rng, step_t steps, std::uint64_t max_bytes, std::uint64_t max_adjoint)
-{
-    std::uniform_int_distribution<int> quarters(0, 12);
-    std::uniform_int_distribution<std::uint64_t> bytes(1, max_bytes);
-    std::uniform_int_distribution<std::uint64_t> extra(0, max_adjoint);
-    chain_model m;
-    for (step_t k = 0; k < steps; ++k) {
-        const double forward = quarters(rng) / 4.0;
-        const double adjoint = quarters(rng) / 4.0;
-        const std::uint64_t state = bytes(rng);
-        m.steps.push_back({forward, adjoint, state, extra(rng)});
-    }
-    m.final_state_bytes = bytes(rng);
-    return m;
-}
 
 chain::options with(std::uint64_t granularity, bool non_persistent)
 {
@@ -52,7 +36,7 @@ BOOST_AUTO_TEST_CASE(between_every_schedule_and_the_persistent_optimum_and_equal
     int cheaper = 0;
     for (step_t t = 1; t <= 7; ++t)
         for (int trial = 0; trial < 30; ++trial) {
-            const chain_model m = random_chain(rng, t, 5, 3);
+            const chain_model m = test::random_chain(rng, t, test::adjoints_apart(5, 3));
             const std::uint64_t least = chain(m, m.store_all_bytes(), with(1, false)).least_budget_bytes();
             for (std::uint64_t budget = least; budget <= m.store_all_bytes(); ++budget) {
                 const chain persistent(m, budget, with(1, false));
@@ -89,7 +73,7 @@ BOOST_AUTO_TEST_CASE(coarse_units_still_fit_the_budget_in_true_bytes)
     std::mt19937_64 rng(38);
     int cheaper = 0;
     for (int trial = 0; trial < 60; ++trial) {
-        const chain_model m = random_chain(rng, 6, 9, 6);
+        const chain_model m = test::random_chain(rng, 6, test::adjoints_apart(9, 6));
         const std::uint64_t least = chain(m, m.store_all_bytes() + 30, with(3, false)).least_budget_bytes();
         for (std::uint64_t budget = least; budget <= m.store_all_bytes() + 6; budget += 2) {
             const chain persistent(m, budget, with(3, false));

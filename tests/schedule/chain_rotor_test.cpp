@@ -7,6 +7,7 @@
 // build's Python environment (scripts/install-python.sh); where it is missing the test fails, saying so.
 #define BOOST_TEST_MODULE chain_rotor
 #include "chain_reference.hpp"
+#include "random_chain.hpp"
 #include "rotor_sequence.hpp"
 
 #include "remat/schedule/chain.hpp"
@@ -30,21 +31,6 @@
 namespace {
 
 using namespace remat;
-
-chain_model random_chain(std::mt19937_64& rng, step_t steps)
-{
-    std::uniform_int_distribution<int> quarters(1, 12);
-    std::uniform_int_distribution<std::uint64_t> bytes(1, 5);
-    std::uniform_int_distribution<std::uint64_t> extra(0, 3);
-    chain_model m;
-    for (step_t k = 0; k < steps; ++k) {
-        const double forward = quarters(rng) / 4.0;
-        // b_k includes the step's re-run, as in the model, so it is at least f_k
-        m.steps.push_back({forward, forward + quarters(rng) / 4.0, bytes(rng), k % 3 == 0 ? extra(rng) : 0});
-    }
-    m.final_state_bytes = bytes(rng);
-    return m;
-}
 
 struct rotor_case {
     chain_model chain;
@@ -89,7 +75,10 @@ BOOST_AUTO_TEST_CASE(rotor_plans_never_beat_the_exact_plan_under_remats_model)
     std::vector<rotor_case> cases;
     std::vector<std::size_t> chain_of;
     for (int trial = 0; trial < 120; ++trial) {
-        chains.push_back(random_chain(rng, 1 + trial % 10));
+        // No zero cost; b_k includes the step's re-run, as in the model, so it is at least f_k; a_k on every
+        // third step.
+        chains.push_back(test::random_chain(rng, 1 + trial % 10,
+                                            {.most_adjoint_bytes = 3, .least_quarters = 1, .adjoint_bytes_every = 3}));
         const chain_model& m = chains.back();
         for (std::uint64_t budget = 1; budget <= 3 * m.store_all_bytes(); ++budget) {
             cases.push_back({m, budget});

@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "chain_reference.hpp"
+#include "random_chain.hpp"
 
 #include "remat/error.hpp"
 #include "remat/schedule/any_schedule.hpp"
@@ -32,19 +33,6 @@ constexpr bool quick = true;
 #else
 constexpr bool quick = false;
 #endif
-
-// Costs in quarters (exact in binary, and in the table's floats), some zero; sizes of a few bytes.
-chain_model random_chain(std::mt19937_64& rng, step_t steps, std::uint64_t max_bytes, std::uint64_t max_adjoint)
-{
-    std::uniform_int_distribution<int> quarters(0, 12);
-    std::uniform_int_distribution<std::uint64_t> bytes(1, max_bytes);
-    std::uniform_int_distribution<std::uint64_t> extra(0, max_adjoint);
-    chain_model m;
-    for (step_t k = 0; k < steps; ++k)
-        m.steps.push_back({quarters(rng) / 4.0, quarters(rng) / 4.0, bytes(rng), extra(rng)});
-    m.final_state_bytes = bytes(rng);
-    return m;
-}
 
 std::uint64_t largest_step_need(const chain_model& m)
 {
@@ -84,7 +72,7 @@ BOOST_AUTO_TEST_CASE(optimal_against_every_action_sequence)
     int infeasible = 0;
     for (step_t t = 1; t <= 6; ++t) {
         for (int trial = 0; trial < (t <= 3 ? 40 : 25); ++trial) {
-            const chain_model m = random_chain(rng, t, 5, trial % 3 == 0 ? 3 : 0);
+            const chain_model m = test::random_chain(rng, t, test::adjoints_apart(5, trial % 3 == 0 ? 3 : 0));
             const std::uint64_t low = largest_step_need(m);
             for (std::uint64_t budget = low; budget <= m.store_all_bytes() + 1; ++budget) {
                 const double best = test::brute_force_chain_optimum(m, budget, true);
@@ -113,7 +101,7 @@ BOOST_AUTO_TEST_CASE(least_budget_is_the_first_that_fits)
 {
     std::mt19937_64 rng(7);
     for (int trial = 0; trial < 40; ++trial) {
-        const chain_model m = random_chain(rng, 5, 6, 2);
+        const chain_model m = test::random_chain(rng, 5, test::adjoints_apart(6, 2));
         const chain plan(m, m.store_all_bytes(), byte_exact());
         const std::uint64_t least = plan.least_budget_bytes();
         BOOST_TEST(!std::isinf(test::brute_force_chain_optimum(m, least, true)));
@@ -163,7 +151,7 @@ BOOST_AUTO_TEST_CASE(narrow_tables_plan_what_finer_units_plan)
     const int trials = quick ? 12 : 24; // quick: T = 9 .. 31
     for (int trial = 0; trial < trials; ++trial) {
         const auto t = static_cast<step_t>(9 + trial * 2);
-        const chain_model m = random_chain(rng, t, 4, trial % 2 == 0 ? 2 : 0);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(4, trial % 2 == 0 ? 2 : 0));
         const std::uint64_t low = largest_step_need(m);
         for (std::uint64_t budget = low; budget <= std::min<std::uint64_t>(15, m.store_all_bytes()); ++budget) {
             std::optional<chain> narrow;
@@ -207,7 +195,7 @@ BOOST_AUTO_TEST_CASE(discretisation_costs_at_most_the_stated_gap)
     int bounded = 0;
     for (int trial = 0; trial < 150; ++trial) {
         const step_t t = 2 + trial % 5;
-        const chain_model m = random_chain(rng, t, 60, trial % 2 == 0 ? 20 : 0);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(60, trial % 2 == 0 ? 20 : 0));
         const std::uint64_t granularity = std::vector<std::uint64_t>{3, 5, 8}[static_cast<std::size_t>(trial % 3)];
         chain::options o;
         o.granularity = granularity;
@@ -247,7 +235,7 @@ BOOST_AUTO_TEST_CASE(a_budget_beyond_store_all_plans_as_store_all_does)
     // 900 times too large) and, at a given granularity, grew the table until the horizon shrank.
     std::mt19937_64 rng(11);
     for (int trial = 0; trial < 30; ++trial) {
-        chain_model m = random_chain(rng, 2 + trial % 9, 6, trial % 2 == 0 ? 3 : 0);
+        chain_model m = test::random_chain(rng, 2 + trial % 9, test::adjoints_apart(6, trial % 2 == 0 ? 3 : 0));
         for (chain_step& s : m.steps) { // sizes of whole KiB, and a divisor of 512 bytes
             s.state_bytes *= 1024;
             s.adjoint_bytes *= 512;
@@ -283,7 +271,7 @@ BOOST_AUTO_TEST_CASE(an_automatic_granularity_uses_the_roundings_slack)
     int cheaper = 0;
     for (int trial = 0; trial < 6; ++trial) {
         const step_t t = 100 + 20 * trial;
-        const chain_model m = random_chain(rng, t, 100000, 20000);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(100000, 20000));
         const std::uint64_t budget = largest_step_need(m) + m.store_all_bytes() / (trial % 2 == 0 ? 2 : 5);
         BOOST_TEST_CONTEXT("T=" << t << " budget " << budget)
         {
@@ -313,7 +301,7 @@ BOOST_AUTO_TEST_CASE(a_chain_planned_in_blocks_is_legal_and_never_beats_the_exac
     int refused = 0;
     for (int trial = 0; trial < 60; ++trial) {
         const step_t t = 5 + trial % 36;
-        const chain_model m = random_chain(rng, t, 40, trial % 3 == 0 ? 30 : 0);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(40, trial % 3 == 0 ? 30 : 0));
         const std::uint64_t least = chain(m, m.store_all_bytes(), byte_exact()).least_budget_bytes();
         for (const std::uint64_t budget : {least + (m.store_all_bytes() - least) / 3, m.store_all_bytes()}) {
             chain::options o = byte_exact();
@@ -349,7 +337,7 @@ BOOST_AUTO_TEST_CASE(a_chain_in_blocks_with_room_for_every_state_runs_each_step_
     std::mt19937_64 rng(31);
     for (int trial = 0; trial < 40; ++trial) {
         const step_t t = 12 + trial;
-        const chain_model m = random_chain(rng, t, 40, trial % 2 == 0 ? 30 : 0);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(40, trial % 2 == 0 ? 30 : 0));
         chain::options o = byte_exact();
         o.block_steps = 2 + trial % 6;
         BOOST_TEST_CONTEXT("trial " << trial << " T=" << t << " blocks of " << o.block_steps)
@@ -441,7 +429,7 @@ BOOST_AUTO_TEST_CASE(a_short_horizon_is_legal_and_never_beats_the_exact_plan)
     const int trials = quick ? 15 : 30;
     for (int trial = 0; trial < trials; ++trial) {
         const step_t t = quick ? 25 + 2 * trial : 40 + trial; // longer than the longest horizon tried
-        const chain_model m = random_chain(rng, t, 50, 10);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(50, 10));
         const std::uint64_t budget = largest_step_need(m) + m.store_all_bytes() / 4;
         const chain exact(m, budget);
         BOOST_TEST(exact.exact());
@@ -512,7 +500,7 @@ BOOST_AUTO_TEST_CASE(evaluate_prices_other_schedules_like_the_replay)
     const int trials = quick ? 20 : 40;
     for (int trial = 0; trial < trials; ++trial) {
         const step_t t = 1 + trial;
-        const chain_model m = random_chain(rng, t, 1000, 300);
+        const chain_model m = test::random_chain(rng, t, test::adjoints_apart(1000, 300));
         for (const any_schedule& plan : {any_schedule(revolve(t, 1 + trial % 4)),
                                          any_schedule(uniform(t, 1 + trial % 5)), any_schedule(store_all(t, t))}) {
             const chain_evaluation e = evaluate(m, plan);

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <queue>
 #include <random>
@@ -194,18 +195,99 @@ BOOST_AUTO_TEST_CASE(counting_beyond_the_work_limit_is_refused_at_once)
         BOOST_TEST(m.find(std::to_string(online_revolve::cost_work_limit)) != std::string::npos, m);
     }
     BOOST_TEST(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0);
-    // Too many held snapshots to list: refused as well (s >= T-1 stays closed-form for any s).
-    BOOST_CHECK_THROW((void)online_revolve(slot_t{1} << 40).cost(step_t{1} << 41), argument_error);
+    // Too many held snapshots to list and price past level one: refused as well, naming them.
+    const slot_t many = slot_t{1} << 20; // 16 units each: 2^24, beyond the limit of 2^23
+    BOOST_TEST_REQUIRE(online_revolve(many).replay_decisions(static_cast<step_t>(beta(many, 2)) + 1) <=
+                       online_revolve::cost_work_limit);
+    try {
+        (void)online_revolve(many).cost(static_cast<step_t>(beta(many, 2)) + 1);
+        BOOST_ERROR("no exception");
+    } catch (const argument_error& e) {
+        BOOST_TEST(std::string(e.what()).find("snapshots held") != std::string::npos, e.what());
+    }
     BOOST_TEST(online_revolve(slot_t{1} << 40).cost(step_t{1} << 39).forward_steps == (std::uint64_t{1} << 39) - 1);
-    // The limit is the estimate's: under it cost() answers, and a caller may lower or raise it.
+    // The limit is cost_work's: under it cost() answers, and a caller may lower or raise it.
     const online_revolve plan(3);
     const step_t t = 2'000'000;
-    const std::uint64_t estimate = plan.replay_decisions(t);
-    BOOST_TEST_REQUIRE(estimate > 0u);
+    const std::uint64_t estimate = plan.cost_work(t);
+    BOOST_TEST_REQUIRE(estimate > plan.replay_decisions(t));
     BOOST_TEST_REQUIRE(estimate <= online_revolve::cost_work_limit);
     const std::uint64_t forward = plan.cost(t).forward_steps;
     BOOST_TEST(plan.cost(t, online_end::at_last_step, estimate).forward_steps == forward);
     BOOST_CHECK_THROW((void)plan.cost(t, online_end::at_last_step, estimate - 1), argument_error);
+}
+
+BOOST_AUTO_TEST_CASE(the_wave_is_counted_in_closed_form_up_to_its_last_step)
+{
+    // Up to C(s+2,2) steps (the wave) cost() takes no replay and lists no snapshot (cost_work 0), and its
+    // counts equal those of the enumerated actions, on both sides of each round's and level's boundary and
+    // for both conventions; one step past C(s+2,2) the replay begins.
+    for (const slot_t s : {2, 3, 5, 9, 17, 40, 150}) {
+        const online_revolve plan(s);
+        const auto wave_end = static_cast<step_t>(beta(s, 2)); // C(s+2,2)
+        std::vector<step_t> ts;
+        for (const step_t b : {static_cast<step_t>(s) + 1, static_cast<step_t>(s) + 2, 2 * static_cast<step_t>(s),
+                               static_cast<step_t>(beta(s, 2) / 2), wave_end - 2, wave_end - 1, wave_end})
+            for (step_t d = -1; d <= 1; ++d)
+                if (b + d >= 1 && b + d <= wave_end)
+                    ts.push_back(b + d);
+        for (const step_t t : ts)
+            for (const online_end end : {online_end::at_last_step, online_end::after_last_step}) {
+                const step_t decisions = end == online_end::at_last_step ? t - 1 : t;
+                if (decisions >= wave_end) // after_last_step at C(s+2,2): one decision past the wave
+                    continue;
+                BOOST_TEST_REQUIRE(plan.cost_work(t, end) == 0u, "T=" << t << " s=" << s);
+                const online_replay r = plan.replay(t, end);
+                test::replay_counts n;
+                const auto e = replay_online(r, n, s <= 17);
+                BOOST_TEST_REQUIRE(!e.has_value(), "T=" << t << " s=" << s << ": " << e.value_or(""));
+                check_cost_matches(r, n, s <= 17);
+                BOOST_TEST_REQUIRE(r.cost().repetition == (decisions > s ? 2u : decisions > 0 ? 1u : 0u));
+                if (end == online_end::at_last_step) // exact at level one (docs/online.md, guarantee 1)
+                    BOOST_TEST_REQUIRE(n.forward_steps == binomial::min_forward_steps(t, s), "T=" << t);
+            }
+        BOOST_TEST(plan.cost_work(wave_end + 1) > 0u, "s=" << s);
+        BOOST_TEST(plan.cost_work(wave_end, online_end::after_last_step) > 0u, "s=" << s);
+    }
+    // Far more slots than could be listed (2^40; the work limit is 2^23): answered, at once, as the
+    // offline optimum (exact at level one). Before, cost() refused any count that listed more than the
+    // limit's slots.
+    for (const slot_t s : {slot_t{1} << 24, slot_t{1} << 40, slot_t{3'000'000'000}})
+        for (const step_t t :
+             {static_cast<step_t>(s) + 2, step_t{1} << 41,
+              static_cast<step_t>(std::min<std::uint64_t>(beta(s, 2), std::numeric_limits<step_t>::max()))}) {
+            BOOST_TEST_REQUIRE(online_revolve(s).cost_work(t) == 0u);
+            const schedule_cost c = online_revolve(s).cost(t);
+            BOOST_TEST(c.forward_steps == binomial::min_forward_steps(t, s), "s=" << s << " T=" << t);
+            BOOST_TEST(c.peak_slots == s);
+            BOOST_TEST(c.restores == static_cast<std::uint64_t>(t - 1));
+        }
+}
+
+BOOST_AUTO_TEST_CASE(the_replay_estimate_bounds_the_decisions_in_few_operations_for_any_level_count)
+{
+    // replay_decisions summed every level (1.4*10^7 of them for s = 2 at T = 10^14: 0.2-0.4 s a call, twice a
+    // row in the tradeoff); past 4096 levels it bounds them in blocks of doubling length. It stays an upper
+    // bound on the decisions the replay takes, and under twice the level-by-level sum.
+    for (const step_t t : {step_t{20'000'000}, step_t{9'000'000}}) { // s = 2: about 6300 and 4200 levels
+        const online_revolve plan(2);
+        const std::uint64_t estimate = plan.replay_decisions(t);
+        const std::uint64_t kept_at_level_two = 2 + 1; // the fill's 2 stores and the wave's one
+        const std::uint64_t taken = detail::online_placement::summarize(2, t - 1).stores - kept_at_level_two;
+        BOOST_TEST(taken <= estimate, "T=" << t);
+    }
+    for (const slot_t s : {2, 3}) {
+        const auto t = static_cast<std::uint64_t>(s == 2 ? 5'000'000'000 : 900'000'000'000'000);
+        std::uint64_t by_level = 0; // the level-by-level sum, as the estimate took it before
+        for (std::uint64_t level = 2, begin = beta(s, 2); begin < t; ++level) {
+            const std::uint64_t end = beta(s, level + 1);
+            by_level += (std::min(end, t) - begin) / (level + 1) + static_cast<std::uint64_t>(s);
+            begin = end;
+        }
+        const std::uint64_t estimate = online_revolve(s).replay_decisions(static_cast<step_t>(t));
+        BOOST_TEST(estimate >= by_level, "s=" << s);
+        BOOST_TEST(estimate < 2 * by_level, "s=" << s);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(grid_against_the_offline_optimum)

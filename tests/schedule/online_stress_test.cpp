@@ -69,7 +69,8 @@ BOOST_AUTO_TEST_CASE(costs_of_loops_too_long_to_replay)
     // Up to ~10^8 store decisions replayed in all; s = 100000 just past C(s+2,2) = 5 000 150 001.
     for (const loop l : {loop{1'000'000'000, 8}, loop{100'000'000, 64}, loop{100'000'000, 3}, loop{20'000'000, 1000},
                          loop{5'050'000'000, 100'000}}) {
-        const schedule_cost c = online_revolve(l.slots).cost(l.steps);
+        // Past the default limit (2^23 units, 0.2 to 0.5 s): up to 2.5*10^7 decisions each here.
+        const schedule_cost c = online_revolve(l.slots).cost(l.steps, online_end::at_last_step, std::uint64_t{1} << 26);
         const std::uint64_t offline = binomial::min_forward_steps(l.steps, l.slots);
         BOOST_TEST(c.forward_steps >= offline, "T=" << l.steps << " s=" << l.slots);
         BOOST_TEST(static_cast<double>(c.forward_steps) <= 1.13 * static_cast<double>(offline),
@@ -84,6 +85,7 @@ BOOST_AUTO_TEST_CASE(costs_of_loops_too_long_to_replay)
     BOOST_TEST(all.peak_slots == INT64_MAX - 1);
     // Too many forward steps for 64 bits: refused by name, as revolve does (s = 2, T = 10^13: ~4.5e19).
     BOOST_CHECK_EXCEPTION(
-        (void)online_revolve(2).cost(10'000'000'000'000), overflow_error,
+        (void)online_revolve(2).cost(10'000'000'000'000, online_end::at_last_step, std::uint64_t{1} << 26),
+        overflow_error,
         [](const overflow_error& e) { return std::string(e.what()).find("forward steps") != std::string::npos; });
 }

@@ -124,25 +124,36 @@ public:
     [[nodiscard]] online_replay_of<online_revolve> replay(step_t steps,
                                                           online_end end = online_end::at_last_step) const;
 
-    /// The counts of replay(steps, end) without enumerating actions: the forward sweep's snapshots in
-    /// closed form for T <= C(s+2,2), a replay of its store decisions beyond (one per kept snapshot, the
-    /// steps in between skipped), and the reverse sweep as a sum of offline binomial costs over the
-    /// segments. Throws remat::overflow_error when the forward steps exceed 2^64-1, and
-    /// remat::argument_error, before any work, when replay_decisions(steps) or the snapshots it would list
-    /// (s, when T-1 > s; 16 s past level one, where each is kept and priced by a revolve count) exceed
-    /// `work_limit` (the default: well under a second).
+    /// The counts of replay(steps, end) without enumerating actions: in closed form, O(log s), for
+    /// T <= C(s+2,2) (the wave); beyond, a replay of the forward sweep's store decisions (one per kept
+    /// snapshot, the steps in between skipped) and the reverse sweep as a sum of offline binomial costs
+    /// over the s segments. Throws remat::overflow_error when the forward steps exceed 2^64-1, and
+    /// remat::argument_error, before any work, when cost_work(steps, end) exceeds `work_limit` (the
+    /// default: 0.2 to 0.5 s).
     ///
     ///     remat::online_revolve(3).cost(1'000'000);   // fine: about 4,500 decisions
     ///     remat::online_revolve(3).cost(1LL << 62);   // argument_error at once, not hours of replay
     [[nodiscard]] schedule_cost cost(step_t steps, online_end end = online_end::at_last_step,
                                      std::uint64_t work_limit = cost_work_limit) const;
 
-    /// cost()'s default limit on the store decisions it replays (a few ns to a few tens of ns each).
-    static constexpr std::uint64_t cost_work_limit = std::uint64_t{1} << 25;
+    /// cost()'s default limit on its units of work (cost_work()). A unit took 25 to 55 ns on the team's
+    /// loaded 2-core VM (a replayed decision; a slot is work_per_slot units), so the limit is 0.2 to 0.5 s
+    /// (docs/online.md, "Cost of planning, and its limit").
+    static constexpr std::uint64_t cost_work_limit = std::uint64_t{1} << 23;
+    /// Units of work per snapshot listed and priced past level one (a revolve count each).
+    static constexpr std::uint64_t work_per_slot = 16;
+
+    /// The units of work cost(steps, end) does, computed without doing it (as replay_decisions): 0 in closed form
+    /// (T <= C(s+2,2)), replay_decisions(steps) + work_per_slot * s beyond. What `remat tradeoff` and
+    /// remat.tradeoff budget their online rows with.
+    ///
+    ///     plan.cost_work(T) <= remat::online_revolve::cost_work_limit   // cost(T) will not refuse
+    [[nodiscard]] std::uint64_t cost_work(step_t steps, online_end end = online_end::at_last_step) const;
 
     /// An upper bound on the store decisions cost(steps) replays: 0 for steps <= C(s+2,2), about
-    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes a few nanoseconds per decision. Cheap:
-    /// O(r) time.
+    /// T/(L+1) beyond (L+1 = the repetition number r); cost() takes 25 to 55 nanoseconds per decision.
+    /// Cheap: the first 4096 levels summed one by one, the rest bounded in blocks of doubling length (under
+    /// twice their sum), so O(min(r, 4096) + s log r) time.
     ///
     ///     plan.replay_decisions(1'000'000'000);   // ~1.3e8 for s = 64
     [[nodiscard]] std::uint64_t replay_decisions(step_t steps) const;

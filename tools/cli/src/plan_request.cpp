@@ -425,16 +425,19 @@ plan_choice choose_plan(const plan_request& request)
         if (!request.every.empty())
             throw usage_error("--every applies to --schedule uniform only");
         const online_revolve plan(choice.slots);
-        if (choice.slots > online_planned_slots_limit && steps - 1 > choice.slots)
-            throw usage_error(fmt::format("--online --slots {}: planning lists the {} snapshots held when the loop "
-                                          "ends, more than the {} this tool lists; use fewer slots",
-                                          choice.slots, choice.slots, online_planned_slots_limit));
-        const std::uint64_t decisions = plan.replay_decisions(steps);
-        if (decisions > online_replay_limit)
-            throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} store "
-                                          "decisions, more than the {} this tool replays; use more slots or "
-                                          "fewer steps",
-                                          steps, choice.slots, decisions, online_replay_limit));
+        if (plan.cost_work(steps) > online_replay_limit) { // what online_revolve::cost would refuse
+            const std::uint64_t decisions = plan.replay_decisions(steps);
+            if (decisions > online_replay_limit)
+                throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} "
+                                              "store decisions, more than the {} this tool replays; use more slots "
+                                              "or fewer steps",
+                                              steps, choice.slots, decisions, online_replay_limit));
+            throw usage_error(fmt::format("--online --slots {}: past C(s+2,2) steps planning lists the {} snapshots "
+                                          "held when the loop ends, {} units of work each, more than the {} this "
+                                          "tool does; use fewer slots",
+                                          choice.slots, choice.slots, online_revolve::work_per_slot,
+                                          online_replay_limit));
+        }
         choice.plan = plan.replay(steps);
         choice.name = "online-revolve";
         choice.description = "online revolve (T learned at x_{T-1}; exact offline optimum up to C(s+2,2) steps)";

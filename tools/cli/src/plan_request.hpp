@@ -72,11 +72,10 @@ struct plan_choice {
     std::uint64_t evaluations = 0; ///< taped: advances plus the re-run of each reverse from a state
 };
 
-/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions; the tool
-/// refuses, naming its options, where the library would (online_revolve::cost_work_limit) ...
+/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions and a list of the
+/// snapshots held; the tool refuses, naming its options, where the library would (online_revolve::cost_work
+/// beyond online_revolve::cost_work_limit).
 inline constexpr std::uint64_t online_replay_limit = online_revolve::cost_work_limit;
-/// ... and where it would list more held snapshots than that.
-inline constexpr slot_t online_planned_slots_limit = static_cast<slot_t>(online_revolve::cost_work_limit);
 
 void add_plan_options(CLI::App& command, plan_request& request);
 

@@ -9,6 +9,8 @@
 #include "remat/schedule/revolve.hpp"
 #include "remat/schedule/uniform.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -115,10 +117,11 @@ std::vector<slot_t> tradeoff::grid() const
 {
     std::set<slot_t> g;
     for (int k = 0;; ++k) {
-        const auto s = static_cast<slot_t>(std::llround(std::pow(10.0, k / 4.0)));
-        if (s > all_)
+        // Compared as a double: past 9.2e18 (T near 2^63) llround's result would not fit in 64 bits.
+        const double s = std::round(std::pow(10.0, k / 4.0));
+        if (s > static_cast<double>(all_))
             break;
-        g.insert(s);
+        g.insert(static_cast<slot_t>(s));
     }
     g.insert(all_);
     g.insert(std::clamp<slot_t>(std::llround(std::sqrt(static_cast<double>(setup_.steps))), 1, all_));
@@ -138,7 +141,16 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
         return make_row(schedule, slots, c, predicted_cost(c, plain));
     }
     case tradeoff_schedule::online: {
-        const schedule_cost c = online_revolve(slots).cost(t);
+        const online_revolve plan(slots);
+        const std::uint64_t work = plan.cost_work(t);
+        if (work > online_work_left_)
+            throw argument_error(
+                fmt::format("counting online revolve with {} slots replays its forward sweep: about {} units of work "
+                            "(25 to 55 ns each), more than the {} left of the {} this report spends on online counts "
+                            "(0.2 to 0.5 s)",
+                            slots, work, online_work_left_, online_work_budget));
+        online_work_left_ -= work;
+        const schedule_cost c = plan.cost(t, online_end::at_last_step, work);
         return make_row(schedule, slots, c, predicted_cost(c, plain));
     }
     case tradeoff_schedule::uniform: {
@@ -185,15 +197,34 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
             count += slot_counts.size();
             continue;
         }
-        for (const slot_t s : slot_counts) {
+        // Online counts share one budget: the cheapest are priced first, so that the rows left out are
+        // the dearest (the mid-range slot counts at large T), then all are listed in slot order.
+        std::vector<std::size_t> order(slot_counts.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        if (schedule == tradeoff_schedule::online) {
+            std::vector<std::uint64_t> work(slot_counts.size());
+            for (std::size_t i = 0; i < work.size(); ++i)
+                work[i] = online_revolve(slot_counts[i]).cost_work(setup_.steps);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return work[a] < work[b]; });
+        }
+        std::vector<std::optional<tradeoff_row>> found(slot_counts.size());
+        std::vector<std::optional<std::string>> refused(slot_counts.size());
+        for (const std::size_t i : order) {
             if (done)
                 done(count++, total);
             try {
-                if (std::optional<tradeoff_row> r = row(schedule, s))
-                    out.push_back(*r);
+                found[i] = row(schedule, slot_counts[i]);
             } catch (const remat::error& e) {
-                omitted.push_back({schedule, s, e.what()});
+                refused[i] = e.what();
             }
+        }
+        for (std::size_t i = 0; i < slot_counts.size(); ++i) {
+            if (found[i])
+                out.push_back(*found[i]);
+            else if (refused[i])
+                omitted.push_back({schedule, slot_counts[i], *refused[i]});
         }
     }
     if (done)

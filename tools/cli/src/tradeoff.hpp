@@ -6,6 +6,7 @@
 #include "level_option.hpp"
 
 #include "remat/schedule/cost.hpp"
+#include "remat/schedule/online_revolve.hpp"
 #include "remat/types.hpp"
 
 #include <cstdint>
@@ -78,8 +79,18 @@ public:
 
     /// `schedule` with `slots` slots; nullopt where it does not apply (uniform below its fewest slots,
     /// the √T rule and store-all at any count but their own). Throws remat::argument_error where the
-    /// count is refused (online beyond its work limit, a multilevel plan beyond its own).
+    /// count is refused (a multilevel plan beyond its work limit; an online count beyond what is left of
+    /// online_work_budget, which each online row priced here spends: online_revolve::cost_work).
     [[nodiscard]] std::optional<tradeoff_row> row(tradeoff_schedule schedule, slot_t slots) const;
+
+    /// The units of work (online_revolve::cost_work) that one report spends on online counts in all, rows
+    /// and answers together: online_revolve's limit for one count, 0.2 to 0.5 s. Past level one (s below
+    /// about √(2T)) an online count replays the forward sweep's decisions, about T/r of them, so at large T
+    /// those rows would take seconds to hours each; the rows beyond it are listed as not computed, the
+    /// cheapest priced first.
+    static constexpr std::uint64_t online_work_budget = online_revolve::cost_work_limit;
+    /// What is left of online_work_budget.
+    [[nodiscard]] std::uint64_t online_work_left() const noexcept { return online_work_left_; }
 
     /// Every schedule over grid(); rows that were refused go to `omitted`. `done(k, n)` is called before
     /// each of the n rows (multilevel plans take seconds each at T = 10^6), and done(n, n) at the end.
@@ -105,6 +116,7 @@ private:
     double baseline_ = 0;
     step_t sqrt_every_ = 1;
     tradeoff_row sqrt_rule_;
+    mutable std::uint64_t online_work_left_ = online_work_budget; // spent by row(online, ...)
 };
 
 } // namespace remat::cli

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -20,9 +21,9 @@
 namespace remat::cli {
 namespace {
 
-// Past 10^12 steps the online rows take seconds (online_revolve's cost of one: 6.8 s at 10^14, measured through
-// remat.tradeoff); uniform's best spacing, which first set this cap, now takes milliseconds for any 64-bit T.
-constexpr std::int64_t tradeoff_max_steps = 1'000'000'000'000;
+// Any 64-bit T: uniform's best spacing takes milliseconds, and online counts share a budget of about a quarter
+// of a second (tradeoff::online_work_budget), beyond which their rows are listed as not computed.
+constexpr std::int64_t tradeoff_max_steps = std::numeric_limits<std::int64_t>::max();
 
 struct tradeoff_request {
     std::string steps;
@@ -84,7 +85,7 @@ void add_tradeoff_command(CLI::App& app, std::ostream& out, std::ostream& err)
         "tradeoff", "memory against recomputation: every schedule's cost over a range of slot counts, the fewest "
                     "slots under an overhead, the overhead a budget reaches");
     auto request = std::make_shared<tradeoff_request>();
-    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1 to 1e12; 1e6 form allowed)")
+    command->add_option("--steps,-T", request->steps, "number of steps T of the loop (1 to 2^63-1; 1e6 form allowed)")
         ->required();
     command->add_option("--reverse-cost", request->reverse_cost,
                         "cost of one adjoint step in forward steps (default 0; 2 is typical of reverse-mode AD)");
