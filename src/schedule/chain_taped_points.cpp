@@ -10,6 +10,7 @@
 #include "chain_taped_table.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <iterator>
 #include <limits>
 
@@ -17,6 +18,13 @@ namespace remat::detail {
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
+
+// A memory's first slot in a table of `size` slots, a power of two (Fibonacci hashing: the memories a plan asks for
+// are often evenly spaced).
+std::size_t memory_slot(std::uint64_t m, std::size_t size)
+{
+    return static_cast<std::size_t>((m * 0x9e3779b97f4a7c15U) >> (64 - std::countr_zero(size)));
+}
 
 } // namespace
 
@@ -90,18 +98,38 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
 double taped_chain_runs::h_at(std::size_t s, std::size_t l, std::uint64_t m) const
 {
     if (s < by_points_)
-        return points_[s].h[at(s, m) + l - 1];
+        return point_h_[at(s, m) + l - 1];
     const span h = h_row(s, l);
     return std::prev(std::upper_bound(h.first, h.last, m, [](std::uint64_t x, const run& r) { return x < r.from; }))
         ->value;
 }
 
+// The record of memory m, added where new: a table of open addressing, kept at most half full (a plan asks for a few
+// memories to a few thousand, each many times).
 std::size_t taped_chain_runs::memory_record(std::uint64_t m) const
 {
-    const auto [found, added] = memories_.try_emplace(m, memories_.size());
-    if (added)
-        records_.resize(records_.size() + n_, unpriced);
-    return found->second;
+    if (2 * (memories_ + 1) > memory_keys_.size()) {
+        std::vector<std::uint64_t> keys(std::max<std::size_t>(64, 2 * memory_keys_.size()), no_memory);
+        std::vector<std::size_t> records(keys.size());
+        for (std::size_t i = 0; i < memory_keys_.size(); ++i)
+            if (memory_keys_[i] != no_memory) {
+                std::size_t slot = memory_slot(memory_keys_[i], keys.size());
+                while (keys[slot] != no_memory)
+                    slot = (slot + 1) & (keys.size() - 1);
+                keys[slot] = memory_keys_[i];
+                records[slot] = memory_records_[i];
+            }
+        memory_keys_.swap(keys);
+        memory_records_.swap(records);
+    }
+    std::size_t slot = memory_slot(m, memory_keys_.size());
+    for (; memory_keys_[slot] != no_memory; slot = (slot + 1) & (memory_keys_.size() - 1))
+        if (memory_keys_[slot] == m)
+            return memory_records_[slot];
+    memory_keys_[slot] = m;
+    memory_records_[slot] = memories_++;
+    records_.resize(records_.size() + n_, unpriced);
+    return memory_records_[slot];
 }
 
 std::size_t taped_chain_runs::at(std::size_t s, std::uint64_t m) const
@@ -112,29 +140,28 @@ std::size_t taped_chain_runs::at(std::size_t s, std::uint64_t m) const
 std::size_t taped_chain_runs::at(std::size_t s, std::size_t record, std::uint64_t m) const
 {
     if (records_[record * n_ + s] == unpriced) {
-        if (s < by_points_)
-            price_point(s, m);
-        else
-            read_column(s, m);
-        records_[record * n_ + s] = static_cast<std::uint32_t>(points_[s].h.size() / (n_ - s)); // its index, plus one
+        const std::size_t offset = s < by_points_ ? price_point(s, m) : read_column(s, m);
+        records_[record * n_ + s] = offset + 1;
     }
-    return (records_[record * n_ + s] - 1) * (n_ - s);
+    return records_[record * n_ + s] - 1;
 }
 
 // A start held as runs, read at one memory for every length: a point that reads it as its right part or after its
 // tape finds it once (the starts before it read it at the same memory often: blocks of equal sizes).
-void taped_chain_runs::read_column(std::size_t s, std::uint64_t m) const
+std::size_t taped_chain_runs::read_column(std::size_t s, std::uint64_t m) const
 {
-    std::vector<double>& h = points_[s].h;
+    const std::size_t offset = point_h_.size();
     for (std::size_t l = 1; s + l <= n_; ++l)
-        h.push_back(h_at(s, l, m));
+        point_h_.push_back(h_at(s, l, m));
+    point_options_.resize(point_h_.size(), 0);
+    return offset;
 }
 
-void taped_chain_runs::price_point(std::size_t s, std::uint64_t m) const
+std::size_t taped_chain_runs::price_point(std::size_t s, std::uint64_t m) const
 {
     const std::size_t length = n_ - s;
     // The splits that fit (the advance's width only grows with j) and the parts they read, found first: pricing
-    // those may add points, to later starts only, so what this one reads is found by its offsets, held on a stack.
+    // those may add points, so what this one reads is found by its offsets, held on a stack across that recursion.
     std::size_t splits = 1;
     for (std::uint64_t widest = 0; splits < length; ++splits) {
         widest = std::max(widest, c_.p[s + splits - 1]);
@@ -150,22 +177,19 @@ void taped_chain_runs::price_point(std::size_t s, std::uint64_t m) const
         }
     }
     const bool taped_fits = length > 1 && m >= c_.taped_from[s];
-    const double* after_tape = nullptr;
-    if (taped_fits) {
-        const std::size_t offset = at(s + 1, m - c_.t[s]);
-        after_tape = points_[s + 1].h.data() + offset;
-    }
+    const std::size_t after_tape_at = taped_fits ? at(s + 1, m - c_.t[s]) : 0;
+    // This point's entries go after every point it reads; the storage may move as it grows, so the places of what it
+    // reads are taken after.
+    const std::size_t offset = point_h_.size();
+    point_h_.resize(offset + length);
+    point_options_.resize(offset + length, 0);
+    double* const h = point_h_.data() + offset;
+    std::uint16_t* const options = point_options_.data() + offset;
+    const double* const after_tape = point_h_.data() + after_tape_at;
     right_.resize(splits);
     for (std::size_t j = 1; j < splits; ++j)
-        right_[j] = points_[s + j].h.data() + offsets_[base + j - 1];
+        right_[j] = point_h_.data() + offsets_[base + j - 1];
     offsets_.resize(base);
-
-    start_points& mine = points_[s];
-    const std::size_t offset = mine.h.size();
-    mine.h.resize(offset + length);
-    mine.options.resize(offset + length, 0);
-    double* const h = mine.h.data() + offset;
-    std::uint16_t* const options = mine.options.data() + offset;
     std::vector<double>& e = e_scratch_;
     e.resize(length);
     e[0] = m >= std::max(2 * c_.u[s], c_.r[s]) ? c_.b[s] : infinity;
@@ -193,6 +217,7 @@ void taped_chain_runs::price_point(std::size_t s, std::uint64_t m) const
         h[l - 1] = tape ? taped : best;
         options[l - 1] = static_cast<std::uint16_t>(option | (tape ? h_taped : 0));
     }
+    return offset;
 }
 
 // The least memory at which the whole chain has a plan, from the least at which each H row is finite: the runs'

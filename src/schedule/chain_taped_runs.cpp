@@ -96,7 +96,6 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
     h_count_.resize(rows);
     const std::vector<std::size_t> kinds = part_kinds(chain, offset_);
     by_points_ = starts_by_points(kinds);
-    points_.resize(n_);
     const std::vector<std::size_t> alike = least_alike(kinds, offset_, by_points_);
     // By end, then by start from the right, as the dense table: a part alike one further left finds its row
     // filled at an earlier end.
@@ -286,7 +285,7 @@ std::uint64_t taped_chain_runs::least(std::uint64_t /*most*/) const
 std::uint16_t taped_chain_runs::code(std::size_t s, std::size_t l, std::uint64_t m) const
 {
     if (s < by_points_)
-        return points_[s].options[at(s, m) + l - 1];
+        return point_options_[at(s, m) + l - 1];
     const run* first = runs_.data() + first_[row(s, l)];
     const run* at =
         std::upper_bound(first, first + count_[row(s, l)], m, [](std::uint64_t x, const run& r) { return x < r.from; });

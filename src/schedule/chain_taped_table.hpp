@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 namespace remat::detail {
@@ -155,21 +154,20 @@ private:
         const run* first;
         const run* last;
     };
-    // The entries of one start at the memories asked, priced when first asked: H(s, l, m) (of a start priced by
-    // points, or read off the runs for the others) at [point * (T - s) + l - 1], the options alike.
-    struct start_points {
-        std::vector<double> h;
-        std::vector<std::uint16_t> options;
-    };
-    static constexpr std::uint32_t unpriced = 0;
+    // A point: the entries of one start at one memory, priced when first asked, H(s, l, m) (of a start priced by
+    // points, or read off the runs for the others) and the options at [its offset + l - 1]; one record per memory
+    // asked holds every start's point there (its offset, plus one; 0: not yet).
+    static constexpr std::size_t unpriced = 0;
+    static constexpr std::uint64_t no_memory = ~std::uint64_t{0};
     [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
     [[nodiscard]] span h_row(std::size_t s, std::size_t l) const;
     [[nodiscard]] double h_at(std::size_t s, std::size_t l, std::uint64_t m) const;
     [[nodiscard]] std::size_t at(std::size_t s, std::uint64_t m) const;
     [[nodiscard]] std::size_t at(std::size_t s, std::size_t record, std::uint64_t m) const;
     [[nodiscard]] std::size_t memory_record(std::uint64_t m) const;
-    void price_point(std::size_t s, std::uint64_t m) const;
-    void read_column(std::size_t s, std::uint64_t m) const;
+    // Each returns the offset of the point it adds.
+    [[nodiscard]] std::size_t price_point(std::size_t s, std::uint64_t m) const;
+    [[nodiscard]] std::size_t read_column(std::size_t s, std::uint64_t m) const;
     [[nodiscard]] std::size_t starts_by_points(const std::vector<std::size_t>& kinds) const;
     [[nodiscard]] std::uint64_t least_units() const;
     void fill(std::size_t s, std::size_t l);
@@ -179,20 +177,23 @@ private:
 
     std::size_t n_;
     std::uint64_t units_;
-    std::size_t by_points_ = 0;                // starts below it are priced at the memories asked
-    mutable std::vector<start_points> points_; // every start's, priced or read when asked
-    mutable std::unordered_map<std::uint64_t, std::size_t> memories_; // a memory asked: its record
-    mutable std::vector<std::uint32_t> records_; // record r: start s's point there, plus one, at r * T + s
-    mutable std::vector<double> e_scratch_;      // E(s, l, m) of the point being priced
-    mutable std::vector<const double*> right_;   // H(s + j, ., m - u_s) of the point being priced
-    mutable std::vector<std::size_t> offsets_;   // of the points the points being priced read, a stack
-    std::uint64_t least_ = 0;                    // the least memory in which the whole chain has a plan
-    std::vector<std::size_t> offset_;            // rows of start s: offset_[s] + l - 1
-    std::vector<std::size_t> first_, count_;     // rows: their runs in runs_
-    std::vector<std::size_t> h_first_, h_count_; // rows: their runs of H in h_
-    std::vector<run> runs_;                      // E's value and both options, every row
-    std::vector<run> h_;                         // H(s, l), every row
-    std::vector<run> e_, next_, taped_, h_next_; // the row being filled: E so far, its next, P, its H
+    std::size_t by_points_ = 0;                        // starts below it are priced at the memories asked
+    mutable std::vector<double> point_h_;              // every point's H, at its offset
+    mutable std::vector<std::uint16_t> point_options_; // and its options (a start priced by points)
+    mutable std::vector<std::size_t> records_;         // record r: start s's point there, plus one, at r * T + s
+    mutable std::vector<std::uint64_t> memory_keys_;   // the memories asked, hashed (open addressing)
+    mutable std::vector<std::size_t> memory_records_;  // and their records
+    mutable std::size_t memories_ = 0;                 // how many
+    mutable std::vector<double> e_scratch_;            // E(s, l, m) of the point being priced
+    mutable std::vector<const double*> right_;         // H(s + j, ., m - u_s) of the point being priced
+    mutable std::vector<std::size_t> offsets_;         // of the points the points being priced read, a stack
+    std::uint64_t least_ = 0;                          // the least memory in which the whole chain has a plan
+    std::vector<std::size_t> offset_;                  // rows of start s: offset_[s] + l - 1
+    std::vector<std::size_t> first_, count_;           // rows: their runs in runs_
+    std::vector<std::size_t> h_first_, h_count_;       // rows: their runs of H in h_
+    std::vector<run> runs_;                            // E's value and both options, every row
+    std::vector<run> h_;                               // H(s, l), every row
+    std::vector<run> e_, next_, taped_, h_next_;       // the row being filled: E so far, its next, P, its H
 };
 
 } // namespace remat::detail
