@@ -41,7 +41,7 @@ from .._remat import Advance, Reverse
 from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
-from ._norm_stats import ForwardBuffers, buffer_slots
+from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -351,7 +351,7 @@ class _Stack(torch.autograd.Function):
                                     "be differentiable")
             # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
             # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
-            run.buffers.backward_begins()
+            run.buffers.backward_begins(run.split.start)
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = run.backward(grad, accumulate)
@@ -388,7 +388,7 @@ class AutoCheckpoint(torch.nn.Module):
         #: bytes).
         self.chain_steps = chain_steps(profiles)
         # per block, where its buffers live: those its forward run modifies are set back for its re-runs
-        self._buffer_slots = [buffer_slots(b) for b in blocks]
+        self._buffer_slots = [BlockBuffers(b) for b in blocks]
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
