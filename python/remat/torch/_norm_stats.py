@@ -104,3 +104,32 @@ class ForwardBuffers:
                 m._buffers[n].copy_(copy)
         self.after = []
         self.before = {}
+
+
+class LoopBuffers:
+    """A module step's buffers other than its norm layers' statistics, kept with each snapshot of x_k as they
+    were before step k (made at the start, before step 0 runs, for x_0), and set back with it: a re-run of
+    steps j..k from x_j then updates them as the forward's runs did (spectral_norm's vectors, from which the
+    step computes its weight: a re-run from the vectors the forward left computed other values). Where the
+    step has none (most steps), nothing is kept. The backward ends with them as the forward left them."""
+
+    def __init__(self, step: torch.nn.Module):
+        self.slots = BlockBuffers(step).others
+        self.start = self.now()  # before step 0: x_0's
+        self.after: list = []
+
+    def now(self) -> list:
+        """The buffers as they are now, copied."""
+        return [m._buffers[n].clone() for m, n in self.slots]
+
+    def set(self, held: list) -> None:
+        with torch.no_grad():
+            for (m, n), copy in zip(self.slots, held):
+                m._buffers[n].copy_(copy)
+
+    def backward_begins(self) -> None:
+        self.after = self.now()
+
+    def backward_ends(self) -> None:
+        self.set(self.after)
+        self.after = []
