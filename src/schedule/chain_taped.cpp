@@ -5,6 +5,7 @@
 
 #include "chain_taped_table.hpp"
 #include "remat/error.hpp"
+#include "remat/schedule/chain_taped_least.hpp"
 #include "remat/schedule/chain_taped_price.hpp"
 
 #include <algorithm>
@@ -22,6 +23,18 @@ constexpr std::uint64_t max_entries = std::uint64_t{1} << 23;
 constexpr std::uint64_t runs_from = 32; // memories per step from which the table is held as runs
 constexpr std::size_t layers_from = 50; // steps from which the dense table is filled a memory at a time
 constexpr double infinity = std::numeric_limits<double>::infinity();
+// A chain of two or more steps needs two units at least (E(s, 1) = max(2 u_s, r_s), and every plan's peak is at
+// least an E's or a tape on top of a part's H): its table needs three memories, 0 to 2, at any granularity.
+constexpr std::uint64_t least_memories = 3;
+
+// The most steps whose table holds least_memories memories of every part (2,364).
+constexpr std::uint64_t most_steps()
+{
+    std::uint64_t n = 1;
+    while (least_memories * (n + 1) * (n + 2) / 2 <= max_entries)
+        ++n;
+    return n;
+}
 
 std::uint64_t units_of(std::uint64_t bytes, std::uint64_t g)
 {
@@ -137,6 +150,13 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     validate(chain);
     const auto n = static_cast<std::uint64_t>(chain.size());
     const std::uint64_t rows = n * (n + 1) / 2;
+    // Past this no granularity makes a table that plans anything (the search for one never ended: from 4,096
+    // steps the rows alone pass the table; below, the least budget's table took tens of GB).
+    if (n > 1 && rows * least_memories > max_entries)
+        throw capacity_error("plan_taped_chain: a chain of " + std::to_string(n) + " steps has too many parts for " +
+                             "the table at any granularity (" + std::to_string(max_entries) +
+                             " entries, three memories of each part: at most " + std::to_string(most_steps()) +
+                             " steps); remat::plan_taped_chain_least plans such a chain at its least budget");
     std::uint64_t g = granularity != 0 ? granularity : auto_granularity(chain, budget_bytes);
     // Rounding every size up can take the all-taped peak past the units chosen: coarser until it fits.
     while (granularity == 0 && (std::min(budget_bytes / g, unit_chain(chain, g).all_taped()) + 1) * rows > max_entries)
@@ -150,16 +170,24 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     const auto solved = detail::taped_chain_solve(units, u);
     const detail::taped_chain_optimum& t = *solved;
     if (t.whole(u) == infinity) {
-        // The least budget: from a table that reaches the all-taped plan (which always fits its own peak).
+        // The least budget: from a table that reaches the all-taped plan (which always fits its own peak)...
         const std::uint64_t g2 = granularity != 0 && (units.all_taped() + 1) * rows <= max_entries
                                      ? g
                                      : auto_granularity(chain, all_taped_bytes(chain));
         const unit_chain wide(chain, g2);
-        const auto all = detail::taped_chain_solve(wide, wide.all_taped());
-        const std::uint64_t least = all->least(wide.all_taped());
+        std::uint64_t least_bytes = 0;
+        if ((wide.all_taped() + 1) * rows <= max_entries) {
+            const auto all = detail::taped_chain_solve(wide, wide.all_taped());
+            least_bytes = all->least(wide.all_taped()) * g2;
+        } else {
+            // ...where one fits: every size rounded up to a unit of its own, the all-taped peak is T units at least,
+            // and from about 250 steps no such table fits (it was filled all the same: gigabytes, or bad_alloc).
+            // Then the least in true bytes, without a memory axis: no plan of the model fits less.
+            least_bytes = plan_taped_chain_least(chain).least_budget_bytes;
+        }
         throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
                              " bytes at a granularity of " + std::to_string(g) + " bytes; it needs at least " +
-                             std::to_string(least * g2) + " bytes");
+                             std::to_string(least_bytes) + " bytes");
     }
     const std::uint64_t least = t.least(u);
     taped_chain_plan plan;

@@ -17,9 +17,11 @@
 #include "remat/error.hpp"
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_taped.hpp"
+#include "remat/schedule/chain_taped_least.hpp"
 #include "remat/schedule/chain_taped_price.hpp"
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -181,6 +183,50 @@ BOOST_AUTO_TEST_CASE(a_budget_below_the_least_names_it)
                    e.what());
     }
     BOOST_TEST(plan_taped_chain(m, roomy.least_budget_bytes).peak_bytes <= roomy.least_budget_bytes);
+}
+
+BOOST_AUTO_TEST_CASE(long_chains_below_the_least_name_it_in_bounded_memory)
+{
+    // The least budget of a refusal came from a table reaching the all-taped plan at units that rounded every
+    // size up, T units at least: from about 250 steps past the table's 2^23 entries, filled all the same (300
+    // steps: 430 MB, and a least of 7,338 bytes where 2,500 plan; 1,000: bad_alloc). Now the least in true
+    // bytes (remat::plan_taped_chain_least), which plan_taped_chain plans where no size is rounded.
+#if defined(REMAT_SANITIZED) // 6 s there with 1,000 steps; 300 take the same path
+    for (const step_t t : {300}) {
+#else
+    for (const step_t t : {300, 1000}) {
+#endif
+        BOOST_TEST_CONTEXT("T=" << t)
+        {
+            const chain_model m = chain_model::uniform(t, 1, 2, 1000, 500);
+            const std::uint64_t least = plan_taped_chain_least(m).least_budget_bytes;
+            try {
+                (void)plan_taped_chain(m, least - 1, 500);
+                BOOST_FAIL("expected capacity_error");
+            } catch (const capacity_error& e) {
+                BOOST_TEST(std::string(e.what()).find("at least " + std::to_string(least) + " bytes") !=
+                               std::string::npos,
+                           e.what());
+            }
+            BOOST_TEST(plan_taped_chain(m, least, 500).peak_bytes <= least);
+        }
+    }
+}
+
+BOOST_AUTO_TEST_CASE(chains_too_long_for_any_table_are_refused_not_searched)
+{
+    // From 2,365 steps three memories of every part pass the table's 2^23 entries, and a chain of two steps or
+    // more needs two units: no granularity plans it. The search for one never ended from 4,096 steps (the rows
+    // alone pass the table), and below took the least budget's table past any memory (bad_alloc).
+    for (const step_t t : {2365, 4096}) {
+        const chain_model m = chain_model::uniform(t, 1, 2, 1000, 500);
+        for (const std::uint64_t g : {std::uint64_t{0}, std::uint64_t{500}})
+            for (const std::uint64_t budget : {std::uint64_t{1} << 27, std::numeric_limits<std::uint64_t>::max()})
+                BOOST_CHECK_EXCEPTION((void)plan_taped_chain(m, budget, g), capacity_error,
+                                      [](const capacity_error& e) {
+                                          return std::string(e.what()).find("at most 2364 steps") != std::string::npos;
+                                      });
+    }
 }
 
 BOOST_AUTO_TEST_CASE(tapes_that_add_up_past_64_bits_are_refused_not_wrapped)

@@ -31,10 +31,13 @@ struct taped_chain_plan {
 
 /// The exact optimum, at memory units of `granularity` bytes (0: the greatest common divisor of every size
 /// where the budget is at most 4096 of it, else the budget over 4096, fewer where T (T + 1) / 2 rows of
-/// units + 1 entries would pass 2^25), over the persistent schedules of the model above (every x_j held,
+/// units + 1 entries would pass 2^23), over the persistent schedules of the model above (every x_j held,
 /// in a snapshot or in step j's tape, until step j is reversed). Sizes are rounded up and the budget down,
 /// so the plan fits the true budget. Throws remat::argument_error for an invalid chain and
-/// remat::capacity_error when no plan fits, naming the least budget that does.
+/// remat::capacity_error when no plan fits, naming the least budget that does (at the granularity of a table
+/// that reaches the all-taped plan; for chains too long for one, from about 250 steps, the least of any plan
+/// in true bytes, remat::plan_taped_chain_least, which the rounding may pass), or for a chain of more than
+/// 2,364 steps, whose table holds no plan at any granularity.
 ///
 ///     remat::taped_chain_plan p = remat::plan_taped_chain(m, 8ull << 30);
 ///     p.cost;  p.peak_bytes;  for (const remat::action& a : p.actions) ...

@@ -41,7 +41,7 @@ from .._remat import Advance, Reverse
 from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
-from ._norm_stats import RunningStats, norm_layers
+from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
@@ -84,13 +84,23 @@ class _Run:
         self.stretches = Stretches()
         self.done = False  # the backward ran (its snapshots are freed)
         self.x0_grad = False
+        self.buffers = ForwardBuffers(owner._buffer_slots)  # what the forward's runs modified (_norm_stats.py)
+        self.in_backward = False
+
+    def _call(self, k: int, x: torch.Tensor):
+        """Block k on x: in the forward, its buffers kept where it modifies them; in the backward (a re-run),
+        set back to those first."""
+        if self.in_backward:
+            self.buffers.rerun(k)
+            return self.blocks[k](x)
+        return self.buffers.forward_run(k, lambda: self.blocks[k](x))
 
     def _block(self, k: int, parts):
         if self.owner.measure_memory:
             with self.counter.hooks():
-                out = self.blocks[k](parts[0])
+                out = self._call(k, parts[0])
         else:
-            out = self.blocks[k](parts[0])
+            out = self._call(k, parts[0])
         if not isinstance(out, torch.Tensor):
             bad_block_output(k, out)
         return (out,)
@@ -114,7 +124,7 @@ class _Run:
             with torch.no_grad():
                 for k in range(a.start, a.stop):
                     x, before = self.current, versions((self.current,))
-                    self.current = self.blocks[k](x)
+                    self.current = self._call(k, x)
                     if not isinstance(self.current, torch.Tensor):
                         bad_block_output(k, self.current)
                     if modified((x,), before) >= 0:  # a snapshot may be x: refused, never silently wrong
@@ -159,6 +169,7 @@ class _Run:
         returned as sums."""
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
+        self.in_backward = True
         for a in self.split.backward:
             if a.kind != "reverse":
                 self.apply(a)
@@ -184,6 +195,7 @@ class _Run:
             self.counter.release(held[1])
         self.slots.clear()
         self.current = None
+        self.buffers.before = {}
 
 
 class _Split:
@@ -337,13 +349,14 @@ class _Stack(torch.autograd.Function):
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
                                     "supported below plain autograd's peak: the re-run blocks' gradients would not "
                                     "be differentiable")
-            # the re-runs must not update the norm layers' running statistics again (_norm_stats.py)
-            stats = RunningStats(m for layers in run.owner._norms[:run.split.start] for m in layers)
+            # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
+            # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
+            run.buffers.backward_begins(run.split.start)
             with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = run.backward(grad, accumulate)
                 finally:
-                    stats.restore()
+                    run.buffers.backward_ends()
         finally:
             run.close()
             run.done = True
@@ -374,8 +387,8 @@ class AutoCheckpoint(torch.nn.Module):
         #: The chain the planner was given: remat.ChainStep-like tuples (forward, adjoint, state, adjoint and tape
         #: bytes).
         self.chain_steps = chain_steps(profiles)
-        # per block, its norm layers: their running statistics are kept across the backward's re-runs
-        self._norms = [norm_layers(b) for b in blocks]
+        # per block, where its buffers live: those its forward run modifies are set back for its re-runs
+        self._buffer_slots = [BlockBuffers(b) for b in blocks]
         self.final_state_bytes = profiles[-1].output_bytes
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
@@ -568,7 +581,8 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     keeping their tapes, the others re-run in the backward (taped=False: remat.chain's, snapshots only). A
     budget below the least that any plan fits is refused (remat.CapacityError naming that least budget).
     The blocks' norm layers (BatchNorm) update their running statistics once per forward and backward, as
-    under plain autograd, not again in the re-runs.
+    under plain autograd, not again in the re-runs; a block's re-runs start from the buffers its forward run
+    started from (spectral_norm's vectors, which its weight is computed from).
 
     budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
       block input, and a running block's saved activations.

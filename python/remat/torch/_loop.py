@@ -35,7 +35,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
-from ._norm_stats import RunningStats, norm_layers
+from ._norm_stats import LoopBuffers, RunningStats, norm_layers
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
@@ -151,8 +151,11 @@ class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
     def __init__(self, step, spec: StateSpec, params: List[torch.Tensor], rng: Optional[RngStates], slots,
-                 actions=None, online=None, until=None, first=None):
+                 actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None):
         self.step = step
+        # a module step's buffers (not its norm layers' statistics), kept by snapshot: slot -> their copies
+        self.buffers = buffers if buffers is not None and buffers.slots else None
+        self.held: Dict[int, list] = {}
         self.spec = spec
         self.params = params
         self.rng = rng
@@ -190,13 +193,18 @@ class _Loop:
             if self.rng is not None:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
             self.slots.store(a.slot, a.step, self.current, rng)
+            if self.buffers is not None:
+                self.held[a.slot] = self.buffers.start if a.step == 0 else self.buffers.now()
         elif kind == "restore":
             self.stretches.reopen(a.step)
             self.current, rng = self.slots.restore(a.slot, a.step)
             if self.rng is not None:
                 self.rng.set(rng)
+            if self.buffers is not None:
+                self.buffers.set(self.held[a.slot])
         elif kind == "free":
             self.slots.free(a.slot)
+            self.held.pop(a.slot, None)
         else:
             raise AssertionError(f"remat.torch: unexpected action {a}")
 
@@ -212,6 +220,8 @@ class _Loop:
                 return
             if self.rng is not None:
                 self.rng.set(before)
+            if self.buffers is not None:  # step 0 runs again: from the buffers it first ran from
+                self.buffers.set(self.buffers.start)
         self.current = self.stretches.advance(k, self.current, self.run, self._leaves)
 
     # -- the forward sweep ---------------------------------------------------------------------------------
@@ -286,6 +296,7 @@ class _Loop:
         self.actions = None
         self.online = None
         self.first = None
+        self.held = {}
         if self.slots is not None:
             slots, self.slots = self.slots, None
             slots.close()
@@ -320,11 +331,15 @@ class _CheckpointLoop(torch.autograd.Function):
                                     "supported: the re-run steps' gradients would not be differentiable")
             # the re-runs must not update a module step's norm layers' running statistics again (_norm_stats.py)
             stats = RunningStats(norm_layers(loop.step) if isinstance(loop.step, torch.nn.Module) else [])
+            if loop.buffers is not None:  # and its other buffers (_norm_stats.py, LoopBuffers)
+                loop.buffers.backward_begins()
             with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = loop.backward(grads)
                 finally:
                     stats.restore()
+                    if loop.buffers is not None:
+                        loop.buffers.backward_ends()
         finally:
             loop.close()
         x0_grads = [g if ctx.needs_input_grad[1 + i] else None for i, g in enumerate(adjoint)]
@@ -343,11 +358,12 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
       state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
       otherwise). A module step's norm layers (BatchNorm) update their running statistics once per step, as in
-      the plain loop, not again in the backward's re-runs. Under torch.autocast the re-runs run under the
-      forward's settings, without autocast's cache of casts (a parameter every step shares has its gradient
-      summed in float32, not in the low precision as plain autograd's cached cast does). Its parameters
-      receive gradients: an nn.Module's own, the tensors given as `params`, or else the tensors requiring
-      grad that step 0's autograd graph reaches (found by running step 0 with grad on).
+      the plain loop, not again in the backward's re-runs; its other buffers are kept with each snapshot and
+      set back with it (spectral_norm's vectors: re-runs compute the forward's weights). Under torch.autocast
+      the re-runs run under the forward's settings, without autocast's cache of casts (a parameter every step
+      shares has its gradient summed in float32, not in the low precision as plain autograd's cached cast
+      does). Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else
+      the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
     steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
       returns x0), True when x_k is the final state: the
@@ -400,6 +416,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     x0_parts = spec.parts(x0)
     is_module = isinstance(step, torch.nn.Module)
     first = None
+    buffers = LoopBuffers(step) if is_module else None  # x_0's: before step 0 first runs
     rng_probe = [p for p in x0_parts] + (list(params) if params is not None else
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
@@ -474,7 +491,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             seen.add(id(p))
             unique.append(p)
     placement = make_slots(snapshots, spec, slots, directory)
-    loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first)
+    loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
+                 buffers=buffers)
     out = _CheckpointLoop.apply(loop, *x0_parts, *unique)
     if not any(o.requires_grad for o in out):  # nothing to differentiate: no backward will free them
         loop.close()
