@@ -32,8 +32,8 @@ def table(data, prefix):
 
 def test_stack_bench(capsys, monkeypatch):
     data = run_bench("stack_bench", capsys, monkeypatch)
-    assert set(data["tradeoffs"]) == {"transformer", "hetero", "resnet"}
-    for name in ("transformer", "hetero", "resnet"):
+    assert set(data["tradeoffs"]) == {"transformer", "hetero", "resnet", "hvit"}
+    for name in ("transformer", "hetero", "resnet", "hvit"):
         points = data["tradeoffs"][name]["points"]
         n = max(p["segments"] for p in points if p["segments"] is not None)
         assert {p["segments"] for p in points if p["method"] == "checkpoint_sequential"} == set(range(1, n + 1))
