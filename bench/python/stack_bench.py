@@ -13,15 +13,15 @@ ResNet (a stem, then four stages of 8, 16, 32 and 64 channels, each five residua
 with batch norm and a strided convolution that halves the resolution to the next; 64x64 images, batch 4): its
 memory is in its first blocks (each stage holds a quarter of the previous one's bytes for about the same compute),
 the kind of stack checkpoint_sequential's equal segments fit worst; "hvit", 27 blocks of a hierarchical vision
-transformer in Swin-T's proportions (four stages of 2, 2, 6 and 2 layers at widths 48, 96, 192 and 384, head
-width 24, each layer a residual global self-attention block and a residual MLP block expanding 4x, each
-stage's 16x16, 8x8, 4x4 and 2x2 grid of tokens made from the one before by a 2x2 patch merge; 4 images of
-64x64 as 4x4 patches, about 0.2 s per iteration on one CPU thread): the heterogeneous stack at realistic
-proportions, where an attention block's scores (tokens^2 x heads) and the wide MLPs' activations differ in
-cost and bytes from block to block and from stage to stage (each stage holds about half the previous one's
-bytes for about as much compute). "hetero" is the heterogeneous stack of the first figures (small: its costs
-are mostly per-operation overhead and its blocks differ little), kept as it was so that they can be
-reproduced. --quick: 4 to 7 narrow blocks on a tiny batch.
+transformer in Swin-T's proportions (four stages of 2, 2, 6 and 2 layers at widths 48, 96, 192 and 384, head width
+24, each layer a residual global self-attention block and a residual MLP block expanding 4x, each stage's 16x16,
+8x8, 4x4 and 2x2 grid of tokens made from the one before by a 2x2 patch merge; 4 images of 64x64 as 4x4 patches,
+0.13-0.2 s of CPU per iteration on one thread): the heterogeneous stack at realistic proportions, where an
+attention block's scores (tokens^2 x heads) and the wide MLPs' activations differ in cost and bytes from block to
+block and from stage to stage (a stage's layers hold a third to a half of the previous stage's bytes, the
+attention scores an eighth; its MLP blocks cost about as much). "hetero" is the heterogeneous stack of the first
+figures (small: its costs are mostly per-operation overhead and its blocks differ little), kept as it was so that
+they can be reproduced. --quick: 4 to 7 narrow blocks on a tiny batch.
 
 Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
 autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
