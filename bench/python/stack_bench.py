@@ -1,9 +1,9 @@
-"""auto_checkpoint against plain autograd and torch.utils.checkpoint.checkpoint_sequential on three stacks of
-24-25 blocks: time per iteration (forward and backward, median of interleaved rounds) and measured peak
+"""auto_checkpoint against plain autograd and torch.utils.checkpoint.checkpoint_sequential on four stacks of
+24-27 blocks: time per iteration (forward and backward, median of interleaved rounds) and measured peak
 activation bytes.
 
-    python bench/python/stack_bench.py [--model transformer|hetero|resnet|both|all] [--quick] [--format json]
-                                       [--rounds N] [--device cpu|cuda] [--svg DIR]
+    python bench/python/stack_bench.py [--model transformer|hetero|resnet|hvit|both|all] [--quick]
+                                       [--format json] [--rounds N] [--device cpu|cuda] [--svg DIR]
 
 The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch of 2
 sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
@@ -12,7 +12,16 @@ sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per wid
 ResNet (a stem, then four stages of 8, 16, 32 and 64 channels, each five residual blocks of two 3x3 convolutions
 with batch norm and a strided convolution that halves the resolution to the next; 64x64 images, batch 4): its
 memory is in its first blocks (each stage holds a quarter of the previous one's bytes for about the same compute),
-the kind of stack checkpoint_sequential's equal segments fit worst. --quick: 4 to 7 narrow blocks on a tiny batch.
+the kind of stack checkpoint_sequential's equal segments fit worst; "hvit", 27 blocks of a hierarchical vision
+transformer in Swin-T's proportions (four stages of 2, 2, 6 and 2 layers at widths 48, 96, 192 and 384, head width
+24, each layer a residual global self-attention block and a residual MLP block expanding 4x, each stage's 16x16,
+8x8, 4x4 and 2x2 grid of tokens made from the one before by a 2x2 patch merge; 4 images of 64x64 as 4x4 patches,
+0.13-0.2 s of CPU per iteration on one thread): the heterogeneous stack at realistic proportions, where an
+attention block's scores (tokens^2 x heads) and the wide MLPs' activations differ in cost and bytes from block to
+block and from stage to stage (a stage's layers hold a third to a half of the previous stage's bytes, the
+attention scores an eighth; its MLP blocks cost about as much). "hetero" is the heterogeneous stack of the first
+figures (small: its costs are mostly per-operation overhead and its blocks differ little), kept as it was so that
+they can be reproduced. --quick: 4 to 7 narrow blocks on a tiny batch.
 
 Measured with remat.torch.tradeoff (docs/python.md): peak activation bytes through saved-tensor hooks (what
 autograd saves, each storage once, plus the snapshots auto_checkpoint holds; parameters and gradients not
@@ -30,8 +39,10 @@ both); PyTorch and OpenBLAS run one thread unless --threads says more.
 Goals (issue #38): at equal or lower measured peak, auto_checkpoint never slower than checkpoint_sequential,
 >= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time. Beside
 each segment count, the most any schedule within the segments' measured peak can gain on them as the blocks'
-profile prices it (a lower bound on any schedule's cost: gain_bound), and the segments' peak as the chain model
-auto_checkpoint plans with prices their schedule (written as remat actions: segments_actions).
+profile prices it (a lower bound on any schedule's cost: gain_bound), what the profile prices auto_checkpoint's
+plan faster by (its predicted cost against the segments' schedule's, both under the chain model: auto_priced,
+segments_priced), and the segments' peak as the chain model auto_checkpoint plans with prices their schedule
+(written as remat actions: segments_actions).
 """
 
 from __future__ import annotations
@@ -83,6 +94,64 @@ def hetero(quick: bool, device):
     return nn.Sequential(*blocks).to(device), torch.randn(batch, seq, widths[0], device=device)
 
 
+def hvit(quick: bool, device):
+    """A hierarchical vision transformer in Swin-T's proportions: four stages of depths 2, 2, 6 and 2 on a
+    grid of patch tokens, each stage's width twice the one before and its grid a quarter (a 2x2 patch
+    merge), every transformer layer split into its two residual blocks (global self-attention, an MLP
+    expanding 4x), so that attention (cost and saved bytes ~ tokens^2) and MLP blocks, and the stages'
+    sizes, differ as they do in such a network."""
+    import torch
+    from torch import nn
+
+    class Attention(nn.Module):
+        """A pre-norm residual self-attention block (all tokens of the grid: its scores are tokens^2 x heads)."""
+
+        def __init__(self, d, heads):
+            super().__init__()
+            self.norm, self.attn = nn.LayerNorm(d), nn.MultiheadAttention(d, heads, batch_first=True)
+
+        def forward(self, x):
+            y = self.norm(x)
+            return x + self.attn(y, y, y, need_weights=False)[0]
+
+    class MLP(nn.Module):
+        """A pre-norm residual MLP block expanding the width 4x (GELU)."""
+
+        def __init__(self, d):
+            super().__init__()
+            self.norm, self.up, self.down = nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+
+    class Merge(nn.Module):
+        """Swin's patch merging: each 2x2 group of tokens of the (side x side) grid concatenated (4d), normed and
+        projected to the next stage's width: a quarter of the tokens."""
+
+        def __init__(self, d, d_next, side):
+            super().__init__()
+            self.side, self.norm, self.proj = side, nn.LayerNorm(4 * d), nn.Linear(4 * d, d_next, bias=False)
+
+        def forward(self, x):
+            b, _, d = x.shape
+            h = self.side // 2
+            x = x.reshape(b, h, 2, h, 2, d).permute(0, 1, 3, 2, 4, 5).reshape(b, h * h, 4 * d)
+            return self.proj(self.norm(x))
+
+    # (width, heads, layers) per stage; head width 24 (8 in --quick)
+    stages, batch, side = (((8, 1, 1), (16, 2, 1)), 1, 4) if quick else \
+        (((48, 2, 2), (96, 4, 2), (192, 8, 6), (384, 16, 2)), 4, 16)
+    torch.manual_seed(0)
+    blocks, s = [], side
+    for i, (d, heads, layers) in enumerate(stages):
+        for _ in range(layers):
+            blocks += [Attention(d, heads), MLP(d)]
+        if i + 1 < len(stages):
+            blocks.append(Merge(d, stages[i + 1][0], s))
+            s //= 2
+    return nn.Sequential(*blocks).to(device), torch.randn(batch, side * side, stages[0][0], device=device)
+
+
 def resnet(quick: bool, device):
     import torch
     from torch import nn
@@ -113,7 +182,7 @@ def resnet(quick: bool, device):
     return nn.Sequential(*blocks).to(device), torch.randn(batch, 3, size, size, device=device)
 
 
-MODELS = {"transformer": transformer, "hetero": hetero, "resnet": resnet}
+MODELS = {"transformer": transformer, "hetero": hetero, "resnet": resnet, "hvit": hvit}
 GROUPS = {"both": ["transformer", "hetero"], "all": list(MODELS)}
 
 
@@ -198,6 +267,18 @@ def segments_priced(profiles, segments):
     return price(chain_steps(profiles), profiles[-1].output_bytes, segments_actions(len(profiles), segments))
 
 
+def auto_priced(profiles, budget_bytes, plain_peak_bytes):
+    """The cost of auto_checkpoint's plan at `budget_bytes` under the chain model, on `profiles` (plain autograd's
+    cost where the budget holds its peak, as auto_checkpoint runs it there)."""
+    from remat.torch._chain_budget import plan_taped_within
+    from remat.torch._profile import chain_steps
+
+    steps = chain_steps(profiles)
+    if budget_bytes >= plain_peak_bytes:
+        return sum(s[1] for s in steps)
+    return plan_taped_within(steps, profiles[-1].output_bytes, budget_bytes).predicted_cost
+
+
 def goals_of(name, t, profiles=None):
     """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
     at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise)."""
@@ -205,7 +286,9 @@ def goals_of(name, t, profiles=None):
     for p in t.sequential:
         fits = [a for a in t.auto if a.peak_bytes <= p.peak_bytes]
         a = max(fits, key=lambda a: a.budget_bytes) if fits else None
-        modelled = segments_priced(profiles, p.segments)[0] if profiles else None
+        modelled, sequential_cost = segments_priced(profiles, p.segments) if profiles else (None, None)
+        predicted = (1 - auto_priced(profiles, a.budget_bytes, t.plain.peak_bytes) / sequential_cost
+                     if profiles and a else None)
         rows.append({"stack": name, "segments": p.segments, "sequential peak": p.peak_bytes,
                      "sequential peak (model)": modelled,
                      "sequential recomputed": p.recomputed_blocks, "sequential s/iter": p.seconds,
@@ -216,6 +299,7 @@ def goals_of(name, t, profiles=None):
                      "auto faster by (least cpu)": (1 - min(a.cpu_times) / min(p.cpu_times)) if a else None,
                      "auto faster by (paired wall)": paired(a, p) if a else None,
                      "auto faster by (paired cpu)": paired(a, p, cpu=True) if a else None,
+                     "auto faster by (profile)": predicted,
                      "most any schedule can gain (profile)": (gain_bound(profiles, p.segments, p.peak_bytes)
                                                               if profiles else None)})
     at_plain = [a for a in t.auto if a.budget_bytes >= t.plain.peak_bytes]
@@ -243,10 +327,10 @@ def goals_of(name, t, profiles=None):
 
 
 def main():
-    p = bc.parser(bc.summary(__doc__), "24-25 blocks per stack, batch 2 x 32 (resnet: 4 images of 64x64), 5 rounds",
-                  "4-7 narrow blocks, batch 2 x 8, 2 rounds")
+    p = bc.parser(bc.summary(__doc__), "24-27 blocks per stack, batch 2 x 32 (resnet and hvit: 4 images of 64x64), "
+                  "5 rounds", "4-7 narrow blocks, batch 2 x 8, 2 rounds")
     p.add_argument("--model", choices=(*MODELS, *GROUPS), default="all",
-                   help="one stack, both (transformer and hetero) or all three (default)")
+                   help="one stack, both (transformer and hetero) or all four (default)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
     p.add_argument("--svg", metavar="DIR", help="write each stack's tradeoff picture as DIR/STACK.svg")
     args = p.parse_args()
@@ -280,7 +364,8 @@ def main():
                                    "sequential recomputed", "sequential s/iter",
                                    "auto budget", "auto peak", "auto recomputed", "auto s/iter", "auto faster by",
                                    "never slower", "auto faster by (least cpu)", "auto faster by (paired wall)",
-                                   "auto faster by (paired cpu)", "most any schedule can gain (profile)"],
+                                   "auto faster by (paired cpu)", "auto faster by (profile)",
+                                   "most any schedule can gain (profile)"],
                        "rows": goal_rows})
         summaries.append(summary)
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})

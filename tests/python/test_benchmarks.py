@@ -32,8 +32,8 @@ def table(data, prefix):
 
 def test_stack_bench(capsys, monkeypatch):
     data = run_bench("stack_bench", capsys, monkeypatch)
-    assert set(data["tradeoffs"]) == {"transformer", "hetero", "resnet"}
-    for name in ("transformer", "hetero", "resnet"):
+    assert set(data["tradeoffs"]) == {"transformer", "hetero", "resnet", "hvit"}
+    for name in ("transformer", "hetero", "resnet", "hvit"):
         points = data["tradeoffs"][name]["points"]
         n = max(p["segments"] for p in points if p["segments"] is not None)
         assert {p["segments"] for p in points if p["method"] == "checkpoint_sequential"} == set(range(1, n + 1))
@@ -59,6 +59,12 @@ def test_stack_bench(capsys, monkeypatch):
             s = by_label[f"checkpoint_sequential segments={r['segments']}"]
             # one round: the paired ratio is that round's
             assert r["auto faster by (paired wall)"] == pytest.approx(1 - a["times"][0] / s["times"][0])
+            # the plan at a budget that holds the segments' schedule (as the model prices its peak) is the
+            # model's cheapest there: never dearer than that schedule as the same profile prices both
+            assert r["auto budget"] >= r["sequential peak (model)"]
+            assert r["auto faster by (profile)"] >= -1e-9
+            if r["segments"] == 1:  # both are plain autograd
+                assert r["auto faster by (profile)"] == pytest.approx(0, abs=1e-9)
 
 
 def test_plan_bench(capsys, monkeypatch):
