@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 namespace remat::detail {
@@ -85,6 +86,9 @@ std::vector<std::size_t> least_alike(const std::vector<std::size_t>& kinds, cons
 taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t units)
     : taped_chain_optimum(chain), n_(chain.f.size()), units_(units)
 {
+    // A run's memory is 32 bits: plan_taped_chain's tables hold at most 2^23 entries, so as many memories.
+    if (units_ >= std::numeric_limits<std::uint32_t>::max())
+        throw std::length_error("taped_chain_runs: more memories than a run can name");
     std::size_t rows = 0;
     for (std::size_t s = 0; s < n_; ++s) {
         offset_.push_back(rows);
@@ -228,7 +232,7 @@ void taped_chain_runs::add_split(std::size_t s, std::size_t l, std::size_t j, do
             continue;
         }
         copied = false;
-        const std::uint64_t from = std::max(r->from, fits);
+        const std::uint64_t from = std::max<std::uint64_t>(r->from, fits);
         const std::uint64_t to = end_of(r);
         if (r->from < from)
             push(next_, r->from, r->value, r->code);

@@ -144,8 +144,9 @@ public:
 
     /// From memory `from` on (to the next run), the value and the options.
     struct run {
-        std::uint64_t from;
+        run(std::uint64_t at, double v, std::uint16_t c) : value(v), from(static_cast<std::uint32_t>(at)), code(c) {}
         double value;
+        std::uint32_t from; // a memory: below 2^23, the table's entries (16 bytes a run, not 24: less to touch)
         std::uint16_t code;
     };
 
