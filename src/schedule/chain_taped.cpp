@@ -139,6 +139,15 @@ void taped_chain_optimum::emit_e(std::size_t s, std::size_t l, std::uint64_t m, 
 
 } // namespace detail
 
+void detail::set_price(const chain_model& chain, taped_chain_plan& plan)
+{
+    const taped_chain_price price = price_taped_chain(chain, plan.actions);
+    plan.cost = price.cost;
+    plan.peak_bytes = price.peak_bytes;
+    plan.forward_steps = price.forward_steps;
+    plan.taped_steps = price.taped_steps;
+}
+
 std::uint64_t all_taped_bytes(const chain_model& chain)
 {
     validate(chain); // its tapes' sum fits 64 bits
@@ -195,11 +204,7 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     plan.least_budget_bytes = least * g;
     plan.work = t.work();
     t.emit(u, plan.actions);
-    const taped_chain_price price = price_taped_chain(chain, plan.actions);
-    plan.cost = price.cost;
-    plan.peak_bytes = price.peak_bytes;
-    plan.forward_steps = price.forward_steps;
-    plan.taped_steps = price.taped_steps;
+    detail::set_price(chain, plan);
     return plan;
 }
 

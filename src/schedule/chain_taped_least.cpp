@@ -7,9 +7,9 @@
 // bound counts every tape); that sum saturates at 2^64-1 all the same, a guard: no part's peak reaches it.
 #include "remat/schedule/chain_taped_least.hpp"
 
+#include "chain_taped_table.hpp"
 #include "kernel_clones.hpp"
 #include "remat/detail/checked_math.hpp"
-#include "remat/schedule/chain_taped_price.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -227,11 +227,7 @@ taped_chain_plan plan_taped_chain_least(const chain_model& chain)
     plan.least_budget_bytes = peaks.whole();
     plan.work = peaks.work();
     peaks.emit(plan.actions);
-    const taped_chain_price price = price_taped_chain(chain, plan.actions);
-    plan.cost = price.cost;
-    plan.peak_bytes = price.peak_bytes;
-    plan.forward_steps = price.forward_steps;
-    plan.taped_steps = price.taped_steps;
+    detail::set_price(chain, plan);
     return plan;
 }
 

@@ -20,6 +20,18 @@ def same(a, b):
     return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
 
 
+def plain_and_checkpointed(plain, h0, options, steps=20):
+    """The loop of a module step run plainly (`plain`) and by checkpoint_loop with `options` (a copy made
+    before), each backward from its final state's sum; returns both steps."""
+    step = copy.deepcopy(plain)
+    h = h0
+    for k in range(steps):
+        h = plain(k, h)
+    h.sum().backward()
+    remat.torch.checkpoint_loop(step, h0, steps=steps, **options).sum().backward()
+    return plain, step
+
+
 def bn_stack():
     torch.manual_seed(1)
     return nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16), nn.ReLU()) for _ in range(6)]
@@ -58,14 +70,7 @@ class BnStep(nn.Module):
 @pytest.mark.parametrize("options", [dict(slots=3), dict(slots=3, taped=True), dict(slots=2, snapshots="host")])
 def test_checkpoint_loop_with_a_module_step_updates_running_stats_as_the_plain_loop(options):
     torch.manual_seed(2)
-    plain = BnStep()
-    step = copy.deepcopy(plain)
-    h0 = torch.randn(16, 8, requires_grad=True)
-    h = h0
-    for k in range(20):
-        h = plain(k, h)
-    h.sum().backward()
-    remat.torch.checkpoint_loop(step, h0, steps=20, **options).sum().backward()
+    plain, step = plain_and_checkpointed(BnStep(), torch.randn(16, 8, requires_grad=True), options)
     assert int(step.norm.num_batches_tracked) == 20
     assert same(plain.buffers(), step.buffers())
     assert same((p.grad for p in plain.parameters()), (p.grad for p in step.parameters()))
@@ -122,13 +127,6 @@ def test_checkpoint_loop_re_runs_steps_from_the_buffers_the_forward_ran_them_fro
     if options.get("snapshots") == "disk" and not remat.has_hdf5:
         pytest.skip("built without HDF5")
     torch.manual_seed(6)
-    plain = SpectralStep()
-    step = copy.deepcopy(plain)
-    h0 = torch.randn(4, 8, requires_grad=True)
-    h = h0
-    for k in range(20):
-        h = plain(k, h)
-    h.sum().backward()
-    remat.torch.checkpoint_loop(step, h0, steps=20, **options).sum().backward()
+    plain, step = plain_and_checkpointed(SpectralStep(), torch.randn(4, 8, requires_grad=True), options)
     assert same(plain.buffers(), step.buffers())
     assert same((p.grad for p in plain.parameters()), (p.grad for p in step.parameters()))
