@@ -32,6 +32,15 @@ def plain_and_checkpointed(plain, h0, options, steps=20):
     return plain, step
 
 
+def plain_and_at_least(plain, x, taped):
+    """The stack, a copy, and auto_checkpoint of the copy at its least budget (five blocks re-run at least)."""
+    fast_model = copy.deepcopy(plain)
+    least = remat.torch.auto_checkpoint(fast_model, x, budget="1GiB", repeats=0, taped=taped).least_budget_bytes
+    fast = remat.torch.auto_checkpoint(fast_model, x, budget=least, repeats=0, taped=taped)
+    assert fast.recomputed_blocks >= 5
+    return plain, fast_model, fast
+
+
 def bn_stack():
     torch.manual_seed(1)
     return nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16), nn.ReLU()) for _ in range(6)]
@@ -41,11 +50,7 @@ def bn_stack():
 @pytest.mark.parametrize("taped", [True, False])
 def test_auto_checkpoint_updates_running_stats_once_per_forward_as_plain_autograd(taped):
     x = torch.randn(32, 16, requires_grad=True)
-    plain = bn_stack()
-    fast_model = copy.deepcopy(plain)
-    least = remat.torch.auto_checkpoint(fast_model, x, budget="1GiB", repeats=0, taped=taped).least_budget_bytes
-    fast = remat.torch.auto_checkpoint(fast_model, x, budget=least, repeats=0, taped=taped)
-    assert fast.recomputed_blocks >= 5
+    plain, fast_model, fast = plain_and_at_least(bn_stack(), x, taped)
     assert same(plain.buffers(), fast_model.buffers())  # profiling left them as they were
     for _ in range(2):
         plain(x).sum().backward()
@@ -96,11 +101,7 @@ def test_a_re_run_block_starts_from_the_buffers_its_forward_run_started_from(mak
     re-runs now start from the buffers its forward run started from, and the backward leaves them as the
     forward did (a norm layer that every block shares too)."""
     x = torch.randn(32, 16, requires_grad=True)
-    plain = make()
-    fast_model = copy.deepcopy(plain)
-    least = remat.torch.auto_checkpoint(fast_model, x, budget="1GiB", repeats=0, taped=taped).least_budget_bytes
-    fast = remat.torch.auto_checkpoint(fast_model, x, budget=least, repeats=0, taped=taped)
-    assert fast.recomputed_blocks >= 5
+    plain, fast_model, fast = plain_and_at_least(make(), x, taped)
     for _ in range(2):
         plain(x).sum().backward()
         fast(x).sum().backward()
