@@ -25,16 +25,10 @@ using namespace remat;
 
 namespace {
 
-// Gives two steps in three a tape size of their own, from `least` (1, or the step's a_k) to 4 past m_k + a_k.
-void give_tape_sizes(std::mt19937_64& rng, chain_model& m, bool at_least_adjoint)
+// The least budget remat::plan_taped_chain names at one byte a unit.
+std::uint64_t the_planners_least(const chain_model& m)
 {
-    std::uniform_int_distribution<int> third(0, 2);
-    for (chain_step& st : m.steps) {
-        if (third(rng) == 0)
-            continue;
-        const std::uint64_t least = at_least_adjoint ? std::max<std::uint64_t>(1, st.adjoint_bytes) : 1;
-        st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(least, st.state_bytes + st.adjoint_bytes + 4)(rng);
-    }
+    return plan_taped_chain(m, all_taped_bytes(m), 1).least_budget_bytes;
 }
 
 // The least budget within which the exhaustive search finds a schedule: by halving, as a schedule within a budget
@@ -79,7 +73,7 @@ BOOST_AUTO_TEST_CASE(equals_the_exhaustive_searchs_least_budget)
         for (int trial = 0; trial < (t <= 4 ? 40 : 12); ++trial) {
             chain_model m = test::random_chain(rng, t, {.adjoint_below_forward = true});
             if (trial % 2 == 1)
-                give_tape_sizes(rng, m, true);
+                test::give_tape_sizes(rng, m, true);
             BOOST_TEST_CONTEXT("T=" << t << " trial " << trial)
             {
                 const taped_chain_plan least = plan_taped_chain_least(m);
@@ -104,7 +98,7 @@ BOOST_AUTO_TEST_CASE(tapes_below_their_adjoint_bytes_are_never_below_the_exhaust
     for (step_t t = 2; t <= 5; ++t)
         for (int trial = 0; trial < 15; ++trial) {
             chain_model m = test::random_chain(rng, t);
-            give_tape_sizes(rng, m, false);
+            test::give_tape_sizes(rng, m, false);
             BOOST_TEST_CONTEXT("T=" << t << " trial " << trial)
             {
                 const taped_chain_plan least = plan_taped_chain_least(m);
@@ -128,15 +122,13 @@ BOOST_AUTO_TEST_CASE(equals_the_planners_least_budget_at_one_byte)
             chain_model m = test::random_chain(
                 rng, t, {.most_state_bytes = wide ? 40u : 9u, .most_adjoint_bytes = wide ? 60u : 4u});
             if (trial % 3 == 1)
-                give_tape_sizes(rng, m, false);
-            if (trial % 3 == 2) // tapes below their input (storage shared with the neighbour's tape)
-                for (chain_step& st : m.steps)
-                    st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(1, st.state_bytes)(rng);
+                test::give_tape_sizes(rng, m, false);
+            if (trial % 3 == 2)
+                test::give_tapes_below_inputs(rng, m);
             BOOST_TEST_CONTEXT("T=" << t << " trial " << trial)
             {
                 const taped_chain_plan least = plan_taped_chain_least(m);
-                const taped_chain_plan roomy = plan_taped_chain(m, all_taped_bytes(m), 1);
-                BOOST_TEST(least.least_budget_bytes == roomy.least_budget_bytes);
+                BOOST_TEST(least.least_budget_bytes == the_planners_least(m));
                 BOOST_TEST(plan_taped_chain(m, least.least_budget_bytes, 1).peak_bytes <= least.least_budget_bytes);
                 BOOST_CHECK_THROW((void)plan_taped_chain(m, least.least_budget_bytes - 1, 1), capacity_error);
                 plan_peaks_at_the_least(m, least);
@@ -156,10 +148,9 @@ BOOST_AUTO_TEST_CASE(tapes_below_their_inputs_equal_the_planners_least_budget)
     for (int trial = 0; trial < 3000; ++trial) {
         const step_t t = 2 + trial % 10;
         chain_model m = test::random_chain(rng, t, {.most_state_bytes = 9, .most_adjoint_bytes = 4});
-        for (chain_step& st : m.steps)
-            st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(1, st.state_bytes)(rng);
+        test::give_tapes_below_inputs(rng, m);
         const taped_chain_plan least = plan_taped_chain_least(m);
-        const std::uint64_t planners = plan_taped_chain(m, all_taped_bytes(m), 1).least_budget_bytes;
+        const std::uint64_t planners = the_planners_least(m);
         if (least.least_budget_bytes != planners || least.peak_bytes != planners)
             BOOST_ERROR("T=" << t << " trial " << trial << ": least " << least.least_budget_bytes << ", peak "
                              << least.peak_bytes << ", the planner's " << planners);

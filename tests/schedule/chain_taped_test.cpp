@@ -37,26 +37,6 @@ chain_model random_chain(std::mt19937_64& rng, step_t steps)
     return test::random_chain(rng, steps, {.adjoint_below_forward = true});
 }
 
-// Gives two steps in three a tape size of their own (chain_step::tape_bytes), up to 4 past the default m_k + a_k:
-// some below it (a tape sharing storage with its neighbour's), some above; from 1 byte, or from a_k where
-// `at_least_adjoint` (the planner's optimum is the exhaustive search's there; docs/heterogeneous.md). Returns how
-// many are below and above the default.
-std::pair<int, int> give_tape_sizes(std::mt19937_64& rng, chain_model& m, bool at_least_adjoint = false)
-{
-    std::uniform_int_distribution<int> third(0, 2);
-    int below = 0, above = 0;
-    for (chain_step& st : m.steps) {
-        if (third(rng) == 0)
-            continue;
-        const std::uint64_t usual = st.state_bytes + st.adjoint_bytes;
-        const std::uint64_t least = at_least_adjoint ? std::max<std::uint64_t>(1, st.adjoint_bytes) : 1;
-        st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(least, usual + 4)(rng);
-        below += st.tape_bytes < usual ? 1 : 0;
-        above += st.tape_bytes > usual ? 1 : 0;
-    }
-    return {below, above};
-}
-
 // The all-taped plan written out: every step but the last advanced keeping its tape, then every step reversed.
 std::vector<action> all_taped_actions(step_t steps)
 {
@@ -387,7 +367,7 @@ BOOST_AUTO_TEST_CASE(the_three_tables_agree_entry_by_entry)
                 for (chain_step& st : m.steps)
                     st = m.steps.front();
             if (variant == 5) // tapes of their own size (chain_step::tape_bytes)
-                give_tape_sizes(rng, m);
+                test::give_tape_sizes(rng, m);
             for (const std::uint64_t g : {1, 2}) {
                 const detail::taped_unit_chain units(m, g);
                 const std::uint64_t top = units.all_taped() + 3;
@@ -509,7 +489,7 @@ BOOST_AUTO_TEST_CASE(given_tape_sizes_equal_the_exhaustive_search_at_every_budge
     for (step_t t = 1; t <= 6; ++t)
         for (int trial = 0; trial < (t <= 4 ? 25 : 8); ++trial) {
             chain_model m = random_chain(rng, t);
-            const auto [b, a] = give_tape_sizes(rng, m, true);
+            const auto [b, a] = test::give_tape_sizes(rng, m, true);
             below += b;
             above += a;
             const std::uint64_t top = all_taped_bytes(m);
@@ -534,7 +514,7 @@ BOOST_AUTO_TEST_CASE(given_tape_sizes_plan_as_the_plain_recurrence)
     int compared = 0;
     for (const step_t t : {9, 26, 33, 50}) {
         chain_model m = random_chain(rng, t);
-        give_tape_sizes(rng, m);
+        test::give_tape_sizes(rng, m);
         const std::uint64_t top = all_taped_bytes(m);
         for (const std::uint64_t g : {1, 3})
             for (const double fraction : {0.15, 0.35, 0.6, 0.9, 1.1}) {
@@ -548,7 +528,7 @@ BOOST_AUTO_TEST_CASE(given_tape_sizes_plan_as_the_plain_recurrence)
     for (const step_t t : {5, 14}) {
         chain_model m = random_chain(rng, t);
         widen(rng, m);
-        give_tape_sizes(rng, m);
+        test::give_tape_sizes(rng, m);
         BOOST_TEST_CONTEXT("T=" << t << " (runs)")
         {
             compared += plans_as_the_plain_recurrence_in_bytes(m);
@@ -567,7 +547,7 @@ BOOST_AUTO_TEST_CASE(tapes_below_their_adjoint_bytes_plan_legally)
     for (step_t t = 2; t <= 5; ++t)
         for (int trial = 0; trial < 10; ++trial) {
             chain_model m = random_chain(rng, t);
-            give_tape_sizes(rng, m);
+            test::give_tape_sizes(rng, m);
             const std::uint64_t top = all_taped_bytes(m);
             for (std::uint64_t budget = 1; budget <= top + 2; ++budget) {
                 const double best = test::brute_force_taped_chain_optimum(m, budget);

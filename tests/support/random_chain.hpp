@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <utility>
 
 namespace remat::test {
 
@@ -43,6 +44,32 @@ inline chain_model random_chain(std::mt19937_64& rng, step_t steps, random_chain
     }
     m.final_state_bytes = bytes(rng);
     return m;
+}
+
+/// Gives two steps in three a tape size of their own (chain_step::tape_bytes), from 1 (or the step's a_k where
+/// `at_least_adjoint`: the taped planner's optimum is the exhaustive search's there) to 4 past the default m_k + a_k.
+/// Returns how many are below and above the default.
+inline std::pair<int, int> give_tape_sizes(std::mt19937_64& rng, chain_model& m, bool at_least_adjoint = false)
+{
+    std::uniform_int_distribution<int> third(0, 2);
+    int below = 0, above = 0;
+    for (chain_step& st : m.steps) {
+        if (third(rng) == 0)
+            continue;
+        const std::uint64_t usual = st.state_bytes + st.adjoint_bytes;
+        const std::uint64_t least = at_least_adjoint ? std::max<std::uint64_t>(1, st.adjoint_bytes) : 1;
+        st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(least, usual + 4)(rng);
+        below += st.tape_bytes < usual ? 1 : 0;
+        above += st.tape_bytes > usual ? 1 : 0;
+    }
+    return {below, above};
+}
+
+/// Gives every step a tape below its input, 1 .. m_k bytes (storage shared with the neighbour's tape).
+inline void give_tapes_below_inputs(std::mt19937_64& rng, chain_model& m)
+{
+    for (chain_step& st : m.steps)
+        st.tape_bytes = std::uniform_int_distribution<std::uint64_t>(1, st.state_bytes)(rng);
 }
 
 } // namespace remat::test
