@@ -108,7 +108,8 @@ double taped_chain_runs::h_at(std::size_t s, std::size_t l, std::uint64_t m) con
 // memories to a few thousand, each many times).
 std::size_t taped_chain_runs::memory_record(std::uint64_t m) const
 {
-    if (2 * (memories_ + 1) > memory_keys_.size()) {
+    const std::size_t memories = records_.size() / n_; // one record each
+    if (2 * (memories + 1) > memory_keys_.size()) {
         std::vector<std::uint64_t> keys(std::max<std::size_t>(64, 2 * memory_keys_.size()), no_memory);
         std::vector<std::size_t> records(keys.size());
         for (std::size_t i = 0; i < memory_keys_.size(); ++i)
@@ -127,7 +128,7 @@ std::size_t taped_chain_runs::memory_record(std::uint64_t m) const
         if (memory_keys_[slot] == m)
             return memory_records_[slot];
     memory_keys_[slot] = m;
-    memory_records_[slot] = memories_++;
+    memory_records_[slot] = memories;
     records_.resize(records_.size() + n_, unpriced);
     return memory_records_[slot];
 }

@@ -192,7 +192,6 @@ private:
     mutable std::vector<std::size_t> records_;         // record r: start s's point there, plus one, at r * T + s
     mutable std::vector<std::uint64_t> memory_keys_;   // the memories asked, hashed (open addressing)
     mutable std::vector<std::size_t> memory_records_;  // and their records
-    mutable std::size_t memories_ = 0;                 // how many
     mutable std::vector<double> e_scratch_;            // E(s, l, m) of the point being priced
     mutable std::vector<const double*> right_;         // H(s + j, ., m - u_s) of the point being priced
     mutable std::vector<std::size_t> offsets_;         // of the points the points being priced read, a stack
