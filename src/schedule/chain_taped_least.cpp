@@ -132,14 +132,10 @@ private:
 least_peaks::least_peaks(const chain_model& c) : n_(c.steps.size())
 {
     const std::size_t n = n_;
-    std::vector<std::uint64_t> m(n + 1), p(n), r(n), t(n);
-    for (std::size_t k = 0; k <= n; ++k)
-        m[k] = c.state_bytes(static_cast<step_t>(k));
-    for (std::size_t k = 0; k < n; ++k) {
-        p[k] = std::max(m[k], m[k + 1]);
-        r[k] = p[k] + c.steps[k].adjoint_bytes;
-        t[k] = c.tape_bytes(static_cast<step_t>(k));
-    }
+    // The planner's sizes at one byte a unit: m_k, p_k = max(m_k, m_{k+1}), r_k = p_k + a_k, t_k
+    // (chain_model::tape_bytes)
+    const detail::taped_unit_chain bytes(c, 1);
+    const std::vector<std::uint64_t>&m = bytes.u, &p = bytes.p, &r = bytes.r, &t = bytes.t;
     const std::size_t rows = n * (n + 1) / 2;
     h_.resize(rows);
     e_option_.resize(rows);

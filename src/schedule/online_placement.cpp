@@ -288,10 +288,6 @@ std::uint64_t online_placement::visit_positions(slot_t slots, step_t d, const st
     return place.stores();
 }
 
-} // namespace remat::detail
-
-namespace remat::detail {
-
 online_placement::wave_cut online_placement::wave_counts(slot_t slots, step_t d)
 {
     const auto s = static_cast<std::uint64_t>(slots);

@@ -21,6 +21,18 @@
 #include <string>
 
 namespace remat {
+namespace {
+
+// cost()'s work past level one: the replay's decisions, and each snapshot held at the end kept in a list (48 bytes)
+// and its segment priced by a revolve count of a few hundred ns (1.6*10^7 slots took 8 s and 734 MB within a limit
+// that counted one unit per slot).
+std::uint64_t work_past_level_one(std::uint64_t replayed, slot_t slots)
+{
+    return detail::add_saturated(
+        replayed, detail::mul_saturated(static_cast<std::uint64_t>(slots), online_revolve::work_per_slot));
+}
+
+} // namespace
 
 online_revolve::online_revolve(slot_t slots) : slots_(slots)
 {
@@ -202,7 +214,7 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
                              ") needs a replay of about " + std::to_string(replayed) +
                              " store decisions, more than the work limit of " + std::to_string(work_limit) +
                              "; use more slots or fewer steps, or raise the limit");
-    if (cost_work(steps, end) > work_limit)
+    if (work_past_level_one(replayed, slots_) > work_limit) // cost_work(steps, end), its replay counted once
         throw argument_error("online_revolve(" + std::to_string(slots_) + ").cost(" + std::to_string(steps) +
                              ") lists the " + std::to_string(slots_) + " snapshots held at the end past level one (" +
                              std::to_string(work_per_slot) + " units each), more than the work limit of " +
@@ -254,11 +266,7 @@ std::uint64_t online_revolve::cost_work(step_t steps, online_end end) const
     const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
     if (decisions <= slots_ || (slots_ >= 2 && decisions <= detail::online_placement::wave_end(slots_)))
         return 0;
-    // Past level one each snapshot held at the end is kept in a list (48 bytes) and its segment priced by a
-    // revolve count of a few hundred ns (1.6*10^7 slots took 8 s and 734 MB within a limit that counted one
-    // unit per slot).
-    return detail::add_saturated(replay_decisions(steps),
-                                 detail::mul_saturated(static_cast<std::uint64_t>(slots_), work_per_slot));
+    return work_past_level_one(replay_decisions(steps), slots_);
 }
 
 std::uint64_t online_revolve::replay_decisions(step_t steps) const

@@ -108,7 +108,8 @@ BOOST_AUTO_TEST_CASE(misuse_exits_2_with_one_line)
         {{"plan", "--online", "--steps", "100", "--slots", "4", "--every", "3"}, "--every"},
         {{"plan", "--online", "--steps", "0", "--slots", "4"}, "--steps"},
         // Beyond the replay limit: refused up front with the estimate, not after minutes.
-        {{"plan", "--online", "--steps", "1e15", "--slots", "50"}, std::to_string(cli::online_replay_limit)},
+        {{"plan", "--online", "--steps", "1e15", "--slots", "50"},
+         std::to_string(remat::online_revolve::cost_work_limit)},
         {{"plan", "--online", "--steps", "9223372036854775807", "--slots", "2"}, "replay"},
         // Past C(s+2,2) steps (here s = 2^20) the snapshots held are listed and priced: too many.
         {{"plan", "--online", "--steps", "549757386755", "--slots", "1048576"}, "snapshots held"},

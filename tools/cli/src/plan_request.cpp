@@ -425,18 +425,18 @@ plan_choice choose_plan(const plan_request& request)
         if (!request.every.empty())
             throw usage_error("--every applies to --schedule uniform only");
         const online_revolve plan(choice.slots);
-        if (plan.cost_work(steps) > online_replay_limit) { // what online_revolve::cost would refuse
+        if (plan.cost_work(steps) > online_revolve::cost_work_limit) { // what online_revolve::cost would refuse
             const std::uint64_t decisions = plan.replay_decisions(steps);
-            if (decisions > online_replay_limit)
+            if (decisions > online_revolve::cost_work_limit)
                 throw usage_error(fmt::format("--online --steps {} --slots {}: the cost needs a replay of about {} "
                                               "store decisions, more than the {} this tool replays; use more slots "
                                               "or fewer steps",
-                                              steps, choice.slots, decisions, online_replay_limit));
+                                              steps, choice.slots, decisions, online_revolve::cost_work_limit));
             throw usage_error(fmt::format("--online --slots {}: past C(s+2,2) steps planning lists the {} snapshots "
                                           "held when the loop ends, {} units of work each, more than the {} this "
                                           "tool does; use fewer slots",
                                           choice.slots, choice.slots, online_revolve::work_per_slot,
-                                          online_replay_limit));
+                                          online_revolve::cost_work_limit));
         }
         choice.plan = plan.replay(steps);
         choice.name = "online-revolve";

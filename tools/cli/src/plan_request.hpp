@@ -7,7 +7,6 @@
 #include "remat/schedule/chain.hpp"
 #include "remat/schedule/chain_taped.hpp"
 #include "remat/schedule/multilevel_model.hpp"
-#include "remat/schedule/online_revolve.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -71,11 +70,6 @@ struct plan_choice {
     slot_t peak_units = 0;         ///< taped: most units held at once
     std::uint64_t evaluations = 0; ///< taped: advances plus the re-run of each reverse from a state
 };
-
-/// `--online` costs beyond C(s+2,2) steps come from a replay of the schedule's store decisions and a list of the
-/// snapshots held; the tool refuses, naming its options, where the library would (online_revolve::cost_work
-/// beyond online_revolve::cost_work_limit).
-inline constexpr std::uint64_t online_replay_limit = online_revolve::cost_work_limit;
 
 void add_plan_options(CLI::App& command, plan_request& request);
 
