@@ -87,13 +87,17 @@ class _Run:
         self.buffers = ForwardBuffers(owner._buffer_slots)  # what the forward's runs modified (_norm_stats.py)
         self.in_backward = False
 
-    def _call(self, k: int, x: torch.Tensor):
-        """Block k on x: in the forward, its buffers kept where it modifies them; in the backward (a re-run),
-        set back to those first."""
+    def _call(self, k: int, x: torch.Tensor) -> torch.Tensor:
+        """Block k on x, its output checked to be a tensor: in the forward, its buffers kept where it modifies
+        them; in the backward (a re-run), set back to those first."""
         if self.in_backward:
             self.buffers.rerun(k)
-            return self.blocks[k](x)
-        return self.buffers.forward_run(k, lambda: self.blocks[k](x))
+            out = self.blocks[k](x)
+        else:
+            out = self.buffers.forward_run(k, lambda: self.blocks[k](x))
+        if not isinstance(out, torch.Tensor):
+            bad_block_output(k, out)
+        return out
 
     def _block(self, k: int, parts):
         if self.owner.measure_memory:
@@ -101,8 +105,6 @@ class _Run:
                 out = self._call(k, parts[0])
         else:
             out = self._call(k, parts[0])
-        if not isinstance(out, torch.Tensor):
-            bad_block_output(k, out)
         return (out,)
 
     def _leaves(self, k: int, parts):
@@ -125,8 +127,6 @@ class _Run:
                 for k in range(a.start, a.stop):
                     x, before = self.current, versions((self.current,))
                     self.current = self._call(k, x)
-                    if not isinstance(self.current, torch.Tensor):
-                        bad_block_output(k, self.current)
                     if modified((x,), before) >= 0:  # a snapshot may be x: refused, never silently wrong
                         block_modified_input(k, self.blocks[k])
                     del x
