@@ -37,7 +37,10 @@ std::size_t memory_slot(std::uint64_t m, std::size_t size)
 // keep all, so there more). The constants fitted to the counts measured fastest on the profiled transformer,
 // heterogeneous and resnet stacks at 30% and 60% of their all-taped peak (2, 6 and 13 / 7 starts, loaded VM).
 // The memories read: a superset, every split and taped advance the memory allows, whether or not the rest fits.
-std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& kinds) const
+// From them, the entries the points may hold (those of the starts priced there, and a column of every start after
+// them at the first one's memories), reserved at once: grown by doubling, the points were copied as often as written,
+// and a plan that follows other work (its caches taken) pays for every line it touches.
+taped_chain_runs::points_estimate taped_chain_runs::starts_by_points(const std::vector<std::size_t>& kinds) const
 {
     constexpr double merge = 100;
     constexpr double column = 2;
@@ -56,7 +59,8 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
     }
     // read: the memories start s is read at; beside: those after a snapshot of an earlier start (m - u_x, x < s)
     std::vector<std::uint64_t> read{units_}, beside, next;
-    double by_points = 0; // the starts before s priced by points
+    std::vector<std::size_t> read_at{1}; // by start: how many memories it is read at
+    double by_points = 0;                // the starts before s priced by points
     std::size_t best = 0;
     double least = merge * distinct[0];
     std::size_t s = 0;
@@ -80,6 +84,7 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
             read.erase(std::unique(read.begin(), read.end()), read.end());
             if (read.size() > most_memories)
                 break;
+            read_at.push_back(read.size());
             // s the first start held as runs
             const double cost =
                 by_points + column * static_cast<double>(read.size()) * length * (length + 1) / 2 + merge * distinct[s];
@@ -92,7 +97,10 @@ std::size_t taped_chain_runs::starts_by_points(const std::vector<std::size_t>& k
     }
     if (s == n_ && by_points < least) // every start priced by points
         best = n_;
-    return best;
+    std::size_t entries = 0;
+    for (std::size_t x = 0; x < read_at.size() && x <= best; ++x)
+        entries += read_at[x] * (x < best ? n_ - x : (n_ - x) * (n_ - x + 1) / 2);
+    return {best, std::min<std::size_t>(entries, most_memories * n_)};
 }
 
 double taped_chain_runs::h_at(std::size_t s, std::size_t l, std::uint64_t m) const

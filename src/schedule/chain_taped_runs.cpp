@@ -99,7 +99,10 @@ taped_chain_runs::taped_chain_runs(const taped_unit_chain& chain, std::uint64_t 
     h_first_.resize(rows);
     h_count_.resize(rows);
     const std::vector<std::size_t> kinds = part_kinds(chain, offset_);
-    by_points_ = starts_by_points(kinds);
+    const points_estimate points = starts_by_points(kinds);
+    by_points_ = points.starts;
+    point_h_.reserve(points.entries);
+    point_options_.reserve(points.entries);
     const std::vector<std::size_t> alike = least_alike(kinds, offset_, by_points_);
     // By end, then by start from the right, as the dense table: a part alike one further left finds its row
     // filled at an earlier end.

@@ -177,7 +177,11 @@ private:
     // Each returns the offset of the point it adds.
     [[nodiscard]] std::size_t price_point(std::size_t s, std::uint64_t m) const;
     [[nodiscard]] std::size_t read_column(std::size_t s, std::uint64_t m) const;
-    [[nodiscard]] std::size_t starts_by_points(const std::vector<std::size_t>& kinds) const;
+    struct points_estimate {
+        std::size_t starts;  // priced by points
+        std::size_t entries; // the points' entries, about
+    };
+    [[nodiscard]] points_estimate starts_by_points(const std::vector<std::size_t>& kinds) const;
     [[nodiscard]] std::uint64_t least_units() const;
     void fill(std::size_t s, std::size_t l);
     void fill_single(std::size_t s);
