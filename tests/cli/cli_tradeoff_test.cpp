@@ -428,6 +428,37 @@ BOOST_AUTO_TEST_CASE(online_rows_share_one_work_budget_cheapest_first)
     }
 }
 
+// least_slots priced the online count it answered with twice, charging the report's online work budget twice:
+// at T = 3e6 and an overhead of 2.5, what the rows left covered the answer's count once, not twice, and the
+// answer was listed as not answered. Each count it tries is now charged once: what it spends is the sum of
+// their works (online_revolve::cost_work, from revolve's answer up to its own), and the answer is the fewest
+// slots whose online count reaches the overhead (the counts below it, from the library, do not).
+BOOST_AUTO_TEST_CASE(least_slots_charges_each_online_count_it_tries_once)
+{
+    const step_t t = 3'000'000;
+    const double limit = 2.5;
+    cli::tradeoff_setup setup;
+    setup.steps = t;
+    const cli::tradeoff report(setup);
+    std::vector<cli::omitted_row> omitted;
+    (void)report.rows(omitted);
+    const std::uint64_t left = report.online_work_left();
+    const std::optional<cli::tradeoff_row> offline = report.least_slots(cli::tradeoff_schedule::revolve, limit);
+    BOOST_TEST_REQUIRE(offline.has_value());
+    BOOST_TEST(report.online_work_left() == left); // revolve's search spends nothing
+    const std::optional<cli::tradeoff_row> online = report.least_slots(cli::tradeoff_schedule::online, limit);
+    BOOST_TEST_REQUIRE(online.has_value());
+    std::uint64_t tried = 0;
+    for (slot_t s = offline->slots; s <= online->slots; ++s)
+        tried += online_revolve(s).cost_work(t);
+    BOOST_TEST(left - report.online_work_left() == tried);
+    BOOST_TEST(2 * online_revolve(online->slots).cost_work(t) > left); // charged twice, it did not fit
+    BOOST_TEST(online->overhead <= limit);
+    BOOST_TEST(online->cost.forward_steps == online_revolve(online->slots).cost(t).forward_steps);
+    for (slot_t s = offline->slots; s < online->slots; ++s)
+        BOOST_TEST(overhead(online_revolve(s).cost(t).forward_steps, t, 0) > limit, s);
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
 {
     struct bad_case {
