@@ -18,7 +18,8 @@ from ._plans import Level, _level_tuple, multilevel, revolve, store_all, uniform
 @dataclasses.dataclass(frozen=True)
 class TradeoffRow:
     """One schedule with one slot count: its counts, forward steps over store-all's (recompute_ratio) and
-    predicted time over store-all's (overhead)."""
+    predicted time over store-all's (overhead); with state_bytes, snapshot_bytes (peak_slots * state_bytes), or,
+    where that passes 64 bits, snapshot_bytes_beyond_64_bits=True and snapshot_bytes None, as the tool reports it."""
 
     schedule: str
     slots: int
@@ -28,6 +29,7 @@ class TradeoffRow:
     overhead: float
     every: Optional[int] = None
     snapshot_bytes: Optional[int] = None
+    snapshot_bytes_beyond_64_bits: Optional[bool] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,11 +83,14 @@ class Tradeoff:
 
     def _make_row(self, name: str, slots: int, plan, every=None) -> TradeoffRow:
         base = self.store_all_forward_steps
+        # A row's counts stand where its bytes pass 64 bits (T near 2^63 has rows of every size): it says so.
+        nbytes = None if self.state_bytes is None else plan.peak_slots * self.state_bytes
+        beyond = nbytes is not None and nbytes >= 2**64
         return TradeoffRow(
             schedule=name, slots=slots, peak_slots=plan.peak_slots, forward_steps=plan.forward_steps,
             recompute_ratio=1.0 if base == 0 else float(plan.forward_steps) / float(base),
             overhead=plan.predicted_cost / self._baseline if self._baseline > 0 else 1.0, every=every,
-            snapshot_bytes=None if self.state_bytes is None else plan.peak_slots * self.state_bytes)
+            snapshot_bytes=None if beyond else nbytes, snapshot_bytes_beyond_64_bits=True if beyond else None)
 
     def _one_extra_sweep(self) -> int:
         # Revolve's forward steps do not grow with more slots: the least count by bisection.
