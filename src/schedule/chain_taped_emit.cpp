@@ -17,11 +17,14 @@ public:
     {
         if (l == 1) {
             out_.emplace_back(reverse{static_cast<step_t>(s)});
-        } else if (options_(s, l, m).h_taped) {
+            return;
+        }
+        const taped_part_options o = options_(s, l, m);
+        if (o.h_taped) {
             taped(s, l, m, slot);
         } else {
             out_.emplace_back(store{0, slot, static_cast<step_t>(s)});
-            e(s, l, m, slot);
+            e(s, l, m, slot, o);
         }
     }
 
@@ -38,18 +41,25 @@ private:
     // x_s current and stored in `slot`.
     void e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot) const
     {
-        const auto k = static_cast<step_t>(s);
         if (l == 1) {
             out_.emplace_back(free_slot{0, slot});
-            out_.emplace_back(reverse{k});
+            out_.emplace_back(reverse{static_cast<step_t>(s)});
             return;
         }
-        const std::size_t j = options_(s, l, m).e_split;
-        if (j == e_tapes) {
+        e(s, l, m, slot, options_(s, l, m));
+    }
+
+    // The same, with part (s, l)'s options (l >= 2) already read as H's: a form may find them again at a cost
+    // (chain_taped_layers.cpp prices every split of the entry).
+    void e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, const taped_part_options& o) const
+    {
+        const auto k = static_cast<step_t>(s);
+        if (o.e_split == e_tapes) {
             out_.emplace_back(free_slot{0, slot});
             taped(s, l, m, slot);
             return;
         }
+        const std::size_t j = o.e_split;
         out_.emplace_back(advance{k, k + static_cast<step_t>(j), false});
         h(s + j, l - j, m - c_.u[s], slot + 1);
         out_.emplace_back(restore{0, slot, k});

@@ -24,9 +24,9 @@ struct taped_part_options {
 /// taped_part_options::e_split where E takes the taped advance (no split is 0 steps long).
 inline constexpr std::size_t e_tapes = 0;
 
-/// options(s, l, m): the options of part (s, l) where it has m units. A form without a memory axis (the least peak)
-/// ignores m. Asked once as H and once as E for a part read both ways, as the forms that price entries when first
-/// asked expect.
+/// options(s, l, m): the options of part (s, l) where it has m units, asked once for each part the plan reads (the
+/// table's layers find them again by pricing the entry's splits). A form without a memory axis (the least peak)
+/// ignores m.
 using taped_options_fn = std::function<taped_part_options(std::size_t s, std::size_t l, std::uint64_t m)>;
 
 /// Appends to `out` the actions of the whole chain's plan in m units, as `options` chose it: m is what the whole
