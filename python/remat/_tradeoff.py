@@ -18,7 +18,8 @@ from ._plans import Level, _level_tuple, multilevel, revolve, store_all, uniform
 @dataclasses.dataclass(frozen=True)
 class TradeoffRow:
     """One schedule with one slot count: its counts, forward steps over store-all's (recompute_ratio) and
-    predicted time over store-all's (overhead)."""
+    predicted time over store-all's (overhead); with state_bytes, snapshot_bytes (peak_slots * state_bytes), or,
+    where that passes 64 bits, snapshot_bytes_beyond_64_bits=True and snapshot_bytes None, as the tool reports it."""
 
     schedule: str
     slots: int
@@ -28,6 +29,7 @@ class TradeoffRow:
     overhead: float
     every: Optional[int] = None
     snapshot_bytes: Optional[int] = None
+    snapshot_bytes_beyond_64_bits: Optional[bool] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,11 +83,14 @@ class Tradeoff:
 
     def _make_row(self, name: str, slots: int, plan, every=None) -> TradeoffRow:
         base = self.store_all_forward_steps
+        # A row's counts stand where its bytes pass 64 bits (T near 2^63 has rows of every size): it says so.
+        nbytes = None if self.state_bytes is None else plan.peak_slots * self.state_bytes
+        beyond = nbytes is not None and nbytes >= 2**64
         return TradeoffRow(
             schedule=name, slots=slots, peak_slots=plan.peak_slots, forward_steps=plan.forward_steps,
             recompute_ratio=1.0 if base == 0 else float(plan.forward_steps) / float(base),
             overhead=plan.predicted_cost / self._baseline if self._baseline > 0 else 1.0, every=every,
-            snapshot_bytes=None if self.state_bytes is None else plan.peak_slots * self.state_bytes)
+            snapshot_bytes=None if beyond else nbytes, snapshot_bytes_beyond_64_bits=True if beyond else None)
 
     def _one_extra_sweep(self) -> int:
         # Revolve's forward steps do not grow with more slots: the least count by bisection.
@@ -126,14 +131,7 @@ class Tradeoff:
         if name == "revolve":
             return self._make_row(name, slots, revolve(steps, slots, reverse_cost=rc))
         if name == "online":
-            work = _remat.online_cost_work(steps, slots)
-            if work > self.online_work_left:
-                raise ArgumentError(
-                    f"counting online revolve with {slots} slots replays its forward sweep: about {work} units of "
-                    f"work (25 to 55 ns each), more than the {self.online_work_left} left of the "
-                    f"{_remat.online_cost_work_limit} this report spends on online counts (0.2 to 0.5 s)")
-            self.online_work_left -= work
-            return self._make_row(name, slots, revolve(steps, slots, online=True, reverse_cost=rc))
+            return self._online_row(slots, _remat.online_cost_work(steps, slots))
         if name == "uniform":
             if slots < self._uniform_least:
                 return None
@@ -149,41 +147,59 @@ class Tradeoff:
         levels = [Level(first[0], slots, first[2], first[3])] + [Level(*l) for l in self._levels[1:]]
         return self._make_row(name, slots, multilevel(steps, levels, reverse_cost=rc))
 
+    def _online_row(self, slots: int, work: int) -> TradeoffRow:
+        """The online row, whose count takes `work` units (online_cost_work), charged to online_work_left."""
+        if work > self.online_work_left:
+            raise ArgumentError(
+                f"counting online revolve with {slots} slots replays its forward sweep: about {work} units of "
+                f"work (25 to 55 ns each), more than the {self.online_work_left} left of the "
+                f"{_remat.online_cost_work_limit} this report spends on online counts (0.2 to 0.5 s)")
+        self.online_work_left -= work
+        return self._make_row("online", slots,
+                              revolve(self.steps, slots, online=True, reverse_cost=self.reverse_cost))
+
     def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
         """The row with the fewest slots whose overhead is at most `max_overhead`; None when none is."""
         top = self.store_all_slots
 
-        def overhead(which: str, s: int) -> float:
+        # Each count tried is priced once and its row kept for the answer: an online row priced again would
+        # charge online_work_left again (as the tool's least_slots).
+        def priced(which: str, s: int) -> Optional[TradeoffRow]:
             try:
-                r = self.row(which, s)
-                return r.overhead if r is not None else math.inf
+                return self.row(which, s)
             except CountOverflowError:  # a count beyond 64 bits is beyond any limit
-                return math.inf
+                return None
+
+        def reaches(r: Optional[TradeoffRow]) -> bool:
+            return r is not None and r.overhead <= max_overhead
 
         if name == "sqrt-rule":
             return self.sqrt_rule if self.sqrt_rule.overhead <= max_overhead else None
         if name == "store-all":
             r = self.row(name, top)
-            return r if r.overhead <= max_overhead else None
+            return r if reaches(r) else None
         if name in ("revolve", "uniform", "multilevel"):
-            if overhead(name, top) > max_overhead:
+            best = priced(name, top)  # the row at hi
+            if not reaches(best):
                 return None
             lo = min(max(self._uniform_least, 1), top) if name == "uniform" else 1
             hi = top
             while lo < hi:
                 mid = lo + (hi - lo) // 2
-                if overhead(name, mid) <= max_overhead:
-                    hi = mid
+                r = priced(name, mid)
+                if reaches(r):
+                    hi, best = mid, r
                 else:
                     lo = mid + 1
-            return self.row(name, lo)
+            return best
         # online runs at least revolve's forward steps with the same slots: start from revolve's answer
         offline = self.least_slots("revolve", max_overhead)
         if offline is None:
             return None
         for s in range(offline.slots, top + 1):
-            if overhead(name, s) <= max_overhead:
-                return self.row(name, s)
+            r = priced(name, s)
+            if reaches(r):
+                return r
         return None
 
     def within(self, name: str, slots: int) -> Optional[TradeoffRow]:
@@ -212,13 +228,15 @@ class Tradeoff:
             if name == "sqrt-rule":
                 rows.append(self.sqrt_rule)
                 continue
-            # online counts share one budget: the cheapest first, so that those left out are the dearest
-            order = sorted(grid, key=lambda s: _remat.online_cost_work(self.steps, s)) if name == "online" else grid
+            # online counts share one budget: the cheapest first, so that those left out are the dearest; each
+            # count's work is counted once, here, and charged once, as its row is priced
+            work = {s: _remat.online_cost_work(self.steps, s) for s in grid} if name == "online" else {}
+            order = sorted(grid, key=lambda s: work[s]) if work else grid
             found: Dict[int, TradeoffRow] = {}
             refused: Dict[int, str] = {}
             for s in order:
                 try:
-                    r = self.row(name, s)
+                    r = self._online_row(s, work[s]) if work else self.row(name, s)
                 except Error as e:
                     refused[s] = str(e)
                     continue

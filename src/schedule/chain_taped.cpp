@@ -3,6 +3,7 @@
 // model in true bytes (remat::price_taped_chain, chain_taped_price.cpp).
 #include "remat/schedule/chain_taped.hpp"
 
+#include "chain_taped_emit.hpp"
 #include "chain_taped_table.hpp"
 #include "remat/error.hpp"
 #include "remat/schedule/chain_taped_least.hpp"
@@ -88,53 +89,17 @@ std::uint64_t taped_chain_optimum::least(std::uint64_t most) const
 
 void taped_chain_optimum::emit(std::uint64_t m, std::vector<action>& out) const
 {
-    emit_h(0, c_.f.size(), m, 0, out);
-}
-
-void taped_chain_optimum::emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                                 std::vector<action>& out) const
-{
-    if (l == 1) {
-        out.emplace_back(reverse{static_cast<step_t>(s)});
-    } else if ((code(s, l, m) & h_taped) != 0) {
-        emit_taped(s, l, m, slot, out);
-    } else {
-        out.emplace_back(store{0, slot, static_cast<step_t>(s)});
-        emit_e(s, l, m, slot, out);
-    }
-}
-
-// x_s current (its snapshot, if any, freed): tape step s, reverse the rest from x_{s+1}, then step s.
-void taped_chain_optimum::emit_taped(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                                     std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    out.emplace_back(advance{k, k + 1, true});
-    emit_h(s + 1, l - 1, m - c_.t[s], slot, out);
-    out.emplace_back(reverse{k});
-}
-
-// x_s current and stored in `slot`.
-void taped_chain_optimum::emit_e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot,
-                                 std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    if (l == 1) {
-        out.emplace_back(free_slot{0, slot});
-        out.emplace_back(reverse{k});
-        return;
-    }
-    const std::uint16_t option = code(s, l, m) & e_option;
-    if (option == e_taped) {
-        out.emplace_back(free_slot{0, slot});
-        emit_taped(s, l, m, slot, out);
-        return;
-    }
-    const std::size_t j = option;
-    out.emplace_back(advance{k, k + static_cast<step_t>(j), false});
-    emit_h(s + j, l - j, m - c_.u[s], slot + 1, out);
-    out.emplace_back(restore{0, slot, k});
-    emit_e(s, j, m, slot, out);
+    // A split j is kept in the code's low 14 bits, e_taped (their largest value) marking E's taped advance: the
+    // splits of the longest chain the table takes fit below it.
+    static_assert(most_steps() < e_option);
+    emit_taped_chain(
+        c_, m,
+        [this](std::size_t s, std::size_t l, std::uint64_t at) {
+            const std::uint16_t c = code(s, l, at);
+            const std::uint16_t option = c & e_option;
+            return taped_part_options{.h_taped = (c & h_taped) != 0, .e_split = option == e_taped ? e_tapes : option};
+        },
+        out);
 }
 
 } // namespace detail

@@ -7,6 +7,7 @@
 // bound counts every tape); that sum saturates at 2^64-1 all the same, a guard: no part's peak reaches it.
 #include "remat/schedule/chain_taped_least.hpp"
 
+#include "chain_taped_emit.hpp"
 #include "chain_taped_table.hpp"
 #include "kernel_clones.hpp"
 #include "remat/detail/checked_math.hpp"
@@ -109,7 +110,9 @@ public:
     explicit least_peaks(const chain_model& c);
     [[nodiscard]] std::uint64_t whole() const { return from_biased(h_[h_index(n_, 0)]); }
     [[nodiscard]] std::uint64_t work() const { return work_; }
-    void emit(std::vector<action>& out) const { emit_h(0, n_, 0, out); }
+    // The plan at the least peak: its options do not depend on memory (the emitter's m, the part's share of the
+    // whole peak, goes unread).
+    void emit(std::vector<action>& out) const;
 
 private:
     // H(x, e - x) by its end e (1..T), then its start x < e: the parts E's splits read, which end where the part
@@ -117,25 +120,21 @@ private:
     [[nodiscard]] static std::size_t h_index(std::size_t end, std::size_t start) { return end * (end - 1) / 2 + start; }
     // The options of part (s, l) by its start, then its length.
     [[nodiscard]] std::size_t row(std::size_t s, std::size_t l) const { return offset_[s] + l - 1; }
-    void emit_h(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const;
-    void emit_e(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const;
-    void emit_taped(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const;
 
     std::size_t n_;
-    std::vector<biased> h_; // biased
+    detail::taped_unit_chain bytes_; // the planner's sizes at one byte a unit
+    std::vector<biased> h_;          // biased
     std::vector<std::size_t> offset_;
-    std::vector<std::uint32_t> e_option_; // rows: the split j, or e_taped
+    std::vector<std::uint32_t> e_option_; // rows: the split j (below T: 32 bits hold it), or e_taped
     std::vector<std::uint8_t> h_taped_;   // rows: H took the taped advance
     std::uint64_t work_ = 0;
 };
 
-least_peaks::least_peaks(const chain_model& c) : n_(c.steps.size())
+least_peaks::least_peaks(const chain_model& c) : n_(c.steps.size()), bytes_(c, 1)
 {
     const std::size_t n = n_;
-    // The planner's sizes at one byte a unit: m_k, p_k = max(m_k, m_{k+1}), r_k = p_k + a_k, t_k
-    // (chain_model::tape_bytes)
-    const detail::taped_unit_chain bytes(c, 1);
-    const std::vector<std::uint64_t>&m = bytes.u, &p = bytes.p, &r = bytes.r, &t = bytes.t;
+    // m_k, p_k = max(m_k, m_{k+1}), r_k = p_k + a_k, t_k (chain_model::tape_bytes)
+    const std::vector<std::uint64_t>&m = bytes_.u, &p = bytes_.p, &r = bytes_.r, &t = bytes_.t;
     const std::size_t rows = n * (n + 1) / 2;
     h_.resize(rows);
     e_option_.resize(rows);
@@ -169,47 +168,16 @@ least_peaks::least_peaks(const chain_model& c) : n_(c.steps.size())
     }
 }
 
-void least_peaks::emit_h(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const
+void least_peaks::emit(std::vector<action>& out) const
 {
-    if (l == 1) {
-        out.emplace_back(reverse{static_cast<step_t>(s)});
-    } else if (h_taped_[row(s, l)] != 0) {
-        emit_taped(s, l, slot, out);
-    } else {
-        out.emplace_back(store{0, slot, static_cast<step_t>(s)});
-        emit_e(s, l, slot, out);
-    }
-}
-
-// x_s current (its snapshot, if any, freed): tape step s, reverse the rest from x_{s+1}, then step s.
-void least_peaks::emit_taped(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    out.emplace_back(advance{k, k + 1, true});
-    emit_h(s + 1, l - 1, slot, out);
-    out.emplace_back(reverse{k});
-}
-
-// x_s current and stored in `slot`.
-void least_peaks::emit_e(std::size_t s, std::size_t l, slot_t slot, std::vector<action>& out) const
-{
-    const auto k = static_cast<step_t>(s);
-    if (l == 1) {
-        out.emplace_back(free_slot{0, slot});
-        out.emplace_back(reverse{k});
-        return;
-    }
-    const std::uint32_t option = e_option_[row(s, l)];
-    if (option == e_taped) {
-        out.emplace_back(free_slot{0, slot});
-        emit_taped(s, l, slot, out);
-        return;
-    }
-    const std::size_t j = option;
-    out.emplace_back(advance{k, k + static_cast<step_t>(j), false});
-    emit_h(s + j, l - j, slot + 1, out);
-    out.emplace_back(restore{0, slot, k});
-    emit_e(s, j, slot, out);
+    detail::emit_taped_chain(
+        bytes_, whole(),
+        [this](std::size_t s, std::size_t l, std::uint64_t) {
+            const std::uint32_t option = e_option_[row(s, l)];
+            return detail::taped_part_options{.h_taped = h_taped_[row(s, l)] != 0,
+                                              .e_split = option == e_taped ? detail::e_tapes : option};
+        },
+        out);
 }
 
 } // namespace

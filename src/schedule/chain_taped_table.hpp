@@ -57,7 +57,8 @@ public:
     /// The least memory in which the whole chain has a plan, given one in `most` (whole(most) finite). By halving:
     /// more memory never costs more.
     [[nodiscard]] virtual std::uint64_t least(std::uint64_t most) const;
-    /// The actions of the whole chain's optimum in m units (whole(m) finite).
+    /// The actions of the whole chain's optimum in m units (whole(m) finite), read off its codes
+    /// (chain_taped_emit.hpp).
     void emit(std::uint64_t m, std::vector<action>& out) const;
     /// Split points priced (and ranges of them bounded, runs of them merged) while filling the table.
     [[nodiscard]] std::uint64_t work() const { return work_; }
@@ -65,11 +66,6 @@ public:
 protected:
     const taped_unit_chain& c_;
     mutable std::uint64_t work_ = 0; // a form may price some entries only when asked
-
-private:
-    void emit_h(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
-    void emit_e(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
-    void emit_taped(std::size_t s, std::size_t l, std::uint64_t m, slot_t slot, std::vector<action>& out) const;
 };
 
 /// The optimum of `chain` in up to `units` units, held the way that suits its size.

@@ -234,13 +234,40 @@ BOOST_AUTO_TEST_CASE(rows_have_snapshot_bytes_with_state_bytes)
         BOOST_TEST(!row.contains("snapshot_bytes"));
 }
 
-BOOST_AUTO_TEST_CASE(snapshot_bytes_beyond_64_bits_are_refused_not_saturated)
+// A row whose peak slots times --state-bytes pass 64 bits keeps its counts and says that its bytes do not fit:
+// the report printed 2^64 - 1 (16 EiB) for such a row once, then refused the whole report (exit 2), which took
+// every report of T near 2^63 (its rows have up to T - 1 slots) where remat.tradeoff in Python gave them all.
+BOOST_AUTO_TEST_CASE(snapshot_bytes_beyond_64_bits_are_reported_as_such_not_saturated)
 {
-    // A row of 99 slots of 4e6 TiB is 4.4e20 bytes; the report printed 2^64 - 1 (16 EiB) for it.
-    const test::tool_result r = run_tool({"tradeoff", "-T", "100", "--state-bytes", "4000000TiB", "--format", "json"});
-    BOOST_TEST(r.status == 2);
-    BOOST_TEST(r.err.find("--state-bytes 4398046511104000000: ") != std::string::npos, r.err);
-    BOOST_TEST(r.err.find("beyond the 64-bit range") != std::string::npos, r.err);
+    const std::uint64_t state = 4'398'046'511'104'000'000; // 4e6 TiB: 1 to 4 slots fit 64 bits, 5 do not
+    const nlohmann::json j = tradeoff_json({"-T", "100", "--state-bytes", "4000000TiB", "--max-overhead", "1"});
+    int fit = 0, beyond = 0;
+    const auto check = [&](const nlohmann::json& row) {
+        const auto peak = row["peak_slots"].get<std::uint64_t>();
+        const std::string where = row.dump();
+        if (peak <= std::numeric_limits<std::uint64_t>::max() / state) {
+            BOOST_TEST(row["snapshot_bytes"].get<std::uint64_t>() == peak * state, where);
+            BOOST_TEST(!row.contains("snapshot_bytes_beyond_64_bits"), where);
+            ++fit;
+        } else {
+            BOOST_TEST(!row.contains("snapshot_bytes"), where);
+            BOOST_TEST(row["snapshot_bytes_beyond_64_bits"].get<bool>(), where);
+            ++beyond;
+        }
+    };
+    for (const auto& row : j["rows"])
+        check(row);
+    BOOST_TEST(fit > 0);
+    BOOST_TEST(beyond > 0);
+    BOOST_TEST_REQUIRE(!j["least_slots"]["store-all"].is_null()); // 99 slots: an answer beyond 64 bits too
+    check(j["least_slots"]["store-all"]);
+
+    // The largest T with 8-byte states: the report, its top rows marked in the text.
+    const test::tool_result r = run_tool({"tradeoff", "-T", "9223372036854775807", "--state-bytes", "8"});
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(r.out.find("store-all   9223372036854775806") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("beyond 64 bits\n") != std::string::npos, r.out);
+    BOOST_TEST(r.out.find("32.0 GiB\n") != std::string::npos, r.out); // 2^32 - 2 slots of 8 bytes, and fewer
 }
 
 BOOST_AUTO_TEST_CASE(multilevel_rows_put_the_slots_on_the_first_level)
@@ -426,6 +453,37 @@ BOOST_AUTO_TEST_CASE(online_rows_share_one_work_budget_cheapest_first)
         BOOST_TEST(dearest <= cheapest_left_out, where);
         BOOST_TEST(wave, where);
     }
+}
+
+// least_slots priced the online count it answered with twice, charging the report's online work budget twice:
+// at T = 3e6 and an overhead of 2.5, what the rows left covered the answer's count once, not twice, and the
+// answer was listed as not answered. Each count it tries is now charged once: what it spends is the sum of
+// their works (online_revolve::cost_work, from revolve's answer up to its own), and the answer is the fewest
+// slots whose online count reaches the overhead (the counts below it, from the library, do not).
+BOOST_AUTO_TEST_CASE(least_slots_charges_each_online_count_it_tries_once)
+{
+    const step_t t = 3'000'000;
+    const double limit = 2.5;
+    cli::tradeoff_setup setup;
+    setup.steps = t;
+    const cli::tradeoff report(setup);
+    std::vector<cli::omitted_row> omitted;
+    (void)report.rows(omitted);
+    const std::uint64_t left = report.online_work_left();
+    const std::optional<cli::tradeoff_row> offline = report.least_slots(cli::tradeoff_schedule::revolve, limit);
+    BOOST_TEST_REQUIRE(offline.has_value());
+    BOOST_TEST(report.online_work_left() == left); // revolve's search spends nothing
+    const std::optional<cli::tradeoff_row> online = report.least_slots(cli::tradeoff_schedule::online, limit);
+    BOOST_TEST_REQUIRE(online.has_value());
+    std::uint64_t tried = 0;
+    for (slot_t s = offline->slots; s <= online->slots; ++s)
+        tried += online_revolve(s).cost_work(t);
+    BOOST_TEST(left - report.online_work_left() == tried);
+    BOOST_TEST(2 * online_revolve(online->slots).cost_work(t) > left); // charged twice, it did not fit
+    BOOST_TEST(online->overhead <= limit);
+    BOOST_TEST(online->cost.forward_steps == online_revolve(online->slots).cost(t).forward_steps);
+    for (slot_t s = offline->slots; s < online->slots; ++s)
+        BOOST_TEST(overhead(online_revolve(s).cost(t).forward_steps, t, 0) > limit, s);
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)

@@ -184,6 +184,44 @@ def test_tradeoff_with_levels_and_bytes_equals_the_tool(remat_tool):
     assert rows == expected["rows"]
 
 
+def test_tradeoff_rows_whose_bytes_pass_64_bits_say_so_as_the_tool_does(remat_tool):
+    # The tool refused the whole report (exit 2: "snapshot bytes past 64 bits") where remat.tradeoff gave rows of
+    # 2^66 bytes. Both now keep every row's counts and mark those whose bytes do not fit 64 bits.
+    steps = 2**63 - 1
+    t = remat.tradeoff(steps, state_bytes=8, max_overhead=1.01)
+    fit = beyond = 0
+    for r in list(t.rows) + [r for r in t.least.values() if r is not None]:
+        if r.peak_slots * 8 < 2**64:
+            assert (r.snapshot_bytes, r.snapshot_bytes_beyond_64_bits) == (r.peak_slots * 8, None)
+            fit += 1
+        else:
+            assert (r.snapshot_bytes, r.snapshot_bytes_beyond_64_bits) == (None, True)
+            beyond += 1
+    assert fit and beyond
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--state-bytes", 8, "--max-overhead", 1.01,
+                                     "--format", "json"))
+    assert [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows] == expected["rows"]
+    assert answers(t.least) == expected["least_slots"]
+
+
+def test_tradeoff_least_charges_each_online_count_once(remat_tool):
+    # least_slots priced the online count it answered with twice, charging the report's online work twice: at
+    # T = 3e6 and an overhead of 2.5, what the rows left covered it once, not twice, and the answer was refused.
+    steps, limit = 3 * 10**6, 2.5
+    t = remat.tradeoff(steps)
+    left = t.online_work_left
+    offline = t.least_slots("revolve", limit)
+    online = t.least_slots("online", limit)
+    assert online is not None and online.overhead <= limit
+    tried = range(offline.slots, online.slots + 1)
+    assert left - t.online_work_left == sum(remat._remat.online_cost_work(steps, s) for s in tried)
+    assert 2 * remat._remat.online_cost_work(steps, online.slots) > left
+    whole = remat.tradeoff(steps, max_overhead=limit)
+    assert whole.least["online"] == online and not whole.least_omitted
+    expected = json.loads(remat_tool("tradeoff", "--steps", steps, "--max-overhead", limit, "--format", "json"))
+    assert answers(whole.least) == expected["least_slots"] and "least_slots_not_answered" not in expected
+
+
 @pytest.mark.parametrize("steps", [2**62, 2**63 - 1])
 def test_tradeoff_at_the_64_bit_edge(steps):
     # Uniform's best spacing scanned sqrt(T) = 3e9 spacings per slot count before (a minute each, hours for

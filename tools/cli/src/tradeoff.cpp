@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <set>
 #include <utility>
 
@@ -28,8 +27,6 @@ cost_model single_level_model(slot_t slots, double reverse_cost)
     m.reverse_cost = reverse_cost;
     return m;
 }
-
-constexpr double unreachable = std::numeric_limits<double>::infinity();
 
 } // namespace
 
@@ -140,19 +137,8 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
         const schedule_cost c = revolve(t, slots).cost();
         return make_row(schedule, slots, c, predicted_cost(c, plain));
     }
-    case tradeoff_schedule::online: {
-        const online_revolve plan(slots);
-        const std::uint64_t work = plan.cost_work(t);
-        if (work > online_work_left_)
-            throw argument_error(
-                fmt::format("counting online revolve with {} slots replays its forward sweep: about {} units of work "
-                            "(25 to 55 ns each), more than the {} left of the {} this report spends on online counts "
-                            "(0.2 to 0.5 s)",
-                            slots, work, online_work_left_, online_work_budget));
-        online_work_left_ -= work;
-        const schedule_cost c = plan.cost(t, online_end::at_last_step, work);
-        return make_row(schedule, slots, c, predicted_cost(c, plain));
-    }
+    case tradeoff_schedule::online:
+        return online_row(slots, online_revolve(slots).cost_work(t));
     case tradeoff_schedule::uniform: {
         if (slots < uniform::min_slots(t))
             return std::nullopt;
@@ -183,6 +169,21 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
     return std::nullopt;
 }
 
+tradeoff_row tradeoff::online_row(slot_t slots, std::uint64_t work) const
+{
+    if (work > online_work_left_)
+        throw argument_error(
+            fmt::format("counting online revolve with {} slots replays its forward sweep: about {} units of work "
+                        "(25 to 55 ns each), more than the {} left of the {} this report spends on online counts "
+                        "(0.2 to 0.5 s)",
+                        slots, work, online_work_left_, online_work_budget));
+    online_work_left_ -= work;
+    // `work` is the count's own limit: cost() replays no more than was charged.
+    const schedule_cost c = online_revolve(slots).cost(setup_.steps, online_end::at_last_step, work);
+    return make_row(tradeoff_schedule::online, slots, c,
+                    predicted_cost(c, single_level_model(slots, setup_.reverse_cost)));
+}
+
 std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
                                          const std::function<void(std::size_t, std::size_t)>& done) const
 {
@@ -199,11 +200,13 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
         }
         // Online counts share one budget: the cheapest are priced first, so that the rows left out are
         // the dearest (the mid-range slot counts at large T), then all are listed in slot order.
+        // Each online count's work is counted once, here, and charged once, as its row is priced.
         std::vector<std::size_t> order(slot_counts.size());
         for (std::size_t i = 0; i < order.size(); ++i)
             order[i] = i;
+        std::vector<std::uint64_t> work;
         if (schedule == tradeoff_schedule::online) {
-            std::vector<std::uint64_t> work(slot_counts.size());
+            work.resize(slot_counts.size());
             for (std::size_t i = 0; i < work.size(); ++i)
                 work[i] = online_revolve(slot_counts[i]).cost_work(setup_.steps);
             std::stable_sort(order.begin(), order.end(),
@@ -215,7 +218,7 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
             if (done)
                 done(count++, total);
             try {
-                found[i] = row(schedule, slot_counts[i]);
+                found[i] = work.empty() ? row(schedule, slot_counts[i]) : online_row(slot_counts[i], work[i]);
             } catch (const remat::error& e) {
                 refused[i] = e.what();
             }
@@ -234,35 +237,43 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
 
 std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, double max_overhead) const
 {
-    auto overhead = [&](tradeoff_schedule which, slot_t s) {
+    // Each count tried is priced once, its row kept for the answer: an online row priced again would charge the
+    // report's online work budget again (and replay its sweep again), multilevel plans take seconds each.
+    const auto priced = [&](tradeoff_schedule which, slot_t s) -> std::optional<tradeoff_row> {
         try {
-            const std::optional<tradeoff_row> r = row(which, s);
-            return r ? r->overhead : unreachable;
+            return row(which, s);
         } catch (const overflow_error&) { // a count beyond 64 bits is beyond any limit
-            return unreachable;
+            return std::nullopt;
         }
     };
+    const auto reaches = [&](const std::optional<tradeoff_row>& r) { return r && r->overhead <= max_overhead; };
     switch (schedule) {
     case tradeoff_schedule::sqrt_rule:
         return sqrt_rule_.overhead <= max_overhead ? std::optional(sqrt_rule_) : std::nullopt;
-    case tradeoff_schedule::store_all:
-        return row(schedule, all_)->overhead <= max_overhead ? row(schedule, all_) : std::nullopt;
+    case tradeoff_schedule::store_all: {
+        std::optional<tradeoff_row> r = row(schedule, all_);
+        return reaches(r) ? r : std::nullopt;
+    }
     case tradeoff_schedule::revolve:
     case tradeoff_schedule::uniform:
     case tradeoff_schedule::multilevel: {
-        if (overhead(schedule, all_) > max_overhead)
+        std::optional<tradeoff_row> best = priced(schedule, all_); // the row at hi
+        if (!reaches(best))
             return std::nullopt;
         slot_t lo =
             schedule == tradeoff_schedule::uniform ? std::clamp<slot_t>(uniform::min_slots(setup_.steps), 1, all_) : 1;
         slot_t hi = all_;
         while (lo < hi) {
             const slot_t mid = lo + (hi - lo) / 2;
-            if (overhead(schedule, mid) <= max_overhead)
+            std::optional<tradeoff_row> r = priced(schedule, mid);
+            if (reaches(r)) {
                 hi = mid;
-            else
+                best = std::move(r);
+            } else {
                 lo = mid + 1;
+            }
         }
-        return row(schedule, lo);
+        return best;
     }
     case tradeoff_schedule::online: {
         // Online runs at least revolve's forward steps with the same slots (revolve is optimal), so no
@@ -271,8 +282,8 @@ std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, do
         if (!offline)
             return std::nullopt;
         for (slot_t s = offline->slots; s <= all_; ++s)
-            if (overhead(schedule, s) <= max_overhead)
-                return row(schedule, s);
+            if (std::optional<tradeoff_row> r = priced(schedule, s); reaches(r))
+                return r;
         return std::nullopt;
     }
     }

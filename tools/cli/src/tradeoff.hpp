@@ -108,6 +108,9 @@ public:
     [[nodiscard]] std::optional<tradeoff_row> within(tradeoff_schedule schedule, slot_t slots) const;
 
 private:
+    /// The online row with `slots` slots, whose count takes `work` units (online_revolve::cost_work), charged to
+    /// what is left of online_work_budget; argument_error where it does not fit in it.
+    [[nodiscard]] tradeoff_row online_row(slot_t slots, std::uint64_t work) const;
     [[nodiscard]] tradeoff_row make_row(tradeoff_schedule schedule, slot_t slots, const schedule_cost& c,
                                         double predicted) const;
 

@@ -20,12 +20,23 @@
 namespace remat::cli {
 namespace {
 
-std::optional<std::uint64_t> row_snapshot_bytes(const tradeoff& t, const tradeoff_row& r)
+// A row's snapshot bytes with --state-bytes: its peak slots times them, or, where that passes 64 bits, none (the
+// row's counts stand; only its bytes do not fit, and the report says so: a report of T near 2^63 has rows of
+// every size).
+struct row_bytes {
+    bool asked = false;                 // --state-bytes given
+    std::optional<std::uint64_t> bytes; // nullopt where asked and past 64 bits
+};
+
+row_bytes row_snapshot_bytes(const tradeoff& t, const tradeoff_row& r)
 {
     if (!t.setup().state_bytes)
-        return std::nullopt;
-    return snapshot_bytes(r.cost.peak_slots, *t.setup().state_bytes);
+        return {};
+    return {.asked = true, .bytes = snapshot_bytes_within_64_bits(r.cost.peak_slots, *t.setup().state_bytes)};
 }
+
+// What the text prints for a row's bytes where they do not fit.
+constexpr const char* beyond_64_bits = "beyond 64 bits";
 
 nlohmann::ordered_json row_json(const tradeoff& t, const tradeoff_row& r)
 {
@@ -38,8 +49,10 @@ nlohmann::ordered_json row_json(const tradeoff& t, const tradeoff_row& r)
     j["forward_steps"] = r.cost.forward_steps;
     j["recompute_ratio"] = r.recompute_ratio;
     j["overhead"] = r.overhead;
-    if (const auto bytes = row_snapshot_bytes(t, r))
-        j["snapshot_bytes"] = *bytes;
+    if (const row_bytes b = row_snapshot_bytes(t, r); b.bytes)
+        j["snapshot_bytes"] = *b.bytes;
+    else if (b.asked)
+        j["snapshot_bytes_beyond_64_bits"] = true;
     return j;
 }
 
@@ -80,10 +93,16 @@ void ask_each(const tradeoff& t, Ask&& ask, std::vector<std::pair<tradeoff_sched
     }
 }
 
+// With --state-bytes: the bytes, or beyond_64_bits.
+std::string bytes_column(const tradeoff& t, const tradeoff_row& r)
+{
+    const row_bytes b = row_snapshot_bytes(t, r);
+    return b.bytes ? format_bytes(*b.bytes) : std::string(beyond_64_bits);
+}
+
 std::string bytes_text(const tradeoff& t, const tradeoff_row& r)
 {
-    const auto bytes = row_snapshot_bytes(t, r);
-    return bytes ? " (" + format_bytes(*bytes) + ")" : std::string();
+    return t.setup().state_bytes ? " (" + bytes_column(t, r) + ")" : std::string();
 }
 
 std::string answer_text(const tradeoff& t, const tradeoff_row& r)
@@ -110,8 +129,6 @@ tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, s
     });
     if (bar)
         bar->finish();
-    for (const tradeoff_row& r : a.rows)
-        (void)row_snapshot_bytes(t, r); // a row beyond 64 bits of bytes is refused before anything is printed
     a.max_overhead = max_overhead;
     if (max_overhead)
         ask_each(t, [&](tradeoff_schedule s) { return t.least_slots(s, *max_overhead); }, a.least, a.least_omitted, 0);
@@ -179,7 +196,7 @@ void write_tradeoff_text(std::ostream& out, const tradeoff& t, const tradeoff_an
     for (const tradeoff_row& r : a.rows)
         out << fmt::format("{:<11} {:>12} {:>8} {:>20} {:>11.3f}x {:>10.4f}{}\n", schedule_name(r.schedule), r.slots,
                            r.every ? std::to_string(*r.every) : "-", r.cost.forward_steps, r.recompute_ratio,
-                           r.overhead, bytes ? "  " + format_bytes(*row_snapshot_bytes(t, r)) : "");
+                           r.overhead, bytes ? "  " + bytes_column(t, r) : "");
     for (const omitted_row& o : a.omitted)
         out << fmt::format("{:<11} {:>12}  not computed: {}\n", schedule_name(o.schedule), o.slots, o.reason);
     if (a.max_overhead) {
