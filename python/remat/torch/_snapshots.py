@@ -14,9 +14,9 @@ from typing import Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import _remat
-from .._errors import ArgumentError, BackwardError, IoError, UnavailableError
+from .._errors import ArgumentError, IoError, UnavailableError
 from ._state import StateSpec
-from ._versions import modified, versions
+from ._versions import modified, snapshot_modified, versions
 
 PLACEMENTS = ("device", "host", "disk")
 
@@ -45,9 +45,7 @@ class MemorySlots:
         i = modified(parts, before)
         if i >= 0:
             where = f" (part {i})" if self.spec.is_tuple else ""
-            raise BackwardError(f"remat.torch.checkpoint_loop: x_{step}{where} was modified in place after the forward "
-                                f"stored it as a snapshot; the backward re-runs steps from it and would compute from "
-                                f"other values (modify a clone, or modify it after the backward)")
+            raise snapshot_modified("remat.torch.checkpoint_loop", f"x_{step}{where}", "steps")
         if self.to_host:
             parts = tuple(p.to(d) for p, d in zip(parts, self.spec.devices))
         return parts, kept
