@@ -4,7 +4,6 @@ them (`kept`, opaque here: the RNG state of that step and a module step's buffer
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tempfile
@@ -89,8 +88,8 @@ class DiskSlots:
         self.kept[slot] = kept
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        buffers = [torch.empty(math.prod(shape) * torch.empty((), dtype=dtype).element_size(), dtype=torch.uint8)
-                   for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
+        # each part's bytes as x_0 has them, which every stored state shares (StateSpec checks each step)
+        buffers = [torch.empty(n, dtype=torch.uint8) for n in self.spec.part_bytes]
         self.level.read(slot, step, buffers)
         parts = (b.view(dtype).reshape(shape) for b, dtype, shape in zip(buffers, self.spec.dtypes, self.spec.shapes))
         return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.kept[slot]
