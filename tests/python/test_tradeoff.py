@@ -140,3 +140,27 @@ def test_the_model_is_left_as_it_was_buffers_gradients_and_rng():
     assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
     assert all(torch.equal(b, c) for b, c in zip(model.buffers(), buffers))
     assert torch.equal(torch.get_rng_state(), rng)
+
+
+class Counting(nn.Module):
+    """A block that replaces its buffer at each forward (an assignment to a registered buffer's attribute sets
+    a new tensor in its place), rather than updating it in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls = self.calls + 1
+        return torch.tanh(self.lin(x))
+
+
+def test_a_buffer_that_a_block_replaces_is_left_as_it_was():
+    """The buffers are set back where they live when the measurement ends (module and name), not into the
+    tensors they held when it began: a block that assigns a new tensor to its buffer was left with the count
+    of every measured iteration."""
+    torch.manual_seed(8)
+    model = nn.Sequential(*[Counting() for _ in range(3)])
+    remat.torch.tradeoff(model, torch.randn(4, 8), rounds=1, repeats=0, segments=[2])
+    assert [float(b.calls) for b in model] == [0.0, 0.0, 0.0]

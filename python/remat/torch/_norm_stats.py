@@ -34,6 +34,10 @@ class BlockBuffers:
                 if b is not None:
                     (self.norms if isinstance(m, _NormBase) else self.others).append((m, n))
 
+    def every(self) -> List[BufferSlot]:
+        """Every buffer's slot: the norm layers' statistics, then the others."""
+        return self.norms + self.others
+
 
 #: Buffers copied, each with where it lives: (submodule, name, copy).
 Copies = List[Tuple[torch.nn.Module, str, torch.Tensor]]
@@ -42,6 +46,11 @@ Copies = List[Tuple[torch.nn.Module, str, torch.Tensor]]
 def in_training(slots: Iterable[BufferSlot]) -> List[BufferSlot]:
     """Those of `slots` whose module is in training mode (a norm layer updates its statistics only there)."""
     return [(m, n) for m, n in slots if m.training]
+
+
+def each_once(slots: Iterable[BufferSlot]) -> List[BufferSlot]:
+    """`slots` without repeats (a layer that several blocks share is in each block's), in their order."""
+    return list({(id(m), n): (m, n) for m, n in slots}.values())
 
 
 def copied(slots: Iterable[BufferSlot]) -> Copies:
@@ -89,7 +98,7 @@ class ForwardBuffers:
         """The buffers of blocks 0..start-1 that re-runs may change, as the forward left them, copied now."""
         slots = in_training(slot for b in self.blocks[:start] for slot in b.norms)
         slots += [(m, n) for kept in self.before.values() for m, n, _ in kept]
-        self.after = copied({(id(m), n): (m, n) for m, n in slots}.values())  # each once (a shared layer)
+        self.after = copied(each_once(slots))
 
     def rerun(self, k: int) -> None:
         """Block k's buffers as they were before its forward run: it runs again now."""

@@ -30,7 +30,7 @@ from .._args import flag
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
 from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
-from ._profile import profile_blocks
+from ._profile import left_as_they_were, profile_unrestored
 from ._saved import SavedBytes
 
 
@@ -185,20 +185,16 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
 
 @contextlib.contextmanager
 def _left_as_it_was(blocks: List[torch.nn.Module], sample: torch.Tensor):
-    """The blocks' parameters' gradients and buffers, and the RNG states, set back when the block ends."""
+    """The blocks' parameters' gradients set back when the block ends, and their buffers and the RNG states
+    (left_as_they_were, inside which _measure profiles the blocks: profiling copies no buffer again)."""
     params = [p for b in blocks for p in b.parameters()]
     grads = [p.grad for p in params]
-    buffers = [(t, t.detach().clone()) for b in blocks for t in b.buffers()]
-    devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
     try:
-        with torch.random.fork_rng(devices=devices):
+        with left_as_they_were(blocks, sample):
             yield
     finally:
         for p, g in zip(params, grads):
             p.grad = g
-        with torch.no_grad():
-            for t, saved in buffers:
-                t.copy_(saved)
 
 
 def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress) -> Tradeoff:
@@ -225,7 +221,7 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     sequential_model = torch.nn.Sequential(*blocks)
 
     say(f"tradeoff: profiling {n} blocks")
-    profiles, plain_peak, _ = profile_blocks(blocks, x, repeats)
+    profiles, plain_peak, _ = profile_unrestored(blocks, x, repeats)  # inside _left_as_it_was
     probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, taped)
     least = probe.least_budget_bytes
 
