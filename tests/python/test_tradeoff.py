@@ -72,6 +72,14 @@ def test_points_are_measured_and_agree_with_independent_counts():
         assert p.peak_bytes <= p.predicted_peak_bytes <= p.budget_bytes
     top = max(t.auto, key=lambda p: p.budget_bytes)
     assert top.plan_method == "plain autograd" and top.recomputed_blocks == 0
+    # each auto point's predicted cost is its module's, on the profile it was planned from: plain autograd's
+    # every block's forward and backward once; a plan re-running blocks more
+    plain_cost = sum(p.forward_seconds + p.backward_seconds for p in t.profiles)
+    assert len(t.profiles) == len(model)
+    assert top.predicted_cost == pytest.approx(plain_cost)
+    for p in t.auto:
+        assert p.predicted_cost >= plain_cost * (1 - 1e-9)
+    assert all(p.predicted_cost is None for p in [t.plain, *t.sequential])
     least = min(t.auto, key=lambda p: p.budget_bytes)
     assert least.budget_bytes == t.least_budget_bytes and least.recomputed_blocks > 0
     data = t.as_dict()
