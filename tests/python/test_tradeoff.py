@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
 import remat.torch  # noqa: E402
+from conftest import saved_storages  # noqa: E402
 
 nn = torch.nn
 
@@ -23,18 +24,8 @@ def stack():
 def saved_storages_of_plain(model, x):
     """Plain autograd's saved activation bytes at the end of its forward, counted without remat: every
     storage the graph saves once, parameters left out."""
-    params = {p.data_ptr() for p in model.parameters()}
-    seen = {}
-
-    def pack(t):
-        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        if s.data_ptr() not in params:
-            seen[s.data_ptr()] = s.nbytes()
-        return t
-
     x = x.detach().requires_grad_()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = model(x)
+    y, seen = saved_storages(lambda: model(x), model.parameters())
     del y
     return sum(seen.values())
 
