@@ -40,9 +40,9 @@ Goals (issue #38): at equal or lower measured peak, auto_checkpoint never slower
 >= 10% faster on the heterogeneous stack; at plain autograd's peak, within 3% of plain autograd's time. Beside
 each segment count, the most any schedule within the segments' measured peak can gain on them as the blocks'
 profile prices it (a lower bound on any schedule's cost: gain_bound), what the profile prices auto_checkpoint's
-plan faster by (its predicted cost against the segments' schedule's, both under the chain model: auto_priced,
-segments_priced), and the segments' peak as the chain model auto_checkpoint plans with prices their schedule
-(written as remat actions: segments_actions).
+plan faster by (its module's own predicted cost against the segments' schedule's, both under the chain model
+on the profile tradeoff planned the modules from: segments_priced), and the segments' peak as the chain model
+auto_checkpoint plans with prices their schedule (written as remat actions: segments_actions).
 """
 
 from __future__ import annotations
@@ -267,28 +267,18 @@ def segments_priced(profiles, segments):
     return price(chain_steps(profiles), profiles[-1].output_bytes, segments_actions(len(profiles), segments))
 
 
-def auto_priced(profiles, budget_bytes, plain_peak_bytes):
-    """The cost of auto_checkpoint's plan at `budget_bytes` under the chain model, on `profiles` (plain autograd's
-    cost where the budget holds its peak, as auto_checkpoint runs it there)."""
-    from remat.torch._chain_budget import plan_taped_within
-    from remat.torch._profile import chain_steps
-
-    steps = chain_steps(profiles)
-    if budget_bytes >= plain_peak_bytes:
-        return sum(s[1] for s in steps)
-    return plan_taped_within(steps, profiles[-1].output_bytes, budget_bytes).predicted_cost
-
-
-def goals_of(name, t, profiles=None):
+def goals_of(name, t):
     """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
-    at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise)."""
+    at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise).
+    The "(profile)" columns price on the profile tradeoff planned from (t.profiles): the auto_checkpoint
+    point's cost is its module's own prediction (predicted_cost), of the plan it ran."""
+    profiles = t.profiles
     rows = []
     for p in t.sequential:
         fits = [a for a in t.auto if a.peak_bytes <= p.peak_bytes]
         a = max(fits, key=lambda a: a.budget_bytes) if fits else None
         modelled, sequential_cost = segments_priced(profiles, p.segments) if profiles else (None, None)
-        predicted = (1 - auto_priced(profiles, a.budget_bytes, t.plain.peak_bytes) / sequential_cost
-                     if profiles and a else None)
+        predicted = 1 - a.predicted_cost / sequential_cost if profiles and a else None
         rows.append({"stack": name, "segments": p.segments, "sequential peak": p.peak_bytes,
                      "sequential peak (model)": modelled,
                      "sequential recomputed": p.recomputed_blocks, "sequential s/iter": p.seconds,
@@ -356,9 +346,7 @@ def main():
                                    "recomputed blocks", "s/iter", "x plain", "least cpu s/iter",
                                    "x plain (least cpu)"],
                        "rows": rows_of(name, t)})
-        # the blocks profiled once more (as auto_checkpoint profiles them) for the bound on what any schedule gains
-        profiles = remat.torch.auto_checkpoint(model, x, budget=1 << 60).profiles
-        goal_rows, summary = goals_of(name, t, profiles)
+        goal_rows, summary = goals_of(name, t)
         tables.append({"title": f"{name} stack: auto_checkpoint at equal or lower peak than checkpoint_sequential",
                        "columns": ["segments", "sequential peak", "sequential peak (model)",
                                    "sequential recomputed", "sequential s/iter",

@@ -43,6 +43,29 @@ def gradients(model, run, x):
     return [p.grad.clone() for p in model.parameters()] + [x.grad.clone()]
 
 
+def saved_storages(run, excluded=()):
+    """(run()'s result, {storage address: bytes} of every storage autograd saves while run() runs, those of
+    the tensors `excluded` (parameters, buffers) left out): an independent census of what a forward saves,
+    with hooks of its own rather than remat's counter."""
+    import torch
+
+    def storage(t):
+        return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+
+    left_out = {storage(t).data_ptr() for t in excluded}
+    seen = {}
+
+    def pack(t):
+        s = storage(t)
+        if s.data_ptr() not in left_out:
+            seen[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = run()
+    return out, seen
+
+
 class CallCount:
     """How often the wrapped function was called since the count was last reset (`count.calls = 0`)."""
 

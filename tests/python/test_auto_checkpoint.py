@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
 import remat.torch  # noqa: E402
+from conftest import saved_storages  # noqa: E402
 
 nn = torch.nn
 
@@ -191,16 +192,7 @@ def test_plain_peak_is_what_plain_autograd_saves():
     """plain_peak_bytes against an independent count: every storage autograd saves in one plain forward."""
     model, make_x = mlp_stack()
     x = make_x()
-    seen = {}
-
-    def pack(t):
-        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        if not any(s.data_ptr() == p.data_ptr() for p in model.parameters()):
-            seen[s.data_ptr()] = s.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = model(x)
+    y, seen = saved_storages(lambda: model(x), model.parameters())
     fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
     assert fast.plain_peak_bytes == sum(seen.values())
     del y
@@ -216,20 +208,11 @@ def test_a_tape_in_the_chain_model_is_what_its_block_saves(name):
     model, make_x = STACKS[name]()
     x = make_x().requires_grad_()
     fast = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
-    weights = {p.data_ptr() for p in [*model.parameters(), *model.buffers()]}
+    weights = [*model.parameters(), *model.buffers()]
     h = x
     for block, profile in zip(model, fast.profiles):
-        seen = {}
-
-        def pack(t):
-            s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-            if s.data_ptr() not in weights:
-                seen[s.data_ptr()] = s.nbytes()
-            return t
-
         h = h.detach().requires_grad_()
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            out = block(h)
+        out, seen = saved_storages(lambda: block(h), weights)
         assert profile.input_bytes + profile.adjoint_bytes == max(sum(seen.values()), profile.input_bytes)
         h = out
     least, top = fast.least_budget_bytes, fast.plain_peak_bytes
@@ -365,18 +348,29 @@ def test_a_forward_never_backpropagated_frees_its_run_without_the_garbage_collec
         gc.enable()
 
 
-def test_a_kept_output_holds_nothing_of_the_extension_at_exit():
-    """A script that keeps its output (a global) after the backward: the graph outlives the run, and held the
-    plan's actions, which nanobind reported at interpreter exit as leaked instances (stderr). The node now
-    drops the run when its backward ends, and a second backward is still refused."""
+def exits_holding_nothing_of_the_extension(script):
+    """Runs `script` in a fresh interpreter after making `model` (8 Linear layers) and `sample`: it prints
+    "done", and nanobind reports no instance of the extension's leaked at exit (stderr)."""
     import subprocess
     import sys
 
-    script = """
+    preamble = """
 import torch, remat, remat.torch
 torch.manual_seed(0)
 model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
 sample = torch.randn(32, 64)
+"""
+    done = subprocess.run([sys.executable, "-c", preamble + script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
+    assert "leaked" not in done.stderr, done.stderr
+
+
+def test_a_kept_output_holds_nothing_of_the_extension_at_exit():
+    """A script that keeps its output (a global) after the backward: the graph outlives the run, and held the
+    plan's actions, which nanobind reported at interpreter exit as leaked instances (stderr). The node now
+    drops the run when its backward ends, and a second backward is still refused."""
+    exits_holding_nothing_of_the_extension("""
 stack = remat.torch.auto_checkpoint(model, sample, budget="40KiB")
 assert stack.plan is not None and stack.recomputed_blocks > 0
 out = stack(sample).sum()
@@ -388,35 +382,20 @@ except RuntimeError as e:
     assert "twice" in str(e), e
 actions = list(remat.revolve(10, 2))
 print("done")
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "done"
-    assert "leaked" not in done.stderr, done.stderr
+""")
 
 
 def test_a_kept_output_never_backpropagated_holds_nothing_of_the_extension_at_exit():
     """As above, but the output is only computed (an evaluation with grad on, kept in a global): its node never
     runs its backward, so it kept the run and the plan's actions to the end, and nanobind reported them as
     leaked at exit. The node drops them at exit now."""
-    import subprocess
-    import sys
-
-    script = """
-import torch, remat, remat.torch
-torch.manual_seed(0)
-model = torch.nn.Sequential(*[torch.nn.Linear(64, 64) for _ in range(8)])
-sample = torch.randn(32, 64)
+    exits_holding_nothing_of_the_extension("""
 stack = remat.torch.auto_checkpoint(model, sample, budget="40KiB", repeats=0)
 assert stack.plan is not None and stack.recomputed_blocks > 0
 kept = stack(sample)
 assert kept.requires_grad
 print("done")
-"""
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "done"
-    assert "leaked" not in done.stderr, done.stderr
+""")
 
 
 def test_an_interrupt_in_a_re_run_mid_backward_releases_everything_and_the_module_works_on():

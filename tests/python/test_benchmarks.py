@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT
 
 torch = pytest.importorskip("torch")
+import remat.torch  # noqa: E402
 sys.path.insert(0, str(ROOT / "bench" / "python"))
 
 
@@ -65,6 +66,25 @@ def test_stack_bench(capsys, monkeypatch):
             assert r["auto faster by (profile)"] >= -1e-9
             if r["segments"] == 1:  # both are plain autograd
                 assert r["auto faster by (profile)"] == pytest.approx(0, abs=1e-9)
+
+
+def test_stack_bench_prices_the_plan_each_auto_checkpoint_point_ran():
+    """"auto faster by (profile)" prices the plan the tradeoff's module ran: the module's own predicted cost,
+    on the profile it was planned from, against the segments' schedule priced on that same profile. It
+    re-planned at the budget on a second profile instead, taking plain autograd's plan where the budget held
+    plain's measured peak where the module decides on the profiled one: at a budget between the two it
+    priced a plan the module did not run."""
+    import stack_bench
+
+    model, x = stack_bench.hetero(True, torch.device("cpu"))
+    t = remat.torch.tradeoff(model, x, rounds=1, repeats=1)
+    rows, _ = stack_bench.goals_of("hetero", t)
+    paired = [r for r in rows if r["auto budget"] is not None]
+    assert paired
+    for r in paired:
+        a = next(p for p in t.auto if p.budget_bytes == r["auto budget"])
+        _, sequential_cost = stack_bench.segments_priced(t.profiles, r["segments"])
+        assert r["auto faster by (profile)"] == pytest.approx(1 - a.predicted_cost / sequential_cost)
 
 
 def test_plan_bench(capsys, monkeypatch):

@@ -131,3 +131,28 @@ def test_checkpoint_loop_re_runs_steps_from_the_buffers_the_forward_ran_them_fro
     plain, step = plain_and_checkpointed(SpectralStep(), torch.randn(4, 8, requires_grad=True), options)
     assert same(plain.buffers(), step.buffers())
     assert same((p.grad for p in plain.parameters()), (p.grad for p in step.parameters()))
+
+
+class BnSpectralStep(nn.Module):
+    """Both kinds of buffers in one step: the norm layer's statistics (saved once for the backward) and
+    spectral_norm's vectors (kept with each snapshot)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.utils.spectral_norm(nn.Linear(8, 8))
+        self.norm = nn.BatchNorm1d(8)
+
+    def forward(self, k, h):
+        return torch.tanh(self.norm(self.lin(h)))
+
+
+@pytest.mark.parametrize("options", [dict(slots=3), dict(slots=3, taped=True), dict(slots=2, snapshots="host"),
+                                     dict(slots=2, snapshots="disk")])
+def test_checkpoint_loop_with_norm_statistics_and_other_buffers_in_one_step_is_the_plain_loop(options):
+    if options.get("snapshots") == "disk" and not remat.has_hdf5:
+        pytest.skip("built without HDF5")
+    torch.manual_seed(7)
+    plain, step = plain_and_checkpointed(BnSpectralStep(), torch.randn(16, 8, requires_grad=True), options)
+    assert int(step.norm.num_batches_tracked) == 20
+    assert same(plain.buffers(), step.buffers())
+    assert same((p.grad for p in plain.parameters()), (p.grad for p in step.parameters()))

@@ -12,14 +12,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import remat.torch  # noqa: E402
-from conftest import gradients  # noqa: E402
+from conftest import gradients, saved_storages  # noqa: E402
 from remat.torch._profile import tape_bytes  # noqa: E402
 
 nn = torch.nn
-
-
-def _storage(t):
-    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
 
 
 class AddsBias(nn.Module):
@@ -64,19 +60,10 @@ def mixed_stack():
 
 def saved_per_block(model, x):
     """{address: bytes} of the storages each block saves, in one plain forward (one graph, as a taped stretch)."""
-    weights = {_storage(p).data_ptr() for p in [*model.parameters(), *model.buffers()]}
+    weights = [*model.parameters(), *model.buffers()]
     per_block, h = [], x
     for block in model:
-        seen = {}
-
-        def pack(t):
-            s = _storage(t)
-            if s.data_ptr() not in weights:
-                seen[s.data_ptr()] = s.nbytes()
-            return t
-
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            h = block(h)
+        h, seen = saved_storages(lambda: block(h), weights)
         per_block.append(seen)
     return per_block, h
 

@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
 import remat.torch  # noqa: E402
+from conftest import saved_storages  # noqa: E402
 
 nn = torch.nn
 
@@ -23,18 +24,8 @@ def stack():
 def saved_storages_of_plain(model, x):
     """Plain autograd's saved activation bytes at the end of its forward, counted without remat: every
     storage the graph saves once, parameters left out."""
-    params = {p.data_ptr() for p in model.parameters()}
-    seen = {}
-
-    def pack(t):
-        s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
-        if s.data_ptr() not in params:
-            seen[s.data_ptr()] = s.nbytes()
-        return t
-
     x = x.detach().requires_grad_()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        y = model(x)
+    y, seen = saved_storages(lambda: model(x), model.parameters())
     del y
     return sum(seen.values())
 
@@ -72,6 +63,14 @@ def test_points_are_measured_and_agree_with_independent_counts():
         assert p.peak_bytes <= p.predicted_peak_bytes <= p.budget_bytes
     top = max(t.auto, key=lambda p: p.budget_bytes)
     assert top.plan_method == "plain autograd" and top.recomputed_blocks == 0
+    # each auto point's predicted cost is its module's, on the profile it was planned from: plain autograd's
+    # every block's forward and backward once; a plan re-running blocks more
+    plain_cost = sum(p.forward_seconds + p.backward_seconds for p in t.profiles)
+    assert len(t.profiles) == len(model)
+    assert top.predicted_cost == pytest.approx(plain_cost)
+    for p in t.auto:
+        assert p.predicted_cost >= plain_cost * (1 - 1e-9)
+    assert all(p.predicted_cost is None for p in [t.plain, *t.sequential])
     least = min(t.auto, key=lambda p: p.budget_bytes)
     assert least.budget_bytes == t.least_budget_bytes and least.recomputed_blocks > 0
     data = t.as_dict()
@@ -140,3 +139,27 @@ def test_the_model_is_left_as_it_was_buffers_gradients_and_rng():
     assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
     assert all(torch.equal(b, c) for b, c in zip(model.buffers(), buffers))
     assert torch.equal(torch.get_rng_state(), rng)
+
+
+class Counting(nn.Module):
+    """A block that replaces its buffer at each forward (an assignment to a registered buffer's attribute sets
+    a new tensor in its place), rather than updating it in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls = self.calls + 1
+        return torch.tanh(self.lin(x))
+
+
+def test_a_buffer_that_a_block_replaces_is_left_as_it_was():
+    """The buffers are set back where they live when the measurement ends (module and name), not into the
+    tensors they held when it began: a block that assigns a new tensor to its buffer was left with the count
+    of every measured iteration."""
+    torch.manual_seed(8)
+    model = nn.Sequential(*[Counting() for _ in range(3)])
+    remat.torch.tradeoff(model, torch.randn(4, 8), rounds=1, repeats=0, segments=[2])
+    assert [float(b.calls) for b in model] == [0.0, 0.0, 0.0]

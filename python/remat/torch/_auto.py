@@ -47,7 +47,7 @@ from ._rng import RngStates
 from ._saved import SavedBytes
 from ._stretch import Stretches, backpropagate
 from ._stretch_input import StretchInput
-from ._versions import modified, versions
+from ._versions import modified, snapshot_modified, versions
 
 if TYPE_CHECKING:
     from .._remat import Action  # a name of the stubs only (_remat.pyi)
@@ -137,11 +137,8 @@ class _Run:
             self.stretches.reopen(a.step)
             self.current, _, rng, before = self.slots[a.slot]
             if modified((self.current,), before) >= 0:
-                raise BackwardError(f"remat.torch.auto_checkpoint: x_{a.step} (the input of block {a.step}"
-                                    f"{', the model input' if a.step == 0 else ''}) was modified in place after "
-                                    "the forward stored it as a snapshot; the backward re-runs blocks from it and "
-                                    "would compute from other values (modify a clone, or modify it after the "
-                                    "backward)")
+                raise snapshot_modified("remat.torch.auto_checkpoint", f"x_{a.step} (the input of block {a.step}"
+                                        f"{', the model input' if a.step == 0 else ''})", "blocks")
             if self.rng is not None:
                 self.rng.set(rng)
         elif kind == "free":

@@ -35,7 +35,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
-from ._norm_stats import LoopBuffers, RunningStats, norm_layers
+from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
@@ -153,9 +153,8 @@ class _Loop:
     def __init__(self, step, spec: StateSpec, params: List[torch.Tensor], rng: Optional[RngStates], slots,
                  actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None):
         self.step = step
-        # a module step's buffers (not its norm layers' statistics), kept by snapshot: slot -> their copies
-        self.buffers = buffers if buffers is not None and buffers.slots else None
-        self.held: Dict[int, list] = {}
+        # a module step's buffers (None for a function): its others kept with each snapshot (_norm_stats.py)
+        self.buffers = buffers
         self.spec = spec
         self.params = params
         self.rng = rng
@@ -192,19 +191,17 @@ class _Loop:
             rng = None
             if self.rng is not None:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
-            self.slots.store(a.slot, a.step, self.current, rng)
-            if self.buffers is not None:
-                self.held[a.slot] = self.buffers.start if a.step == 0 else self.buffers.now()
+            held = None if self.buffers is None else self.buffers.start if a.step == 0 else self.buffers.now()
+            self.slots.store(a.slot, a.step, self.current, (rng, held))
         elif kind == "restore":
             self.stretches.reopen(a.step)
-            self.current, rng = self.slots.restore(a.slot, a.step)
+            self.current, (rng, held) = self.slots.restore(a.slot, a.step)
             if self.rng is not None:
                 self.rng.set(rng)
             if self.buffers is not None:
-                self.buffers.set(self.held[a.slot])
+                self.buffers.set(held)
         elif kind == "free":
             self.slots.free(a.slot)
-            self.held.pop(a.slot, None)
         else:
             raise AssertionError(f"remat.torch: unexpected action {a}")
 
@@ -296,7 +293,6 @@ class _Loop:
         self.actions = None
         self.online = None
         self.first = None
-        self.held = {}
         if self.slots is not None:
             slots, self.slots = self.slots, None
             slots.close()
@@ -329,15 +325,14 @@ class _CheckpointLoop(torch.autograd.Function):
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
                                     "supported: the re-run steps' gradients would not be differentiable")
-            # the re-runs must not update a module step's norm layers' running statistics again (_norm_stats.py)
-            stats = RunningStats(norm_layers(loop.step) if isinstance(loop.step, torch.nn.Module) else [])
-            if loop.buffers is not None:  # and its other buffers (_norm_stats.py, LoopBuffers)
+            # the re-runs must not update a module step's norm layers' running statistics again, and leave its
+            # other buffers as the forward did (_norm_stats.py, LoopBuffers)
+            if loop.buffers is not None:
                 loop.buffers.backward_begins()
             with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
                 try:
                     adjoint, sums = loop.backward(grads)
                 finally:
-                    stats.restore()
                     if loop.buffers is not None:
                         loop.buffers.backward_ends()
         finally:

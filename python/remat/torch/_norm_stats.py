@@ -6,35 +6,17 @@ backward saves them where it begins and sets them back where it ends, so that th
 re-runs themselves do not read them: in training mode a norm layer normalises with the batch's statistics.
 auto_checkpoint's blocks go further (ForwardBuffers): any other buffer a block's forward run modified
 (spectral_norm's vectors, which the block reads) is set back to its value before that run for each re-run of
-the block. checkpoint_loop keeps RunningStats: a loop's steps share one module, so that one copy per step
-would grow with the steps."""
+the block. checkpoint_loop keeps LoopBuffers instead (a loop's steps share one module, so that a copy per
+step run would grow with the steps): the statistics saved once for the backward, the other buffers with each
+snapshot. Both find the buffers through BlockBuffers and copy and set them back with copied and set_back."""
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
 
 _NormBase = getattr(torch.nn.modules.batchnorm, "_NormBase", torch.nn.modules.batchnorm._BatchNorm)
-
-
-def norm_layers(module: torch.nn.Module) -> List[torch.nn.Module]:
-    """The norm layers of `module` (itself included) that keep running statistics."""
-    return [m for m in module.modules() if isinstance(m, _NormBase) and m.track_running_stats]
-
-
-class RunningStats:
-    """The running statistics of those of `layers` in training mode, copied now; restore() sets them back."""
-
-    def __init__(self, layers: Iterable[torch.nn.Module]):
-        self.saved = [(t, t.clone()) for m in layers if m.training
-                      for t in (m.running_mean, m.running_var, m.num_batches_tracked) if t is not None]
-
-    def restore(self) -> None:
-        with torch.no_grad():
-            for t, copy in self.saved:
-                t.copy_(copy)
-        self.saved = []
 
 
 BufferSlot = Tuple[torch.nn.Module, str]
@@ -52,6 +34,36 @@ class BlockBuffers:
                 if b is not None:
                     (self.norms if isinstance(m, _NormBase) else self.others).append((m, n))
 
+    def every(self) -> List[BufferSlot]:
+        """Every buffer's slot: the norm layers' statistics, then the others."""
+        return self.norms + self.others
+
+
+#: Buffers copied, each with where it lives: (submodule, name, copy).
+Copies = List[Tuple[torch.nn.Module, str, torch.Tensor]]
+
+
+def in_training(slots: Iterable[BufferSlot]) -> List[BufferSlot]:
+    """Those of `slots` whose module is in training mode (a norm layer updates its statistics only there)."""
+    return [(m, n) for m, n in slots if m.training]
+
+
+def each_once(slots: Iterable[BufferSlot]) -> List[BufferSlot]:
+    """`slots` without repeats (a layer that several blocks share is in each block's), in their order."""
+    return list({(id(m), n): (m, n) for m, n in slots}.values())
+
+
+def copied(slots: Iterable[BufferSlot]) -> Copies:
+    """The buffers at `slots` as they are now, copied."""
+    return [(m, n, m._buffers[n].clone()) for m, n in slots]
+
+
+def set_back(copies: Copies) -> None:
+    """Each buffer set to its copy, in place (where it lives now: conversions may have replaced the tensor)."""
+    with torch.no_grad():
+        for m, n, copy in copies:
+            m._buffers[n].copy_(copy)
+
 
 class ForwardBuffers:
     """The buffers of the blocks a backward re-runs, as plain autograd leaves them, and as each block's re-runs
@@ -65,8 +77,8 @@ class ForwardBuffers:
 
     def __init__(self, blocks: Sequence[BlockBuffers]):
         self.blocks = blocks
-        self.before: Dict[int, List[Tuple[torch.nn.Module, str, torch.Tensor]]] = {}
-        self.after: List[Tuple[torch.nn.Module, str, torch.Tensor]] = []
+        self.before: Dict[int, Copies] = {}
+        self.after: Copies = []
 
     def forward_run(self, k: int, run: Callable[[], object]):
         """Block k's run in the forward (`run()`), the buffers it modifies kept as they were."""
@@ -84,52 +96,50 @@ class ForwardBuffers:
 
     def backward_begins(self, start: int) -> None:
         """The buffers of blocks 0..start-1 that re-runs may change, as the forward left them, copied now."""
-        seen = set()
-        slots = [(m, n) for b in self.blocks[:start] for m, n in b.norms if m.training]
+        slots = in_training(slot for b in self.blocks[:start] for slot in b.norms)
         slots += [(m, n) for kept in self.before.values() for m, n, _ in kept]
-        for m, n in slots:
-            if (id(m), n) not in seen:
-                seen.add((id(m), n))
-                self.after.append((m, n, m._buffers[n].clone()))
+        self.after = copied(each_once(slots))
 
     def rerun(self, k: int) -> None:
         """Block k's buffers as they were before its forward run: it runs again now."""
-        with torch.no_grad():
-            for m, n, copy in self.before.get(k, ()):
-                m._buffers[n].copy_(copy)
+        set_back(self.before.get(k, []))
 
     def backward_ends(self) -> None:
-        with torch.no_grad():
-            for m, n, copy in self.after:
-                m._buffers[n].copy_(copy)
+        set_back(self.after)
         self.after = []
         self.before = {}
 
 
 class LoopBuffers:
-    """A module step's buffers other than its norm layers' statistics, kept with each snapshot of x_k as they
-    were before step k (made at the start, before step 0 runs, for x_0), and set back with it: a re-run of
-    steps j..k from x_j then updates them as the forward's runs did (spectral_norm's vectors, from which the
-    step computes its weight: a re-run from the vectors the forward left computed other values). Where the
-    step has none (most steps), nothing is kept. The backward ends with them as the forward left them."""
+    """A module step's buffers. Its norm layers' running statistics (`norms`) are copied where the backward
+    begins and set back where it ends, as ForwardBuffers does for a stack's blocks. Its other buffers
+    (`slots`) are kept with each snapshot of x_k as they were before step k (made at the start, before step
+    0 runs, for x_0), and set back with it: a re-run of steps j..k from x_j then updates them as the
+    forward's runs did (spectral_norm's vectors, from which the step computes its weight: a re-run from the
+    vectors the forward left computed other values). Where the step has none (most steps), nothing is kept
+    with the snapshots (now() is None). The backward ends with all of them as the forward left them."""
 
     def __init__(self, step: torch.nn.Module):
-        self.slots = BlockBuffers(step).others
+        where = BlockBuffers(step)
+        self.norms = where.norms
+        self.slots = where.others
         self.start = self.now()  # before step 0: x_0's
-        self.after: list = []
+        self.after: Copies = []
 
-    def now(self) -> list:
-        """The buffers as they are now, copied."""
-        return [m._buffers[n].clone() for m, n in self.slots]
+    def now(self) -> Optional[Copies]:
+        """The buffers kept with a snapshot as they are now, copied (None where the step has none)."""
+        return copied(self.slots) if self.slots else None
 
-    def set(self, held: list) -> None:
-        with torch.no_grad():
-            for (m, n), copy in zip(self.slots, held):
-                m._buffers[n].copy_(copy)
+    def set(self, held: Optional[Copies]) -> None:
+        """The buffers kept with a snapshot set back to `held` (a now())."""
+        if held is not None:
+            set_back(held)
 
     def backward_begins(self) -> None:
-        self.after = self.now()
+        """The buffers the backward's re-runs may change, as the forward left them, copied now: the norm
+        layers' statistics (of those in training mode) and the others."""
+        self.after = copied(in_training(self.norms) + self.slots)
 
     def backward_ends(self) -> None:
-        self.set(self.after)
+        set_back(self.after)
         self.after = []

@@ -6,15 +6,17 @@ input shapes) share their times: the least over all of them."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Dict, Hashable, List, Sequence, Tuple
+from typing import Dict, Hashable, Iterator, List, Sequence, Tuple
 
 import torch
 
 from ._blocks import bad_block_output, block_modified_input
+from ._norm_stats import BlockBuffers, copied, each_once, set_back
 from ._saved import SavedBytes, storage_key
 from ._versions import modified, versions
 
@@ -72,79 +74,99 @@ def _leaf(x: torch.Tensor, grad: bool) -> torch.Tensor:
     return x.requires_grad_() if grad and (x.is_floating_point() or x.is_complex()) else x
 
 
+def _devices(blocks: Sequence[torch.nn.Module], sample: torch.Tensor) -> List[int]:
+    """The GPUs of the sample and the blocks' parameters."""
+    return sorted({t.get_device() for t in [sample, *(p for b in blocks for p in b.parameters())] if t.is_cuda})
+
+
+@contextlib.contextmanager
+def left_as_they_were(blocks: Sequence[torch.nn.Module], sample: torch.Tensor) -> Iterator[None]:
+    """The blocks' buffers (BatchNorm's running statistics, which every forward in training mode updates) and
+    the RNG states of the CPU and of the sample's and parameters' GPUs (dropout's draws) set back when the
+    block ends: profiling, and tradeoff's measured iterations, leave the model and the caller's RNG stream
+    as they found them."""
+    buffers = copied(each_once(slot for b in blocks for slot in BlockBuffers(b).every()))
+    try:
+        with torch.random.fork_rng(devices=_devices(blocks, sample)):
+            yield
+    finally:
+        set_back(buffers)
+
+
 def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 3):
-    """(profiles, plain autograd's activation bytes at the end of its forward, the outputs' shapes)."""
+    """(profiles, plain autograd's activation bytes at the end of its forward, the outputs' shapes), the
+    blocks' buffers and the RNG states left as they were."""
+    with left_as_they_were(blocks, sample):
+        return profile_unrestored(blocks, sample, repeats)
+
+
+def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 3):
+    """profile_blocks without setting the buffers and the RNG states back, for a caller inside
+    left_as_they_were around more than the profile (remat.torch.tradeoff: one copy of each buffer)."""
     params = [p for b in blocks for p in b.parameters()]
     excluded = params + [t for b in blocks for t in b.buffers()]
-    buffers = [t.detach().clone() for b in blocks for t in b.buffers()]
-    devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
+    devices = _devices(blocks, sample)
     clock = _clock(devices, sample)
     profiles: List[BlockProfile] = []
     states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
     plain_bytes = 0
     state_saved = [False] * (len(blocks) + 1)
-    try:
-        with torch.random.fork_rng(devices=devices):
-            for k, block in enumerate(blocks):
-                x = states[-1]
-                forward_s, backward_s = float("inf"), float("inf")
-                for run in range(repeats + 1):
-                    # The first run warms up and counts the saved bytes; the timed runs go without the
-                    # counting hooks (a Python call per saved tensor, which would add to the forward's time
-                    # as no plain forward pays it).
-                    counter = SavedBytes(excluded) if run == 0 else None
-                    leaf = _leaf(x, k > 0 or sample.requires_grad)
-                    # The caller's sample, which a block 0 that modifies its input in place (refused below) would
-                    # change where autograd does not refuse it (no grad): set back from this copy then.
-                    kept = x.clone() if run == 0 and not leaf.requires_grad else None
-                    before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
-                    _sync(devices)
-                    start = clock()
-                    try:
-                        with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
-                            out = block(leaf)
-                    except RuntimeError as e:
-                        # autograd refuses an in-place operation on a leaf that requires grad: said so here
-                        if "in-place operation" in str(e) and "leaf Variable" in str(e):
-                            block_modified_input(k, block)
-                        raise
-                    _sync(devices)
-                    middle = clock()
-                    if modified((x,), before) >= 0:
-                        if kept is not None:
-                            with torch.no_grad():
-                                x.copy_(kept)
-                        block_modified_input(k, block)
-                    del kept
-                    if not isinstance(out, torch.Tensor):
-                        bad_block_output(k, out)
-                    if counter is not None:
-                        keys = dict((key, entry[1]) for key, entry in counter.live.items())
-                        counted_out = out  # kept alive, so that its storage key stays its own
-                    inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
-                    if out.requires_grad and inputs:
-                        torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
-                    _sync(devices)
-                    end = clock()
-                    if run > 0:
-                        forward_s = min(forward_s, middle - start)
-                        backward_s = min(backward_s, end - middle)
-                    del counter
-                out = counted_out
-                in_key, in_bytes = storage_key(x)
-                out_key, out_bytes = storage_key(out)
-                saves_input, saves_output = in_key in keys, out_key in keys
-                inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
-                state_saved[k] |= saves_input
-                state_saved[k + 1] |= saves_output
-                plain_bytes += inner
-                profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
-                                             in_bytes, out_bytes, inner, saves_input, saves_output))
-                states.append(out.detach())
-    finally:
-        with torch.no_grad():
-            for t, saved in zip((t for b in blocks for t in b.buffers()), buffers):
-                t.copy_(saved)
+    for k, block in enumerate(blocks):
+        x = states[-1]
+        forward_s, backward_s = float("inf"), float("inf")
+        for run in range(repeats + 1):
+            # The first run warms up and counts the saved bytes; the timed runs go without the
+            # counting hooks (a Python call per saved tensor, which would add to the forward's time
+            # as no plain forward pays it).
+            counter = SavedBytes(excluded) if run == 0 else None
+            leaf = _leaf(x, k > 0 or sample.requires_grad)
+            # The caller's sample, which a block 0 that modifies its input in place (refused below) would
+            # change where autograd does not refuse it (no grad): set back from this copy then.
+            kept = x.clone() if run == 0 and not leaf.requires_grad else None
+            before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
+            _sync(devices)
+            start = clock()
+            try:
+                with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
+                    out = block(leaf)
+            except RuntimeError as e:
+                # autograd refuses an in-place operation on a leaf that requires grad: said so here
+                if "in-place operation" in str(e) and "leaf Variable" in str(e):
+                    block_modified_input(k, block)
+                raise
+            _sync(devices)
+            middle = clock()
+            if modified((x,), before) >= 0:
+                if kept is not None:
+                    with torch.no_grad():
+                        x.copy_(kept)
+                block_modified_input(k, block)
+            del kept
+            if not isinstance(out, torch.Tensor):
+                bad_block_output(k, out)
+            if counter is not None:
+                keys = dict((key, entry[1]) for key, entry in counter.live.items())
+                counted_out = out  # kept alive, so that its storage key stays its own
+            inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
+            if out.requires_grad and inputs:
+                torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
+            _sync(devices)
+            end = clock()
+            if run > 0:
+                forward_s = min(forward_s, middle - start)
+                backward_s = min(backward_s, end - middle)
+            del counter
+        out = counted_out
+        in_key, in_bytes = storage_key(x)
+        out_key, out_bytes = storage_key(out)
+        saves_input, saves_output = in_key in keys, out_key in keys
+        inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
+        state_saved[k] |= saves_input
+        state_saved[k + 1] |= saves_output
+        plain_bytes += inner
+        profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
+                                     in_bytes, out_bytes, inner, saves_input, saves_output))
+        states.append(out.detach())
     plain_bytes += sum(storage_key(s)[1] for s, saved in zip(states, state_saved) if saved)
     keys = [_identity(b, x, p, k > 0 or sample.requires_grad)
             for k, (b, x, p) in enumerate(zip(blocks, states, profiles))]

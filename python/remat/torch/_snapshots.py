@@ -1,9 +1,9 @@
 """Where the loop's snapshots live: with the state's tensors on their device, in host memory, or on disk
-through remat's HDF5 level. Each placement keeps, per slot, the state's parts and the RNG state of that step."""
+through remat's HDF5 level. Each placement keeps, per slot, the state's parts and what the loop keeps beside
+them (`kept`, opaque here: the RNG state of that step and a module step's buffers, _loop.py)."""
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import tempfile
@@ -13,9 +13,9 @@ from typing import Dict, Optional, Sequence, Tuple
 import torch
 
 from .. import _remat
-from .._errors import ArgumentError, BackwardError, IoError, UnavailableError
+from .._errors import ArgumentError, IoError, UnavailableError
 from ._state import StateSpec
-from ._versions import modified, versions
+from ._versions import modified, snapshot_modified, versions
 
 PLACEMENTS = ("device", "host", "disk")
 
@@ -32,24 +32,22 @@ class MemorySlots:
         self.to_host = to_host
         self.slots: Dict[int, tuple] = {}
 
-    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
+    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], kept) -> None:
         if self.to_host:
             parts = tuple(p if p.device.type == "cpu" else p.to("cpu") for p in parts)
         parts = tuple(parts)
-        self.slots[slot] = (step, parts, rng, versions(parts))
+        self.slots[slot] = (step, parts, kept, versions(parts))
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        held, parts, rng, before = self.slots[slot]
+        held, parts, kept, before = self.slots[slot]
         assert held == step, f"slot {slot} holds x_{held}, not x_{step}"
         i = modified(parts, before)
         if i >= 0:
             where = f" (part {i})" if self.spec.is_tuple else ""
-            raise BackwardError(f"remat.torch.checkpoint_loop: x_{step}{where} was modified in place after the forward "
-                                f"stored it as a snapshot; the backward re-runs steps from it and would compute from "
-                                f"other values (modify a clone, or modify it after the backward)")
+            raise snapshot_modified("remat.torch.checkpoint_loop", f"x_{step}{where}", "steps")
         if self.to_host:
             parts = tuple(p.to(d) for p, d in zip(parts, self.spec.devices))
-        return parts, rng
+        return parts, kept
 
     def free(self, slot: int) -> None:
         self.slots.pop(slot, None)
@@ -61,7 +59,7 @@ class MemorySlots:
 class DiskSlots:
     """Snapshots in one HDF5 file (remat's HDF5 level: checksummed, refused when damaged) in a directory of
     its own under `directory` (the system's temporary directory when None), removed when the loop is done.
-    The RNG states (a few KiB each) stay in host memory."""
+    What the loop keeps beside each snapshot (its RNG state, a few KiB; a module step's buffers) stays in memory."""
 
     def __init__(self, spec: StateSpec, slots: int, directory: Optional[str]):
         if not _remat.has_hdf5:
@@ -80,28 +78,28 @@ class DiskSlots:
         except BaseException:
             shutil.rmtree(self.directory, ignore_errors=True)
             raise
-        self.rng: Dict[int, object] = {}
+        self.kept: Dict[int, object] = {}
         # A loop whose backward never runs is collected without close(): its directory goes then.
         self._remove = weakref.finalize(self, shutil.rmtree, self.directory, True)
 
-    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], rng) -> None:
+    def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], kept) -> None:
         # Each part as its bytes: the extension reads tensors through DLPack, which PyTorch 1.13 has no bool for.
         self.level.write(slot, step, [p.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8) for p in parts])
-        self.rng[slot] = rng
+        self.kept[slot] = kept
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
-        buffers = [torch.empty(math.prod(shape) * torch.empty((), dtype=dtype).element_size(), dtype=torch.uint8)
-                   for shape, dtype in zip(self.spec.shapes, self.spec.dtypes)]
+        # each part's bytes as x_0 has them, which every stored state shares (StateSpec checks each step)
+        buffers = [torch.empty(n, dtype=torch.uint8) for n in self.spec.part_bytes]
         self.level.read(slot, step, buffers)
         parts = (b.view(dtype).reshape(shape) for b, dtype, shape in zip(buffers, self.spec.dtypes, self.spec.shapes))
-        return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.rng[slot]
+        return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.kept[slot]
 
     def free(self, slot: int) -> None:
         self.level.release(slot)
-        self.rng.pop(slot, None)
+        self.kept.pop(slot, None)
 
     def close(self) -> None:
-        self.rng.clear()
+        self.kept.clear()
         try:
             if self.level is not None:
                 self.level.close()

@@ -29,7 +29,8 @@ class StateSpec:
         self.shapes = [p.shape for p in parts]
         self.dtypes = [p.dtype for p in parts]
         self.devices = [p.device for p in parts]
-        self.nbytes = sum(p.numel() * p.element_size() for p in parts)
+        self.part_bytes = [p.numel() * p.element_size() for p in parts]
+        self.nbytes = sum(self.part_bytes)
         self.differentiable = [p.is_floating_point() or p.is_complex() for p in parts]
 
     def parts(self, x) -> Tuple[torch.Tensor, ...]:

@@ -30,15 +30,16 @@ from .._args import flag
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
 from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
-from ._profile import profile_blocks
+from ._profile import BlockProfile, left_as_they_were, profile_unrestored
 from ._saved import SavedBytes
 
 
 @dataclass(frozen=True)
 class TradeoffPoint:
     """One measured configuration. `method`: "plain autograd", "checkpoint_sequential" (with `segments`) or
-    "auto_checkpoint" (with `budget_bytes`, `plan_method` and `predicted_peak_bytes`). `peak_bytes`: the
-    measured peak of activation bytes; `seconds`: the median over the rounds of the time of one iteration
+    "auto_checkpoint" (with `budget_bytes`, `plan_method`, `predicted_peak_bytes` and `predicted_cost`, the
+    module's own: the seconds per iteration of the plan it ran, as Tradeoff.profiles prices it). `peak_bytes`:
+    the measured peak of activation bytes; `seconds`: the median over the rounds of the time of one iteration
     (forward and backward), `times` every round's; `cpu_seconds` and `cpu_times` the same in the process's
     CPU time (which the other processes of a loaded machine do not add to); `recomputed_blocks`: block
     forwards per iteration beyond one per block, counted."""
@@ -53,6 +54,7 @@ class TradeoffPoint:
     predicted_peak_bytes: Optional[int] = None
     cpu_seconds: float = 0.0
     cpu_times: List[float] = field(default_factory=list)
+    predicted_cost: Optional[float] = None
 
     @property
     def label(self) -> str:
@@ -69,13 +71,16 @@ class TradeoffPoint:
 class Tradeoff:
     """The measured points of remat.torch.tradeoff. `plain`, `sequential` (by segment count) and `auto` (by
     budget) are the points of each method; `least_budget_bytes` the least budget auto_checkpoint plans
-    within; `refused_budgets` budgets below it. svg() draws them; as_dict() is the data as plain values."""
+    within; `refused_budgets` budgets below it; `profiles` the blocks' profile every auto_checkpoint point was
+    planned from (as an AutoCheckpoint's `profiles`). svg() draws them; as_dict() is the data as plain values
+    (without the profile)."""
     plain: TradeoffPoint
     sequential: List[TradeoffPoint]
     auto: List[TradeoffPoint]
     least_budget_bytes: int
     rounds: int
     refused_budgets: List[int] = field(default_factory=list)
+    profiles: List[BlockProfile] = field(default_factory=list)
 
     @property
     def points(self) -> List[TradeoffPoint]:
@@ -185,20 +190,16 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
 
 @contextlib.contextmanager
 def _left_as_it_was(blocks: List[torch.nn.Module], sample: torch.Tensor):
-    """The blocks' parameters' gradients and buffers, and the RNG states, set back when the block ends."""
+    """The blocks' parameters' gradients set back when the block ends, and their buffers and the RNG states
+    (left_as_they_were, inside which _measure profiles the blocks: profiling copies no buffer again)."""
     params = [p for b in blocks for p in b.parameters()]
     grads = [p.grad for p in params]
-    buffers = [(t, t.detach().clone()) for b in blocks for t in b.buffers()]
-    devices = sorted({t.get_device() for t in [sample, *params] if t.is_cuda})
     try:
-        with torch.random.fork_rng(devices=devices):
+        with left_as_they_were(blocks, sample):
             yield
     finally:
         for p, g in zip(params, grads):
             p.grad = g
-        with torch.no_grad():
-            for t, saved in buffers:
-                t.copy_(saved)
 
 
 def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress) -> Tradeoff:
@@ -225,7 +226,7 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     sequential_model = torch.nn.Sequential(*blocks)
 
     say(f"tradeoff: profiling {n} blocks")
-    profiles, plain_peak, _ = profile_blocks(blocks, x, repeats)
+    profiles, plain_peak, _ = profile_unrestored(blocks, x, repeats)  # inside _left_as_it_was
     probe = AutoCheckpoint(blocks, x, plain_peak, profiles, plain_peak, True, taped)
     least = probe.least_budget_bytes
 
@@ -303,13 +304,14 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
             recomputed_blocks=int(recomputed), segments=setting if kind == "checkpoint_sequential" else None,
             budget_bytes=setting if kind == "auto_checkpoint" else None,
             plan_method=module.method if module is not None else None,
-            predicted_peak_bytes=module.predicted_peak_bytes if module is not None else None))
+            predicted_peak_bytes=module.predicted_peak_bytes if module is not None else None,
+            predicted_cost=module.predicted_cost if module is not None else None))
     for c in configs:
         if c[3] is not None:
             c[3].measure_memory = True
     return Tradeoff(plain=points[0], sequential=[p for p in points if p.method == "checkpoint_sequential"],
                     auto=[p for p in points if p.method == "auto_checkpoint"], least_budget_bytes=least,
-                    rounds=rounds, refused_budgets=refused)
+                    rounds=rounds, refused_budgets=refused, profiles=profiles)
 
 
 def _nice_ticks(low: float, high: float, count: int = 5) -> List[float]:

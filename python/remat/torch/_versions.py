@@ -9,6 +9,8 @@ from typing import Sequence, Tuple
 
 import torch
 
+from .._errors import BackwardError
+
 
 def versions(parts: Sequence[torch.Tensor]) -> Tuple[int, ...]:
     """Each tensor's version counter (bumped by every in-place operation on its storage's views)."""
@@ -21,6 +23,14 @@ def modified(parts: Sequence[torch.Tensor], before: Tuple[int, ...]) -> int:
         if _version(p) != v:
             return i
     return -1
+
+
+def snapshot_modified(who: str, what: str, reruns: str) -> BackwardError:
+    """The error for a snapshot modified in place after the forward stored it (`what`: "x_3", with any
+    detail), raised where the backward restores it: `who`, the entry point; `reruns`, what runs from it."""
+    return BackwardError(f"{who}: {what} was modified in place after the forward stored it as a snapshot; the "
+                         f"backward re-runs {reruns} from it and would compute from other values (modify a clone, "
+                         f"or modify it after the backward)")
 
 
 def _version(t: torch.Tensor) -> int:
