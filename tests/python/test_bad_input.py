@@ -51,8 +51,24 @@ PLANS = [
     case("budget -1GiB", lambda: remat.plan_for_budget(100, "-1GiB", 64), remat.ArgumentError, "budget_bytes"),
     case("budget abc", lambda: remat.plan_for_budget(100, "abc", 64), remat.ArgumentError, "budget_bytes"),
     case("parse_bytes 2e19", lambda: remat.parse_bytes("2e19"), remat.CountOverflowError, "2e19"),
+    # past a float's range: Python's own OverflowError ("cannot convert float infinity"), not remat's, before
+    case("parse_bytes 1e400", lambda: remat.parse_bytes("1e400"), remat.CountOverflowError, "1e400"),
+    case("parse_bytes 1e99999GiB", lambda: remat.parse_bytes("1e99999GiB"), remat.CountOverflowError, "1e99999GiB"),
+    # a float read 1.0000000000000001 as a whole 1 byte
+    case("parse_bytes 1.0000000000000001", lambda: remat.parse_bytes("1.0000000000000001"), remat.ArgumentError,
+         "not a whole number of bytes"),
+    # ints of more than 4300 digits have no str: the message raised Python's ValueError instead of remat's error
+    case("parse_bytes 10**5000", lambda: remat.parse_bytes(10**5000), remat.CountOverflowError, "an int of 16610 bits"),
+    case("parse_bytes -10**5000", lambda: remat.parse_bytes(-10**5000), remat.ArgumentError, "an int of 16610 bits"),
+    case("revolve steps 10**5000", lambda: remat.revolve(10**5000, 3), remat.CountOverflowError, "steps: an int of"),
     # multilevel levels
     case("level no slots", lambda: remat.multilevel(1000, [("host",)]), remat.ArgumentError, "level"),
+    # levels not a sequence: None was a TypeError, a str's letters were read as levels ("level 'h'")
+    case("levels None", lambda: remat.multilevel(1000, None), remat.ArgumentError, "levels: expected a sequence"),
+    case("levels a str", lambda: remat.multilevel(1000, "host:4"), remat.ArgumentError,
+         "levels: expected a sequence.*'host:4'"),
+    case("levels a dict", lambda: remat.multilevel(1000, {"name": "host", "slots": 4}), remat.ArgumentError,
+         "levels: expected a sequence"),
     case("level a str", lambda: remat.multilevel(1000, ["host"]), remat.ArgumentError, "level 'host'"),
     case("level slots str", lambda: remat.multilevel(1000, [("host", "4")]), remat.ArgumentError,
          "level host: slots"),
@@ -167,6 +183,17 @@ def test_numpy_style_integers_and_good_values_still_pass():
     assert remat.parse_bytes(2**64 - 1) == 2**64 - 1
     assert remat.chain([(1, 2, "1KiB")] * 10, budget="5KiB").forward_steps == remat.chain(C, 5 * 1024).forward_steps
     assert remat.multilevel(1000, [("host", math.inf)]).levels[0].slots is None
+
+
+def test_byte_sizes_are_read_exactly_from_their_decimal_digits():
+    # Python's integers are the reference: the digits and the unit multiplied exactly. A float rounded these
+    # (2^53 + 1 to 2^53; 2^64 - 1 written with an exponent up to 2^64, then refused).
+    assert remat.parse_bytes("9007199254740993.0") == 2**53 + 1
+    assert remat.parse_bytes("1.8446744073709551615e19") == 2**64 - 1
+    assert remat.parse_bytes("0.75KiB") == 3 * 1024 // 4
+    assert remat.parse_bytes("1.5e3 kB") == 15 * 10**5
+    assert remat.parse_bytes("0e99999") == 0
+    assert remat.plan_for_budget(100, "9007199254740993.0", 1).slots == 2**53 + 1
 
 
 
