@@ -365,8 +365,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       does). Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else
       the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
     x0: a tensor or a tuple of tensors.
-    steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
-      returns x0), True when x_k is the final state: the
+    steps: T (0: a loop of no steps, which returns x0). Or until(k, x_k) -> bool, asked at each x_k (x_0 first:
+      True there is a loop of no steps, which returns x0), True when x_k is the final state: the
       online schedule then decides which states to keep as the loop goes.
     budget: bytes for snapshots (an int or a string such as "64MiB"), each the state's bytes plus its RNG
       state's when preserve_rng_state.
@@ -432,6 +432,16 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                 f"of {snapshot_bytes} bytes{parts}; at least one is needed")
         return slots
 
+    if steps is not None and steps <= 0:
+        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
+        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts)
+        if steps < 0:
+            raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+        if budget is not None:
+            slots_within(parse_bytes(budget, "budget"))
+        elif slots < 1:
+            raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be at least 1, got {slots}")
+        return x0
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
