@@ -381,6 +381,9 @@ class AutoCheckpoint(torch.nn.Module):
         self.profiles = profiles
         self.plain_peak_bytes = plain_peak_bytes
         self.input_shape, self.input_dtype = tuple(sample.shape), sample.dtype
+        # What else the profile's bytes depend on: each block's mode (dropout saves its mask in training mode
+        # only, batch norm its statistics)
+        self._profiled_training = [b.training for b in blocks]
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -486,6 +489,7 @@ class AutoCheckpoint(torch.nn.Module):
             raise ArgumentError(f"remat.torch.auto_checkpoint: the input has shape {tuple(x.shape)} and dtype "
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
+        self._check_profiled_conditions(x)
         self._counter.reset_peak()
         self._ran = True
         if self.plan is None:
@@ -515,6 +519,21 @@ class AutoCheckpoint(torch.nn.Module):
                 run.done = True
             raise
         return x
+
+    def _check_profiled_conditions(self, x: torch.Tensor) -> None:
+        """Refuses a forward with grad whose activations the profile did not measure: a block in another mode
+        than when it was profiled (profiled in eval mode and run in training mode, dropout's masks and batch
+        norm's statistics were saved uncounted: measured peaks past the predicted and the budget)."""
+        profiled = getattr(self, "_profiled_training", None)  # None: pickled before it was recorded
+        if profiled is not None:
+            for k, (block, was) in enumerate(zip(self._block_list, profiled)):
+                if block.training != was:
+                    mode = {True: "training", False: "eval"}
+                    raise ArgumentError(
+                        f"remat.torch.auto_checkpoint: block {k} is in {mode[block.training]} mode, but it was "
+                        f"profiled in {mode[was]} mode; what autograd saves depends on the mode (dropout's masks, "
+                        f"batch norm's statistics), so the plan would not hold its budget (call auto_checkpoint "
+                        f"again with the model in this mode; under torch.no_grad any mode runs)")
 
     def _split(self, whole: bool) -> "_Split":
         if self._splits.get(whole) is None:
