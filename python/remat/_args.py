@@ -39,6 +39,12 @@ def count(value: object, what: str, *, unsigned: bool = False) -> int:
     return value
 
 
+def bounded(value: object, least: int, most: int) -> bool:
+    """Whether `value` is an int (numpy's included, not a bool) in least..most: remat.torch's small counts."""
+    return (not isinstance(value, bool) and isinstance(value, numbers.Integral)
+            and least <= operator.index(value) <= most)
+
+
 def optional_count(value: object, what: str) -> Optional[int]:
     return None if value is None else count(value, what)
 

@@ -272,6 +272,22 @@ def test_huge_repeats_and_rounds_are_refused_not_run(torch_):
         remat.torch.tradeoff(model, x, rounds=2**64)
 
 
+def test_numpy_integers_are_taken_as_repeats_and_rounds(torch_):
+    """Every count of remat takes numpy's integers (docs/python.md, "Errors"); auto_checkpoint's repeats= and
+    tradeoff's rounds= refused them, saying "got 2"."""
+    import numpy
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4), torch_.nn.Tanh())
+    x = torch_.randn(2, 4)
+    assert remat.torch.auto_checkpoint(model, x, repeats=numpy.int64(1)).method == "plain autograd"
+    assert len(remat.torch.tradeoff(model, x, rounds=numpy.int32(1), repeats=numpy.uint8(0), segments=[1]).points) >= 2
+    with pytest.raises(remat.ArgumentError, match="repeats must be an int in 0..10000 .*got float 2.0"):
+        remat.torch.auto_checkpoint(model, x, repeats=2.0)
+    with pytest.raises(remat.ArgumentError, match="rounds must be an int in 1..10000, got int64 0"):
+        remat.torch.tradeoff(model, x, rounds=numpy.int64(0))
+
+
 def test_double_backward_is_refused_not_silently_wrong(torch_):
     """create_graph=True through a re-run step or block gave first derivatives that autograd could not
     differentiate again (the documented 'not supported' went unsaid). Now refused, and the module still works."""

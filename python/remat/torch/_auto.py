@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
-from .._args import flag
+from .._args import bounded, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
@@ -651,7 +651,7 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
     if sample.is_inference():
         raise ArgumentError("remat.torch.auto_checkpoint: the sample is an inference tensor (made under "
                             "torch.inference_mode), which autograd cannot save; pass one made outside it (a clone)")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+    if not bounded(repeats, 0, MAX_REPEATS):  # numpy's ints too, as every count of remat's
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
-                            f"each block), got {repeats!r}")
+                            f"each block), got {type(repeats).__name__} {repeats!r}")
     return blocks
