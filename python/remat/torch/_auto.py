@@ -403,6 +403,7 @@ class AutoCheckpoint(torch.nn.Module):
             self.predicted_cost = plain_cost
             self.recomputed_blocks = 0
         else:
+            _refuse_contexts(profiles, plain_peak_bytes)
             plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
             self.plan = plan
             self.method = "remat.chain_taped" if taped else "remat.chain"
@@ -539,6 +540,21 @@ class AutoCheckpoint(torch.nn.Module):
         if self._splits.get(whole) is None:
             self._splits[whole] = _Split(self.actions(), len(self.blocks), whole)
         return self._splits[whole]
+
+
+def _refuse_contexts(profiles: List[BlockProfile], plain_peak_bytes: int) -> None:
+    """Below plain autograd's peak, blocks are re-run and their stretches back-propagated apart: a block that
+    computes from a tensor made outside the model with a graph of its own (a cross-attention's memory) had each
+    such backward go through that graph, and the second failed with autograd's "Trying to backward through the
+    graph a second time", after the forward. Refused when the module is made, naming the block."""
+    for k, p in enumerate(profiles):
+        if p.context_shape is not None:
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: block {k} computes from a tensor made outside the model that requires "
+                f"grad (shape {p.context_shape}; a cross-attention's memory, say); below plain autograd's peak remat "
+                f"back-propagates blocks apart, each through that tensor's graph, which autograd allows once. Compute "
+                f"it inside a block, detach it, or give a budget of at least plain autograd's peak "
+                f"({plain_peak_bytes} bytes)")
 
 
 def _run_blocks(blocks, x, first: int):

@@ -10,11 +10,12 @@ import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Dict, Hashable, List, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 import torch
 
 from ._blocks import bad_block_output, block_modified_input
+from ._contexts import ContextRecorder
 from ._saved import SavedBytes, storage_key
 from ._versions import modified, versions
 
@@ -31,6 +32,10 @@ class BlockProfile:
     saved_bytes: int
     saves_input: bool
     saves_output: bool
+    #: The shape of a tensor the block computes from that it did not make and that has a graph of its own (a
+    #: cross-attention's memory made before the model), None where there is none: a backward of the block apart
+    #: from the rest goes through that graph, which autograd allows once (_contexts.py)
+    context_shape: Optional[Tuple[int, ...]] = None
 
     @property
     def adjoint_bytes(self) -> int:
@@ -100,8 +105,9 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
                     _sync(devices)
                     start = clock()
+                    recorder = ContextRecorder() if run == 0 else nullcontext()
                     try:
-                        with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
+                        with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext(), recorder:
                             out = block(leaf)
                     except RuntimeError as e:
                         # autograd refuses an in-place operation on a leaf that requires grad: said so here
@@ -121,6 +127,9 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                     if counter is not None:
                         keys = dict((key, entry[1]) for key, entry in counter.live.items())
                         counted_out = out  # kept alive, so that its storage key stays its own
+                        contexts = recorder.contexts([leaf])
+                        context_shape = tuple(contexts[0].shape) if contexts else None
+                    del recorder
                     inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
                     if out.requires_grad and inputs:
                         torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
@@ -139,7 +148,8 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                 state_saved[k + 1] |= saves_output
                 plain_bytes += inner
                 profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
-                                             in_bytes, out_bytes, inner, saves_input, saves_output))
+                                             in_bytes, out_bytes, inner, saves_input, saves_output, context_shape))
+                del contexts
                 states.append(out.detach())
     finally:
         with torch.no_grad():
