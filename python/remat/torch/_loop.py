@@ -57,7 +57,9 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
     def pack(t):
         key, nbytes = storage_key(t)
         saved[key] = nbytes
-        return t
+        # detached: a saved output packed as itself is a cycle through its own grad_fn that Python's collector
+        # cannot see, so step 0's graph lived forever where no backward ran (a forward alone, or a failure)
+        return t.detach()
 
     hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t) if saved is not None else nullcontext()
     recorder = ContextRecorder()
