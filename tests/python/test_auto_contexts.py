@@ -54,3 +54,30 @@ def test_a_block_over_a_memory_made_outside_is_refused_below_plain_autograds_pea
         set_memory()
     least = remat.torch.auto_checkpoint(blocks, x, budget=probe.plain_peak_bytes - 1, repeats=0)
     assert least.method == "remat.chain_taped"
+
+
+def test_a_block_slicing_its_own_parameter_is_no_context():
+    """A position embedding sliced per input (self.pos[:, :n]: a view of a parameter, made inside the block by
+    indexing that PyTorch 1.13's TorchFunctionMode does not see) is the block's own: planned below plain
+    autograd's peak, gradients plain autograd's."""
+    class Positioned(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.pos = torch.nn.Parameter(torch.randn(1, 32, 16))
+            self.lin = torch.nn.Linear(16, 16)
+
+        def forward(self, x):
+            return torch.tanh(self.lin(x + self.pos[:, :x.shape[1]]))
+
+    torch.manual_seed(1)
+    blocks = torch.nn.Sequential(*[Positioned() for _ in range(5)])
+    x = torch.randn(2, 8, 16)
+    probe = remat.torch.auto_checkpoint(blocks, x, budget="1GiB", repeats=0)
+    fast = remat.torch.auto_checkpoint(blocks, x, budget=probe.least_budget_bytes, repeats=0)
+    assert fast.method == "remat.chain_taped" and fast.recomputed_blocks > 0
+    fast(x).sum().backward()
+    got = [p.grad.clone() for p in blocks.parameters()]
+    for p in blocks.parameters():
+        p.grad = None
+    blocks(x).sum().backward()
+    assert all(torch.equal(a, p.grad) for a, p in zip(got, blocks.parameters()))

@@ -135,3 +135,25 @@ def test_a_tensor_used_directly_and_through_a_context_is_refused_in_the_forward(
     scale = torch.nn.functional.softplus(raw)
     with pytest.raises(remat.ArgumentError, match="both directly and through a tensor computed from it"):
         remat.torch.checkpoint_loop(lambda k, h: h * scale + raw, torch.zeros(8), steps=T, slots=3)
+
+
+@pytest.mark.parametrize("memory", MEMORY)
+def test_inputs_embedded_before_the_loop_and_indexed_per_step(memory):
+    """The commonest recurrent loop: inputs = embed(tokens) made before it, step k reading inputs[k]. Every
+    step's backward went through the embedding's graph (autograd's "backward through the graph a second time"
+    at the second). inputs[k] is basic indexing, which PyTorch 1.13's TorchFunctionMode does not see: its base
+    is the context. An indexed leaf (inputs requiring grad themselves) stays a parameter."""
+    torch.manual_seed(3)
+    embed, cell = torch.nn.Embedding(20, 8), torch.nn.GRUCell(8, 8)
+    tokens = torch.randint(0, 20, (T, 2))
+    leaves = [embed.weight, *cell.parameters()]
+
+    def make():
+        inputs = embed(tokens)
+        return (lambda k, h: cell(inputs[k], h)), {}
+
+    assert same(loss_grads(make, leaves, loop=True, **memory), loss_grads(make, leaves, loop=False))
+    raw = torch.randn(T, 2, 8, requires_grad=True)
+    leaves = [raw, *cell.parameters()]
+    indexed = lambda: ((lambda k, h: cell(raw[k], h)), {})  # noqa: E731
+    assert same(loss_grads(indexed, leaves, loop=True, **memory), loss_grads(indexed, leaves, loop=False))

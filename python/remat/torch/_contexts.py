@@ -27,7 +27,10 @@ def _tensors(obj):
 
 class ContextRecorder(TorchFunctionMode):
     """While active (step 0's discovery run): every tensor an operation took that requires grad and has a graph,
-    and the ids of the tensors operations returned (kept alive, so that those ids stay theirs)."""
+    and the tensors operations returned (kept alive, so that their ids stay theirs). PyTorch 1.13's
+    TorchFunctionMode does not see basic indexing (x[k], x[:, 1]), whose results, views, are taken for their
+    base (inputs for inputs[k]): a context where that is one, a leaf or the step's own tensor otherwise. (A
+    TorchDispatchMode sees every operator but broke saved-tensor hooks in attention blocks under 1.13.)"""
 
     def __init__(self):
         super().__init__()
@@ -48,7 +51,16 @@ class ContextRecorder(TorchFunctionMode):
         apply, is the step's own)."""
         made = {id(t) for t in self.made}
         inputs = {id(leaf) for leaf in leaves}
-        return [t for i, t in self.taken.items() if i not in made and not _reaches(t.grad_fn, inputs)]
+        contexts: Dict[int, torch.Tensor] = {}
+        for i, t in self.taken.items():
+            base = t
+            while base._base is not None:  # a view the recorder did not see made: its base is what was taken
+                base = base._base
+            if i in made or id(base) in made or base.grad_fn is None or id(base) in contexts:
+                continue
+            if not _reaches(base.grad_fn, inputs):
+                contexts[id(base)] = base
+        return list(contexts.values())
 
 
 def context_over(contexts: Sequence[torch.Tensor], leaves: Sequence[torch.Tensor]):
