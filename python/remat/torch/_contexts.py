@@ -8,6 +8,7 @@ backward through the graph a second time")."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Dict, List, Sequence
 
 import torch
@@ -26,8 +27,9 @@ def _tensors(obj):
 
 
 class ContextRecorder(TorchFunctionMode):
-    """While active (step 0's discovery run): every tensor an operation took that requires grad and has a graph,
-    and the tensors operations returned (kept alive, so that their ids stay theirs). PyTorch 1.13's
+    """While active (step 0's discovery run): every tensor an operation took that requires grad, has a graph and
+    was not returned by an operation before (those weakly held: the step's temporaries die when it is done
+    with them, as without the recorder; an id is compared while both tensors live). PyTorch 1.13's
     TorchFunctionMode does not see basic indexing (x[k], x[:, 1]), whose results, views, are taken for their
     base (inputs for inputs[k]): a context where that is one, a leaf or the step's own tensor otherwise. (A
     TorchDispatchMode sees every operator but broke saved-tensor hooks in attention blocks under 1.13.)"""
@@ -35,28 +37,32 @@ class ContextRecorder(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.taken: Dict[int, torch.Tensor] = {}
-        self.made: List[torch.Tensor] = []
+        self.made: Dict[int, "weakref.ref[torch.Tensor]"] = {}
+
+    def _made(self, t: torch.Tensor) -> bool:
+        ref = self.made.get(id(t))
+        return ref is not None and ref() is t
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in _tensors((args, kwargs)):
-            if t.requires_grad and t.grad_fn is not None:
+            if t.requires_grad and t.grad_fn is not None and not self._made(t):
                 self.taken.setdefault(id(t), t)
-        self.made.extend(_tensors(out))
+        for t in _tensors(out):
+            self.made[id(t)] = weakref.ref(t)
         return out
 
     def contexts(self, leaves: Sequence[torch.Tensor]) -> List[torch.Tensor]:
         """The tensors taken that no operation of the step returned and whose graph does not reach the step's
         input `leaves` (one an operation the recorder does not see made from them, as an autograd.Function's
         apply, is the step's own)."""
-        made = {id(t) for t in self.made}
         inputs = {id(leaf) for leaf in leaves}
         contexts: Dict[int, torch.Tensor] = {}
-        for i, t in self.taken.items():
+        for t in self.taken.values():
             base = t
             while base._base is not None:  # a view the recorder did not see made: its base is what was taken
                 base = base._base
-            if i in made or id(base) in made or base.grad_fn is None or id(base) in contexts:
+            if self._made(base) or base.grad_fn is None or id(base) in contexts:
                 continue
             if not _reaches(base.grad_fn, inputs):
                 contexts[id(base)] = base
