@@ -429,7 +429,10 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       the re-runs run under the forward's settings, without autocast's cache of casts (a parameter every step
       shares has its gradient summed in float32, not in the low precision as plain autograd's cached cast
       does). Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else
-      the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
+      the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on;
+      a tensor with a graph of its own made before the loop, as inputs = embed(tokens), is taken itself, its
+      gradient handed back once). A step that differentiates a tensor these leave out (layers[k]: give
+      params=layers.parameters()) is refused in the backward (remat.BackwardError naming the step).
     x0: a tensor or a tuple of tensors.
     steps: T (0: a loop of no steps, which returns x0). Or until(k, x_k) -> bool, asked at each x_k (x_0 first:
       True there is a loop of no steps, which returns x0), True when x_k is the final state: the
