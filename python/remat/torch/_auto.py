@@ -491,6 +491,12 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._check_profiled_conditions(x)
+        if x.requires_grad and getattr(self.profiles[0], "grad_input_extra_bytes", 0):
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: the input requires grad, but the sample did not, and block 0 saves "
+                f"{self.profiles[0].grad_input_extra_bytes} bytes more for such an input than was profiled (its "
+                f"parameters frozen, say), so the plan would not hold its budget: call auto_checkpoint with a sample "
+                f"that requires grad (sample.requires_grad_())")
         self._counter.reset_peak()
         self._ran = True
         if self.plan is None:

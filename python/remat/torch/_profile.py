@@ -36,6 +36,9 @@ class BlockProfile:
     #: cross-attention's memory made before the model), None where there is none: a backward of the block apart
     #: from the rest goes through that graph, which autograd allows once (_contexts.py)
     context_shape: Optional[Tuple[int, ...]] = None
+    #: Block 0 of a sample that does not require grad: how many more bytes it saves for an input that does (a
+    #: block whose parameters are all frozen saves nothing for an input without grad), 0 otherwise
+    grad_input_extra_bytes: int = 0
 
     @property
     def adjoint_bytes(self) -> int:
@@ -147,8 +150,12 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                 state_saved[k] |= saves_input
                 state_saved[k + 1] |= saves_output
                 plain_bytes += inner
+                extra = 0
+                if k == 0 and not sample.requires_grad and (x.is_floating_point() or x.is_complex()):
+                    extra = max(0, _saved_with_grad_input(block, x, excluded) - sum(keys.values()))
                 profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
-                                             in_bytes, out_bytes, inner, saves_input, saves_output, context_shape))
+                                             in_bytes, out_bytes, inner, saves_input, saves_output, context_shape,
+                                             extra))
                 del contexts
                 states.append(out.detach())
     finally:
@@ -163,6 +170,17 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
     keys = [_identity(b, x, p, k > 0 or sample.requires_grad)
             for k, (b, x, p) in enumerate(zip(blocks, states, profiles))]
     return _times_shared(profiles, keys), plain_bytes, states[-1]
+
+
+def _saved_with_grad_input(block: torch.nn.Module, x: torch.Tensor, excluded) -> int:
+    """The bytes `block` saves (each storage once, its input's included) run on x made to require grad: what
+    block 0 holds when the module's input requires grad where the sample did not."""
+    counter = SavedBytes(excluded)
+    with torch.enable_grad(), counter.hooks():
+        out = block(_leaf(x, True))
+    saved = sum(entry[1] for entry in counter.live.values())
+    del out
+    return saved
 
 
 def _identity(block: torch.nn.Module, x: torch.Tensor, profile: BlockProfile, input_grad: bool) -> Hashable:
