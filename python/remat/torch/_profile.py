@@ -91,6 +91,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
     states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
     plain_bytes = 0
     state_saved = [False] * (len(blocks) + 1)
+    with_grad = None
     try:
         with torch.random.fork_rng(devices=devices):
             for k, block in enumerate(blocks):
@@ -150,18 +151,23 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
                 state_saved[k] |= saves_input
                 state_saved[k + 1] |= saves_output
                 plain_bytes += inner
-                extra = 0
                 if k == 0 and not sample.requires_grad and (x.is_floating_point() or x.is_complex()):
-                    extra = max(0, _saved_with_grad_input(block, x, excluded) - sum(keys.values()))
+                    with_grad = _saved_with_grad_input(block, x, excluded)
                 profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
-                                             in_bytes, out_bytes, inner, saves_input, saves_output, context_shape,
-                                             extra))
+                                             in_bytes, out_bytes, inner, saves_input, saves_output, context_shape))
                 del contexts
                 states.append(out.detach())
     finally:
         with torch.no_grad():
             for t, saved in zip((t for b in blocks for t in b.buffers()), buffers):
                 t.copy_(saved)
+    if with_grad is not None:  # what block 0 saves beyond the profile for an input requiring grad
+        p, (saves_input, inner, saves_output) = profiles[0], with_grad
+        extra = (max(0, inner - p.saved_bytes) + (p.input_bytes if saves_input and not p.saves_input else 0) +
+                 # its output, unless block 1 saves that storage anyway (as its input)
+                 (p.output_bytes if saves_output and not p.saves_output
+                  and not (len(profiles) > 1 and profiles[1].saves_input) else 0))
+        profiles[0] = dataclasses.replace(p, grad_input_extra_bytes=extra)
     # each storage once: a block that returns its input or a view of it (nn.Identity, nn.Flatten, a transpose)
     # makes a state of the same storage, which plain autograd holds once (counted twice, the plain peak came out
     # too high, and budgets between the two planned re-runs where plain autograd fits)
@@ -172,15 +178,17 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
     return _times_shared(profiles, keys), plain_bytes, states[-1]
 
 
-def _saved_with_grad_input(block: torch.nn.Module, x: torch.Tensor, excluded) -> int:
-    """The bytes `block` saves (each storage once, its input's included) run on x made to require grad: what
-    block 0 holds when the module's input requires grad where the sample did not."""
+def _saved_with_grad_input(block: torch.nn.Module, x: torch.Tensor, excluded) -> Tuple[bool, int, bool]:
+    """(whether it saves its input, the bytes it saves besides its input and output, whether it saves its output)
+    of `block` run on x made to require grad: what block 0 holds when the module's input requires grad where
+    the sample did not."""
     counter = SavedBytes(excluded)
     with torch.enable_grad(), counter.hooks():
         out = block(_leaf(x, True))
-    saved = sum(entry[1] for entry in counter.live.values())
-    del out
-    return saved
+    keys = {key: entry[1] for key, entry in counter.live.items()}
+    in_key, out_key = storage_key(x)[0], storage_key(out)[0]
+    inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
+    return in_key in keys, inner, out_key in keys
 
 
 def _identity(block: torch.nn.Module, x: torch.Tensor, profile: BlockProfile, input_grad: bool) -> Hashable:
