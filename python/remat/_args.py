@@ -16,6 +16,12 @@ INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
 
+def shown(value: int) -> str:
+    """An int for a message: its digits while they are few (an int of more than 4300 digits has no str by
+    default: a ValueError instead of remat's error), else its size in bits."""
+    return str(value) if value.bit_length() <= 128 else f"an int of {value.bit_length()} bits"
+
+
 def count(value: object, what: str, *, unsigned: bool = False) -> int:
     """`value` as an int for a 64-bit count (signed: the library's step_t and slot_t; unsigned: byte sizes).
     A bool, a float (3.0 included, as range() refuses it) or a str is refused naming `what`; an int past 64
@@ -25,12 +31,18 @@ def count(value: object, what: str, *, unsigned: bool = False) -> int:
     value = operator.index(value)
     top = UINT64_MAX if unsigned else INT64_MAX
     if value > top:
-        raise CountOverflowError(f"{what}: {value} does not fit 64 bits (at most {top})")
+        raise CountOverflowError(f"{what}: {shown(value)} does not fit 64 bits (at most {top})")
     if value < -INT64_MAX - 1:
-        raise CountOverflowError(f"{what}: {value} does not fit 64 bits")
+        raise CountOverflowError(f"{what}: {shown(value)} does not fit 64 bits")
     if unsigned and value < 0:
         raise ArgumentError(f"{what}: expected an int >= 0, got {value}")
     return value
+
+
+def bounded(value: object, least: int, most: int) -> bool:
+    """Whether `value` is an int (numpy's included, not a bool) in least..most: remat.torch's small counts."""
+    return (not isinstance(value, bool) and isinstance(value, numbers.Integral)
+            and least <= operator.index(value) <= most)
 
 
 def optional_count(value: object, what: str) -> Optional[int]:

@@ -105,6 +105,7 @@ class Plan:
     # online revolve
     offline_forward_steps: Optional[int] = None
     ratio_to_offline: Optional[float] = None
+    learns_end_at: Optional[str] = None
     # plan_for_budget
     state_bytes: Optional[int] = None
     budget_bytes: Optional[int] = None
@@ -273,6 +274,10 @@ def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, st
     """
     if not isinstance(method, str):
         raise ArgumentError(f"method: expected auto, exact or near-optimal, got {method!r}")
+    # a str is iterable too: its letters were read as levels ("level 'h': ..."), and None was a TypeError
+    if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, collections.abc.Iterable):
+        raise ArgumentError(f"levels: expected a sequence of levels (remat.Level, tuples or dicts), got "
+                            f"{type(levels).__name__} {levels!r}")
     return _plan(_remat.multilevel(count(steps, "steps"), [_level_tuple(l) for l in levels],
                                    *_costs(step_cost, reverse_cost), method))
 

@@ -164,6 +164,7 @@ plan_result make_revolve(step_t steps, slot_t slots, bool online, double step_co
     const std::uint64_t offline = binomial::min_forward_steps(steps, slots);
     r["offline_forward_steps"] = offline;
     r["ratio_to_offline"] = ratio(forward, offline);
+    r["learns_end_at"] = "x_{T-1}"; // as the tool reports it: the loop learns it has T steps at x_{T-1}
     return {plan, r};
 }
 

@@ -51,8 +51,24 @@ PLANS = [
     case("budget -1GiB", lambda: remat.plan_for_budget(100, "-1GiB", 64), remat.ArgumentError, "budget_bytes"),
     case("budget abc", lambda: remat.plan_for_budget(100, "abc", 64), remat.ArgumentError, "budget_bytes"),
     case("parse_bytes 2e19", lambda: remat.parse_bytes("2e19"), remat.CountOverflowError, "2e19"),
+    # past a float's range: Python's own OverflowError ("cannot convert float infinity"), not remat's, before
+    case("parse_bytes 1e400", lambda: remat.parse_bytes("1e400"), remat.CountOverflowError, "1e400"),
+    case("parse_bytes 1e99999GiB", lambda: remat.parse_bytes("1e99999GiB"), remat.CountOverflowError, "1e99999GiB"),
+    # a float read 1.0000000000000001 as a whole 1 byte
+    case("parse_bytes 1.0000000000000001", lambda: remat.parse_bytes("1.0000000000000001"), remat.ArgumentError,
+         "not a whole number of bytes"),
+    # ints of more than 4300 digits have no str: the message raised Python's ValueError instead of remat's error
+    case("parse_bytes 10**5000", lambda: remat.parse_bytes(10**5000), remat.CountOverflowError, "an int of 16610 bits"),
+    case("parse_bytes -10**5000", lambda: remat.parse_bytes(-10**5000), remat.ArgumentError, "an int of 16610 bits"),
+    case("revolve steps 10**5000", lambda: remat.revolve(10**5000, 3), remat.CountOverflowError, "steps: an int of"),
     # multilevel levels
     case("level no slots", lambda: remat.multilevel(1000, [("host",)]), remat.ArgumentError, "level"),
+    # levels not a sequence: None was a TypeError, a str's letters were read as levels ("level 'h'")
+    case("levels None", lambda: remat.multilevel(1000, None), remat.ArgumentError, "levels: expected a sequence"),
+    case("levels a str", lambda: remat.multilevel(1000, "host:4"), remat.ArgumentError,
+         "levels: expected a sequence.*'host:4'"),
+    case("levels a dict", lambda: remat.multilevel(1000, {"name": "host", "slots": 4}), remat.ArgumentError,
+         "levels: expected a sequence"),
     case("level a str", lambda: remat.multilevel(1000, ["host"]), remat.ArgumentError, "level 'host'"),
     case("level slots str", lambda: remat.multilevel(1000, [("host", "4")]), remat.ArgumentError,
          "level host: slots"),
@@ -169,6 +185,17 @@ def test_numpy_style_integers_and_good_values_still_pass():
     assert remat.multilevel(1000, [("host", math.inf)]).levels[0].slots is None
 
 
+def test_byte_sizes_are_read_exactly_from_their_decimal_digits():
+    # Python's integers are the reference: the digits and the unit multiplied exactly. A float rounded these
+    # (2^53 + 1 to 2^53; 2^64 - 1 written with an exponent up to 2^64, then refused).
+    assert remat.parse_bytes("9007199254740993.0") == 2**53 + 1
+    assert remat.parse_bytes("1.8446744073709551615e19") == 2**64 - 1
+    assert remat.parse_bytes("0.75KiB") == 3 * 1024 // 4
+    assert remat.parse_bytes("1.5e3 kB") == 15 * 10**5
+    assert remat.parse_bytes("0e99999") == 0
+    assert remat.plan_for_budget(100, "9007199254740993.0", 1).slots == 2**53 + 1
+
+
 
 @pytest.fixture
 def torch_():
@@ -243,6 +270,22 @@ def test_huge_repeats_and_rounds_are_refused_not_run(torch_):
             remat.torch.auto_checkpoint(model, x, repeats=repeats)
     with pytest.raises(remat.ArgumentError, match="rounds"):
         remat.torch.tradeoff(model, x, rounds=2**64)
+
+
+def test_numpy_integers_are_taken_as_repeats_and_rounds(torch_):
+    """Every count of remat takes numpy's integers (docs/python.md, "Errors"); auto_checkpoint's repeats= and
+    tradeoff's rounds= refused them, saying "got 2"."""
+    import numpy
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4), torch_.nn.Tanh())
+    x = torch_.randn(2, 4)
+    assert remat.torch.auto_checkpoint(model, x, repeats=numpy.int64(1)).method == "plain autograd"
+    assert len(remat.torch.tradeoff(model, x, rounds=numpy.int32(1), repeats=numpy.uint8(0), segments=[1]).points) >= 2
+    with pytest.raises(remat.ArgumentError, match="repeats must be an int in 0..10000 .*got float 2.0"):
+        remat.torch.auto_checkpoint(model, x, repeats=2.0)
+    with pytest.raises(remat.ArgumentError, match="rounds must be an int in 1..10000, got int64 0"):
+        remat.torch.tradeoff(model, x, rounds=numpy.int64(0))
 
 
 def test_double_backward_is_refused_not_silently_wrong(torch_):

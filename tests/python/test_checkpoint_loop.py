@@ -261,7 +261,7 @@ def test_bad_input_is_refused_with_remat_errors():
     with pytest.raises(remat.CapacityError):
         remat.torch.checkpoint_loop(step, x0, until=lambda k, x: k == 3, budget=0)
     with pytest.raises(remat.ArgumentError, match="steps"):
-        remat.torch.checkpoint_loop(step, x0, 0, slots=2)
+        remat.torch.checkpoint_loop(step, x0, -1, slots=2)  # 0 steps returns x0 (test_a_loop_of_no_steps_...)
     with pytest.raises(remat.ArgumentError):
         remat.torch.checkpoint_loop(step, x0, 10)  # neither slots nor budget
     with pytest.raises(remat.ArgumentError):
@@ -536,3 +536,23 @@ def test_until_is_asked_at_every_state_from_x0_in_order():
     out = remat.torch.checkpoint_loop(lambda k, x: x * 2, x0, until=until, slots=2)
     assert asked == [0, 1, 2, 3, 4] and torch.equal(out, x0 * 16)
     assert remat.torch.checkpoint_loop(lambda k, x: x * 2, x0, until=lambda k, x: True, slots=2) is x0
+
+
+@pytest.mark.parametrize("memory", [dict(slots=2), dict(budget="1MiB"), dict(slots=3, taped=True),
+                                    dict(slots=2, snapshots="disk")])
+def test_a_loop_of_no_steps_returns_x0_as_the_plain_loop_does(memory):
+    """steps=0 (a loop over an empty sequence, steps=len(inputs)) was refused with the library's "steps must be
+    at least 1", where until= True at x_0 and the plain loop return x_0."""
+    calls = []
+    x0 = (torch.randn(3, requires_grad=True), torch.arange(2))
+    out = remat.torch.checkpoint_loop(lambda k, x: calls.append(k) or x, x0, 0, **memory)
+    assert out is x0 and calls == []
+    out[0].pow(2).sum().backward()
+    assert torch.equal(x0[0].grad, 2 * x0[0].detach())
+    with pytest.raises(remat.ArgumentError, match="steps must be >= 0, got -1"):
+        remat.torch.checkpoint_loop(lambda k, x: x, x0, -1, **memory)
+    # what a loop of steps refuses, a loop of none refuses too
+    with pytest.raises(remat.ArgumentError, match="slots must be at least 1, got 0"):
+        remat.torch.checkpoint_loop(lambda k, x: x, x0, 0, slots=0)
+    with pytest.raises(remat.CapacityError, match="holds no snapshot"):
+        remat.torch.checkpoint_loop(lambda k, x: x, x0, 0, budget=1)

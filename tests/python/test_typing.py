@@ -75,3 +75,62 @@ def test_extension_stubs_declare_every_public_name_and_member():
     for cls, names in members.items():
         actual = {n for n in dir(getattr(remat._remat, cls)) if not n.startswith("_")}
         assert not actual - names, f"{cls} members not in _remat.pyi: {sorted(actual - names)}"
+
+
+def _stub_parameters(function: ast.FunctionDef):
+    """(name, kind, default) of each parameter of a def, the name None where it is positional-only (no caller
+    can pass it by name, so the name is no part of the signature)."""
+    a = function.args
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + [ast.unparse(d) for d in a.defaults]
+    out = [(None if p in a.posonlyargs else p.arg, "positional-only" if p in a.posonlyargs else "positional",
+            d) for p, d in zip(positional, defaults)]
+    if a.vararg:
+        out.append((a.vararg.arg, "*args", None))
+    out += [(p.arg, "keyword-only", None if d is None else ast.unparse(d)) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg:
+        out.append((a.kwarg.arg, "**kwargs", None))
+    return out
+
+
+def _extension_parameters(obj):
+    """The parameters of an extension function as nanobind states them (__nb_signature__: its `def` line,
+    each default written \\N and given as the N-th value), in _stub_parameters' form; None where it has none."""
+    if isinstance(obj, property):
+        obj = obj.fget
+    overloads = getattr(obj, "__nb_signature__", None)
+    if not overloads:
+        return None
+    assert len(overloads) == 1, f"{obj}: overloaded, which the stub would declare with @overload"
+    line, _, defaults = overloads[0]
+    for i, value in enumerate(defaults or ()):
+        line = line.replace(f"\\{i}", repr(value), 1)
+    return _stub_parameters(ast.parse(line.replace("def (", "def f(", 1) + ": ...").body[0])
+
+
+def test_extension_stubs_state_each_signature_as_the_extension_takes_it():
+    """Each function and method _remat.pyi declares takes the parameters the extension's does: the same names
+    (those a caller may pass by name), kinds and defaults, against nanobind's own statement of the signature.
+    Before, Advance.__eq__ and the other actions' were declared `(self, other)`, which a checker reads as
+    `a.__eq__(other=b)` being valid; the extension takes its operand by position only."""
+    tree = ast.parse((PACKAGE / "_remat.pyi").read_text())
+    checked, wrong = 0, []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            pairs = [(node.name, node, getattr(remat._remat, node.name))]
+        elif isinstance(node, ast.ClassDef):
+            cls = getattr(remat._remat, node.name)
+            pairs = [(f"{node.name}.{m.name}", m, vars(cls).get(m.name)) for m in node.body
+                     if isinstance(m, ast.FunctionDef)]
+        else:
+            continue
+        for name, stub, actual in pairs:
+            assert actual is not None, f"_remat.pyi declares {name}, which the extension does not define"
+            stated = _extension_parameters(actual)
+            if stated is None:  # a slot wrapper (__iter__, __next__): CPython's own signature, no nanobind's
+                continue
+            checked += 1
+            if _stub_parameters(stub) != stated:
+                wrong.append(f"{name}: stub {_stub_parameters(stub)} != extension {stated}")
+    assert not wrong, "\n".join(wrong)
+    assert checked >= 40  # every action's fields and methods, the plan functions, the cursor, the disk level

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 import torch
 
-from .._args import flag
+from .._args import bounded, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
@@ -378,6 +378,9 @@ class AutoCheckpoint(torch.nn.Module):
         self.profiles = profiles
         self.plain_peak_bytes = plain_peak_bytes
         self.input_shape, self.input_dtype = tuple(sample.shape), sample.dtype
+        # What else the profile's bytes depend on: each block's mode (dropout saves its mask in training mode
+        # only, batch norm its statistics)
+        self._profiled_training = [b.training for b in blocks]
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -397,6 +400,7 @@ class AutoCheckpoint(torch.nn.Module):
             self.predicted_cost = plain_cost
             self.recomputed_blocks = 0
         else:
+            _refuse_contexts(profiles, plain_peak_bytes)
             plan = _plan_within(self.chain_steps, self.final_state_bytes, budget_bytes, taped)
             self.plan = plan
             self.method = "remat.chain_taped" if taped else "remat.chain"
@@ -483,6 +487,13 @@ class AutoCheckpoint(torch.nn.Module):
             raise ArgumentError(f"remat.torch.auto_checkpoint: the input has shape {tuple(x.shape)} and dtype "
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
+        self._check_profiled_conditions(x)
+        if x.requires_grad and getattr(self.profiles[0], "grad_input_extra_bytes", 0):
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: the input requires grad, but the sample did not, and block 0 saves "
+                f"{self.profiles[0].grad_input_extra_bytes} bytes more for such an input than was profiled (its "
+                f"parameters frozen, say), so the plan would not hold its budget: call auto_checkpoint with a sample "
+                f"that requires grad (sample.requires_grad_())")
         self._counter.reset_peak()
         self._ran = True
         if self.plan is None:
@@ -513,10 +524,40 @@ class AutoCheckpoint(torch.nn.Module):
             raise
         return x
 
+    def _check_profiled_conditions(self, x: torch.Tensor) -> None:
+        """Refuses a forward with grad whose activations the profile did not measure: a block in another mode
+        than when it was profiled (profiled in eval mode and run in training mode, dropout's masks and batch
+        norm's statistics were saved uncounted: measured peaks past the predicted and the budget)."""
+        profiled = getattr(self, "_profiled_training", None)  # None: pickled before it was recorded
+        if profiled is not None:
+            for k, (block, was) in enumerate(zip(self._block_list, profiled)):
+                if block.training != was:
+                    mode = {True: "training", False: "eval"}
+                    raise ArgumentError(
+                        f"remat.torch.auto_checkpoint: block {k} is in {mode[block.training]} mode, but it was "
+                        f"profiled in {mode[was]} mode; what autograd saves depends on the mode (dropout's masks, "
+                        f"batch norm's statistics), so the plan would not hold its budget (call auto_checkpoint "
+                        f"again with the model in this mode; under torch.no_grad any mode runs)")
+
     def _split(self, whole: bool) -> "_Split":
         if self._splits.get(whole) is None:
             self._splits[whole] = _Split(self.actions(), len(self.blocks), whole)
         return self._splits[whole]
+
+
+def _refuse_contexts(profiles: List[BlockProfile], plain_peak_bytes: int) -> None:
+    """Below plain autograd's peak, blocks are re-run and their stretches back-propagated apart: a block that
+    computes from a tensor made outside the model with a graph of its own (a cross-attention's memory) had each
+    such backward go through that graph, and the second failed with autograd's "Trying to backward through the
+    graph a second time", after the forward. Refused when the module is made, naming the block."""
+    for k, p in enumerate(profiles):
+        if p.context_shape is not None:
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: block {k} computes from a tensor made outside the model that requires "
+                f"grad (shape {p.context_shape}; a cross-attention's memory, say); below plain autograd's peak remat "
+                f"back-propagates blocks apart, each through that tensor's graph, which autograd allows once. Compute "
+                f"it inside a block, detach it, or give a budget of at least plain autograd's peak "
+                f"({plain_peak_bytes} bytes)")
 
 
 def _run_blocks(blocks, x, first: int):
@@ -629,7 +670,7 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
     if sample.is_inference():
         raise ArgumentError("remat.torch.auto_checkpoint: the sample is an inference tensor (made under "
                             "torch.inference_mode), which autograd cannot save; pass one made outside it (a clone)")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 0 <= repeats <= MAX_REPEATS:
+    if not bounded(repeats, 0, MAX_REPEATS):  # numpy's ints too, as every count of remat's
         raise ArgumentError(f"remat.torch.auto_checkpoint: repeats must be an int in 0..{MAX_REPEATS} (timed runs of "
-                            f"each block), got {repeats!r}")
+                            f"each block), got {type(repeats).__name__} {repeats!r}")
     return blocks

@@ -35,6 +35,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
+from ._contexts import ContextRecorder, context_over
 from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
@@ -45,8 +46,10 @@ from ._versions import modified, versions
 
 
 def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngStates], saved=None):
-    """The tensors requiring grad that step 0 reaches besides its input (the leaves of its autograd graph):
-    a function's closure parameters. Runs step 0 once with grad enabled; returns (parameters, x_1's parts,
+    """The tensors requiring grad that step 0 reaches besides its input: its contexts (_contexts.py: tensors
+    with a graph of their own that it computes from, as a decoder's encoder outputs) and the leaves of its
+    autograd graph up to those (a function's closure parameters). Runs step 0 once with grad enabled; returns
+    (parameters, x_1's parts,
     the RNG state before step 0, step 0's graph as (leaves, outputs)) so that the loop does not run step 0
     again. `saved`, a dict, receives {storage key: bytes} of every tensor the graph saves (a tape's size)."""
     before = rng.get() if rng is not None else None
@@ -54,15 +57,21 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
     def pack(t):
         key, nbytes = storage_key(t)
         saved[key] = nbytes
-        return t
+        # detached: a saved output packed as itself is a cycle through its own grad_fn that Python's collector
+        # cannot see, so step 0's graph lived forever where no backward ran (a forward alone, or a failure)
+        return t.detach()
 
     hooks = torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t) if saved is not None else nullcontext()
+    recorder = ContextRecorder()
     with torch.enable_grad(), hooks:
         leaves = tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(x0_parts, spec.differentiable))
-        out = _checked_call(step, spec, 0, leaves)
-    found, seen = [], {id(l) for l in leaves}
+        with recorder:
+            out = _checked_call(step, spec, 0, leaves)
+    found = recorder.contexts(leaves)
+    del recorder
+    seen = {id(t) for t in (*leaves, *found)}
     stack = [o.grad_fn for o in out if o.grad_fn is not None]
-    visited = set()
+    visited = {c.grad_fn for c in found}  # a context's graph is not the step's: its leaves are reached through it
     while stack:
         node = stack.pop()
         if node is None or node in visited:
@@ -73,6 +82,13 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
             seen.add(id(variable))
             found.append(variable)
         stack.extend(n for n, _ in node.next_functions)
+    both = context_over([t for t in found if t.grad_fn is not None], [t for t in found if t.grad_fn is None])
+    if both is not None:
+        raise ArgumentError(
+            f"remat.torch.checkpoint_loop: step 0 differentiates a tensor (shape {tuple(both[1].shape)}) both "
+            f"directly and through a tensor computed from it before the loop (shape {tuple(both[0].shape)}); each "
+            f"step's backward would go through the graph that computed the latter, which only one backward can: "
+            f"compute it inside the step, or use the tensor through it alone")
     return found, tuple(o.detach() for o in out), before, (leaves, out)
 
 
@@ -147,6 +163,45 @@ def _call(step, k: int, x):
         raise
 
 
+class _LeafCheck:
+    """Finds, at each reverse, a tensor requiring grad that the re-run's graph reaches (a leaf: its AccumulateGrad
+    node's variable) and the loop does not differentiate. The parameters are found once, on step 0 (or given):
+    a step that differentiates another tensor (a function step running layers[k]: every layer but layers[0])
+    had it left out, its gradient silently lost (None where plain autograd's is there).
+
+    Each re-run makes a graph of its own; what it reaches beyond that (a context computed before the loop, as
+    a decoder's encoder outputs; the parameters' accumulators) is the same at every step: nodes met by two
+    consecutive walks are outside the steps' graphs and are not walked again, so that a step costs its own
+    graph's nodes (a node of a graph already back-propagated holds no saved tensors)."""
+
+    def __init__(self, params: Sequence[torch.Tensor]):
+        self.known = {id(p) for p in params}
+        # a context's graph (and the leaves behind it) is not the steps': its gradient is handed back at it
+        self.outside: set = {p.grad_fn for p in params if p.grad_fn is not None}
+        self.last: set = set()
+
+    def unknown_leaf(self, outputs, leaves) -> Optional[torch.Tensor]:
+        known = self.known | {id(leaf) for leaf in leaves}
+        stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
+        visited = set()
+        outside, last = self.outside, self.last
+        while stack:
+            node = stack.pop()
+            if node is None or node in visited or node in outside:
+                continue
+            visited.add(node)
+            if node in last:
+                outside.add(node)
+            variable = getattr(node, "variable", None)
+            if variable is not None:
+                if id(variable) not in known:
+                    return variable
+                continue
+            stack.extend(n for n, _ in node.next_functions)
+        self.last = visited
+        return None
+
+
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -162,12 +217,14 @@ class _Loop:
         self.actions = actions  # offline: an iterator over the plan's actions
         self.online = online  # online: the remat OnlineCursor
         self.until = until
+        self.found_by = "those step 0 differentiates"  # how the parameters were found, for a refusal's message
         # (x_1's parts, the RNG state before step 0, step 0's graph or None) when step 0 already ran
         self.first = first
         self.current = None
         self.kept: Optional[int] = None  # K: the step whose graph the forward kept for the first reverse
         self.stretches = Stretches()
         self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
+        self.leaf_check = _LeafCheck(params)  # finds a tensor the steps differentiate that params leaves out
 
     # -- running steps -------------------------------------------------------------------------------------
     def run(self, k: int, parts):
@@ -283,6 +340,14 @@ class _Loop:
         self.current = None
         if tape is None:
             return adjoint  # a kept stretch's backward has reversed it already
+        unknown = self.leaf_check.unknown_leaf(tape.out, tape.leaves)
+        if unknown is not None:
+            raise BackwardError(
+                f"remat.torch.checkpoint_loop: step {k} uses a tensor requiring grad (shape {tuple(unknown.shape)}, "
+                f"dtype {unknown.dtype}) that is not among the loop's parameters, which were "
+                f"{self.found_by}; its gradient would be lost. Give every tensor the steps differentiate as "
+                f"params= (params=layers.parameters() for a step that runs layers[k]; a tensor the steps use that "
+                f"was computed from it before the loop, as an encoder's output a module step keeps, in its place)")
         return backpropagate(tape, adjoint, self.params, self.positions, sums)
 
     def close(self) -> None:
@@ -293,6 +358,7 @@ class _Loop:
         self.actions = None
         self.online = None
         self.first = None
+        self.leaf_check = None
         if self.slots is not None:
             slots, self.slots = self.slots, None
             slots.close()
@@ -358,10 +424,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       the re-runs run under the forward's settings, without autocast's cache of casts (a parameter every step
       shares has its gradient summed in float32, not in the low precision as plain autograd's cached cast
       does). Its parameters receive gradients: an nn.Module's own, the tensors given as `params`, or else
-      the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on).
+      the tensors requiring grad that step 0's autograd graph reaches (found by running step 0 with grad on;
+      a tensor with a graph of its own made before the loop, as inputs = embed(tokens), is taken itself, its
+      gradient handed back once). A step that differentiates a tensor these leave out (layers[k]: give
+      params=layers.parameters()) is refused in the backward (remat.BackwardError naming the step).
     x0: a tensor or a tuple of tensors.
-    steps: T. Or until(k, x_k) -> bool, asked at each x_k (x_0 first: True there is a loop of no steps, which
-      returns x0), True when x_k is the final state: the
+    steps: T (0: a loop of no steps, which returns x0). Or until(k, x_k) -> bool, asked at each x_k (x_0 first:
+      True there is a loop of no steps, which returns x0), True when x_k is the final state: the
       online schedule then decides which states to keep as the loop goes.
     budget: bytes for snapshots (an int or a string such as "64MiB"), each the state's bytes plus its RNG
       state's when preserve_rng_state.
@@ -427,6 +496,16 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                 f"of {snapshot_bytes} bytes{parts}; at least one is needed")
         return slots
 
+    if steps is not None and steps <= 0:
+        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
+        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts)
+        if steps < 0:
+            raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+        if budget is not None:
+            slots_within(parse_bytes(budget, "budget"))
+        elif slots < 1:
+            raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be at least 1, got {slots}")
+        return x0
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
@@ -488,6 +567,10 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     placement = make_slots(snapshots, spec, slots, directory)
     loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
                  buffers=buffers)
+    if params is not None:
+        loop.found_by = "the tensors given as params="
+    elif is_module:
+        loop.found_by = "the module's parameters"
     out = _CheckpointLoop.apply(loop, *x0_parts, *unique)
     if not any(o.requires_grad for o in out):  # nothing to differentiate: no backward will free them
         loop.close()

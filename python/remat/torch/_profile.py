@@ -11,11 +11,12 @@ import dataclasses
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Dict, Hashable, Iterator, List, Sequence, Tuple
+from typing import Dict, Hashable, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
 from ._blocks import bad_block_output, block_modified_input
+from ._contexts import ContextRecorder
 from ._norm_stats import BlockBuffers, copied, each_once, set_back
 from ._saved import SavedBytes, storage_key
 from ._versions import modified, versions
@@ -33,6 +34,13 @@ class BlockProfile:
     saved_bytes: int
     saves_input: bool
     saves_output: bool
+    #: The shape of a tensor the block computes from that it did not make and that has a graph of its own (a
+    #: cross-attention's memory made before the model), None where there is none: a backward of the block apart
+    #: from the rest goes through that graph, which autograd allows once (_contexts.py)
+    context_shape: Optional[Tuple[int, ...]] = None
+    #: Block 0 of a sample that does not require grad: how many more bytes it saves for an input that does (a
+    #: block whose parameters are all frozen saves nothing for an input without grad), 0 otherwise
+    grad_input_extra_bytes: int = 0
 
     @property
     def adjoint_bytes(self) -> int:
@@ -111,6 +119,7 @@ def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, 
     states = [sample.detach()]  # every x_k kept alive, so that storage keys stay unique
     plain_bytes = 0
     state_saved = [False] * (len(blocks) + 1)
+    with_grad = None
     for k, block in enumerate(blocks):
         x = states[-1]
         forward_s, backward_s = float("inf"), float("inf")
@@ -126,8 +135,9 @@ def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, 
             before = versions((x,))  # the leaf's too: a detached tensor shares its version counter
             _sync(devices)
             start = clock()
+            recorder = ContextRecorder() if run == 0 else nullcontext()
             try:
-                with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext():
+                with torch.enable_grad(), counter.hooks() if counter is not None else nullcontext(), recorder:
                     out = block(leaf)
             except RuntimeError as e:
                 # autograd refuses an in-place operation on a leaf that requires grad: said so here
@@ -147,6 +157,9 @@ def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, 
             if counter is not None:
                 keys = dict((key, entry[1]) for key, entry in counter.live.items())
                 counted_out = out  # kept alive, so that its storage key stays its own
+                contexts = recorder.contexts([leaf])
+                context_shape = tuple(contexts[0].shape) if contexts else None
+            del recorder
             inputs = [t for t in [leaf, *block.parameters()] if t.requires_grad]
             if out.requires_grad and inputs:
                 torch.autograd.grad(out, inputs, torch.ones_like(out), allow_unused=True)
@@ -164,13 +177,40 @@ def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, 
         state_saved[k] |= saves_input
         state_saved[k + 1] |= saves_output
         plain_bytes += inner
+        if k == 0 and not sample.requires_grad and (x.is_floating_point() or x.is_complex()):
+            with_grad = _saved_with_grad_input(block, x, excluded)
         profiles.append(BlockProfile(forward_s if repeats else 0.0, backward_s if repeats else 0.0,
-                                     in_bytes, out_bytes, inner, saves_input, saves_output))
+                                     in_bytes, out_bytes, inner, saves_input, saves_output, context_shape))
+        del contexts
         states.append(out.detach())
-    plain_bytes += sum(storage_key(s)[1] for s, saved in zip(states, state_saved) if saved)
+    if with_grad is not None:  # what block 0 saves beyond the profile for an input requiring grad
+        p, (saves_input, inner, saves_output) = profiles[0], with_grad
+        extra = (max(0, inner - p.saved_bytes) + (p.input_bytes if saves_input and not p.saves_input else 0) +
+                 # its output, unless block 1 saves that storage anyway (as its input)
+                 (p.output_bytes if saves_output and not p.saves_output
+                  and not (len(profiles) > 1 and profiles[1].saves_input) else 0))
+        profiles[0] = dataclasses.replace(p, grad_input_extra_bytes=extra)
+    # each storage once: a block that returns its input or a view of it (nn.Identity, nn.Flatten, a transpose)
+    # makes a state of the same storage, which plain autograd holds once (counted twice, the plain peak came out
+    # too high, and budgets between the two planned re-runs where plain autograd fits)
+    held = dict(storage_key(s) for s, saved in zip(states, state_saved) if saved)
+    plain_bytes += sum(held.values())
     keys = [_identity(b, x, p, k > 0 or sample.requires_grad)
             for k, (b, x, p) in enumerate(zip(blocks, states, profiles))]
     return _times_shared(profiles, keys), plain_bytes, states[-1]
+
+
+def _saved_with_grad_input(block: torch.nn.Module, x: torch.Tensor, excluded) -> Tuple[bool, int, bool]:
+    """(whether it saves its input, the bytes it saves besides its input and output, whether it saves its output)
+    of `block` run on x made to require grad: what block 0 holds when the module's input requires grad where
+    the sample did not."""
+    counter = SavedBytes(excluded)
+    with torch.enable_grad(), counter.hooks():
+        out = block(_leaf(x, True))
+    keys = {key: entry[1] for key, entry in counter.live.items()}
+    in_key, out_key = storage_key(x)[0], storage_key(out)[0]
+    inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
+    return in_key in keys, inner, out_key in keys
 
 
 def _identity(block: torch.nn.Module, x: torch.Tensor, profile: BlockProfile, input_grad: bool) -> Hashable:

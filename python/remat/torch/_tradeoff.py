@@ -26,7 +26,7 @@ from xml.sax.saxutils import escape
 import torch
 import torch.utils.checkpoint
 
-from .._args import flag
+from .._args import bounded, flag
 from .._bytes import parse_bytes
 from .._errors import ArgumentError, CapacityError
 from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
@@ -203,8 +203,9 @@ def _left_as_it_was(blocks: List[torch.nn.Module], sample: torch.Tensor):
 
 
 def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress) -> Tradeoff:
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_REPEATS:
-        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got {rounds!r}")
+    if not bounded(rounds, 1, MAX_REPEATS):  # numpy's ints too, as every count of remat's
+        raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got "
+                            f"{type(rounds).__name__} {rounds!r}")
     taped = flag(taped, "remat.torch.tradeoff: taped")
     for name, given in (("loss", loss), ("progress", progress)):
         if given is not None and not callable(given):

@@ -1,0 +1,49 @@
+"""What checkpoint_loop holds after a forward with no backward, or one that fails: nothing of the steps' graphs
+(weak references to every state a step returned, dead after a collection)."""
+
+import gc
+import weakref
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat.torch  # noqa: E402
+
+
+def states_alive_after(fail_at=None, backward=False, **options):
+    torch.manual_seed(0)
+    w = torch.randn(16, 16, requires_grad=True)
+    x0 = torch.randn(4, 16, requires_grad=True)
+    made, calls = [], [0]
+
+    def step(k, x):
+        calls[0] += 1
+        if calls[0] == fail_at:
+            raise ValueError("step failed")
+        y = torch.tanh(x @ w)
+        made.append(weakref.ref(y))
+        return y
+
+    def run():
+        try:
+            y = remat.torch.checkpoint_loop(step, x0, steps=10, **options)
+            if backward:
+                y.sum().backward()
+        except ValueError:
+            pass
+
+    run()
+    gc.collect()
+    return sum(r() is not None for r in made)
+
+
+@pytest.mark.parametrize("options", [dict(slots=30, taped=True), dict(slots=4, taped=True), dict(slots=3),
+                                     dict(slots=3, snapshots="host")])
+def test_nothing_of_the_steps_stays_alive_without_a_backward_or_after_a_failure(options):
+    """taped=True measured step 0's tape with saved-tensor hooks that packed each saved tensor as itself: a
+    saved output then held its own graph node (a cycle the collector cannot see), and where no backward ran
+    (a forward alone, a step failing in the forward) step 0's graph lived until the process ended."""
+    assert states_alive_after(**options) == 0
+    assert states_alive_after(fail_at=3, **options) == 0
+    assert states_alive_after(fail_at=25, backward=True, **options) == 0
+    assert states_alive_after(backward=True, **options) == 0
