@@ -77,10 +77,10 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
 
 
 @functools.lru_cache(maxsize=32)
-def _taped_plan(steps: int, units: int, tape_units: int):
+def _taped_plan(steps: int, units: int, tape_units: int, rerun_units: int):
     """remat.taped_revolve's plan, kept for the next iteration of the same loop (its table takes a while: 0.04 s
     at T = 400); each use makes a new pass over its actions."""
-    return taped_revolve(steps, units, tape_units)
+    return taped_revolve(steps, units, tape_units, rerun_units=rerun_units)
 
 
 atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
@@ -374,12 +374,15 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       (remat's HDF5 level, in a directory of its own under `directory`, removed when done).
     preserve_rng_state: save the RNG states with each snapshot and set them again where a step is
       recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does).
-    taped: plan with remat.taped_revolve instead: the memory (slots=, in snapshots, or budget=) also holds
-      steps' tapes (a step run with grad and its graph kept until its reverse, which then needs no re-run),
-      a tape costing ceil(tape bytes / snapshot bytes) slots, the tape bytes measured on step 0 (what its
-      graph saves, each storage once, parameters left out, plus the input state) of the first taped call
-      with this step and state shapes. With room for T - 1 tapes, no step runs twice. Offline only
-      (steps=); snapshots on the state's device.
+    taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
+      and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
+      snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
+      parameters left out, plus the input state) of the first taped call with this step and state shapes.
+      slots= counts snapshots and tapes (as without tapes, not the graph of a step while a reverse re-runs
+      it); budget= is everything the loop holds at its peak, in bytes: snapshots, tapes, and the re-run
+      step's graph (a tape) while a reverse from a snapshot runs, as the saved-tensor hooks measure it
+      (bench/python/loop_bench.py). With room for T - 1 tapes (and, with budget=, one more), no step runs
+      twice. Offline only (steps=); snapshots on the state's device.
 
         h = remat.torch.checkpoint_loop(lambda k, h: cell(inputs[k], h), h0, steps=1000, slots=32)
         h.sum().backward()
@@ -450,8 +453,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
             return x0
-    saved = {} if taped else None
     known_tape_bytes = _known_tape_bytes(step, spec) if taped else None
+    # Measured once: a later call runs step 0 under the caller's own saved-tensor hooks, if any, not these.
+    saved = {} if taped and known_tape_bytes is None else None
     existing = _live_storages() if taped and known_tape_bytes is None else set()
     if taped:
         actions, online = None, None
@@ -483,7 +487,15 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             known_tape_bytes = sum(tape.values())
             _remember_tape_bytes(step, spec, known_tape_bytes)
         tape_units = max(1, math.ceil(known_tape_bytes / snapshot_bytes))
-        plan = _taped_plan(steps, slots, tape_units)
+        # budget= prices the graph a reverse's re-run holds (a tape) as well; slots= leaves it out, as revolve does
+        rerun_units = tape_units if budget is not None else 0
+        least = rerun_units + 1 if steps >= 2 else max(rerun_units, 1)
+        if slots < least:
+            raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes is below the least "
+                                f"for taped=True, {least * snapshot_bytes} bytes: a snapshot of x_0 ({snapshot_bytes} "
+                                f"bytes) beside the graph of a step re-run for its reverse ({tape_units} snapshots' "
+                                f"worth: {known_tape_bytes} bytes measured)")
+        plan = _taped_plan(steps, slots, tape_units, rerun_units)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
     unique, seen = [], set()
     for p in found:
@@ -493,6 +505,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     placement = make_slots(snapshots, spec, slots, directory)
     loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
                  buffers=buffers)
+    # Only the loop holds step 0's graph and x_1 from here, and lets go of them when step 0 runs: these names
+    # would hold them through the whole forward (a tape more than the plan prices).
+    first = x1 = before = graph = None
     out = _CheckpointLoop.apply(loop, *x0_parts, *unique)
     if not any(o.requires_grad for o in out):  # nothing to differentiate: no backward will free them
         loop.close()
