@@ -161,6 +161,35 @@ def _call(step, k: int, x):
 _OPEN_OUTPUT = object()
 
 
+class _TapedRun:
+    """`advance k k+1 tape` for k = start..stop-1, as the plan gives them one after the other: run as one
+    stretch in one loop (the per-step dispatch of 1000 steps cost a few ms an iteration)."""
+
+    __slots__ = ("start", "stop")
+    kind = "taped run"
+
+    def __init__(self, start: int, stop: int):
+        self.start, self.stop = start, stop
+
+
+def _grouped(actions):
+    """The plan's actions, each maximal sequence of taped advances of consecutive steps as one _TapedRun
+    (the action after it read ahead, then given next: the order is the plan's)."""
+    actions = iter(actions)
+    for a in actions:
+        while a is not None and a.kind == "advance" and a.taped:
+            start, stop, a = a.start, a.stop, None
+            for b in actions:
+                if b.kind == "advance" and b.taped and b.start == stop:
+                    stop = b.stop
+                else:
+                    a = b
+                    break
+            yield _TapedRun(start, stop)
+        if a is not None:
+            yield a
+
+
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -174,7 +203,8 @@ class _Loop:
         self.params = params
         self.rng = rng
         self.slots = slots
-        self.actions = actions  # offline: an iterator over the plan's actions
+        # offline: an iterator over the plan's actions, taped runs grouped
+        self.actions = _grouped(actions) if actions is not None else None
         self.online = online  # online: the remat OnlineCursor
         self.until = until
         # (x_1's parts, the RNG state before step 0, step 0's graph or None) when step 0 already ran
@@ -201,7 +231,9 @@ class _Loop:
     def apply(self, a) -> None:
         """One action other than reverse."""
         kind = a.kind
-        if kind == "advance":
+        if kind == "taped run":
+            self._tape_run(a.start, a.stop)
+        elif kind == "advance":
             if a.taped:
                 self._tape(a.start)
                 return
@@ -247,6 +279,17 @@ class _Loop:
         current = None if self.stretches.continues_at(k) else self._now()
         self.stretches.advance(k, current, self.run, self._leaves, detached=False)
         self.current = _OPEN_OUTPUT
+
+    def _tape_run(self, start: int, stop: int) -> None:
+        """Steps start..stop-1 advanced taped, one after the other: one stretch (continuing the open one where
+        that ends at x_start), as _tape would make of them one by one."""
+        if start == 0 and self.first is not None:
+            self._tape(0)
+            start = 1
+        if start < stop:
+            current = None if self.stretches.continues_at(start) else self._now()
+            self.stretches.advance_run(start, stop, current, self.run, self._leaves)
+            self.current = _OPEN_OUTPUT
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -306,7 +349,11 @@ class _Loop:
         shares the parameters, so their gradients are summed here (in the plain backward's order) and
         returned, never added to .grad by each stretch."""
         self.kept = None
-        tape = self.stretches.take(k, self._now(), self.run, self._leaves)
+        stretches = self.stretches
+        if stretches.reversed_from is not None and k >= stretches.reversed_from:
+            stretches.open, self.current = None, None  # reversed with a later step's stretch (take's None)
+            return adjoint
+        tape = stretches.take(k, self._now(), self.run, self._leaves)
         self.current = None
         if tape is None:
             return adjoint  # a kept stretch's backward has reversed it already

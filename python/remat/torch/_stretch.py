@@ -77,6 +77,22 @@ class Stretches:
         self.open = tape
         return self.output() if detached else None
 
+    def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves) -> None:
+        """`advance k k+1 tape` for k = start..stop-1, as advance(detached=False) one by one would, in one loop."""
+        tape, tapes = self.open, self.tapes
+        with torch.enable_grad():
+            k = start
+            if tape is None or tape.stop != start:
+                tape = _run_from(start, current, run, leaves)
+                tapes[start] = tape
+                k += 1
+            self.open = tape
+            out = tape.out
+            for j in range(k, stop):
+                out = run(j, out)
+                tape.out, tape.stop = out, j + 1
+                tapes[j] = tape
+
     def output(self) -> Parts:
         """The open stretch's output, detached: the state a taped advance ends at."""
         return tuple([o.detach() for o in self.open.out])
