@@ -187,19 +187,24 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
-                  reverse_cost: float = 0.0) -> Plan:
+                  reverse_cost: float = 0.0, rerun_units: int = 0) -> Plan:
     """remat::taped_revolve (docs/tapes.md; `remat plan --schedule taped --slots UNITS --tape-units U`): the
     fewest forward evaluations for `steps` steps within `units` units of memory (one unit a state's snapshot,
     x_0's included), where a step may also be advanced keeping its tape (`Advance(k, k+1, taped=True)`,
     `tape_units` units, its input included), so that its reverse needs no re-run. `evaluations` counts the
     advances and the re-run of each untaped reverse (`steps` at best); `predicted_cost` is step_cost x
-    evaluations + reverse_cost x steps.
+    evaluations + reverse_cost x steps. `rerun_units` (0 to tape_units): what a reverse from a state holds
+    while it re-runs its step, its input included (PyTorch: the re-run's graph, a tape); 0 leaves it out, as
+    remat.revolve does; `peak_units` then counts it too.
 
         >>> remat.taped_revolve(10, 30, 3).evaluations      # every step but the last taped: no re-run
         10
+        >>> remat.taped_revolve(10, 29, 3).evaluations, remat.taped_revolve(10, 29, 3, rerun_units=3).evaluations
+        (10, 11)
     """
     return _plan(_remat.taped_revolve(count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
-                                      *_costs(step_cost, reverse_cost)))
+                                      *_costs(step_cost, reverse_cost),
+                                      count(rerun_units, "rerun_units")))
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,

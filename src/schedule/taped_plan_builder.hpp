@@ -27,9 +27,12 @@ inline void check_step_cost(const char* planner, const char* name, double value)
 
 class taped_plan_builder {
 public:
-    taped_plan_builder(step_t steps, slot_t tape_units)
-        : steps_(steps), tape_units_(tape_units), actions_(std::make_shared<std::vector<action>>()),
-          advanced_(static_cast<std::size_t>(steps), 0)
+    /// `rerun_units`: what a reverse from a state holds while it runs (its re-run's graph, its input
+    /// included, so that x_k's snapshot, if held then, is counted once); 0 leaves it out.
+    taped_plan_builder(step_t steps, slot_t tape_units, slot_t rerun_units = 0)
+        : steps_(steps), tape_units_(tape_units), rerun_units_(rerun_units),
+          actions_(std::make_shared<std::vector<action>>()), advanced_(static_cast<std::size_t>(steps), 0),
+          copies_(static_cast<std::size_t>(steps) + 1, 0)
     {
     }
 
@@ -41,6 +44,10 @@ public:
         actions_->push_back(remat::store{0, slot, k});
         ++cost_.stores;
         ++snapshots_;
+        if (static_cast<std::size_t>(slot) >= slot_step_.size())
+            slot_step_.resize(static_cast<std::size_t>(slot) + 1, -1);
+        slot_step_[static_cast<std::size_t>(slot)] = k;
+        ++copies_[static_cast<std::size_t>(k)];
         note_memory();
     }
     void restore(slot_t slot, step_t k)
@@ -52,6 +59,7 @@ public:
     {
         actions_->push_back(free_slot{0, slot});
         --snapshots_;
+        --copies_[static_cast<std::size_t>(slot_step_[static_cast<std::size_t>(slot)])];
     }
     /// Steps from..to-1; a taped advance (one step) holds its tape until the step's reverse.
     void advance(step_t from, step_t to, bool taped)
@@ -70,14 +78,20 @@ public:
     void reverse(step_t k, bool from_tape)
     {
         actions_->push_back(remat::reverse{k});
-        if (from_tape)
+        if (from_tape) {
             --tapes_;
+            return;
+        }
+        if (rerun_units_ > 0) {
+            const bool input_held = copies_[static_cast<std::size_t>(k)] > 0;
+            peak_units_ = std::max(peak_units_, units_held() + rerun_units_ - (input_held ? 1 : 0));
+        }
     }
 
     struct plan {
         schedule_cost cost;
         std::uint64_t evaluations = 0; // advances plus the re-run of each reverse without a tape
-        slot_t peak_units = 0;         // snapshots + tape_units x tapes, the most held at once
+        slot_t peak_units = 0;         // snapshots + tape_units x tapes (+ a re-run's units), the most held at once
         std::shared_ptr<const std::vector<action>> actions;
     };
 
@@ -103,15 +117,19 @@ private:
     {
         cost_.peak_slots = std::max(cost_.peak_slots, snapshots_);
         cost_.peak_tapes = std::max(cost_.peak_tapes, static_cast<std::uint64_t>(tapes_));
-        peak_units_ = std::max(peak_units_, snapshots_ + tapes_ * tape_units_);
+        peak_units_ = std::max(peak_units_, units_held());
     }
+    [[nodiscard]] slot_t units_held() const noexcept { return snapshots_ + tapes_ * tape_units_; }
 
     step_t steps_;
     slot_t tape_units_;
+    slot_t rerun_units_;
     std::shared_ptr<std::vector<action>> actions_;
     std::vector<std::uint32_t> advanced_; // times each step ran, for cost.repetition
     schedule_cost cost_;
     slot_t snapshots_ = 0;
+    std::vector<step_t> slot_step_;     // slot -> the step whose state it holds
+    std::vector<std::uint32_t> copies_; // step -> the slots holding its state
     slot_t tapes_ = 0;
     slot_t peak_units_ = 0;
 };

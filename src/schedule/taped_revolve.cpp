@@ -41,7 +41,7 @@ void write_state_only(const revolve& plan, detail::taped_plan_builder& out)
             a);
 }
 
-// Every step but the last taped: T evaluations, the lower bound.
+// Every step but the last taped, the last re-run: T evaluations, the lower bound.
 void write_all_taped(step_t steps, detail::taped_plan_builder& out)
 {
     for (step_t k = 0; k + 1 < steps; ++k)
@@ -129,8 +129,8 @@ private:
 } // namespace
 
 taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost, double backward_cost,
-                             std::uint64_t work_limit)
-    : steps_(steps), units_(units), tape_units_(tape_units)
+                             std::uint64_t work_limit, slot_t rerun_units)
+    : steps_(steps), units_(units), tape_units_(tape_units), rerun_units_(rerun_units)
 {
     if (steps < 1 || steps > max_steps)
         throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " (expected 1 to " +
@@ -141,13 +141,26 @@ taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, doub
     if (tape_units < 1)
         throw argument_error("taped_revolve: tape_units = " + std::to_string(tape_units) +
                              " (expected at least 1: a tape holds its step's input state)");
+    // A re-run's graph is what a taped advance keeps: more than a tape would make taping the last step of a
+    // segment pay, which the table's E(1, b) does not consider.
+    if (rerun_units < 0 || rerun_units > tape_units)
+        throw argument_error("taped_revolve: rerun_units = " + std::to_string(rerun_units) +
+                             " (expected 0 to tape_units = " + std::to_string(tape_units) +
+                             ": what a reverse from a state holds while it re-runs its step)");
     detail::check_step_cost("taped_revolve", "forward_cost", forward_cost);
     detail::check_step_cost("taped_revolve", "backward_cost", backward_cost);
-    detail::taped_plan_builder builder(steps, tape_units);
-    if (tape_units > units) {
-        // No tape fits: the optimum is revolve's, in closed form (the table's rows would all be its).
-        write_state_only(revolve(steps, units), builder);
-    } else if (units / tape_units >= steps - 1) {
+    // The least memory: x_0's snapshot and, inside a reverse, its re-run beside one snapshot (T >= 2).
+    const slot_t least = steps == 1 ? std::max<slot_t>(rerun_units, 1) : rerun_units + 1;
+    if (units < least)
+        throw capacity_error("taped_revolve: units = " + std::to_string(units) + " with rerun_units = " +
+                             std::to_string(rerun_units) + " (expected at least " + std::to_string(least) +
+                             ": a snapshot of x_0 beside the units a reverse holds while it re-runs its step)");
+    detail::taped_plan_builder builder(steps, tape_units, rerun_units);
+    if (tape_units > units - rerun_units) {
+        // No tape fits beside the re-run of the step after it: the optimum is revolve's with the units the
+        // re-runs leave, in closed form (the table's rows would all be its, rerun_units rows down).
+        write_state_only(revolve(steps, std::max<slot_t>(units - rerun_units, 1)), builder);
+    } else if ((units - rerun_units) / tape_units >= steps - 1) {
         // More than (T-1) tapes' worth of memory never helps: every step but the last taped is the optimum.
         write_all_taped(steps, builder);
     } else {
@@ -157,14 +170,14 @@ taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, doub
                                  " (expected at most " + std::to_string(max_table_steps) +
                                  " steps when a tape fits but not T - 1 of them: the exact planner's table holds "
                                  "32-bit evaluation counts)");
-        const slot_t rows = units; // < (T-1) x tape_units here
+        const slot_t rows = units; // < (T-1) x tape_units + rerun_units here
         const auto entries = static_cast<std::uint64_t>(rows + 1) * static_cast<std::uint64_t>(steps + 1);
         if (entries > max_table_entries)
             throw argument_error("taped_revolve: steps = " + std::to_string(steps) +
                                  " with units = " + std::to_string(units) + " needs a table of " +
                                  std::to_string(entries) + " entries, more than the limit of " +
                                  std::to_string(max_table_entries) + " (4 bytes each)");
-        const detail::taped_table table(steps, rows, tape_units, work_limit);
+        const detail::taped_table table(steps, rows, tape_units, rerun_units, work_limit);
         planning_work_ = table.work();
         if (!table.complete())
             throw argument_error("taped_revolve: steps = " + std::to_string(steps) + " with units = " +

@@ -1,11 +1,14 @@
 // The dynamic program of remat::taped_revolve. For l >= 2 steps and b units:
 //   taped:  1 + E(l-1, b-u)                                  (b >= u; x_s's snapshot lives in the tape)
 //   split:  min over 1 <= j < l of j + E(j, b) + E(l-j, b-1)  (b >= 1; store x_s, advance j, right, left)
-// with E(1, b) = 1 (reverse from x_s, re-running step s) and E(l, 0) infeasible for l >= 2. B is the same
-// T x B for every plan, so only evaluations are minimised.
+// with E(1, b) = 1 (reverse from x_s, re-running step s) where b >= w, the units that re-run holds while it
+// runs (0 in revolve's convention; x_s's snapshot, if held, is the re-run's input and inside both), else
+// infeasible; and E(l, b) infeasible for l >= 2 and b <= w. B is the same T x B for every plan, so only
+// evaluations are minimised.
 //
 // The split's minimum is found exactly by branch and bound: E(l+1, b) >= E(l, b) + 1 (drop the last step
-// from a plan of l+1 steps: it ran at least once, in a taped advance or in its reverse's re-run), so over
+// from a plan of l+1 steps: it ran at least once, in a taped advance or in its reverse's re-run; what the plan
+// holds can only shrink), so over
 // j in [a, c] the cost is at least c + E(a, b) + E(l-c, b-1). E is not convex in l (measured: it fails
 // for u = 1..10 at b >= 2), so no Monge or monotone-argmin shortcut holds. Tighter: with mL the least
 // increment E(i, b) - E(i-1, b) over i in a+1..c and mR that of E(., b-1) over l-c+1..l-a, the cost is at
@@ -31,7 +34,7 @@
 
 namespace remat::detail {
 
-taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, std::uint64_t work_limit)
+taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, slot_t rerun_units, std::uint64_t work_limit)
     : width_(static_cast<std::size_t>(steps) + 1), tape_units_(tape_units),
       rows_(static_cast<std::size_t>(units + 1) * width_, infeasible)
 {
@@ -54,19 +57,20 @@ taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, std::uin
         }
         std::uint32_t* row = rows_.data() + static_cast<std::size_t>(b) * width_;
         row[0] = 0;
-        if (steps >= 1) {
+        if (steps >= 1 && b >= rerun_units) {
             row[1] = 1;
             left_steps.set(1, 1);
         }
-        // An infeasible entry (row 0 only) counts as the least increment any row has, 1.
+        // An infeasible entry (rows b <= rerun_units only) counts as the least increment any row has, 1.
         const auto note = [&](step_t l) {
             const bool both = row[l] != infeasible && row[l - 1] != infeasible;
             left_steps.set(static_cast<std::size_t>(l), both ? row[l] - row[l - 1] : 1);
         };
         step_t guess = 1;
         for (step_t l = 2; l <= steps; ++l) {
-            // Every step but the last taped: the lower bound l, reached (and nothing else is needed).
-            if (b / tape_units >= l - 1) {
+            // Every step but the last taped, then the last re-run: the lower bound l, reached (and nothing
+            // else is needed).
+            if (b >= (l - 1) * tape_units + rerun_units) {
                 row[l] = static_cast<std::uint32_t>(l);
                 note(l);
                 continue;
@@ -75,8 +79,9 @@ taped_table::taped_table(step_t steps, slot_t units, slot_t tape_units, std::uin
             if (b >= tape_units && at(l - 1, b - tape_units) != infeasible)
                 best = 1 + static_cast<std::uint64_t>(at(l - 1, b - tape_units));
             // The floor (1) above: a choice that reaches it is optimal, nothing more is searched.
-            const std::uint64_t floor =
-                2 * static_cast<std::uint64_t>(l) - 1 - static_cast<std::uint64_t>(b / tape_units);
+            // (At most l - 1 tapes count: b may hold that many and still miss the last re-run's units.)
+            const std::uint64_t floor = 2 * static_cast<std::uint64_t>(l) - 1 -
+                                        static_cast<std::uint64_t>(std::min<slot_t>(b / tape_units, l - 1));
             if (b >= 1 && best > floor) {
                 // Only a split strictly better than the taped choice matters: it seeds the bound.
                 const split s = best_split_of(l, b, guess, {best, 0}, floor, work_, &left_steps, &right_steps);
@@ -141,7 +146,7 @@ taped_table::split taped_table::best_split_of(step_t l, slot_t b, step_t guess, 
         const range r = stack[--top];
         priced += 4; // a range costs about four split points: its bound reads four range minima
         if (right[l - r.to] == infeasible || left[r.from] == infeasible)
-            continue; // no j here is feasible (E(k, 0) is, for k = 1 only)
+            continue; // no j here is feasible (infeasibility is monotone in l)
         // E(j, b) >= E(from, b) + (j - from) and E(l-j, b-1) >= E(l-to, b-1) + (to - j) on [from, to]
         std::uint64_t bound = static_cast<std::uint64_t>(r.to) + left[r.from] + right[l - r.to];
         if (left_steps != nullptr && r.to > r.from) {

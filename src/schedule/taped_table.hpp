@@ -1,6 +1,7 @@
 // The optimum of remat::taped_revolve for every segment: evaluations(l, b), the fewest forward
 // evaluations that reverse l steps from a current, unstored x_s with b units free (the segment's own
-// snapshot of x_s, if it stores one, inside b). See remat/schedule/taped_revolve.hpp for the model.
+// snapshot of x_s, if it stores one, inside b; a reverse from a state holding rerun_units while it runs,
+// its input among them). See remat/schedule/taped_revolve.hpp for the model.
 #pragma once
 
 #include "remat/types.hpp"
@@ -14,9 +15,10 @@ class taped_table {
 public:
     static constexpr std::uint32_t infeasible = UINT32_MAX;
 
-    /// Fills the table for l <= steps, b <= units (units already capped at (steps-1) x tape_units), or
-    /// stops once its work (entries filled plus split points priced) passes `work_limit`: complete() tells.
-    taped_table(step_t steps, slot_t units, slot_t tape_units, std::uint64_t work_limit = UINT64_MAX);
+    /// Fills the table for l <= steps, b <= units (units already below (steps-1) x tape_units + rerun_units),
+    /// or stops once its work (entries filled plus split points priced) passes `work_limit`: complete() tells.
+    taped_table(step_t steps, slot_t units, slot_t tape_units, slot_t rerun_units = 0,
+                std::uint64_t work_limit = UINT64_MAX);
 
     /// Whether every entry was filled within the work limit.
     [[nodiscard]] bool complete() const noexcept { return complete_; }

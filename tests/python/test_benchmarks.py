@@ -111,8 +111,11 @@ def test_loop_bench(capsys, monkeypatch):
         assert rows[f"segments L={L}"]["recomputed steps"] == list(range(0, T, L))[-1]
     for r in table(data, "checkpoint_loop against"):
         if r["taped"]:  # the plan's evaluations: advances (taped ones with grad) and a re-run per untaped reverse
-            assert r["loop recomputed"] == remat.taped_revolve(T, r["slots"], data["tape_units"]).evaluations - T
-            assert r["loop peak"] <= r["segments peak"]  # at equal or lower memory
+            u = data["tape_units"]  # budget= prices the re-run's graph too (rerun_units: a tape)
+            plan = remat.taped_revolve(T, r["budget"] // data["state_bytes"], u, rerun_units=u)
+            assert r["loop recomputed"] == plan.evaluations - T
+            assert r["loop peak"] <= r["segments peak"] == r["budget"]  # at equal or lower memory
+            assert r["loop recomputed"] <= r["segments recomputed"]  # the segments' schedule is one such plan
         else:  # the plan's advances run without grad (the forward sweep included), then every step with grad
             assert r["loop recomputed"] == remat.revolve(T, r["slots"]).forward_steps
 

@@ -18,7 +18,10 @@ template <class Plan>
 taped_counts replay_and_check(const Plan& plan, slot_t units, double f = 1, double b = 1)
 {
     taped_counts n;
-    const auto error = replay_taped(plan, units, plan.tape_units(), n);
+    slot_t rerun_units = 0;
+    if constexpr (requires { plan.rerun_units(); })
+        rerun_units = plan.rerun_units();
+    const auto error = replay_taped(plan, units, plan.tape_units(), n, rerun_units);
     BOOST_TEST_REQUIRE(!error.has_value(), "T=" << plan.steps() << " M=" << units << " u=" << plan.tape_units() << ": "
                                                 << error.value_or(""));
     const schedule_cost c = plan.cost();

@@ -7,7 +7,7 @@
 
 namespace remat::test {
 
-std::optional<std::uint64_t> fewest_taped_evaluations(step_t steps, slot_t units, slot_t tape_units)
+std::optional<std::uint64_t> fewest_taped_evaluations(step_t steps, slot_t units, slot_t tape_units, slot_t rerun_units)
 {
     if (steps < 1 || steps > 8)
         throw std::invalid_argument("fewest_taped_evaluations: T must be 1..8");
@@ -66,7 +66,7 @@ std::optional<std::uint64_t> fewest_taped_evaluations(step_t steps, slot_t units
         const unsigned dropped_snaps = snaps & ~(1u << r);
         if ((tapes & (1u << r)) != 0)
             relax(index(r, 0, dropped_snaps, tapes & ~(1u << r)), d, true);
-        else if (cur == r + 1)
+        else if (cur == r + 1 && held + rerun_units - (rerun_units > 0 && (snaps & (1u << r)) != 0 ? 1 : 0) <= units)
             relax(index(r, 0, dropped_snaps, tapes), d + 1, false);
     }
     return std::nullopt;

@@ -4,8 +4,8 @@
 
 namespace remat::test {
 
-taped_simulator::taped_simulator(step_t steps, slot_t units, slot_t tape_units)
-    : steps_(steps), units_(units), tape_units_(tape_units), next_reverse_(steps - 1)
+taped_simulator::taped_simulator(step_t steps, slot_t units, slot_t tape_units, slot_t rerun_units)
+    : steps_(steps), units_(units), tape_units_(tape_units), rerun_units_(rerun_units), next_reverse_(steps - 1)
 {
 }
 
@@ -66,9 +66,16 @@ std::optional<std::string> taped_simulator::apply(const action& a)
             return fail("reverse out of order (expected " + std::to_string(next_reverse_) + ")");
         if (tapes_.erase(v->step) == 1)
             ++counts_.tape_reverses;
-        else if (current_ && *current_ == v->step)
+        else if (current_ && *current_ == v->step) {
             ++counts_.reruns;
-        else
+            const bool input_stored =
+                std::ranges::any_of(slots_, [&](const auto& slot) { return slot.second == v->step; });
+            const slot_t during = held_units() + rerun_units_ - (rerun_units_ > 0 && input_stored ? 1 : 0);
+            if (during > units_)
+                return fail("reverse " + std::to_string(v->step) + " re-runs its step holding " +
+                            std::to_string(during) + " units, more than " + std::to_string(units_));
+            counts_.peak_units = std::max(counts_.peak_units, during);
+        } else
             return fail("reverse " + std::to_string(v->step) + " with neither x_" + std::to_string(v->step) +
                         " current nor its tape held");
         --next_reverse_;

@@ -2,7 +2,9 @@
 // was made: it tracks the snapshots (one level), the tapes and the current state, and checks that
 //  - advances start from the current state; plain ones never pass the next step to reverse; taped ones
 //    run one step K <= the next step to reverse and K's tape is not held already,
-//  - snapshots + tape_units x tapes never exceed `units` (the current state is not counted),
+//  - snapshots + tape_units x tapes never exceed `units` (the current state is not counted), nor, while a
+//    reverse K from a state re-runs step K, do they with rerun_units more (less x_K's snapshot if held:
+//    the re-run's input is that state),
 //  - restores read what was stored, frees release occupied slots, nothing is held at the end,
 //  - every step is reversed once, in the order T-1..0, with x_K current or K's tape held,
 // and it counts forward evaluations (advanced steps, plus one re-run per reverse without a tape).
@@ -36,7 +38,7 @@ struct taped_counts {
 
 class taped_simulator {
 public:
-    taped_simulator(step_t steps, slot_t units, slot_t tape_units);
+    taped_simulator(step_t steps, slot_t units, slot_t tape_units, slot_t rerun_units = 0);
     /// Applies one action; returns why it is illegal (and then accepts nothing more).
     std::optional<std::string> apply(const action& a);
     /// After the last action: why the run is incomplete, if it is.
@@ -50,6 +52,7 @@ private:
     step_t steps_;
     slot_t units_;
     slot_t tape_units_;
+    slot_t rerun_units_;
     std::map<slot_t, step_t> slots_;
     std::set<step_t> tapes_;
     std::optional<step_t> current_ = 0;
@@ -60,9 +63,10 @@ private:
 
 /// Replays a whole plan; returns the first error, with the action's index and text.
 template <class Schedule>
-std::optional<std::string> replay_taped(const Schedule& plan, slot_t units, slot_t tape_units, taped_counts& counts)
+std::optional<std::string> replay_taped(const Schedule& plan, slot_t units, slot_t tape_units, taped_counts& counts,
+                                        slot_t rerun_units = 0)
 {
-    taped_simulator sim(plan.steps(), units, tape_units);
+    taped_simulator sim(plan.steps(), units, tape_units, rerun_units);
     return replay_actions(sim, plan, counts);
 }
 

@@ -11,10 +11,17 @@
 // Memory model, in units of one state's size:
 //   - a snapshot of a state (a `store`) takes 1 unit; x_0's snapshot counts, as in remat::revolve;
 //   - a tape takes `tape_units` units, its input state x_K included (so x_K need not be kept beside it);
-//   - the current (working) state is not counted, and neither is the working memory of the adjoint step
-//     that runs (for a reverse from a state, one tape while it runs) — the conventions of remat::revolve,
-//     whose `slots` are exactly this budget when no tape fits;
-//   - at every moment, snapshots held + tape_units x tapes held <= `units`.
+//   - the current (working) state is not counted, and by default neither is the working memory of the
+//     adjoint step that runs — the conventions of remat::revolve, whose `slots` are exactly this budget when
+//     no tape fits;
+//   - `rerun_units` prices that working memory where it is real: a reverse from a state re-runs its step and
+//     holds the re-run's graph (in PyTorch: a tape, rerun_units = tape_units) until it is done, its input
+//     x_K included, so that x_K's snapshot, if held then, is counted once;
+//   - at every moment, snapshots held + tape_units x tapes held (+ rerun_units - [x_K's snapshot held]
+//     during a reverse K from a state) <= `units`.
+// With rerun_units = w the plans are those of the table below with E(1, b) infeasible for b < w: no tape
+// fits where tape_units + w > units (revolve's plan with units - w slots), every step but the last is
+// taped where units >= (T-1) x tape_units + w.
 // Tape sizes that are not whole states are rounded up by the caller (5.9 states -> 6 units): a plan for
 // the larger tape fits the smaller one.
 //
@@ -46,32 +53,39 @@
 namespace remat {
 
 /// The optimal schedule with states and tapes for `steps` equal steps within `units` units of memory (one
-/// unit: one state), each tape taking `tape_units` units; `forward_cost` (F) and `backward_cost` (B) price
-/// it. The actions are planned at construction (O(T) of them) and shared by copies.
+/// unit: one state), each tape taking `tape_units` units and each reverse from a state `rerun_units` while it
+/// runs (0: not counted); `forward_cost` (F) and `backward_cost` (B) price it. The actions are planned at
+/// construction (O(T) of them) and shared by copies.
 ///
 ///     remat::taped_revolve plan(1000, 154, 6, 0.69, 1.19);   // a GRU: tape 5.9 states, B = 1.7 F
 ///     plan.evaluations();               // forward evaluations, adjoint re-runs included (>= T)
 ///     plan.cost().predicted_cost;       // 0.69 * evaluations() + 1.19 * 1000
 ///     for (const remat::action& a : plan)   // advance 0 1 tape, store 0 0 1, advance 1 18, ...
 ///         std::cout << a << '\n';
+///     remat::taped_revolve held(1000, 254, 7, 1, 1, remat::taped_revolve::default_work_limit, 7);
+///         // as PyTorch holds it: a reverse's re-run keeps a tape (7 states) while it runs
 ///
-/// Throws remat::argument_error naming the value when steps < 1 or > 10^6, units < 1, tape_units < 1, a
-/// cost is negative or not finite, or, when a tape fits but not T - 1 of them (the plan needs the table),
-/// T > 90000, the table would exceed max_table_entries or its work would exceed `work_limit` (refused
-/// after at most that work: about 1 s by default).
+/// Throws remat::argument_error naming the value when steps < 1 or > 10^6, units < 1, tape_units < 1,
+/// rerun_units < 0 or > tape_units, a cost is negative or not finite, or, when a tape fits but not T - 1 of them (the
+/// plan needs the table), T > 90000, the table would exceed max_table_entries or its work would exceed `work_limit`
+/// (refused after at most that work: about 1 s by default); remat::capacity_error when units < rerun_units + 1 (T >= 2:
+/// x_0's snapshot beside a re-run) or < max(rerun_units, 1) (T = 1).
 class taped_revolve : public action_range<taped_revolve> {
 public:
     taped_revolve(step_t steps, slot_t units, slot_t tape_units, double forward_cost = 1.0, double backward_cost = 1.0,
-                  std::uint64_t work_limit = default_work_limit);
+                  std::uint64_t work_limit = default_work_limit, slot_t rerun_units = 0);
 
     [[nodiscard]] step_t steps() const noexcept { return steps_; }
     /// The memory budget asked for, in units of one state.
     [[nodiscard]] slot_t units() const noexcept { return units_; }
     [[nodiscard]] slot_t tape_units() const noexcept { return tape_units_; }
+    /// What a reverse from a state holds while it re-runs its step, its input included (0: not counted).
+    [[nodiscard]] slot_t rerun_units() const noexcept { return rerun_units_; }
     /// Forward evaluations of steps: advances (taped or not) plus the re-run of each reverse from a state;
     /// the optimum, T at least (reached with (T-1) x tape_units units: every step but the last taped).
     [[nodiscard]] std::uint64_t evaluations() const noexcept { return evaluations_; }
-    /// Most units held at once (snapshots + tape_units x tapes); never more than units().
+    /// Most units held at once (snapshots + tape_units x tapes, and a re-run's units while a reverse from a
+    /// state runs where rerun_units() > 0); never more than units().
     [[nodiscard]] slot_t peak_units() const noexcept { return peak_units_; }
 
     /// The planner's work: table entries filled, split points priced, and 4 for each range of splits
@@ -97,6 +111,7 @@ private:
     step_t steps_;
     slot_t units_;
     slot_t tape_units_;
+    slot_t rerun_units_;
     std::uint64_t evaluations_ = 0;
     std::uint64_t planning_work_ = 0;
     slot_t peak_units_ = 0;

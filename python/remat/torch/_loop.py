@@ -93,13 +93,21 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
 
 
 @functools.lru_cache(maxsize=32)
-def _taped_plan(steps: int, units: int, tape_units: int):
+def _taped_plan(steps: int, units: int, tape_units: int, rerun_units: int):
     """remat.taped_revolve's plan, kept for the next iteration of the same loop (its table takes a while: 0.04 s
     at T = 400); each use makes a new pass over its actions."""
-    return taped_revolve(steps, units, tape_units)
+    return taped_revolve(steps, units, tape_units, rerun_units=rerun_units)
+
+
+@functools.lru_cache(maxsize=4)
+def _taped_actions(steps: int, units: int, tape_units: int, rerun_units: int) -> tuple:
+    """The plan's actions as Python objects (immutable values), kept too for loops of at most 20000 steps (a few
+    MiB each): making the 3000 of T = 1000 again at every iteration took 0.7 ms."""
+    return tuple(itertools.chain.from_iterable(_taped_plan(steps, units, tape_units, rerun_units)._schedule.batches()))
 
 
 atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
+atexit.register(_taped_actions.cache_clear)
 
 
 #: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices): its tape's bytes}
@@ -202,6 +210,41 @@ class _LeafCheck:
         return None
 
 
+#: `_Loop.current` after a taped advance: x_{k+1} is the open stretch's output, detached only when read (a
+#: store, an advance without grad, a reverse from it). Most taped advances are followed by another, which
+#: continues the graph from that output itself, so the detach (2.5 us) would be wasted there.
+_OPEN_OUTPUT = object()
+
+
+class _TapedRun:
+    """`advance k k+1 tape` for k = start..stop-1, as the plan gives them one after the other: run as one
+    stretch in one loop (the per-step dispatch of 1000 steps cost a few ms an iteration)."""
+
+    __slots__ = ("start", "stop")
+    kind = "taped run"
+
+    def __init__(self, start: int, stop: int):
+        self.start, self.stop = start, stop
+
+
+def _grouped(actions):
+    """The plan's actions, each maximal sequence of taped advances of consecutive steps as one _TapedRun
+    (the action after it read ahead, then given next: the order is the plan's)."""
+    actions = iter(actions)
+    for a in actions:
+        while a is not None and a.kind == "advance" and a.taped:
+            start, stop, a = a.start, a.stop, None
+            for b in actions:
+                if b.kind == "advance" and b.taped and b.start == stop:
+                    stop = b.stop
+                else:
+                    a = b
+                    break
+            yield _TapedRun(start, stop)
+        if a is not None:
+            yield a
+
+
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -214,7 +257,8 @@ class _Loop:
         self.params = params
         self.rng = rng
         self.slots = slots
-        self.actions = actions  # offline: an iterator over the plan's actions
+        # offline: an iterator over the plan's actions, taped runs grouped
+        self.actions = _grouped(actions) if actions is not None else None
         self.online = online  # online: the remat OnlineCursor
         self.until = until
         self.found_by = "those step 0 differentiates"  # how the parameters were found, for a refusal's message
@@ -227,6 +271,12 @@ class _Loop:
         self.leaf_check = _LeafCheck(params)  # finds a tensor the steps differentiate that params leaves out
 
     # -- running steps -------------------------------------------------------------------------------------
+    def _now(self):
+        """The current state's parts (the open stretch's output detached, after a taped advance)."""
+        if self.current is _OPEN_OUTPUT:
+            self.current = self.stretches.output()
+        return self.current
+
     def run(self, k: int, parts):
         if k == 0 and self.first is not None:
             x1 = self.first[0]
@@ -237,19 +287,23 @@ class _Loop:
     def apply(self, a) -> None:
         """One action other than reverse."""
         kind = a.kind
-        if kind == "advance":
+        if kind == "taped run":
+            self._tape_run(a.start, a.stop)
+        elif kind == "advance":
             if a.taped:
                 self._tape(a.start)
                 return
+            current, run = self._now(), self.run
             self.stretches.open = None
             for k in range(a.start, a.stop):
-                self.current = self.run(k, self.current)
+                current = run(k, current)
+            self.current = current
         elif kind == "store":
             rng = None
             if self.rng is not None:
                 rng = self.first[1] if (a.step == 0 and self.first is not None) else self.rng.get()
             held = None if self.buffers is None else self.buffers.start if a.step == 0 else self.buffers.now()
-            self.slots.store(a.slot, a.step, self.current, (rng, held))
+            self.slots.store(a.slot, a.step, self._now(), (rng, held))
         elif kind == "restore":
             self.stretches.reopen(a.step)
             self.current, (rng, held) = self.slots.restore(a.slot, a.step)
@@ -276,7 +330,20 @@ class _Loop:
                 self.rng.set(before)
             if self.buffers is not None:  # step 0 runs again: from the buffers it first ran from
                 self.buffers.set(self.buffers.start)
-        self.current = self.stretches.advance(k, self.current, self.run, self._leaves)
+        current = None if self.stretches.continues_at(k) else self._now()
+        self.stretches.advance(k, current, self.run, self._leaves, detached=False)
+        self.current = _OPEN_OUTPUT
+
+    def _tape_run(self, start: int, stop: int) -> None:
+        """Steps start..stop-1 advanced taped, one after the other: one stretch (continuing the open one where
+        that ends at x_start), as _tape would make of them one by one."""
+        if start == 0 and self.first is not None:
+            self._tape(0)
+            start = 1
+        if start < stop:
+            current = None if self.stretches.continues_at(start) else self._now()
+            self.stretches.advance_run(start, stop, current, self.run, self._leaves)
+            self.current = _OPEN_OUTPUT
 
     # -- the forward sweep ---------------------------------------------------------------------------------
     def forward(self, x0_parts):
@@ -290,7 +357,7 @@ class _Loop:
         cursor = self.online
         k = 0
         while True:
-            if k >= 1 and self.until(k, self.spec.pack(self.current)):
+            if k >= 1 and self.until(k, self.spec.pack(self._now())):
                 cursor.end_state()
                 return self.current
             cursor.answer(False)
@@ -336,7 +403,11 @@ class _Loop:
         shares the parameters, so their gradients are summed here (in the plain backward's order) and
         returned, never added to .grad by each stretch."""
         self.kept = None
-        tape = self.stretches.take(k, self.current, self.run, self._leaves)
+        stretches = self.stretches
+        if stretches.reversed_from is not None and k >= stretches.reversed_from:
+            stretches.open, self.current = None, None  # reversed with a later step's stretch (take's None)
+            return adjoint
+        tape = stretches.take(k, self._now(), self.run, self._leaves)
         self.current = None
         if tape is None:
             return adjoint  # a kept stretch's backward has reversed it already
@@ -438,12 +509,15 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
       (remat's HDF5 level, in a directory of its own under `directory`, removed when done).
     preserve_rng_state: save the RNG states with each snapshot and set them again where a step is
       recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does).
-    taped: plan with remat.taped_revolve instead: the memory (slots=, in snapshots, or budget=) also holds
-      steps' tapes (a step run with grad and its graph kept until its reverse, which then needs no re-run),
-      a tape costing ceil(tape bytes / snapshot bytes) slots, the tape bytes measured on step 0 (what its
-      graph saves, each storage once, parameters left out, plus the input state) of the first taped call
-      with this step and state shapes. With room for T - 1 tapes, no step runs twice. Offline only
-      (steps=); snapshots on the state's device.
+    taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
+      and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
+      snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
+      parameters left out, plus the input state) of the first taped call with this step and state shapes.
+      slots= counts snapshots and tapes (as without tapes, not the graph of a step while a reverse re-runs
+      it); budget= is everything the loop holds at its peak, in bytes: snapshots, tapes, and the re-run
+      step's graph (a tape) while a reverse from a snapshot runs, as the saved-tensor hooks measure it
+      (bench/python/loop_bench.py). With room for T - 1 tapes (and, with budget=, one more), no step runs
+      twice. Offline only (steps=); snapshots on the state's device.
 
         h = remat.torch.checkpoint_loop(lambda k, h: cell(inputs[k], h), h0, steps=1000, slots=32)
         h.sum().backward()
@@ -524,8 +598,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
             return x0
-    saved = {} if taped else None
     known_tape_bytes = _known_tape_bytes(step, spec) if taped else None
+    # Measured once: a later call runs step 0 under the caller's own saved-tensor hooks, if any, not these.
+    saved = {} if taped and known_tape_bytes is None else None
     existing = _live_storages() if taped and known_tape_bytes is None else set()
     if taped:
         actions, online = None, None
@@ -557,8 +632,19 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             known_tape_bytes = sum(tape.values())
             _remember_tape_bytes(step, spec, known_tape_bytes)
         tape_units = max(1, math.ceil(known_tape_bytes / snapshot_bytes))
-        plan = _taped_plan(steps, slots, tape_units)
-        actions = itertools.chain.from_iterable(plan._schedule.batches())
+        # budget= prices the graph a reverse's re-run holds (a tape) as well; slots= leaves it out, as revolve does
+        rerun_units = tape_units if budget is not None else 0
+        least = rerun_units + 1 if steps >= 2 else max(rerun_units, 1)
+        if slots < least:
+            raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes is below the least "
+                                f"for taped=True, {least * snapshot_bytes} bytes: a snapshot of x_0 ({snapshot_bytes} "
+                                f"bytes) beside the graph of a step re-run for its reverse ({tape_units} snapshots' "
+                                f"worth: {known_tape_bytes} bytes measured)")
+        if steps <= 20000:
+            actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
+        else:
+            plan = _taped_plan(steps, slots, tape_units, rerun_units)
+            actions = itertools.chain.from_iterable(plan._schedule.batches())
     unique, seen = [], set()
     for p in found:
         if id(p) not in seen and p.requires_grad:
@@ -571,6 +657,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         loop.found_by = "the tensors given as params="
     elif is_module:
         loop.found_by = "the module's parameters"
+    # Only the loop holds step 0's graph and x_1 from here, and lets go of them when step 0 runs: these names
+    # would hold them through the whole forward (a tape more than the plan prices).
+    first = x1 = before = graph = None
     out = _CheckpointLoop.apply(loop, *x0_parts, *unique)
     if not any(o.requires_grad for o in out):  # nothing to differentiate: no backward will free them
         loop.close()

@@ -42,6 +42,10 @@ class StateSpec:
     def check(self, k: int, x) -> Tuple[torch.Tensor, ...]:
         """The parts of x_{k+1} as step k returned it; remat.ArgumentError naming step k when it is not a state
         like x_0 (another type, number of parts, shape, dtype or device)."""
+        # A tensor state as it should be, checked in line (every step a loop runs; the loop below costs twice)
+        if (not self.is_tuple and isinstance(x, torch.Tensor) and x.shape == self.shapes[0]
+                and x.dtype == self.dtypes[0] and x.device == self.devices[0]):
+            return (x,)
         if self.is_tuple:
             if not isinstance(x, tuple) or len(x) != len(self.shapes):
                 raise ArgumentError(f"remat.torch: step {k} returned {type(x).__name__}"

@@ -57,9 +57,15 @@ class Stretches:
         self.open = tape
         return tuple(o.detach() for o in tape.out)
 
-    def advance(self, k: int, current: Parts, run: Run, leaves: Leaves) -> Parts:
+    def continues_at(self, k: int) -> bool:
+        """Whether the open stretch ends at x_k (a taped advance of step k continues it, not reading x_k)."""
+        return self.open is not None and self.open.stop == k
+
+    def advance(self, k: int, current: Optional[Parts], run: Run, leaves: Leaves,
+                detached: bool = True) -> Optional[Parts]:
         """`advance k k+1 tape` from x_k = current: step k run with grad, its graph kept for `reverse k`, as the
-        open stretch's continuation where that ends at x_k; returns x_{k+1} detached."""
+        open stretch's continuation where that ends at x_k (current is not read then); returns x_{k+1} detached
+        (None with detached=False: the open tape's output is x_{k+1}, read when needed, `output`)."""
         tape = self.open
         with torch.enable_grad():
             if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
@@ -69,7 +75,27 @@ class Stretches:
                 tape = _run_from(k, current, run, leaves)
         self.tapes[k] = tape
         self.open = tape
-        return tuple(o.detach() for o in tape.out)
+        return self.output() if detached else None
+
+    def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves) -> None:
+        """`advance k k+1 tape` for k = start..stop-1, as advance(detached=False) one by one would, in one loop."""
+        tape, tapes = self.open, self.tapes
+        with torch.enable_grad():
+            k = start
+            if tape is None or tape.stop != start:
+                tape = _run_from(start, current, run, leaves)
+                tapes[start] = tape
+                k += 1
+            self.open = tape
+            out = tape.out
+            for j in range(k, stop):
+                out = run(j, out)
+                tape.out, tape.stop = out, j + 1
+                tapes[j] = tape
+
+    def output(self) -> Parts:
+        """The open stretch's output, detached: the state a taped advance ends at."""
+        return tuple([o.detach() for o in self.open.out])
 
     def reopen(self, k: int) -> None:
         """x_k restored from a snapshot: where a kept stretch ends at x_k (its output, the same values), it is

@@ -1,0 +1,51 @@
+"""checkpoint_loop(taped=True) at the memory hand-written torch.utils.checkpoint segments measure (issue #38's goal:
+fewer recomputed steps at equal memory): given budget= the segments' measured peak (saved-tensor hooks, the loop's
+snapshots in the same count, each storage once: bench/python/loop_bench.py), its plan prices what the loop holds
+(snapshots, tapes, and the graph of a step re-run for its reverse), so it measures within that peak, exactly what
+the plan predicts, with no more recomputed steps than the segments (whose schedule is one plan within it), and
+plain autograd's gradients bit for bit."""
+
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench" / "python"))
+from loop_bench import GruLoop  # noqa: E402  (the bench's loop, its segments and its measure)
+
+
+def gradients(loop, run):
+    loop.iteration(run)
+    return [q.grad.clone() for q in (*loop.params, loop.h0)]
+
+
+@pytest.mark.parametrize("T", [97])  # the last segment shorter than L at every L
+def test_at_the_segments_measured_peak_the_taped_loop_holds_no_more_and_re_runs_no_more(T):
+    loop = GruLoop(T, 2, features=4, hidden=8, seed=3)
+    state_bytes = loop.h0.numel() * loop.h0.element_size()
+    plain = gradients(loop, loop.plain)
+    for L in (5, 10, 20, 32, 50):
+        segments_peak, segments_re = loop.measure(loop.segments(L))
+        run = loop.looped(True, budget=segments_peak)
+        peak, re = loop.measure(run)
+        assert peak <= segments_peak, L
+        assert re <= segments_re, L
+        # what the plan prices is what the loop holds: a GRUCell's tape is 7 states exactly, its input among them
+        plan = remat.taped_revolve(T, segments_peak // state_bytes, 7, rerun_units=7)
+        assert peak == plan.peak_units * state_bytes, L
+        assert re == plan.evaluations - T, L
+        assert all(torch.equal(a, b) for a, b in zip(gradients(loop, run), plain)), L
+
+
+def test_a_budget_below_a_snapshot_beside_a_re_run_is_refused_naming_the_least():
+    loop = GruLoop(20, 2, features=4, hidden=8)
+    state_bytes = loop.h0.numel() * loop.h0.element_size()
+    least = 8 * state_bytes  # x_0's snapshot and the re-run step's graph (7 states)
+    loop.iteration(loop.looped(True, budget=least))
+    with pytest.raises(remat.CapacityError, match=f"{least} bytes"):
+        loop.iteration(loop.looped(True, budget=least - 1))
