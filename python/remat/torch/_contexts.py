@@ -14,6 +14,8 @@ from typing import Dict, List, Sequence
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ._graph import leaves_reached
+
 
 def _tensors(obj):
     if isinstance(obj, torch.Tensor):
@@ -82,16 +84,4 @@ def context_over(contexts: Sequence[torch.Tensor], leaves: Sequence[torch.Tensor
 
 def _reaches(node, leaf_ids) -> bool:
     """Whether the graph from `node` reaches the accumulator of one of the tensors whose ids are `leaf_ids`."""
-    stack, visited = [node], set()
-    while stack:
-        n = stack.pop()
-        if n is None or n in visited:
-            continue
-        visited.add(n)
-        variable = getattr(n, "variable", None)
-        if variable is not None:
-            if id(variable) in leaf_ids:
-                return True
-            continue
-        stack.extend(m for m, _ in n.next_functions)
-    return False
+    return any(id(variable) in leaf_ids for variable in leaves_reached([node]))

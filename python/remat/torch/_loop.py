@@ -36,6 +36,7 @@ from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
 from ._contexts import ContextRecorder, context_over
+from ._graph import leaves_reached
 from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
@@ -70,18 +71,11 @@ def _discover_parameters(step, spec: StateSpec, x0_parts, rng: Optional[RngState
     found = recorder.contexts(leaves)
     del recorder
     seen = {id(t) for t in (*leaves, *found)}
-    stack = [o.grad_fn for o in out if o.grad_fn is not None]
-    visited = {c.grad_fn for c in found}  # a context's graph is not the step's: its leaves are reached through it
-    while stack:
-        node = stack.pop()
-        if node is None or node in visited:
-            continue
-        visited.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None and id(variable) not in seen:
+    # a context's graph is not the step's: its leaves are reached through it
+    for variable in leaves_reached((o.grad_fn for o in out), stop=[c.grad_fn for c in found]):
+        if id(variable) not in seen:
             seen.add(id(variable))
             found.append(variable)
-        stack.extend(n for n, _ in node.next_functions)
     both = context_over([t for t in found if t.grad_fn is not None], [t for t in found if t.grad_fn is None])
     if both is not None:
         raise ArgumentError(
@@ -194,21 +188,8 @@ class _LeafCheck:
             return None
         self.read = True
         known = self.known | {id(leaf) for leaf in leaves}
-        stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-        visited = set()
-        outside = self.outside
-        while stack:
-            node = stack.pop()
-            if node is None or node in visited or node in outside:
-                continue
-            visited.add(node)
-            variable = getattr(node, "variable", None)
-            if variable is not None:
-                if id(variable) not in known:
-                    return variable
-                continue
-            stack.extend(n for n, _ in node.next_functions)
-        return None
+        return next((v for v in leaves_reached((o.grad_fn for o in outputs), self.outside) if id(v) not in known),
+                    None)
 
 
 #: `_Loop.current` after a taped advance: x_{k+1} is the open stretch's output, detached only when read (a
