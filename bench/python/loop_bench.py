@@ -169,8 +169,6 @@ def main():
         bc.fail(f"--segments: every length must be in 1..{T}", usage=True)
     import torch
 
-    import remat
-
     bc.set_threads(args)
     loop = GruLoop(T, batch)
     h0, params, step = loop.h0, loop.params, loop.step

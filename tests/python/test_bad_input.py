@@ -288,6 +288,23 @@ def test_numpy_integers_are_taken_as_repeats_and_rounds(torch_):
         remat.torch.tradeoff(model, x, rounds=numpy.int64(0))
 
 
+def test_numpy_integers_are_taken_as_segment_counts(torch_):
+    """tradeoff's segments= refused numpy's integers ("a segment count must be an int in 1..2, got 1"), which
+    every count of remat takes (docs/python.md, "Errors"); the points hold them as ints, as_dict() JSON."""
+    import json
+
+    import numpy
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4), torch_.nn.Tanh())
+    x = torch_.randn(2, 4)
+    t = remat.torch.tradeoff(model, x, rounds=1, repeats=0, segments=numpy.array([2, 1, 2]))
+    assert [(type(p.segments), p.segments) for p in t.sequential] == [(int, 1), (int, 2)]
+    json.dumps(t.as_dict())  # a numpy int64 in it is no JSON (TypeError)
+    with pytest.raises(remat.ArgumentError, match="a segment count must be an int in 1..2, got int64 3"):
+        remat.torch.tradeoff(model, x, rounds=1, repeats=0, segments=[numpy.int64(3)])
+
+
 def test_double_backward_is_refused_not_silently_wrong(torch_):
     """create_graph=True through a re-run step or block gave first derivatives that autograd could not
     differentiate again (the documented 'not supported' went unsaid). Now refused, and the module still works."""

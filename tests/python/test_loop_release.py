@@ -37,6 +37,22 @@ def states_alive_after(fail_at=None, backward=False, **options):
     return sum(r() is not None for r in made)
 
 
+def calls_of(**options):
+    """(the step calls of the loop's forward, of its forward and backward), nothing failing."""
+    torch.manual_seed(0)
+    w = torch.randn(16, 16, requires_grad=True)
+    calls = [0]
+
+    def step(k, x):
+        calls[0] += 1
+        return torch.tanh(x @ w)
+
+    y = remat.torch.checkpoint_loop(step, torch.randn(4, 16, requires_grad=True), steps=10, **options)
+    forward = calls[0]
+    y.sum().backward()
+    return forward, calls[0]
+
+
 @pytest.mark.parametrize("options", [dict(slots=30, taped=True), dict(slots=4, taped=True), dict(slots=3),
                                      dict(slots=3, snapshots="host")])
 def test_nothing_of_the_steps_stays_alive_without_a_backward_or_after_a_failure(options):
@@ -45,5 +61,7 @@ def test_nothing_of_the_steps_stays_alive_without_a_backward_or_after_a_failure(
     (a forward alone, a step failing in the forward) step 0's graph lived until the process ended."""
     assert states_alive_after(**options) == 0
     assert states_alive_after(fail_at=3, **options) == 0
-    assert states_alive_after(fail_at=25, backward=True, **options) == 0
+    forward, total = calls_of(**options)
+    if total > forward:  # the backward re-runs steps: the first of those fails (call 25 came only without tapes)
+        assert states_alive_after(fail_at=forward + 1, backward=True, **options) == 0
     assert states_alive_after(backward=True, **options) == 0

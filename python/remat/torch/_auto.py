@@ -492,8 +492,8 @@ class AutoCheckpoint(torch.nn.Module):
             raise ArgumentError(
                 f"remat.torch.auto_checkpoint: the input requires grad, but the sample did not, and block 0 saves "
                 f"{self.profiles[0].grad_input_extra_bytes} bytes more for such an input than was profiled (its "
-                f"parameters frozen, say), so the plan would not hold its budget: call auto_checkpoint with a sample "
-                f"that requires grad (sample.requires_grad_())")
+                f"parameters frozen, say), so the predicted peak would not hold, nor a budget near it: call "
+                f"auto_checkpoint with a sample that requires grad (sample.requires_grad_())")
         self._counter.reset_peak()
         self._ran = True
         if self.plan is None:
@@ -536,8 +536,9 @@ class AutoCheckpoint(torch.nn.Module):
                     raise ArgumentError(
                         f"remat.torch.auto_checkpoint: block {k} is in {mode[block.training]} mode, but it was "
                         f"profiled in {mode[was]} mode; what autograd saves depends on the mode (dropout's masks, "
-                        f"batch norm's statistics), so the plan would not hold its budget (call auto_checkpoint "
-                        f"again with the model in this mode; under torch.no_grad any mode runs)")
+                        f"batch norm's statistics), so the predicted peak would not be what it measures, nor hold a "
+                        f"budget near it (call auto_checkpoint again with the model in this mode; under "
+                        f"torch.no_grad any mode runs)")
 
     def _split(self, whole: bool) -> "_Split":
         if self._splits.get(whole) is None:

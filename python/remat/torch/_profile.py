@@ -102,8 +102,8 @@ def left_as_they_were(blocks: Sequence[torch.nn.Module], sample: torch.Tensor) -
 
 
 def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 3):
-    """(profiles, plain autograd's activation bytes at the end of its forward, the outputs' shapes), the
-    blocks' buffers and the RNG states left as they were."""
+    """(profiles, plain autograd's activation bytes at the end of its forward, the last block's output,
+    detached), the blocks' buffers and the RNG states left as they were."""
     with left_as_they_were(blocks, sample):
         return profile_unrestored(blocks, sample, repeats)
 

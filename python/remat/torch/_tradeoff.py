@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -215,10 +216,13 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     n = len(blocks)
     if segments is None:
         segments = range(1, n + 1)
-    segments = sorted(set(segments))
+    segments = list(segments)
     for s in segments:
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= n:
-            raise ArgumentError(f"remat.torch.tradeoff: a segment count must be an int in 1..{n}, got {s!r}")
+        if not bounded(s, 1, n):  # numpy's ints too, as every count of remat's
+            raise ArgumentError(f"remat.torch.tradeoff: a segment count must be an int in 1..{n}, got "
+                                f"{type(s).__name__} {s!r}")
+    # plain ints from here: TradeoffPoint.segments and as_dict() (JSON) hold them
+    segments = sorted({operator.index(s) for s in segments})
     loss = loss if loss is not None else (lambda y: y.sum())
     say = progress if progress is not None else (lambda line: None)
     params = [p for b in blocks for p in b.parameters() if p.requires_grad]
