@@ -152,9 +152,12 @@ taped_revolve::taped_revolve(step_t steps, slot_t units, slot_t tape_units, doub
     // The least memory: x_0's snapshot and, inside a reverse, its re-run beside one snapshot (T >= 2).
     const slot_t least = steps == 1 ? std::max<slot_t>(rerun_units, 1) : rerun_units + 1;
     if (units < least)
-        throw capacity_error("taped_revolve: units = " + std::to_string(units) + " with rerun_units = " +
-                             std::to_string(rerun_units) + " (expected at least " + std::to_string(least) +
-                             ": a snapshot of x_0 beside the units a reverse holds while it re-runs its step)");
+        throw capacity_error(
+            "taped_revolve: units = " + std::to_string(units) + " with rerun_units = " + std::to_string(rerun_units) +
+            " (expected at least " + std::to_string(least) +
+            (steps == 1 ? ": x_0's snapshot, inside the units its reverse holds while it re-runs step 0)"
+                        : ": a snapshot of x_0 beside the units a reverse holds while it re-runs its "
+                          "step)"));
     detail::taped_plan_builder builder(steps, tape_units, rerun_units);
     if (tape_units > units - rerun_units) {
         // No tape fits beside the re-run of the step after it: the optimum is revolve's with the units the

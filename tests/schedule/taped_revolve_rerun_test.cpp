@@ -190,4 +190,7 @@ BOOST_AUTO_TEST_CASE(a_negative_re_run_is_refused_naming_it)
     test::refused_naming([] { return held(10, 30, 2, -1); }, "rerun_units = -1");
     test::refused_naming([] { return held(10, 30, 2, 3); }, "rerun_units = 3");
     test::refused_naming<capacity_error>([] { return held(10, 2, 2, 2); }, "expected at least 3");
+    // one step: no snapshot beside the re-run, x_0's is its input
+    test::refused_naming<capacity_error>([] { return held(1, 1, 2, 2); },
+                                         "expected at least 2: x_0's snapshot, inside");
 }
