@@ -104,6 +104,36 @@ BOOST_AUTO_TEST_CASE(actions_replay_within_the_units_with_the_reported_counts)
     }
 }
 
+BOOST_AUTO_TEST_CASE(rerun_units_price_what_a_reverse_holds_while_it_re_runs)
+{
+    // As PyTorch holds a GRU loop (docs/tapes.md): a tape of 7 states, and a reverse's re-run keeps one.
+    const std::vector<std::string> args{"--steps",      "300", "--slots",       "60", "--schedule", "taped",
+                                        "--tape-units", "7",   "--rerun-units", "7"};
+    const auto j = plan_json(args);
+    const taped_revolve held(300, 60, 7, 1, 1, taped_revolve::default_work_limit, 7);
+    check_report(j, held, 60);
+    BOOST_TEST(j["rerun_units"].get<slot_t>() == 7);
+    // the re-run's memory costs evaluations: more than the plan that leaves it out
+    BOOST_TEST(held.evaluations() > taped_revolve(300, 60, 7).evaluations());
+    std::vector<std::string> plan_args{"plan"};
+    plan_args.insert(plan_args.end(), args.begin(), args.end());
+    plan_args.insert(plan_args.end(), {"--format", "actions"});
+    const test::tool_result r = run_tool(plan_args);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    test::taped_simulator sim(300, 60, 7, 7); // the printed actions within 60 units, re-runs counted
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const auto e = sim.apply(parse_action(line));
+        BOOST_TEST_REQUIRE(!e.has_value(), line << ": " << e.value_or(""));
+    }
+    BOOST_TEST_REQUIRE(!sim.finish().has_value());
+    BOOST_TEST(sim.counts().peak_units == j["peak_units"].get<slot_t>());
+    const test::tool_result text = run_tool(
+        {"plan", "--steps", "300", "--slots", "60", "--schedule", "taped", "--tape-units", "7", "--rerun-units", "7"});
+    BOOST_TEST(text.out.find("+ 7 while a reverse re-runs its step") != std::string::npos, text.out);
+}
+
 BOOST_AUTO_TEST_CASE(tape_bytes_are_rounded_up_to_whole_states)
 {
     // 14 MiB of 64 KiB states: 224 units; a tape of 370 KiB is 5.8 states, planned as 6.
@@ -165,6 +195,13 @@ BOOST_AUTO_TEST_CASE(bad_tape_options_exit_2_naming_the_problem)
           "32"},
          "needs 216 units"},
         {{"plan", "-T", "1000", "--schedule", "checkpoint-sequential", "--tape-units", "6"}, "--every"},
+        {{"plan", "-T", "100", "-s", "10", "--schedule", "taped", "--tape-units", "2", "--rerun-units", "3"},
+         "rerun_units = 3"},
+        {{"plan", "-T", "100", "-s", "10", "--schedule", "taped", "--tape-units", "2", "--rerun-units", "-1"},
+         "--rerun-units"},
+        {{"plan", "-T", "100", "-s", "10", "--schedule", "checkpoint-sequential", "--tape-units", "2", "--rerun-units",
+          "2"},
+         "--rerun-units applies to --schedule taped only"},
     };
     for (const auto& c : cases)
         test::check_usage_error(c.args, c.mentions);

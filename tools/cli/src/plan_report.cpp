@@ -61,6 +61,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     j["recompute_ratio"] = recompute_ratio(c);
     if (choice.tape_units) {
         j["tape_units"] = *choice.tape_units;
+        j["rerun_units"] = choice.rerun_units;
         j["taped_steps"] = c.taped_steps;
         j["peak_tapes"] = c.peak_tapes;
         j["peak_units"] = choice.peak_units;
@@ -163,7 +164,9 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
         out << fmt::format("taped steps    {} (their tapes spare the re-run in their reverse; at most {} held)\n",
                            c.taped_steps, c.peak_tapes);
         out << fmt::format(
-            "peak units     {} (snapshots + {} x tapes, at once){}\n", choice.peak_units, *choice.tape_units,
+            "peak units     {} (snapshots + {} x tapes{}, at once){}\n", choice.peak_units, *choice.tape_units,
+            choice.rerun_units > 0 ? fmt::format(" + {} while a reverse re-runs its step", choice.rerun_units)
+                                   : std::string(),
             choice.state_bytes ? " = " + format_bytes(snapshot_bytes(choice.peak_units, *choice.state_bytes))
                                : std::string());
         out << fmt::format("evaluations    {} (advances, and the re-run of each reverse from a state; at least {})\n",

@@ -49,6 +49,9 @@ void add_plan_options(CLI::App& command, plan_request& request)
     command.add_option("--tape-bytes", request.tape_bytes,
                        "taped, checkpoint-sequential: the same in bytes, e.g. 1.5MiB (with --state-bytes; rounded "
                        "up to whole states)");
+    command.add_option("--rerun-units", request.rerun_units,
+                       "taped: what a reverse from a state holds while it re-runs its step, in states (0 to the "
+                       "tape's units; default 0, revolve's convention; PyTorch holds the step's graph, a tape)");
     command.add_option("--budget", request.budget, "snapshot memory budget, e.g. 2GiB (instead of --slots)");
     command.add_option("--state-bytes", request.state_bytes,
                        "bytes of one snapshot, e.g. 64MiB (with --budget, or with byte-sized --level)");
@@ -310,7 +313,10 @@ plan_choice choose_taped(const plan_request& request, plan_choice choice, step_t
             if (choice.slots == 0)
                 throw usage_error("taped needs --slots (memory in states: snapshots and tapes) or --budget with "
                                   "--state-bytes");
-            take(taped_revolve(steps, choice.slots, tape_units, f, b),
+            if (!request.rerun_units.empty())
+                choice.rerun_units = parse_count("--rerun-units", request.rerun_units, 0);
+            take(taped_revolve(steps, choice.slots, tape_units, f, b, taped_revolve::default_work_limit,
+                               choice.rerun_units),
                  "taped (states and steps' tapes in one memory, optimal: the fewest evaluations)");
         } else if (!request.every.empty()) {
             const step_t every = parse_count("--every", request.every, 1);
@@ -386,6 +392,8 @@ plan_choice choose_plan(const plan_request& request)
         throw usage_error("--online plans one level: give --slots (or --budget with --state-bytes), not --level");
     if (!keeps_tapes(name) && (!request.tape_units.empty() || !request.tape_bytes.empty()))
         throw usage_error("--tape-units and --tape-bytes apply to --schedule taped and checkpoint-sequential only");
+    if (name != "taped" && !request.rerun_units.empty())
+        throw usage_error("--rerun-units applies to --schedule taped only");
     if (name == "multilevel") {
         if (request.levels.empty())
             throw usage_error("--schedule multilevel needs --level (e.g. --level host:4 --level disk:inf:5:5)");

@@ -38,6 +38,7 @@ struct plan_request {
     bool taped_advances = false;     ///< chain: remat::plan_taped_chain (steps may keep their tapes)
     std::string tape_units;          ///< taped, checkpoint-sequential: a tape's memory in states
     std::string tape_bytes;          ///< the same in bytes (with --state-bytes; rounded up to whole states)
+    std::string rerun_units;         ///< taped: what a reverse from a state holds while it re-runs its step
 };
 
 /// A validated choice of schedule.
@@ -67,6 +68,7 @@ struct plan_choice {
     /// Plans that keep steps' tapes (taped, checkpoint-sequential): `slots` is then their memory in states,
     /// snapshots and tapes together (remat/schedule/taped_revolve.hpp), each tape `tape_units` of them.
     std::optional<slot_t> tape_units;
+    slot_t rerun_units = 0;        ///< taped: a reverse's re-run, in states (taped_revolve's rerun_units)
     slot_t peak_units = 0;         ///< taped: most units held at once
     std::uint64_t evaluations = 0; ///< taped: advances plus the re-run of each reverse from a state
 };
