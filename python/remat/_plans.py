@@ -126,6 +126,7 @@ class Plan:
     exact: Optional[bool] = None
     # taped revolve
     tape_units: Optional[int] = None
+    rerun_units: Optional[int] = None
     taped_steps: Optional[int] = None
     peak_tapes: Optional[int] = None
     peak_units: Optional[int] = None
@@ -188,14 +189,14 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
                   reverse_cost: float = 0.0, rerun_units: int = 0) -> Plan:
-    """remat::taped_revolve (docs/tapes.md; `remat plan --schedule taped --slots UNITS --tape-units U`): the
-    fewest forward evaluations for `steps` steps within `units` units of memory (one unit a state's snapshot,
-    x_0's included), where a step may also be advanced keeping its tape (`Advance(k, k+1, taped=True)`,
-    `tape_units` units, its input included), so that its reverse needs no re-run. `evaluations` counts the
-    advances and the re-run of each untaped reverse (`steps` at best); `predicted_cost` is step_cost x
-    evaluations + reverse_cost x steps. `rerun_units` (0 to tape_units): what a reverse from a state holds
-    while it re-runs its step, its input included (PyTorch: the re-run's graph, a tape); 0 leaves it out, as
-    remat.revolve does; `peak_units` then counts it too.
+    """remat::taped_revolve (docs/tapes.md; `remat plan --schedule taped --slots UNITS --tape-units U
+    [--rerun-units W]`): the fewest forward evaluations for `steps` steps within `units` units of memory (one
+    unit a state's snapshot, x_0's included), where a step may also be advanced keeping its tape
+    (`Advance(k, k+1, taped=True)`, `tape_units` units, its input included), so that its reverse needs no
+    re-run. `evaluations` counts the advances and the re-run of each untaped reverse (`steps` at best);
+    `predicted_cost` is step_cost x evaluations + reverse_cost x steps. `rerun_units` (0 to tape_units): what a
+    reverse from a state holds while it re-runs its step, its input included (PyTorch: the re-run's graph, a
+    tape); 0 leaves it out, as remat.revolve does; `peak_units` then counts it too.
 
         >>> remat.taped_revolve(10, 30, 3).evaluations      # every step but the last taped: no re-run
         10

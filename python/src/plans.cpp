@@ -142,6 +142,7 @@ plan_result make_taped_revolve(step_t steps, slot_t units, slot_t tape_units, do
     r["store_all_forward_steps"] = store_all_forward_steps(c.steps);
     r["recompute_ratio"] = ratio(c.forward_steps, store_all_forward_steps(c.steps));
     r["tape_units"] = tape_units;
+    r["rerun_units"] = rerun_units;
     r["taped_steps"] = c.taped_steps;
     r["peak_tapes"] = c.peak_tapes;
     r["peak_units"] = taped.peak_units();

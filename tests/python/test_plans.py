@@ -25,11 +25,13 @@ def same_report(plan, tool_json):
     assert got == expected
 
 
-@pytest.mark.parametrize("steps,units,tape_units", [(1, 1, 1), (10, 3, 2), (60, 44, 7), (200, 40, 3), (50, 400, 7)])
-def test_taped_revolve_equals_the_tool(remat_tool, steps, units, tape_units):
-    plan = remat.taped_revolve(steps, units, tape_units, step_cost=0.5, reverse_cost=2.0)
+@pytest.mark.parametrize("steps,units,tape_units,rerun_units", [(1, 1, 1, 0), (10, 3, 2, 0), (60, 44, 7, 0),
+                                                              (200, 40, 3, 0), (50, 400, 7, 0), (1, 2, 2, 2),
+                                                              (60, 44, 7, 7), (200, 40, 3, 1), (50, 400, 7, 7)])
+def test_taped_revolve_equals_the_tool(remat_tool, steps, units, tape_units, rerun_units):
+    plan = remat.taped_revolve(steps, units, tape_units, step_cost=0.5, reverse_cost=2.0, rerun_units=rerun_units)
     args = ("plan", "-T", steps, "-s", units, "--schedule", "taped", "--tape-units", tape_units, "--step-cost", 0.5,
-            "--reverse-cost", 2.0)
+            "--reverse-cost", 2.0, "--rerun-units", rerun_units)
     assert plan.actions_text() == remat_tool(*args, "--format", "actions")
     same_report(plan, remat_tool(*args, "--format", "json"))
 
