@@ -70,18 +70,14 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_per_level_capacities)
             for (const auto& l : j["levels"])
                 capacity.push_back(l["slots"].is_null() ? inf : l["slots"].get<slot_t>());
             test::simulator sim(300, capacity);
-            std::istringstream lines(r.out);
-            std::string line;
-            while (std::getline(lines, line)) {
-                const auto e = sim.apply(parse_action(line));
-                BOOST_TEST_REQUIRE(!e.has_value(), method << ": " << line << ": " << e.value_or(""));
-            }
-            BOOST_TEST_REQUIRE(!sim.finish().has_value());
-            BOOST_TEST(sim.counts().forward_steps == j["forward_steps"].get<std::uint64_t>());
+            test::replay_counts n;
+            const auto e = test::replay_printed(sim, r.out, n);
+            BOOST_TEST_REQUIRE(!e.has_value(), method << ": " << e.value_or(""));
+            BOOST_TEST(n.forward_steps == j["forward_steps"].get<std::uint64_t>());
             for (std::size_t i = 0; i < capacity.size(); ++i) {
-                BOOST_TEST(sim.counts().stores_per_level[i] == j["levels"][i]["stores"].get<std::uint64_t>());
-                BOOST_TEST(sim.counts().restores_per_level[i] == j["levels"][i]["restores"].get<std::uint64_t>());
-                BOOST_TEST(sim.counts().peak_per_level[i] == j["levels"][i]["peak_slots"].get<std::uint64_t>());
+                BOOST_TEST(n.stores_per_level[i] == j["levels"][i]["stores"].get<std::uint64_t>());
+                BOOST_TEST(n.restores_per_level[i] == j["levels"][i]["restores"].get<std::uint64_t>());
+                BOOST_TEST(n.peak_per_level[i] == j["levels"][i]["peak_slots"].get<std::uint64_t>());
             }
         }
     }

@@ -71,17 +71,13 @@ BOOST_AUTO_TEST_CASE(actions_replay_legally_with_the_reported_counts)
         BOOST_TEST_REQUIRE(r.status == 0, r.err);
         const auto j = online_json(std::to_string(t), s);
         test::simulator sim(t, {static_cast<slot_t>(std::stoll(s))});
-        std::istringstream lines(r.out);
-        std::string line;
-        while (std::getline(lines, line)) {
-            const auto e = sim.apply(parse_action(line));
-            BOOST_TEST_REQUIRE(!e.has_value(), line << ": " << e.value_or(""));
-        }
-        BOOST_TEST_REQUIRE(!sim.finish().has_value());
-        BOOST_TEST(sim.counts().forward_steps == j["forward_steps"].get<std::uint64_t>());
-        BOOST_TEST(sim.counts().stores == j["stores"].get<std::uint64_t>());
-        BOOST_TEST(sim.counts().restores == j["restores"].get<std::uint64_t>());
-        BOOST_TEST(sim.counts().peak_slots == j["peak_slots"].get<std::uint64_t>());
+        test::replay_counts n;
+        const auto e = test::replay_printed(sim, r.out, n);
+        BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
+        BOOST_TEST(n.forward_steps == j["forward_steps"].get<std::uint64_t>());
+        BOOST_TEST(n.stores == j["stores"].get<std::uint64_t>());
+        BOOST_TEST(n.restores == j["restores"].get<std::uint64_t>());
+        BOOST_TEST(n.peak_slots == j["peak_slots"].get<std::uint64_t>());
     }
 }
 

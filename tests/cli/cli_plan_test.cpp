@@ -68,16 +68,12 @@ BOOST_AUTO_TEST_CASE(actions_format_replays_legally_with_the_reported_counts)
         BOOST_TEST_REQUIRE(r.status == 0, r.err);
         const auto j = plan_json({"--steps", "57", "--slots", slots, "--schedule", schedule});
         test::simulator sim(57, {j["slots"].get<slot_t>()});
-        std::istringstream lines(r.out);
-        std::string line;
-        while (std::getline(lines, line)) {
-            const auto e = sim.apply(parse_action(line));
-            BOOST_TEST_REQUIRE(!e.has_value(), schedule << ": " << line << ": " << e.value_or(""));
-        }
-        BOOST_TEST_REQUIRE(!sim.finish().has_value());
-        BOOST_TEST(sim.counts().forward_steps == j["forward_steps"].get<std::uint64_t>());
-        BOOST_TEST(sim.counts().stores == j["stores"].get<std::uint64_t>());
-        BOOST_TEST(sim.counts().peak_slots == j["peak_slots"].get<std::uint64_t>());
+        test::replay_counts n;
+        const auto e = test::replay_printed(sim, r.out, n);
+        BOOST_TEST_REQUIRE(!e.has_value(), schedule << ": " << e.value_or(""));
+        BOOST_TEST(n.forward_steps == j["forward_steps"].get<std::uint64_t>());
+        BOOST_TEST(n.stores == j["stores"].get<std::uint64_t>());
+        BOOST_TEST(n.peak_slots == j["peak_slots"].get<std::uint64_t>());
     }
 }
 

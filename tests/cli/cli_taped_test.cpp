@@ -88,15 +88,9 @@ BOOST_AUTO_TEST_CASE(actions_replay_within_the_units_with_the_reported_counts)
         BOOST_TEST_REQUIRE(r.status == 0, r.err);
         const auto j = plan_json(args);
         test::taped_simulator sim(97, 40, 3);
-        std::istringstream lines(r.out);
-        std::string line;
-        while (std::getline(lines, line)) {
-            const auto e = sim.apply(parse_action(line));
-            BOOST_TEST_REQUIRE(!e.has_value(), schedule << ": " << line << ": " << e.value_or(""));
-        }
-        const auto e = sim.finish();
+        test::taped_counts n;
+        const auto e = test::replay_printed(sim, r.out, n);
         BOOST_TEST_REQUIRE(!e.has_value(), schedule << ": " << e.value_or(""));
-        const test::taped_counts& n = sim.counts();
         BOOST_TEST(n.evaluations() == j["evaluations"].get<std::uint64_t>(), schedule);
         BOOST_TEST(n.taped_steps == j["taped_steps"].get<std::uint64_t>(), schedule);
         BOOST_TEST(n.peak_units == j["peak_units"].get<slot_t>(), schedule);
@@ -121,14 +115,10 @@ BOOST_AUTO_TEST_CASE(rerun_units_price_what_a_reverse_holds_while_it_re_runs)
     const test::tool_result r = run_tool(plan_args);
     BOOST_TEST_REQUIRE(r.status == 0, r.err);
     test::taped_simulator sim(300, 60, 7, 7); // the printed actions within 60 units, re-runs counted
-    std::istringstream lines(r.out);
-    std::string line;
-    while (std::getline(lines, line)) {
-        const auto e = sim.apply(parse_action(line));
-        BOOST_TEST_REQUIRE(!e.has_value(), line << ": " << e.value_or(""));
-    }
-    BOOST_TEST_REQUIRE(!sim.finish().has_value());
-    BOOST_TEST(sim.counts().peak_units == j["peak_units"].get<slot_t>());
+    test::taped_counts n;
+    const auto e = test::replay_printed(sim, r.out, n);
+    BOOST_TEST_REQUIRE(!e.has_value(), e.value_or(""));
+    BOOST_TEST(n.peak_units == j["peak_units"].get<slot_t>());
     const test::tool_result text = run_tool(
         {"plan", "--steps", "300", "--slots", "60", "--schedule", "taped", "--tape-units", "7", "--rerun-units", "7"});
     BOOST_TEST(text.out.find("+ 7 while a reverse re-runs its step") != std::string::npos, text.out);

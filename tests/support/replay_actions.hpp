@@ -1,12 +1,14 @@
-// The replay loop every simulator shares (simulator.hpp, taped_simulator.hpp): feeds a plan's actions to
-// the simulator and names the first illegal one by its index and text.
+// The replay loop every simulator shares (simulator.hpp, taped_simulator.hpp): feeds a plan's actions (or a
+// program's printed ones) to the simulator and names the first illegal one by its index and text.
 #pragma once
 
 #include "remat/schedule/action.hpp"
 
 #include <cstdint>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace remat::test {
 
@@ -24,6 +26,17 @@ std::optional<std::string> replay_actions(Simulator& sim, const Schedule& plan, 
     auto e = sim.finish();
     counts = sim.counts();
     return e;
+}
+
+/// The same for the actions a program printed, one a line (`remat plan --format actions`).
+template <class Simulator, class Counts>
+std::optional<std::string> replay_printed(Simulator& sim, const std::string& printed, Counts& counts)
+{
+    std::vector<action> actions;
+    std::istringstream lines(printed);
+    for (std::string line; std::getline(lines, line);)
+        actions.push_back(parse_action(line));
+    return replay_actions(sim, actions, counts);
 }
 
 } // namespace remat::test
