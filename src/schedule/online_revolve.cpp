@@ -32,6 +32,13 @@ std::uint64_t work_past_level_one(std::uint64_t replayed, slot_t slots)
         replayed, detail::mul_saturated(static_cast<std::uint64_t>(slots), online_revolve::work_per_slot));
 }
 
+// Whether cost() counts `decisions` in closed form, with no replay: every state kept (decisions <= slots), or the
+// wave of level one. cost_work is 0 exactly there.
+bool counted_in_closed_form(slot_t slots, step_t decisions)
+{
+    return decisions <= slots || (slots >= 2 && decisions <= detail::online_placement::wave_end(slots));
+}
+
 } // namespace
 
 online_revolve::online_revolve(slot_t slots) : slots_(slots)
@@ -189,11 +196,11 @@ schedule_cost online_revolve::cost(step_t steps, online_end end, std::uint64_t w
         finish_single_level(c);
         return c;
     }
-    if (slots_ >= 2 && decisions <= detail::online_placement::wave_end(slots_)) {
-        // The wave (level one): every segment has at most one step more than its slots, so each reverses
-        // in one sweep that stores all its states but the last (a segment of l >= 2 steps: l-1 forward
-        // steps, l-1 stores but its start's, l restores, l-1 slots; of one step: its restore). Summed over
-        // the s segments that cover [0, decisions), in closed form: no snapshot is listed.
+    if (counted_in_closed_form(slots_, decisions)) {
+        // The wave (level one; past the branch above): every segment has at most one step more than its slots, so each
+        // reverses in one sweep that stores all its states but the last (a segment of l >= 2 steps: l-1 forward steps,
+        // l-1 stores but its start's, l restores, l-1 slots; of one step: its restore). Summed over the s segments that
+        // cover [0, decisions), in closed form: no snapshot is listed.
         const auto d = static_cast<std::uint64_t>(decisions);
         const auto s = static_cast<std::uint64_t>(slots_);
         const detail::online_placement::wave_cut cut = detail::online_placement::wave_counts(slots_, decisions);
@@ -264,7 +271,7 @@ std::uint64_t online_revolve::cost_work(step_t steps, online_end end) const
 {
     detail::require_positive_steps(steps);
     const step_t decisions = end == online_end::at_last_step ? steps - 1 : steps;
-    if (decisions <= slots_ || (slots_ >= 2 && decisions <= detail::online_placement::wave_end(slots_)))
+    if (counted_in_closed_form(slots_, decisions))
         return 0;
     return work_past_level_one(replay_decisions(steps), slots_);
 }

@@ -6,6 +6,7 @@
 
 #include "chain_reference.hpp"
 #include "chain_taped_reference.hpp"
+#include "replay_actions.hpp"
 #include "scratch_dir.hpp"
 #include "svg_facts.hpp"
 #include "tool_runner.hpp"
@@ -40,15 +41,6 @@ std::string write(const test::scratch_dir& dir, const std::string& name, const s
     return path;
 }
 
-std::vector<action> parse_actions(const std::string& text)
-{
-    std::vector<action> actions;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-        actions.push_back(parse_action(line));
-    return actions;
-}
-
 // `remat plan --chain file --taped-advances` at `budget` against the library's plan of m: the same predicted cost and
 // peak, and its actions legal and within the budget under the replay, at that cost. Returns the tool's report.
 nlohmann::json taped_plan_as_the_librarys(const chain_model& m, const std::string& file, std::uint64_t budget)
@@ -60,7 +52,7 @@ nlohmann::json taped_plan_as_the_librarys(const chain_model& m, const std::strin
     const test::tool_result actions = test::run_tool(
         {"plan", "--chain", file, "--budget", std::to_string(budget), "--taped-advances", "--format", "actions"});
     BOOST_TEST_REQUIRE(actions.status == 0);
-    const test::chain_replay r = test::replay_taped_chain(m, parse_actions(actions.out));
+    const test::chain_replay r = test::replay_taped_chain(m, test::parse_actions(actions.out));
     BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
     BOOST_TEST(r.peak_bytes <= budget);
     BOOST_TEST(r.cost == plan.cost);
@@ -85,7 +77,7 @@ BOOST_AUTO_TEST_CASE(json_and_actions_agree_with_the_library_and_the_replay)
         const test::tool_result actions =
             test::run_tool({"plan", "--chain", file, "--budget", std::to_string(budget), "--format", "actions"});
         BOOST_TEST_REQUIRE(actions.status == 0);
-        const test::chain_replay r = test::replay_chain(m, parse_actions(actions.out));
+        const test::chain_replay r = test::replay_chain(m, test::parse_actions(actions.out));
         BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
         BOOST_TEST(r.peak_bytes <= budget);
         BOOST_TEST(r.peak_bytes == plan.peak_bytes());
@@ -119,7 +111,7 @@ BOOST_AUTO_TEST_CASE(non_persistent_plans_the_librarys_cheaper_plan)
     const test::tool_result actions =
         test::run_tool({"plan", "--chain", file, "--budget", "8", "--non-persistent", "--format", "actions"});
     BOOST_TEST_REQUIRE(actions.status == 0);
-    const test::chain_replay r = test::replay_chain(m, parse_actions(actions.out));
+    const test::chain_replay r = test::replay_chain(m, test::parse_actions(actions.out));
     BOOST_TEST_REQUIRE(!r.error.has_value(), *r.error);
     BOOST_TEST(r.peak_bytes <= 8u);
     BOOST_TEST(r.cost == plan.cost().predicted_cost);

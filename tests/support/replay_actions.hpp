@@ -28,15 +28,21 @@ std::optional<std::string> replay_actions(Simulator& sim, const Schedule& plan, 
     return e;
 }
 
-/// The same for the actions a program printed, one a line (`remat plan --format actions`).
-template <class Simulator, class Counts>
-std::optional<std::string> replay_printed(Simulator& sim, const std::string& printed, Counts& counts)
+/// The actions a program printed, one a line (`remat plan --format actions`).
+inline std::vector<action> parse_actions(const std::string& printed)
 {
     std::vector<action> actions;
     std::istringstream lines(printed);
     for (std::string line; std::getline(lines, line);)
         actions.push_back(parse_action(line));
-    return replay_actions(sim, actions, counts);
+    return actions;
+}
+
+/// replay_actions for the actions a program printed.
+template <class Simulator, class Counts>
+std::optional<std::string> replay_printed(Simulator& sim, const std::string& printed, Counts& counts)
+{
+    return replay_actions(sim, parse_actions(printed), counts);
 }
 
 } // namespace remat::test
