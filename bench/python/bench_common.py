@@ -109,6 +109,12 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 
 
+def faster_paired(times: Sequence[float], baseline: Sequence[float]) -> float:
+    """1 - the median over the rounds of a configuration's time / the baseline's in the same round (their runs
+    interleaved, so that a loaded machine's slow spells fall on both): how much faster it is, the drift cancelled."""
+    return 1 - median([x / y for x, y in zip(times, baseline)])
+
+
 def emit(args, tables: List[Dict], extra: Dict = None) -> None:
     """Prints the tables ({"title", "columns", "rows", "notes"}) as text, or everything as one JSON object."""
     if args.format == "json":

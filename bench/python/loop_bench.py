@@ -149,11 +149,6 @@ def counted_snapshots(counter):
         _loop.make_slots = make
 
 
-def paired(times, a, b):
-    """1 - the median over the rounds of a's time / b's in the same round: how much faster a is than b."""
-    return 1 - bc.median([x / y for x, y in zip(times[a], times[b])])
-
-
 def main():
     p = bc.parser(bc.summary(__doc__), "T = 1000, batch 16, segments 32 and 100, 5 rounds",
                   "T = 60, batch 4, segments 6, 20, 2 rounds")
@@ -254,8 +249,8 @@ def main():
                             "loop recomputed": facts[c][1], "segments s/iter": med[s], "loop s/iter": med[c],
                             "loop faster by": 1 - med[c] / med[s],
                             "loop faster by (least cpu)": 1 - cpu_least[c] / cpu_least[s],
-                            "loop faster by (paired wall)": paired(times, c, s),
-                            "loop faster by (paired cpu)": paired(cpu, c, s)})
+                            "loop faster by (paired wall)": bc.faster_paired(times[c], times[s]),
+                            "loop faster by (paired cpu)": bc.faster_paired(cpu[c], cpu[s])})
     bc.emit(args, [
         {"title": f"GRUCell loop, T = {T}, batch {batch}: every configuration ({rounds} rounds, medians)",
          "columns": ["method", "peak bytes", "recomputed steps", "s/iter", "ideal s/iter", "overhead",

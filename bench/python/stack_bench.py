@@ -201,10 +201,8 @@ def rows_of(name, t):
 
 
 def paired(a, b, cpu=False):
-    """1 - the median over the rounds of a's time / b's in the same round (their runs interleaved, so that
-    a loaded machine's slow spells fall on both): how much faster a is, the load's drift cancelled."""
-    xs, ys = (a.cpu_times, b.cpu_times) if cpu else (a.times, b.times)
-    return 1 - bc.median([x / y for x, y in zip(xs, ys)])
+    """How much faster a is than b, paired round by round (bench_common.faster_paired), in wall or CPU time."""
+    return bc.faster_paired(a.cpu_times, b.cpu_times) if cpu else bc.faster_paired(a.times, b.times)
 
 
 def gain_bound(profiles, segments, peak_bytes):

@@ -76,8 +76,9 @@ def context_over(contexts: Sequence[torch.Tensor], leaves: Sequence[torch.Tensor
     softplus(raw) computed before the loop), else None: each step's backward would then go through the
     context's graph for the leaf's gradient, which only one backward can."""
     for c in contexts:
+        reached = {id(variable) for variable in leaves_reached([c.grad_fn])}  # its graph walked once
         for leaf in leaves:
-            if _reaches(c.grad_fn, {id(leaf)}):
+            if id(leaf) in reached:
                 return c, leaf
     return None
 

@@ -22,11 +22,8 @@ def versions(parts: Sequence[torch.Tensor]) -> Tuple[int, ...]:
 
 def modified(parts: Sequence[torch.Tensor], before: Tuple[int, ...]) -> int:
     """The index of the first part modified in place since `before` was read, or -1."""
-    try:
-        if tuple([p._version for p in parts]) == before:
-            return -1
-    except RuntimeError:
-        pass
+    if versions(parts) == before:
+        return -1
     for i, (p, v) in enumerate(zip(parts, before)):
         if _version(p) != v:
             return i
