@@ -170,10 +170,8 @@ def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, 
                 backward_s = min(backward_s, end - middle)
             del counter
         out = counted_out
-        in_key, in_bytes = storage_key(x)
-        out_key, out_bytes = storage_key(out)
-        saves_input, saves_output = in_key in keys, out_key in keys
-        inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
+        in_bytes, out_bytes = storage_key(x)[1], storage_key(out)[1]
+        saves_input, inner, saves_output = _split_saved(keys, x, out)
         state_saved[k] |= saves_input
         state_saved[k + 1] |= saves_output
         plain_bytes += inner
@@ -207,10 +205,14 @@ def _saved_with_grad_input(block: torch.nn.Module, x: torch.Tensor, excluded) ->
     counter = SavedBytes(excluded)
     with torch.enable_grad(), counter.hooks():
         out = block(_leaf(x, True))
-    keys = {key: entry[1] for key, entry in counter.live.items()}
+    return _split_saved({key: entry[1] for key, entry in counter.live.items()}, x, out)
+
+
+def _split_saved(keys: Dict[Hashable, int], x: torch.Tensor, out: torch.Tensor) -> Tuple[bool, int, bool]:
+    """What a block saves (`keys`: storage -> bytes) split as its profile keeps it: (whether its input x's storage
+    is among them, the bytes of the others but its output's, whether its output's is)."""
     in_key, out_key = storage_key(x)[0], storage_key(out)[0]
-    inner = sum(b for key, b in keys.items() if key not in (in_key, out_key))
-    return in_key in keys, inner, out_key in keys
+    return in_key in keys, sum(b for key, b in keys.items() if key not in (in_key, out_key)), out_key in keys
 
 
 def _identity(block: torch.nn.Module, x: torch.Tensor, profile: BlockProfile, input_grad: bool) -> Hashable:
