@@ -66,19 +66,12 @@ class Stretches:
         """`advance k k+1 tape` from x_k = current: step k run with grad, its graph kept for `reverse k`, as the
         open stretch's continuation where that ends at x_k (current is not read then); returns x_{k+1} detached
         (None with detached=False: the open tape's output is x_{k+1}, read when needed, `output`)."""
-        tape = self.open
-        with torch.enable_grad():
-            if tape is not None and tape.stop == k:  # the stretch goes on: no cut in the graph
-                tape.out = run(k, tape.out)
-                tape.stop = k + 1
-            else:
-                tape = _run_from(k, current, run, leaves)
-        self.tapes[k] = tape
-        self.open = tape
+        self.advance_run(k, k + 1, current, run, leaves)
         return self.output() if detached else None
 
     def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves) -> None:
-        """`advance k k+1 tape` for k = start..stop-1, as advance(detached=False) one by one would, in one loop."""
+        """`advance k k+1 tape` for k = start..stop-1 in one loop: the first continues the open stretch where that
+        ends at x_start (no cut in the graph; current is not read then), else starts one from current."""
         tape, tapes = self.open, self.tapes
         with torch.enable_grad():
             k = start
