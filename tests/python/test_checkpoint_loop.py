@@ -490,18 +490,40 @@ def test_taped_refuses_the_online_form_and_other_placements():
 
 
 @pytest.mark.parametrize("slots", [12, 10**4])
-def test_taped_steps_in_order_are_reversed_as_one_graph(slots, grad_calls):
+def test_taped_steps_in_order_are_reversed_as_one_graph(slots, grad_calls, backward_calls):
     """Steps advanced taped one after the other make one graph, reversed by one backward (no cut between
-    them, no torch.autograd.grad per step): with room for every tape one call in all, with less far fewer
-    calls than steps; the gradients stay plain autograd's (compare checks them bit for bit)."""
+    them, no backward per step): with room for every tape one call in all, with less far fewer calls than
+    steps; the gradients stay plain autograd's (compare checks them bit for bit). The parameters are leaves
+    without hooks, so each reverse is a torch.autograd.backward summing through their .grad, never a
+    torch.autograd.grad (whose `inputs=` walk of the graph costs more than the steps' own Python)."""
     T = 60
     cell, step, _ = gru_loop(T)
     plan = remat.taped_revolve(T, slots, tape_units_of(step, torch.zeros(2, 6), [*cell.parameters(), step.inputs]))
     assert any(a.kind == "advance" and a.taped and b.kind == "advance" and b.taped and b.start == a.start + 1
                for a, b in zip(list(plan), list(plan)[1:]))  # neighbours taped: the case this test is about
-    grad_calls.calls = 0
+    grad_calls.calls = backward_calls.calls = 0
     compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=slots, taped=True)
-    assert grad_calls.calls == 1 if slots >= (T - 1) * 7 else 1 < grad_calls.calls < T // 2
+    reverses = backward_calls.calls - 2  # compare's two loss.backward()
+    assert grad_calls.calls == 0
+    assert reverses == 1 if slots >= (T - 1) * 7 else 1 < reverses < T // 2
+
+
+@pytest.mark.parametrize("taped", [False, True])
+def test_a_parameters_hook_sees_its_whole_gradient_once(taped, grad_calls):
+    """A hook on a parameter (Tensor.register_hook) runs once with the loop's whole gradient, as in the plain
+    loop, not once per reversed stretch with a running sum: with a hook the sums are not read through .grad
+    (torch.autograd.grad then), and the hook and the gradient equal plain autograd's bit for bit."""
+    T = 40
+    cell, step, _ = gru_loop(T)
+    seen = []
+    handle = cell.weight_hh.register_hook(lambda g: seen.append(g.clone()))
+    try:
+        compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=4,
+                taped=taped)
+    finally:
+        handle.remove()
+    assert len(seen) == 2 and torch.equal(seen[0], seen[1])  # the plain loop's, then checkpoint_loop's
+    assert grad_calls.calls > 0
 
 
 def test_a_tapes_size_is_measured_once_per_step_and_state_shape(monkeypatch):

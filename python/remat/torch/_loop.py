@@ -42,7 +42,7 @@ from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
-from ._stretch import Stretches, Tape, backpropagate
+from ._stretch import Stretches, Tape, backpropagate, sums_through_grad_fields
 from ._versions import modified, versions
 
 
@@ -251,6 +251,7 @@ class _Loop:
         self.stretches = Stretches()
         self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
         self.leaf_check = _LeafCheck(params)  # finds a tensor the steps differentiate that params leaves out
+        self.through_grad_fields = False  # the parameters' sums read from their .grad (_stretch.backpropagate)
 
     # -- running steps -------------------------------------------------------------------------------------
     def _now(self):
@@ -365,6 +366,8 @@ class _Loop:
     def backward(self, grads):
         adjoint = list(grads)
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params)
+        # read at each backward: hooks may have been registered since the forward
+        self.through_grad_fields = sums_through_grad_fields(self.params)
         if self.kept is not None:  # `reverse T-1`, which the forward took from the plan
             adjoint = self._reverse(self.kept, adjoint, sums)
         for a in self._remaining():
@@ -401,7 +404,8 @@ class _Loop:
                 f"{self.found_by}; its gradient would be lost. Give every tensor the steps differentiate as "
                 f"params= (params=layers.parameters() for a step that runs layers[k]; a tensor the steps use that "
                 f"was computed from it before the loop, as an encoder's output a module step keeps, in its place)")
-        return backpropagate(tape, adjoint, self.params, self.positions, sums)
+        return backpropagate(tape, adjoint, self.params, self.positions, sums,
+                             through_grad_fields=self.through_grad_fields)
 
     def close(self) -> None:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""

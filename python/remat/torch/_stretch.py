@@ -127,7 +127,7 @@ class Stretches:
 
 def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params: Sequence[torch.Tensor] = (),
                   positions: Sequence[int] = (), sums: Optional[List[Optional[torch.Tensor]]] = None,
-                  accumulate: bool = False) -> List[Optional[torch.Tensor]]:
+                  accumulate: bool = False, through_grad_fields: bool = False) -> List[Optional[torch.Tensor]]:
     """Back-propagates `adjoint` (x_stop's parts' gradients, None where none) through the tape; returns the
     gradients of its leaves (None where a leaf is not differentiated).
 
@@ -136,6 +136,13 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
     made now, so that a parameter shared with stretches reversed before sums in plain autograd's order: the
     caller returns the sums from its autograd.Function's backward, so that they reach the parameters as
     plain autograd's would (torch.autograd.grad on the output included).
+
+    through_grad_fields=True (where sums_through_grad_fields(params)): the same sums, read from the parameters'
+    .grad after one torch.autograd.backward with each .grad set aside and None (AccumulateGrad then sets it to
+    the sum, running sum first, as autograd.grad's capture would have it), each set back after. Bit-equal to
+    the above, without `inputs=`: with it the engine first walks the whole graph to mark what leads to them
+    (GraphTask::init_to_execute, a hash-map entry per node: 18 of the 41 million instructions by which a
+    1000-step GRUCell loop's backward exceeded torch.utils.checkpoint segments' at equal memory, callgrind).
 
     accumulate=True: one torch.autograd.backward, as torch.utils.checkpoint does: every leaf the graph reaches
     accumulates its gradient into its .grad (the parameters as plain autograd's backward does, where each
@@ -159,6 +166,8 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
     inputs = differentiated(leaves)
     if not outputs or not (inputs or params):
         return [None] * len(leaves)
+    if through_grad_fields:
+        return _backward_through_grad_fields(outputs, grad_outputs, leaves, params, positions, sums)
     got = torch.autograd.grad(outputs, inputs + list(params), grad_outputs, allow_unused=True)
     for i, g in zip(positions, got[len(inputs):]):
         if g is not None:
@@ -170,3 +179,33 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
         # a StretchInput's gradient is handed to it by its Function's backward (its token's is None)
         grads.append(leaf.grad if isinstance(leaf, StretchInput) else g)
     return grads
+
+
+def _backward_through_grad_fields(outputs, grad_outputs, leaves, params, positions, sums):
+    """backpropagate's through_grad_fields=True: the tape's leaves are its own (fresh detached tensors or
+    StretchInputs), so their .grad is this backward's gradient alone."""
+    held = [p.grad for p in params]
+    for p in params:
+        p.grad = None
+    try:
+        torch.autograd.backward(outputs, grad_outputs)
+    finally:
+        for p, h, i in zip(params, held, positions):
+            g = p.grad
+            if g is not None:
+                sums[i] = g
+            p.grad = h
+    return [leaf.grad if leaf.requires_grad else None for leaf in leaves]
+
+
+def sums_through_grad_fields(params: Sequence[torch.Tensor]) -> bool:
+    """Whether backpropagate may sum these parameters' gradients through their .grad (through_grad_fields):
+    only leaves (a tensor with a graph of its own, a loop's context, passes its gradient on through that
+    graph, not into a .grad), none with hooks (a hook, run by the AccumulateGrad node, would see each stretch's
+    running sum, not the total once), and no distributed process group (DistributedDataParallel's hooks sit on
+    the AccumulateGrad nodes, where Python cannot see them)."""
+    if any(p.grad_fn is not None or p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)
+           for p in params):
+        return False
+    distributed = getattr(torch, "distributed", None)
+    return not (distributed is not None and distributed.is_available() and distributed.is_initialized())
