@@ -5,6 +5,7 @@ followed by a comment starting with a Python literal (`plan.forward_steps, plan.
 optionally `: why`) shows what the reader gets: the expression's value must equal that literal."""
 
 import ast
+import dataclasses
 import re
 
 import pytest
@@ -101,3 +102,20 @@ def test_the_12_layer_table_figures_that_do_not_depend_on_time():
                 untaped.method, untaped.predicted_peak_bytes, untaped.recomputed_blocks)
         else:  # the taped plans follow the profiled seconds: only what every plan keeps
             assert _count(predicted) < plain
+
+
+def listed_names(start, end):
+    """The `names` in backticks of docs/python.md's passage from `start` to the next `end` (the page's line breaks
+    read as spaces)."""
+    text = " ".join((ROOT / "docs/python.md").read_text(encoding="utf-8").split())
+    i = text.index(start) + len(start)
+    return set(re.findall(r"`(\w+)`", text[i:text.index(end, i)]))
+
+
+def test_the_plan_fields_listed_are_a_plans_attributes():
+    """"A `remat.Plan` has as attributes exactly the fields of `remat plan --format json` (...)": the list is
+    the dataclass's (test_plans.py checks those against the tool's report)."""
+    import remat
+
+    listed = listed_names("for the same plan (", "the others are `None`") - set(remat.__all__)  # `taped_revolve`
+    assert listed == {f.name for f in dataclasses.fields(remat.Plan) if not f.name.startswith("_")}
