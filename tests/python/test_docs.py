@@ -119,3 +119,13 @@ def test_the_plan_fields_listed_are_a_plans_attributes():
 
     listed = listed_names("for the same plan (", "the others are `None`") - set(remat.__all__)  # `taped_revolve`
     assert listed == {f.name for f in dataclasses.fields(remat.Plan) if not f.name.startswith("_")}
+
+
+def test_the_taped_chain_plan_fields_listed_are_its_report():
+    """"It returns a `remat.TapedChainPlan`: `actions` ... and `steps`, ...": its actions and its report's fields."""
+    import remat
+
+    plan = remat.chain_taped([remat.ChainStep(1.0, 2.0, 1024)] * 4, budget=8 * 1024)
+    listed = listed_names("It returns a `remat.TapedChainPlan`:", "past which more memory")
+    assert listed == {"actions", *plan.as_dict()}
+    assert all(getattr(plan, name) is not None for name in listed)
