@@ -129,3 +129,22 @@ def test_the_taped_chain_plan_fields_listed_are_its_report():
     listed = listed_names("It returns a `remat.TapedChainPlan`:", "past which more memory")
     assert listed == {"actions", *plan.as_dict()}
     assert all(getattr(plan, name) is not None for name in listed)
+
+
+def test_the_tradeoff_fields_listed_are_its_attributes():
+    """"It returns a `remat.torch.Tradeoff`: `plain` ...": the Tradeoff's fields and methods and its points' fields
+    (`plain` was listed as a list, and `rounds` and `refused_budgets` left out)."""
+    pytest.importorskip("torch")
+    import remat.torch
+
+    start, end = "It returns a `remat.torch.Tradeoff`:", "The picture:"
+    listed = listed_names(start, end) - set(remat.torch.__all__)  # `auto_checkpoint`
+    point = {f.name for f in dataclasses.fields(remat.torch.TradeoffPoint)} | {"label"}
+    assert listed == {f.name for f in dataclasses.fields(remat.torch.Tradeoff)} | {"points"} | point
+    text = " ".join((ROOT / "docs/python.md").read_text(encoding="utf-8").split())
+    passage = text[text.index(start):text.index(end)]
+    assert set(re.findall(r"`(\w+)\(", passage)) == {
+        n for n, m in vars(remat.torch.Tradeoff).items() if callable(m) and not n.startswith("_")}
+    # one point, not a list: as the page says
+    assert remat.torch.Tradeoff.__dataclass_fields__["plain"].type == "TradeoffPoint"
+    assert "`plain` (plain autograd's `remat.torch.TradeoffPoint`)" in passage
