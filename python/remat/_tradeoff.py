@@ -159,7 +159,8 @@ class Tradeoff:
                               revolve(self.steps, slots, online=True, reverse_cost=self.reverse_cost))
 
     def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
-        """The row with the fewest slots whose overhead is at most `max_overhead`; None when none is."""
+        """The row of schedule `name` with the fewest slots whose overhead is at most `max_overhead`; None when
+        none is."""
         top = self.store_all_slots
 
         # Each count tried is priced once and its row kept for the answer: an online row priced again would
@@ -265,7 +266,8 @@ def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Byt
              max_overhead: Optional[float] = None, budget: Optional[Bytes] = None) -> Tradeoff:
     """Revolve, online revolve, uniform (the best spacing for each count), the sqrt(T) rule and store-all
     (and multilevel with `levels`, the first level taking each row's slot count) over about four slot counts
-    per decade, priced as `remat tradeoff --steps T` prices them. max_overhead: also the fewest slots each
+    per decade, priced as `remat tradeoff --steps T` prices them. reverse_cost: an adjoint step's cost in
+    forward steps (--reverse-cost), in each row's overhead. max_overhead: also the fewest slots each
     schedule needs for it (`least`); budget (bytes, with state_bytes): what each reaches within it
     (`within_budget`).
 

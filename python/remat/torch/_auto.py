@@ -478,6 +478,8 @@ class AutoCheckpoint(torch.nn.Module):
         return done
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The blocks' output for `x`, a batch of the sample's shape and dtype (another is refused: the plan
+        depends on the sizes), its backward along the plan; under torch.no_grad the blocks simply run."""
         if not isinstance(x, torch.Tensor):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
         params = self._params()

@@ -101,9 +101,9 @@ class Tradeoff:
         return min(fits, key=lambda p: p.seconds) if fits else None
 
     def svg(self, title: str = "remat.torch.tradeoff", width: int = 720, height: int = 440) -> str:
-        """The picture as SVG text: measured peak MiB (x) against seconds per iteration (y), plain autograd a
-        black square, checkpoint_sequential red circles labelled with their segment counts, auto_checkpoint
-        blue diamonds joined in order of peak."""
+        """The picture as SVG text, `width` x `height` pixels under `title`: measured peak MiB (x) against
+        seconds per iteration (y), plain autograd a black square, checkpoint_sequential red circles labelled
+        with their segment counts, auto_checkpoint blue diamonds joined in order of peak."""
         return _svg(self, title, width, height)
 
     def save_svg(self, path: str, title: str = "remat.torch.tradeoff") -> None:
