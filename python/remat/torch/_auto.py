@@ -625,8 +625,8 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     under plain autograd, not again in the re-runs; a block's re-runs start from the buffers its forward run
     started from (spectral_norm's vectors, which its weight is computed from).
 
-    budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
-      block input, and a running block's saved activations.
+    budget: bytes (an int or a string such as "2GiB"; default "8GiB"); the chain model's memory: snapshots, the
+      current block input, and a running block's saved activations.
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
     repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).
