@@ -50,7 +50,9 @@ def _round(x: float) -> int:
 
 class Tradeoff:
     """The memory-recomputation trade-off of a loop of `steps` steps (docs/tradeoff.md): `rows` over the
-    grid, `least` (with max_overhead) and `within` (with budget) answers per schedule, None where none does."""
+    grid (`omitted_rows` those a planner's work limit left out), `least` (with max_overhead) and `within_budget`
+    (with budget, in `budget_slots` slots) answers per schedule, None where none does (`least_omitted` and
+    `within_omitted` those not answered); row(), least_slots() and within() answer single questions."""
 
     def __init__(self, steps: int, reverse_cost: float, state_bytes: Optional[int],
                  levels: Sequence[tuple]) -> None:
