@@ -609,9 +609,10 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 
 def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
                     repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
-    """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
-    returning one tensor and leaving its input as it found it: no in-place block), with a forward and backward
-    that hold at most `budget` bytes of activations along the cheapest schedule remat finds for that memory.
+    """A module that computes what `model` computes (an nn.Sequential, an nn.ModuleList, or a list or tuple of
+    nn.Modules, each taking and returning one tensor and leaving its input as it found it: no in-place block),
+    with a forward and backward that hold at most `budget` bytes of activations along the cheapest schedule remat
+    finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
     (the least of `repeats` runs after one warm-up; CPU time on the CPU with one PyTorch thread, else wall
