@@ -113,6 +113,14 @@ class Tradeoff:
         """The schedules compared, in the report's order."""
         return ["revolve", "online", "uniform", "sqrt-rule", "store-all"] + (["multilevel"] if self._levels else [])
 
+    def _known(self, name: object) -> str:
+        """`name` where it is one of schedules(), else remat.ArgumentError naming them (an unknown name fell
+        through to the multilevel row: an IndexError from inside the package)."""
+        if name in self.schedules():
+            return name
+        why = " (multilevel needs tradeoff's levels=)" if name == "multilevel" else ""
+        raise ArgumentError(f"schedule: expected one of {', '.join(self.schedules())}, got {name!r}{why}")
+
     def grid(self) -> List[int]:
         """About four slot counts per decade up to store-all's, with sqrt(T), the sqrt(T) rule's count, the
         one-extra-sweep count and uniform's fewest added."""
@@ -129,6 +137,7 @@ class Tradeoff:
     def row(self, name: str, slots: int) -> Optional[TradeoffRow]:
         """`name` with `slots` slots; None where it does not apply (uniform below its fewest slots, the sqrt
         rule and store-all at any count but their own). remat.Error where a planner refuses the count."""
+        name, slots = self._known(name), count(slots, "slots")
         steps, rc = self.steps, self.reverse_cost
         if name == "revolve":
             return self._make_row(name, slots, revolve(steps, slots, reverse_cost=rc))
@@ -163,6 +172,7 @@ class Tradeoff:
     def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
         """The row of schedule `name` with the fewest slots whose overhead is at most `max_overhead`; None when
         none is."""
+        name, max_overhead = self._known(name), real(max_overhead, "max_overhead")
         top = self.store_all_slots
 
         # Each count tried is priced once and its row kept for the answer: an online row priced again would
@@ -208,6 +218,7 @@ class Tradeoff:
     def within(self, name: str, slots: int) -> Optional[TradeoffRow]:
         """`name` with all of `slots` slots (at most store-all's are used), or the sqrt rule and store-all
         where they fit in them; None where it does not fit."""
+        name, slots = self._known(name), count(slots, "slots")
         if name == "sqrt-rule":
             return self.sqrt_rule if self.sqrt_rule.slots <= slots else None
         if name == "store-all":

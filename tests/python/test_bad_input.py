@@ -149,6 +149,20 @@ PLANS = [
     case("tradeoff state_bytes 0", lambda: remat.tradeoff(100, budget="1GiB", state_bytes=0), remat.ArgumentError,
          "state_bytes"),
     case("tradeoff budget alone", lambda: remat.tradeoff(100, budget="1GiB"), remat.ArgumentError, "state_bytes"),
+    # a Tradeoff's single questions (IndexError and TypeError from inside the package before)
+    case("Tradeoff.row unknown schedule", lambda: remat.tradeoff(100).row("binomial", 3), remat.ArgumentError,
+         "schedule: expected one of revolve, online, uniform, sqrt-rule, store-all, got 'binomial'"),
+    case("Tradeoff.row multilevel without levels", lambda: remat.tradeoff(100).row("multilevel", 3),
+         remat.ArgumentError, "levels="),
+    case("Tradeoff.row slots str", lambda: remat.tradeoff(100).row("revolve", "3"), remat.ArgumentError, "slots"),
+    case("Tradeoff.least_slots unknown schedule", lambda: remat.tradeoff(100).least_slots("sqrt", 2.0),
+         remat.ArgumentError, "schedule"),
+    case("Tradeoff.least_slots max_overhead str", lambda: remat.tradeoff(100).least_slots("revolve", "2"),
+         remat.ArgumentError, "max_overhead"),
+    case("Tradeoff.within unknown schedule", lambda: remat.tradeoff(100).within(None, 3), remat.ArgumentError,
+         "schedule"),
+    case("Tradeoff.within slots str", lambda: remat.tradeoff(100).within("uniform", "3"), remat.ArgumentError,
+         "slots"),
 ]
 
 
