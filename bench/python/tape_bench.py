@@ -3,7 +3,7 @@ against the chain model's default tape (m_k + a_k, which counts a state that two
 on one profile and at the same budgets: checkpoint_sequential's measured peaks on a stack of stack_bench.py. Per
 budget, each plan's blocks re-run and its predicted and measured peak activation bytes.
 
-    python bench/python/tape_bench.py [--model resnet|transformer|hetero] [--quick] [--format json]
+    python bench/python/tape_bench.py [--model resnet|transformer|hetero|hvit] [--quick] [--format json]
 
 The default tape is what the chain model read before tape_bytes existed: remat.torch._profile.tape_bytes
 returns 0 (the default) while those plans are made. Blocks re-run depend on the profiled times (the planner

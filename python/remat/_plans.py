@@ -179,6 +179,9 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
     """The binomial (Revolve) schedule: the fewest forward steps for `steps` steps with `slots` snapshot
     slots (x_0's included). online=True: the online schedule, as it unfolds for a loop that learns only at
     x_{T-1} that it has T steps (`remat plan --online`).
+    step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
+    --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
+    not depend on them.
 
         >>> remat.revolve(10, 3).forward_steps
         15
@@ -211,6 +214,9 @@ def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float =
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
             reverse_cost: float = 0.0) -> Plan:
     """A snapshot every `every` steps (as CVODES and PyTorch do), or the best spacing that fits `slots`.
+    step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
+    --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
+    not depend on them.
 
         >>> remat.uniform(100, slots=20).every
         6
@@ -220,15 +226,23 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
-    """Every state kept: T-1 forward steps, T-1 slots."""
+    """Every state kept: T-1 forward steps, T-1 slots (`slots`: more may be given, as the tool's --slots; fewer
+    is refused).
+    step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
+    --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
+    not depend on them.
+    """
     return _plan(_remat.store_all(count(steps, "steps"), optional_count(slots, "slots"),
                                   *_costs(step_cost, reverse_cost)))
 
 
 def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Union[int, str], *,
                     step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
-    """Revolve with as many slots as `budget_bytes` holds snapshots of `state_bytes` (sizes as ints or as
-    "2GiB"); remat.CapacityError when it holds none.
+    """Revolve for `steps` steps with as many slots as `budget_bytes` holds snapshots of `state_bytes` (sizes as
+    ints or as "2GiB"); remat.CapacityError when it holds none.
+    step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
+    --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
+    not depend on them.
 
         >>> remat.plan_for_budget(100000, "2GiB", "64MiB").slots
         32
@@ -271,9 +285,11 @@ def _level_tuple(level) -> tuple:
 
 def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, step_cost: float = 1.0,
                reverse_cost: float = 0.0, method: str = "auto") -> Plan:
-    """The cheapest schedule across storage levels (fastest first), each a remat.Level, a tuple
+    """The cheapest schedule for `steps` steps across storage levels (fastest first), each a remat.Level, a tuple
     (name, slots[, write_cost, read_cost]) or a dict with those keys; slots None or math.inf: unlimited.
-    method: "auto", "exact" or "near-optimal" (`remat plan --level ... --method`).
+    method: "auto", "exact" or "near-optimal" (`remat plan --level ... --method`). step_cost, reverse_cost: a
+    forward and an adjoint step's costs, in the units of the levels' write and read costs (--step-cost,
+    --reverse-cost); predicted_cost prices the forward and reverse steps and each level's stores and restores.
 
         >>> remat.multilevel(1000, [("host", 4), ("disk", None, 5, 5)]).structure
         'exact'
@@ -355,8 +371,12 @@ def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_sta
           granularity: Union[int, str] = 0, horizon: int = 0, greedy_fallback: bool = True) -> Plan:
     """The time-optimal schedule for a chain whose steps differ, within `budget` bytes (snapshots, the
     current state and a running adjoint's extra). `costs`: a sequence of remat.ChainStep, dicts or tuples
-    (forward, adjoint, state_bytes[, adjoint_bytes[, tape_bytes]]; tape_bytes is ignored here), or the JSON form `remat plan --chain FILE` reads
-    ({"steps": [...], "final_state_bytes": N}). final_state_bytes defaults to the last step's state_bytes.
+    (forward, adjoint, state_bytes[, adjoint_bytes[, tape_bytes]]; tape_bytes is ignored here), or the JSON form
+    `remat plan --chain FILE` reads ({"steps": [...], "final_state_bytes": N}). final_state_bytes defaults to
+    the last step's state_bytes. granularity: bytes per memory unit of the dynamic program (0: chosen, as the
+    tool's default; `--granularity`); horizon: most steps of a left part of the outermost checkpoints (0: T
+    where the table fits, else the most that fit; `--horizon`); greedy_fallback: where the plan is not exact,
+    take the greedy memory/compute ranking's plan when it costs less (False: `--no-greedy-fallback`).
 
         >>> remat.chain([(1, 2, 1024)] * 10, budget=5 * 1024).forward_steps
         14
@@ -417,6 +437,8 @@ def chain_taped(costs: Union[Sequence, Mapping], budget: Union[int, str], *, fin
     """remat.chain's problem where a step may also be advanced keeping its tape (tape_bytes, else its input and
     adjoint_bytes, held until its reverse, which then costs max(0, adjoint - forward): no re-run); the exact optimum
     (docs/heterogeneous.md, "Taped advances"). With budget >= the plan's all_taped_bytes, no step runs twice.
+    costs and final_state_bytes as remat.chain's; granularity: bytes per memory unit (0: chosen, as the tool's
+    default; `remat plan --chain FILE --taped-advances --granularity`).
 
         >>> remat.chain_taped([(1, 2, 1024)] * 10, budget=20 * 1024).taped_steps
         9

@@ -50,7 +50,9 @@ def _round(x: float) -> int:
 
 class Tradeoff:
     """The memory-recomputation trade-off of a loop of `steps` steps (docs/tradeoff.md): `rows` over the
-    grid, `least` (with max_overhead) and `within` (with budget) answers per schedule, None where none does."""
+    grid (`omitted_rows` those a planner's work limit left out), `least` (with max_overhead) and `within_budget`
+    (with budget, in `budget_slots` slots) answers per schedule, None where none does (`least_omitted` and
+    `within_omitted` those not answered); row(), least_slots() and within() answer single questions."""
 
     def __init__(self, steps: int, reverse_cost: float, state_bytes: Optional[int],
                  levels: Sequence[tuple]) -> None:
@@ -111,6 +113,14 @@ class Tradeoff:
         """The schedules compared, in the report's order."""
         return ["revolve", "online", "uniform", "sqrt-rule", "store-all"] + (["multilevel"] if self._levels else [])
 
+    def _known(self, name: object) -> str:
+        """`name` where it is one of schedules(), else remat.ArgumentError naming them (an unknown name fell
+        through to the multilevel row: an IndexError from inside the package)."""
+        if name in self.schedules():
+            return name
+        why = " (multilevel needs tradeoff's levels=)" if name == "multilevel" else ""
+        raise ArgumentError(f"schedule: expected one of {', '.join(self.schedules())}, got {name!r}{why}")
+
     def grid(self) -> List[int]:
         """About four slot counts per decade up to store-all's, with sqrt(T), the sqrt(T) rule's count, the
         one-extra-sweep count and uniform's fewest added."""
@@ -127,6 +137,7 @@ class Tradeoff:
     def row(self, name: str, slots: int) -> Optional[TradeoffRow]:
         """`name` with `slots` slots; None where it does not apply (uniform below its fewest slots, the sqrt
         rule and store-all at any count but their own). remat.Error where a planner refuses the count."""
+        name, slots = self._known(name), count(slots, "slots")
         steps, rc = self.steps, self.reverse_cost
         if name == "revolve":
             return self._make_row(name, slots, revolve(steps, slots, reverse_cost=rc))
@@ -159,7 +170,9 @@ class Tradeoff:
                               revolve(self.steps, slots, online=True, reverse_cost=self.reverse_cost))
 
     def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
-        """The row with the fewest slots whose overhead is at most `max_overhead`; None when none is."""
+        """The row of schedule `name` with the fewest slots whose overhead is at most `max_overhead`; None when
+        none is."""
+        name, max_overhead = self._known(name), real(max_overhead, "max_overhead")
         top = self.store_all_slots
 
         # Each count tried is priced once and its row kept for the answer: an online row priced again would
@@ -205,6 +218,7 @@ class Tradeoff:
     def within(self, name: str, slots: int) -> Optional[TradeoffRow]:
         """`name` with all of `slots` slots (at most store-all's are used), or the sqrt rule and store-all
         where they fit in them; None where it does not fit."""
+        name, slots = self._known(name), count(slots, "slots")
         if name == "sqrt-rule":
             return self.sqrt_rule if self.sqrt_rule.slots <= slots else None
         if name == "store-all":
@@ -265,7 +279,8 @@ def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Byt
              max_overhead: Optional[float] = None, budget: Optional[Bytes] = None) -> Tradeoff:
     """Revolve, online revolve, uniform (the best spacing for each count), the sqrt(T) rule and store-all
     (and multilevel with `levels`, the first level taking each row's slot count) over about four slot counts
-    per decade, priced as `remat tradeoff --steps T` prices them. max_overhead: also the fewest slots each
+    per decade, priced as `remat tradeoff --steps T` prices them. reverse_cost: an adjoint step's cost in
+    forward steps (--reverse-cost), in each row's overhead. max_overhead: also the fewest slots each
     schedule needs for it (`least`); budget (bytes, with state_bytes): what each reaches within it
     (`within_budget`).
 

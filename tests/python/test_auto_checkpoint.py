@@ -299,6 +299,11 @@ def test_list_of_blocks_and_no_grad():
     with torch.no_grad():
         assert torch.equal(fast(x), model(x))
     assert fast.measured_peak_bytes is None
+    # the other forms docs/python.md names: the same blocks, the same plan (repeats=0: the bytes decide it)
+    least = remat.torch.auto_checkpoint(model, x, budget=fast.least_budget_bytes, repeats=0)
+    for form in (nn.ModuleList(model), tuple(model)):
+        other = remat.torch.auto_checkpoint(form, x, budget=least.budget_bytes, repeats=0)
+        assert other.method == least.method == "remat.chain_taped" and other.actions() == least.actions()
 
 
 def test_chain_taped_binding():

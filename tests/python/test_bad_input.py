@@ -149,6 +149,20 @@ PLANS = [
     case("tradeoff state_bytes 0", lambda: remat.tradeoff(100, budget="1GiB", state_bytes=0), remat.ArgumentError,
          "state_bytes"),
     case("tradeoff budget alone", lambda: remat.tradeoff(100, budget="1GiB"), remat.ArgumentError, "state_bytes"),
+    # a Tradeoff's single questions (IndexError and TypeError from inside the package before)
+    case("Tradeoff.row unknown schedule", lambda: remat.tradeoff(100).row("binomial", 3), remat.ArgumentError,
+         "schedule: expected one of revolve, online, uniform, sqrt-rule, store-all, got 'binomial'"),
+    case("Tradeoff.row multilevel without levels", lambda: remat.tradeoff(100).row("multilevel", 3),
+         remat.ArgumentError, "levels="),
+    case("Tradeoff.row slots str", lambda: remat.tradeoff(100).row("revolve", "3"), remat.ArgumentError, "slots"),
+    case("Tradeoff.least_slots unknown schedule", lambda: remat.tradeoff(100).least_slots("sqrt", 2.0),
+         remat.ArgumentError, "schedule"),
+    case("Tradeoff.least_slots max_overhead str", lambda: remat.tradeoff(100).least_slots("revolve", "2"),
+         remat.ArgumentError, "max_overhead"),
+    case("Tradeoff.within unknown schedule", lambda: remat.tradeoff(100).within(None, 3), remat.ArgumentError,
+         "schedule"),
+    case("Tradeoff.within slots str", lambda: remat.tradeoff(100).within("uniform", "3"), remat.ArgumentError,
+         "slots"),
 ]
 
 
@@ -370,3 +384,25 @@ def test_flags_given_as_strings_are_refused_not_taken_as_true(torch_):
     for call, match in zip(calls, ["taped", "preserve_rng_state", "taped", "preserve_rng_state"]):
         with pytest.raises(remat.ArgumentError, match=match):
             call()
+
+
+def test_a_torch_tradeoffs_methods_refuse_bad_input_naming_it(torch_, tmp_path):
+    """auto_within(None), svg(123) and save_svg(None) raised TypeError and AttributeError from inside the package,
+    svg(width=0) drew a picture of negative size; auto_within takes a byte count as every remat function does
+    ("2MiB" was a TypeError)."""
+    import remat.torch
+
+    model = torch_.nn.Sequential(torch_.nn.Linear(4, 4), torch_.nn.Tanh())
+    t = remat.torch.tradeoff(model, torch_.randn(2, 4), rounds=1, repeats=0, segments=[1])
+    assert t.auto_within("1MiB") == t.auto_within(1 << 20) is not None
+    for call, match in ((lambda: t.auto_within(None), "auto_within: peak_bytes"),
+                        (lambda: t.auto_within("lots"), "auto_within: peak_bytes"),
+                        (lambda: t.svg(123), "svg: title must be a str, got int"),
+                        (lambda: t.svg("t", 0, 440), "svg: width must be an int of 320 to"),
+                        (lambda: t.svg("t", 720, "440"), "svg: height must be an int of 160 to"),
+                        (lambda: t.save_svg(None), "save_svg: path must be"),
+                        (lambda: t.save_svg(tmp_path / "t.svg", title=b"t"), "svg: title")):
+        with pytest.raises(remat.ArgumentError, match=match):
+            call()
+    t.save_svg(tmp_path / "t.svg", "t")  # a pathlib.Path, as open() takes
+    assert (tmp_path / "t.svg").read_text().startswith("<svg") and t.svg("t", 320, 160).startswith("<svg")

@@ -4,6 +4,8 @@ exists. Timings are not checked (CI machines are loaded); the full sizes are doc
 
 import importlib
 import json
+import re
+import shlex
 import sys
 
 import pytest
@@ -210,3 +212,54 @@ def test_bench_answers_help_and_refuses_an_unknown_option_in_one_line(name, caps
             assert "usage:" in out.out and "--quick" in out.out
         else:  # one line naming the program and the option, as the remat tool's usage errors
             assert out.out == "" and out.err.count("\n") == 1 and out.err.startswith(name + ".py: "), out.err
+
+
+def documented_commands():
+    """(program, arguments) of every bench/python command docs/python.md shows: each line of its sh blocks and
+    each inline `..._bench.py ARGS` (comments left out)."""
+    text = (ROOT / "docs/python.md").read_text(encoding="utf-8")
+    found = set()
+    for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            m = re.search(r"bench/python/(\w+)\.py([^#]*)", line)
+            if m:
+                found.add((m.group(1), m.group(2).strip()))
+    for span in re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S)):
+        m = re.search(r"(?:^|[\s/])(\w+_bench)\.py(\s[^#]*)?$", span)
+        if m:
+            found.add((m.group(1), (m.group(2) or "").strip()))
+    return sorted(found)
+
+
+class _Parsed(Exception):
+    pass
+
+
+def test_every_bench_has_a_documented_command():
+    programs = {name for name, _ in documented_commands()}
+    assert programs == {p.stem for p in (ROOT / "bench" / "python").glob("*_bench.py")}
+
+
+@pytest.mark.parametrize("name,args", documented_commands())
+def test_documented_command_parses(name, args, capsys, monkeypatch):
+    """Each command docs/python.md shows takes only options its program has, with values it accepts (the
+    programs' own parsers, stopped once they have parsed: no benchmark runs)."""
+    import bench_common
+
+    module = importlib.import_module(name)
+    real = bench_common._Parser.parse_args
+
+    def parse_then_stop(self, *a, **k):
+        raise _Parsed(real(self, *a, **k))
+
+    monkeypatch.setattr(bench_common._Parser, "parse_args", parse_then_stop)
+    monkeypatch.setattr(sys, "argv", [name + ".py", *shlex.split(args)])
+    capsys.readouterr()
+    try:
+        module.main()
+    except SystemExit:
+        pytest.fail(f"docs/python.md shows `{name}.py {args}`, which it refuses: {capsys.readouterr().err.strip()}")
+    except _Parsed:
+        pass
+    else:
+        pytest.fail(f"{name}.main() did not parse its arguments through bench_common's parser")

@@ -5,6 +5,7 @@ followed by a comment starting with a Python literal (`plan.forward_steps, plan.
 optionally `: why`) shows what the reader gets: the expression's value must equal that literal."""
 
 import ast
+import dataclasses
 import re
 
 import pytest
@@ -101,3 +102,49 @@ def test_the_12_layer_table_figures_that_do_not_depend_on_time():
                 untaped.method, untaped.predicted_peak_bytes, untaped.recomputed_blocks)
         else:  # the taped plans follow the profiled seconds: only what every plan keeps
             assert _count(predicted) < plain
+
+
+def listed_names(start, end):
+    """The `names` in backticks of docs/python.md's passage from `start` to the next `end` (the page's line breaks
+    read as spaces)."""
+    text = " ".join((ROOT / "docs/python.md").read_text(encoding="utf-8").split())
+    i = text.index(start) + len(start)
+    return set(re.findall(r"`(\w+)`", text[i:text.index(end, i)]))
+
+
+def test_the_plan_fields_listed_are_a_plans_attributes():
+    """"A `remat.Plan` has as attributes exactly the fields of `remat plan --format json` (...)": the list is
+    the dataclass's (test_plans.py checks those against the tool's report)."""
+    import remat
+
+    listed = listed_names("for the same plan (", "the others are `None`") - set(remat.__all__)  # `taped_revolve`
+    assert listed == {f.name for f in dataclasses.fields(remat.Plan) if not f.name.startswith("_")}
+
+
+def test_the_taped_chain_plan_fields_listed_are_its_report():
+    """"It returns a `remat.TapedChainPlan`: `actions` ... and `steps`, ...": its actions and its report's fields."""
+    import remat
+
+    plan = remat.chain_taped([remat.ChainStep(1.0, 2.0, 1024)] * 4, budget=8 * 1024)
+    listed = listed_names("It returns a `remat.TapedChainPlan`:", "past which more memory")
+    assert listed == {"actions", *plan.as_dict()}
+    assert all(getattr(plan, name) is not None for name in listed)
+
+
+def test_the_tradeoff_fields_listed_are_its_attributes():
+    """"It returns a `remat.torch.Tradeoff`: `plain` ...": the Tradeoff's fields and methods and its points' fields
+    (`plain` was listed as a list, and `rounds` and `refused_budgets` left out)."""
+    pytest.importorskip("torch")
+    import remat.torch
+
+    start, end = "It returns a `remat.torch.Tradeoff`:", "The picture:"
+    listed = listed_names(start, end) - set(remat.torch.__all__)  # `auto_checkpoint`
+    point = {f.name for f in dataclasses.fields(remat.torch.TradeoffPoint)} | {"label"}
+    assert listed == {f.name for f in dataclasses.fields(remat.torch.Tradeoff)} | {"points"} | point
+    text = " ".join((ROOT / "docs/python.md").read_text(encoding="utf-8").split())
+    passage = text[text.index(start):text.index(end)]
+    assert set(re.findall(r"`(\w+)\(", passage)) == {
+        n for n, m in vars(remat.torch.Tradeoff).items() if callable(m) and not n.startswith("_")}
+    # one point, not a list: as the page says
+    assert remat.torch.Tradeoff.__dataclass_fields__["plain"].type == "TradeoffPoint"
+    assert "`plain` (plain autograd's `remat.torch.TradeoffPoint`)" in passage

@@ -478,6 +478,8 @@ class AutoCheckpoint(torch.nn.Module):
         return done
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The blocks' output for `x`, a batch of the sample's shape and dtype (another is refused: the plan
+        depends on the sizes), its backward along the plan; under torch.no_grad the blocks simply run."""
         if not isinstance(x, torch.Tensor):
             raise ArgumentError(f"remat.torch.auto_checkpoint: expected a tensor input, got {type(x).__name__}")
         params = self._params()
@@ -607,9 +609,10 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 
 def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
                     repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
-    """A module that computes what `model` computes (an nn.Sequential or a list of nn.Modules, each taking and
-    returning one tensor and leaving its input as it found it: no in-place block), with a forward and backward
-    that hold at most `budget` bytes of activations along the cheapest schedule remat finds for that memory.
+    """A module that computes what `model` computes (an nn.Sequential, an nn.ModuleList, or a list or tuple of
+    nn.Modules, each taking and returning one tensor and leaving its input as it found it: no in-place block),
+    with a forward and backward that hold at most `budget` bytes of activations along the cheapest schedule remat
+    finds for that memory.
 
     Each block is profiled on `sample` (a batch shaped like the ones to come): its forward and backward time
     (the least of `repeats` runs after one warm-up; CPU time on the CPU with one PyTorch thread, else wall
@@ -623,8 +626,8 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     under plain autograd, not again in the re-runs; a block's re-runs start from the buffers its forward run
     started from (spectral_norm's vectors, which its weight is computed from).
 
-    budget: bytes (an int or a string such as "8GiB"); the chain model's memory: snapshots, the current
-      block input, and a running block's saved activations.
+    budget: bytes (an int or a string such as "2GiB"; default "8GiB"); the chain model's memory: snapshots, the
+      current block input, and a running block's saved activations.
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
     repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).

@@ -18,17 +18,18 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
+import os
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Union
 from xml.sax.saxutils import escape
 
 import torch
 import torch.utils.checkpoint
 
 from .._args import bounded, flag
-from .._bytes import parse_bytes
+from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, CapacityError
 from ._auto import MAX_REPEATS, AutoCheckpoint, Blocks, _blocks_of
 from ._profile import BlockProfile, left_as_they_were, profile_unrestored
@@ -95,21 +96,32 @@ class Tradeoff:
                 "refused_budgets": list(self.refused_budgets),
                 "points": [dict(asdict(p), label=p.label) for p in self.points]}
 
-    def auto_within(self, peak_bytes: int) -> Optional[TradeoffPoint]:
-        """The fastest auto_checkpoint point whose measured peak is at most `peak_bytes` (None if none)."""
-        fits = [p for p in self.auto if p.peak_bytes <= peak_bytes]
+    def auto_within(self, peak_bytes: Bytes) -> Optional[TradeoffPoint]:
+        """The fastest auto_checkpoint point whose measured peak is at most `peak_bytes` (an int or a string such
+        as "2MiB"; None if none)."""
+        limit = parse_bytes(peak_bytes, "auto_within: peak_bytes")
+        fits = [p for p in self.auto if p.peak_bytes <= limit]
         return min(fits, key=lambda p: p.seconds) if fits else None
 
     def svg(self, title: str = "remat.torch.tradeoff", width: int = 720, height: int = 440) -> str:
-        """The picture as SVG text: measured peak MiB (x) against seconds per iteration (y), plain autograd a
-        black square, checkpoint_sequential red circles labelled with their segment counts, auto_checkpoint
-        blue diamonds joined in order of peak."""
-        return _svg(self, title, width, height)
+        """The picture as SVG text, `width` x `height` pixels under `title`: measured peak MiB (x) against
+        seconds per iteration (y), plain autograd a black square, checkpoint_sequential red circles labelled
+        with their segment counts, auto_checkpoint blue diamonds joined in order of peak."""
+        if not isinstance(title, str):
+            raise ArgumentError(f"svg: title must be a str, got {type(title).__name__}")
+        # the plot keeps its margins and its legend (230 pixels wide, three lines) inside the picture
+        for name, value, least in (("width", width, 320), ("height", height, 160)):
+            if not bounded(value, least, 100_000):
+                raise ArgumentError(f"svg: {name} must be an int of {least} to 100000 pixels, got {value!r}")
+        return _svg(self, title, operator.index(width), operator.index(height))
 
-    def save_svg(self, path: str, title: str = "remat.torch.tradeoff") -> None:
-        """Writes svg(title) to the file `path`."""
+    def save_svg(self, path: Union[str, os.PathLike], title: str = "remat.torch.tradeoff") -> None:
+        """Writes svg(title) to the file `path` (a str or os.PathLike)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise ArgumentError(f"save_svg: path must be a str or os.PathLike, got {type(path).__name__}")
+        text = self.svg(title)  # checked before the file is opened
         with open(path, "w", encoding="utf-8") as f:
-            f.write(self.svg(title))
+            f.write(text)
 
 
 def _add_budgets_up_to_measured_peaks(configs, refused, make, measure, say) -> None:
