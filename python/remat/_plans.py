@@ -380,18 +380,33 @@ def parse_action(line: str) -> Action:
 
 class TapedChainPlan:
     """A plan of remat.chain_taped: `actions` (a list; `advance k k+1 tape` keeps step k's tape for its reverse)
-    and the fields steps, budget_bytes, predicted_cost, peak_bytes, granularity_bytes, least_budget_bytes,
-    forward_steps, taped_steps and all_taped_bytes (the all-taped plan's peak: more memory never helps)."""
+    and the fields of `remat plan --chain FILE --taped-advances --format json` for the same plan: schedule
+    ("chain"), steps, budget_bytes, peak_bytes, predicted_cost, store_all_cost and store_all_bytes (a store-all
+    run's cost and peak, states only), all_taped_bytes (the all-taped plan's peak: more memory never helps),
+    overhead (predicted_cost / store_all_cost), least_budget_bytes, granularity_bytes, exact (the optimum within
+    the budget), method, forward_steps (taped ones included), reverse_steps, stores, restores, peak_slots,
+    repetition (the most times one step is advanced) and taped_steps."""
 
+    schedule: str
     steps: int
     budget_bytes: int
-    predicted_cost: float
     peak_bytes: int
-    granularity_bytes: int
-    least_budget_bytes: int
-    forward_steps: int
-    taped_steps: int
+    predicted_cost: float
+    store_all_cost: float
+    store_all_bytes: int
     all_taped_bytes: int
+    overhead: float
+    least_budget_bytes: int
+    granularity_bytes: int
+    exact: bool
+    method: str
+    forward_steps: int
+    reverse_steps: int
+    stores: int
+    restores: int
+    peak_slots: int
+    repetition: int
+    taped_steps: int
 
     def __init__(self, actions: Iterable["_remat.Action"], report: Mapping[str, Any]) -> None:
         self.actions = list(actions)

@@ -127,7 +127,9 @@ def test_chain_equals_the_tool(remat_tool, tmp_path, n, seed, budget):
 @pytest.mark.parametrize("n,seed", [(8, 1), (20, 2)])
 def test_chain_taped_with_tape_sizes_equals_the_tool(remat_tool, tmp_path, n, seed):
     """A step's tape of its own size (tape_bytes: remat.ChainStep's fifth field, a dict's key, a 5-tuple's last),
-    read by the tool from its --chain file alike: the same plan, and not the plan without them."""
+    read by the tool from its --chain file alike: the same plan, and not the plan without them; the same report,
+    field by field (remat.TapedChainPlan lacked schedule, store_all_cost, store_all_bytes, overhead, exact, method,
+    reverse_steps, stores, restores, peak_slots and repetition)."""
     costs = chain_costs(n, seed)
     for k, s in enumerate(costs["steps"]):
         if k % 3 != 2:  # below m_k + a_k on most (a tape sharing storage with its neighbour's), above on some
@@ -141,6 +143,10 @@ def test_chain_taped_with_tape_sizes_equals_the_tool(remat_tool, tmp_path, n, se
         plan = remat.chain_taped(costs, budget)
         tool = remat_tool("plan", "--chain", path, "--budget", budget, "--taped-advances", "--format", "actions")
         assert "\n".join(map(str, plan.actions)) == tool.strip()
+        report = json.loads(remat_tool("plan", "--chain", path, "--budget", budget, "--taped-advances", "--format",
+                                       "json"))
+        assert plan.as_dict() == report
+        assert {key: getattr(plan, key) for key in report} == report
         as_steps = [remat.ChainStep(**s) for s in costs["steps"]]
         as_tuples = [(s["forward"], s["adjoint"], s["state_bytes"], s["adjoint_bytes"], s.get("tape_bytes", 0))
                      for s in costs["steps"]]
