@@ -72,11 +72,15 @@ class ChainStep:
     tape_bytes: int = 0
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class Plan:
     """A schedule and what it costs, known before it runs. The fields are those of `remat plan --format
     json` for the same plan (None where that report has no such field); iterating the plan yields its
-    actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches."""
+    actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches.
+
+    Plans are values: equal (and of equal hash) where they were made by the same function from the same
+    parameters (as it read them: 8192 and "8KiB" alike), hence with the same report and actions, compared
+    without making the actions (a plan may have 10^12 steps)."""
 
     schedule: str
     steps: int
@@ -132,6 +136,8 @@ class Plan:
     peak_units: Optional[int] = None
     evaluations: Optional[int] = None
     _schedule: _remat.Schedule = dataclasses.field(default=None, repr=False, compare=False)
+    # the planner's name and arguments: the plan's actions follow from them (the deterministic C++ planners)
+    _parameters: tuple = dataclasses.field(default=(), repr=False)
 
     def __iter__(self) -> Iterator[Action]:
         """The actions, in order (a new pass each time)."""
@@ -165,13 +171,16 @@ class Plan:
         return out
 
 
-def _plan(result) -> Plan:
-    schedule, report = result
+def _plan(made_by: str, *args) -> Plan:
+    """The Plan that _remat.<made_by>(*args) makes, its parameters kept (as the planner took them) for its
+    equality: a chain's report leaves out the chain's steps, which make its actions."""
+    schedule, report = getattr(_remat, made_by)(*args)
     fields = dict(report)
     fields["levels"] = tuple(LevelCost(**l) for l in fields["levels"])
     if "levels_used" in fields:
         fields["levels_used"] = tuple(fields["levels_used"])
-    return Plan(_schedule=schedule, **fields)
+    parameters = (made_by, *(tuple(a) if isinstance(a, list) else a for a in args))
+    return Plan(_schedule=schedule, _parameters=parameters, **fields)
 
 
 def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 1.0,
@@ -183,8 +192,8 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
         >>> remat.revolve(10, 3).forward_steps
         15
     """
-    return _plan(_remat.revolve(count(steps, "steps"), count(slots, "slots"), flag(online, "online"),
-                                *_costs(step_cost, reverse_cost)))
+    return _plan("revolve", count(steps, "steps"), count(slots, "slots"), flag(online, "online"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
@@ -203,9 +212,9 @@ def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float =
         >>> remat.taped_revolve(10, 29, 3).evaluations, remat.taped_revolve(10, 29, 3, rerun_units=3).evaluations
         (10, 11)
     """
-    return _plan(_remat.taped_revolve(count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
-                                      *_costs(step_cost, reverse_cost),
-                                      count(rerun_units, "rerun_units")))
+    return _plan("taped_revolve", count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
+                 *_costs(step_cost, reverse_cost),
+                 count(rerun_units, "rerun_units"))
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
@@ -215,14 +224,14 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
         >>> remat.uniform(100, slots=20).every
         6
     """
-    return _plan(_remat.uniform(count(steps, "steps"), optional_count(every, "every"), optional_count(slots, "slots"),
-                                *_costs(step_cost, reverse_cost)))
+    return _plan("uniform", count(steps, "steps"), optional_count(every, "every"), optional_count(slots, "slots"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
     """Every state kept: T-1 forward steps, T-1 slots."""
-    return _plan(_remat.store_all(count(steps, "steps"), optional_count(slots, "slots"),
-                                  *_costs(step_cost, reverse_cost)))
+    return _plan("store_all", count(steps, "steps"), optional_count(slots, "slots"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Union[int, str], *,
@@ -233,8 +242,8 @@ def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Unio
         >>> remat.plan_for_budget(100000, "2GiB", "64MiB").slots
         32
     """
-    return _plan(_remat.plan_for_budget(count(steps, "steps"), parse_bytes(budget_bytes, "budget_bytes"),
-                                        parse_bytes(state_bytes, "state_bytes"), *_costs(step_cost, reverse_cost)))
+    return _plan("plan_for_budget", count(steps, "steps"), parse_bytes(budget_bytes, "budget_bytes"),
+                 parse_bytes(state_bytes, "state_bytes"), *_costs(step_cost, reverse_cost))
 
 
 def _costs(step_cost, reverse_cost) -> Tuple[float, float]:
@@ -284,8 +293,8 @@ def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, st
     if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, collections.abc.Iterable):
         raise ArgumentError(f"levels: expected a sequence of levels (remat.Level, tuples or dicts), got "
                             f"{type(levels).__name__} {levels!r}")
-    return _plan(_remat.multilevel(count(steps, "steps"), [_level_tuple(l) for l in levels],
-                                   *_costs(step_cost, reverse_cost), method))
+    return _plan("multilevel", count(steps, "steps"), [_level_tuple(l) for l in levels],
+                 *_costs(step_cost, reverse_cost), method)
 
 
 _STEP_FIELDS = ("forward", "adjoint", "state_bytes", "adjoint_bytes", "tape_bytes")
@@ -362,8 +371,8 @@ def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_sta
         14
     """
     steps, final = _chain_args(costs, final_state_bytes, "chain")
-    return _plan(_remat.chain(steps, final, parse_bytes(budget, "budget"), parse_bytes(granularity, "granularity"),
-                              count(horizon, "horizon"), flag(greedy_fallback, "greedy_fallback")))
+    return _plan("chain", steps, final, parse_bytes(budget, "budget"), parse_bytes(granularity, "granularity"),
+                 count(horizon, "horizon"), flag(greedy_fallback, "greedy_fallback"))
 
 
 def parse_action(line: str) -> Action:
@@ -385,7 +394,8 @@ class TapedChainPlan:
     run's cost and peak, states only), all_taped_bytes (the all-taped plan's peak: more memory never helps),
     overhead (predicted_cost / store_all_cost), least_budget_bytes, granularity_bytes, exact (the optimum within
     the budget), method, forward_steps (taped ones included), reverse_steps, stores, restores, peak_slots,
-    repetition (the most times one step is advanced) and taped_steps."""
+    repetition (the most times one step is advanced) and taped_steps. Two are equal where their reports and
+    actions are; unhashable, as its list of actions may change."""
 
     schedule: str
     steps: int
@@ -421,6 +431,15 @@ class TapedChainPlan:
     def as_dict(self) -> Dict[str, Any]:
         """The report's fields (steps, budget_bytes, predicted_cost, ...) as a dict."""
         return dict(self._report)
+
+    def __eq__(self, other: object) -> bool:
+        """The same report and the same actions (a list: the plan holds them all)."""
+        if not isinstance(other, TapedChainPlan):
+            return NotImplemented
+        return self._report == other._report and self.actions == other.actions
+
+    # its `actions` is a list the caller may change: equal by value, so not hashable (as a list is not)
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"TapedChainPlan(steps={self.steps}, predicted_cost={self.predicted_cost}, "

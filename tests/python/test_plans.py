@@ -3,6 +3,7 @@ over a grid of cases; the action values' semantics; errors as remat.Error subcla
 messages; iteration speed."""
 
 import json
+import math
 import sys
 import threading
 import time
@@ -382,3 +383,40 @@ def test_tradeoff_spends_one_budget_on_its_online_counts(remat_tool, steps):
     assert [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows] == expected["rows"]
     assert [(o.schedule, o.slots, o.reason) for o in t.omitted_rows] == [
         (o["schedule"], o["slots"], o["reason"]) for o in expected["omitted_rows"]]
+
+
+def test_plans_are_values_equal_where_made_from_the_same_parameters():
+    """Plans compared by identity (remat.revolve(10, 3) == remat.revolve(10, 3) was False). Now equal, with equal
+    hashes, where the same function made them from the same parameters, however spelled; unequal where any
+    parameter differs, a chain's steps included (its report leaves them out)."""
+    a, b = remat.revolve(10, 3), remat.revolve(10, 3)
+    assert a is not b and a == b and hash(a) == hash(b) and list(a) == list(b)
+    for other in (remat.revolve(10, 4), remat.revolve(11, 3), remat.revolve(10, 3, online=True),
+                  remat.revolve(10, 3, step_cost=2.0), remat.uniform(10, slots=4), remat.taped_revolve(10, 3, 1)):
+        assert a != other
+    assert len({a, b, remat.uniform(10, slots=4), remat.uniform(10, slots=4)}) == 2
+    assert remat.plan_for_budget(100, "8KiB", 64) == remat.plan_for_budget(100, 8192, "64")
+    assert remat.multilevel(100, [("host", 3), ("disk", None, 5, 5)]) == remat.multilevel(
+        100, [remat.Level("host", 3), {"name": "disk", "slots": math.inf, "write_cost": 5, "read_cost": 5}])
+    assert remat.taped_revolve(20, 6, 2) != remat.taped_revolve(20, 6, 2, rerun_units=2)
+    # a chain: its steps however spelled; another step's cost makes another plan
+    steps = [(1.0, 2.0, 1024), (3.0, 1.0, 2048), (1.0, 2.0, 1024), (2.0, 5.0, 512)] * 3
+    same = [remat.ChainStep(f, b, m) for f, b, m in steps]
+    assert remat.chain(steps, 5000) == remat.chain(same, "5000") and hash(remat.chain(steps, 5000)) == hash(
+        remat.chain(same, 5000))
+    changed = steps[:-1] + [(2.0, 5.5, 512)]
+    assert remat.chain(steps, 5000) != remat.chain(changed, 5000)
+    # compared without making the actions: 10^12 steps
+    started = time.perf_counter()
+    assert remat.revolve(10**12, 60) == remat.revolve(10**12, 60) != remat.revolve(10**12, 61)
+    assert time.perf_counter() - started < 5
+
+
+def test_taped_chain_plans_are_equal_by_value_and_unhashable():
+    costs = [(1.0, 2.0, 1024, 512)] * 8
+    plan = remat.chain_taped(costs, 12 * 1024)
+    assert plan == remat.chain_taped(costs, 12 * 1024)
+    assert plan != remat.chain_taped(costs, 20 * 1024)
+    assert plan != remat.chain_taped([(1.0, 2.5, 1024, 512)] * 8, 12 * 1024)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(plan)
