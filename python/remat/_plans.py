@@ -72,7 +72,7 @@ class ChainStep:
     tape_bytes: int = 0
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)  # __eq__ and __hash__ below
 class Plan:
     """A schedule and what it costs, known before it runs. The fields are those of `remat plan --format
     json` for the same plan (None where that report has no such field); iterating the plan yields its
@@ -136,8 +136,19 @@ class Plan:
     peak_units: Optional[int] = None
     evaluations: Optional[int] = None
     _schedule: _remat.Schedule = dataclasses.field(default=None, repr=False, compare=False)
-    # the planner's name and arguments: the plan's actions follow from them (the deterministic C++ planners)
+    # the planner's name and arguments, which its report and actions follow from (the C++ planners are
+    # deterministic); () for a Plan made by hand, equal to itself alone
     _parameters: tuple = dataclasses.field(default=(), repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        # The parameters alone: a report field may be NaN (a multi-level plan of one step: gap_to_lower_bound 0/0;
+        # a chain of costs 0: overhead), which would make a plan unequal to its twin.
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return self is other or (bool(self._parameters) and self._parameters == other._parameters)
+
+    def __hash__(self) -> int:
+        return hash(self._parameters) if self._parameters else object.__hash__(self)
 
     def __iter__(self) -> Iterator[Action]:
         """The actions, in order (a new pass each time)."""

@@ -406,6 +406,11 @@ def test_plans_are_values_equal_where_made_from_the_same_parameters():
         remat.chain(same, 5000))
     changed = steps[:-1] + [(2.0, 5.5, 512)]
     assert remat.chain(steps, 5000) != remat.chain(changed, 5000)
+    # a report field NaN (0/0) makes no plan unequal to its twin
+    assert math.isnan(remat.multilevel(1, [("host", 1)]).gap_to_lower_bound)
+    assert remat.multilevel(1, [("host", 1)]) == remat.multilevel(1, [("host", 1)])
+    assert math.isnan(remat.chain([(0.0, 0.0, 1)], 10).overhead)
+    assert remat.chain([(0.0, 0.0, 1)], 10) == remat.chain([(0.0, 0.0, 1)], 10)
     # compared without making the actions: 10^12 steps
     started = time.perf_counter()
     assert remat.revolve(10**12, 60) == remat.revolve(10**12, 60) != remat.revolve(10**12, 61)
