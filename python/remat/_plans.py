@@ -72,11 +72,15 @@ class ChainStep:
     tape_bytes: int = 0
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True, eq=False)  # __eq__ and __hash__ below
 class Plan:
     """A schedule and what it costs, known before it runs. The fields are those of `remat plan --format
     json` for the same plan (None where that report has no such field); iterating the plan yields its
-    actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches."""
+    actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches.
+
+    Plans are values: equal (and of equal hash) where they were made by the same function from the same
+    parameters (as it read them: 8192 and "8KiB" alike), hence with the same report and actions, compared
+    without making the actions (a plan may have 10^12 steps)."""
 
     schedule: str
     steps: int
@@ -132,6 +136,19 @@ class Plan:
     peak_units: Optional[int] = None
     evaluations: Optional[int] = None
     _schedule: _remat.Schedule = dataclasses.field(default=None, repr=False, compare=False)
+    # the planner's name and arguments, which its report and actions follow from (the C++ planners are
+    # deterministic); () for a Plan made by hand, equal to itself alone
+    _parameters: tuple = dataclasses.field(default=(), repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        # The parameters alone: a report field may be NaN (a multi-level plan of one step: gap_to_lower_bound 0/0;
+        # a chain of costs 0: overhead), which would make a plan unequal to its twin.
+        if not isinstance(other, Plan):
+            return NotImplemented
+        return self is other or (bool(self._parameters) and self._parameters == other._parameters)
+
+    def __hash__(self) -> int:
+        return hash(self._parameters) if self._parameters else object.__hash__(self)
 
     def __iter__(self) -> Iterator[Action]:
         """The actions, in order (a new pass each time)."""
@@ -165,13 +182,16 @@ class Plan:
         return out
 
 
-def _plan(result) -> Plan:
-    schedule, report = result
+def _plan(made_by: str, *args) -> Plan:
+    """The Plan that _remat.<made_by>(*args) makes, its parameters kept (as the planner took them) for its
+    equality: a chain's report leaves out the chain's steps, which make its actions."""
+    schedule, report = getattr(_remat, made_by)(*args)
     fields = dict(report)
     fields["levels"] = tuple(LevelCost(**l) for l in fields["levels"])
     if "levels_used" in fields:
         fields["levels_used"] = tuple(fields["levels_used"])
-    return Plan(_schedule=schedule, **fields)
+    parameters = (made_by, *(tuple(a) if isinstance(a, list) else a for a in args))
+    return Plan(_schedule=schedule, _parameters=parameters, **fields)
 
 
 def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 1.0,
@@ -186,8 +206,8 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
         >>> remat.revolve(10, 3).forward_steps
         15
     """
-    return _plan(_remat.revolve(count(steps, "steps"), count(slots, "slots"), flag(online, "online"),
-                                *_costs(step_cost, reverse_cost)))
+    return _plan("revolve", count(steps, "steps"), count(slots, "slots"), flag(online, "online"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
@@ -206,9 +226,9 @@ def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float =
         >>> remat.taped_revolve(10, 29, 3).evaluations, remat.taped_revolve(10, 29, 3, rerun_units=3).evaluations
         (10, 11)
     """
-    return _plan(_remat.taped_revolve(count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
-                                      *_costs(step_cost, reverse_cost),
-                                      count(rerun_units, "rerun_units")))
+    return _plan("taped_revolve", count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
+                 *_costs(step_cost, reverse_cost),
+                 count(rerun_units, "rerun_units"))
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
@@ -221,8 +241,8 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
         >>> remat.uniform(100, slots=20).every
         6
     """
-    return _plan(_remat.uniform(count(steps, "steps"), optional_count(every, "every"), optional_count(slots, "slots"),
-                                *_costs(step_cost, reverse_cost)))
+    return _plan("uniform", count(steps, "steps"), optional_count(every, "every"), optional_count(slots, "slots"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
@@ -232,8 +252,8 @@ def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0
     --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
     not depend on them.
     """
-    return _plan(_remat.store_all(count(steps, "steps"), optional_count(slots, "slots"),
-                                  *_costs(step_cost, reverse_cost)))
+    return _plan("store_all", count(steps, "steps"), optional_count(slots, "slots"),
+                 *_costs(step_cost, reverse_cost))
 
 
 def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Union[int, str], *,
@@ -247,8 +267,8 @@ def plan_for_budget(steps: int, budget_bytes: Union[int, str], state_bytes: Unio
         >>> remat.plan_for_budget(100000, "2GiB", "64MiB").slots
         32
     """
-    return _plan(_remat.plan_for_budget(count(steps, "steps"), parse_bytes(budget_bytes, "budget_bytes"),
-                                        parse_bytes(state_bytes, "state_bytes"), *_costs(step_cost, reverse_cost)))
+    return _plan("plan_for_budget", count(steps, "steps"), parse_bytes(budget_bytes, "budget_bytes"),
+                 parse_bytes(state_bytes, "state_bytes"), *_costs(step_cost, reverse_cost))
 
 
 def _costs(step_cost, reverse_cost) -> Tuple[float, float]:
@@ -300,8 +320,8 @@ def multilevel(steps: int, levels: Sequence[Union[Level, tuple, Mapping]], *, st
     if isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, collections.abc.Iterable):
         raise ArgumentError(f"levels: expected a sequence of levels (remat.Level, tuples or dicts), got "
                             f"{type(levels).__name__} {levels!r}")
-    return _plan(_remat.multilevel(count(steps, "steps"), [_level_tuple(l) for l in levels],
-                                   *_costs(step_cost, reverse_cost), method))
+    return _plan("multilevel", count(steps, "steps"), [_level_tuple(l) for l in levels],
+                 *_costs(step_cost, reverse_cost), method)
 
 
 _STEP_FIELDS = ("forward", "adjoint", "state_bytes", "adjoint_bytes", "tape_bytes")
@@ -382,8 +402,8 @@ def chain(costs: Union[Sequence, Mapping], budget: Union[int, str], *, final_sta
         14
     """
     steps, final = _chain_args(costs, final_state_bytes, "chain")
-    return _plan(_remat.chain(steps, final, parse_bytes(budget, "budget"), parse_bytes(granularity, "granularity"),
-                              count(horizon, "horizon"), flag(greedy_fallback, "greedy_fallback")))
+    return _plan("chain", steps, final, parse_bytes(budget, "budget"), parse_bytes(granularity, "granularity"),
+                 count(horizon, "horizon"), flag(greedy_fallback, "greedy_fallback"))
 
 
 def parse_action(line: str) -> Action:
@@ -400,18 +420,34 @@ def parse_action(line: str) -> Action:
 
 class TapedChainPlan:
     """A plan of remat.chain_taped: `actions` (a list; `advance k k+1 tape` keeps step k's tape for its reverse)
-    and the fields steps, budget_bytes, predicted_cost, peak_bytes, granularity_bytes, least_budget_bytes,
-    forward_steps, taped_steps and all_taped_bytes (the all-taped plan's peak: more memory never helps)."""
+    and the fields of `remat plan --chain FILE --taped-advances --format json` for the same plan: schedule
+    ("chain"), steps, budget_bytes, peak_bytes, predicted_cost, store_all_cost and store_all_bytes (a store-all
+    run's cost and peak, states only), all_taped_bytes (the all-taped plan's peak: more memory never helps),
+    overhead (predicted_cost / store_all_cost), least_budget_bytes, granularity_bytes, exact (the optimum within
+    the budget), method, forward_steps (taped ones included), reverse_steps, stores, restores, peak_slots,
+    repetition (the most times one step is advanced) and taped_steps. Two are equal where their reports and
+    actions are; unhashable, as its list of actions may change."""
 
+    schedule: str
     steps: int
     budget_bytes: int
-    predicted_cost: float
     peak_bytes: int
-    granularity_bytes: int
-    least_budget_bytes: int
-    forward_steps: int
-    taped_steps: int
+    predicted_cost: float
+    store_all_cost: float
+    store_all_bytes: int
     all_taped_bytes: int
+    overhead: float
+    least_budget_bytes: int
+    granularity_bytes: int
+    exact: bool
+    method: str
+    forward_steps: int
+    reverse_steps: int
+    stores: int
+    restores: int
+    peak_slots: int
+    repetition: int
+    taped_steps: int
 
     def __init__(self, actions: Iterable["_remat.Action"], report: Mapping[str, Any]) -> None:
         self.actions = list(actions)
@@ -426,6 +462,15 @@ class TapedChainPlan:
     def as_dict(self) -> Dict[str, Any]:
         """The report's fields (steps, budget_bytes, predicted_cost, ...) as a dict."""
         return dict(self._report)
+
+    def __eq__(self, other: object) -> bool:
+        """The same report and the same actions (a list: the plan holds them all)."""
+        if not isinstance(other, TapedChainPlan):
+            return NotImplemented
+        return self._report == other._report and self.actions == other.actions
+
+    # its `actions` is a list the caller may change: equal by value, so not hashable (as a list is not)
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return (f"TapedChainPlan(steps={self.steps}, predicted_cost={self.predicted_cost}, "

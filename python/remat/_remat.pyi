@@ -70,6 +70,8 @@ Action = Union[Advance, Store, Restore, Free, Reverse]
 
 def parse_action(line: str) -> Action: ...
 
+def parse_bytes(text: str, what: str) -> int: ...
+
 class ActionBatches:
     def __iter__(self) -> Iterator[List[Action]]: ...
     def __next__(self) -> List[Action]: ...
@@ -94,12 +96,24 @@ def multilevel(steps: int, levels: Sequence[Tuple[str, Optional[int], float, flo
 def chain(steps: Sequence[Tuple[float, float, int, int, int]], final_state_bytes: int, budget_bytes: int,
           granularity: int, horizon: int, greedy_fallback: bool) -> Tuple[Schedule, Report]: ...
 def chain_taped(steps: Sequence[Tuple[float, float, int, int, int]], final_state_bytes: int, budget_bytes: int,
-                granularity: int) -> Tuple[List[Action], Dict[str, object]]: ...
+                granularity: int) -> Tuple[List[Action], Dict[str, object]]:
+    """(actions, report) of remat::plan_taped_chain; the report's fields those of `remat plan --chain FILE
+    --taped-advances --format json` (remat.TapedChainPlan's): schedule, steps, budget_bytes, peak_bytes,
+    predicted_cost, store_all_cost, store_all_bytes, all_taped_bytes, overhead, least_budget_bytes,
+    granularity_bytes, exact, method, forward_steps, reverse_steps, stores, restores, peak_slots, repetition,
+    taped_steps."""
+    ...
 def chain_taped_least(steps: Sequence[Tuple[float, float, int, int, int]],
                       final_state_bytes: int) -> Tuple[List[Action], Dict[str, object]]:
     """(actions, report) of the least peak of a taped chain in true bytes and a plan at it
     (remat::plan_taped_chain_least): the least budget chain_taped plans at a granularity of 1 byte, without its
     table; the report's fields as chain_taped's, budget_bytes, peak_bytes and least_budget_bytes that least."""
+    ...
+def chain_taped_priced(steps: Sequence[Tuple[float, float, int, int, int]], final_state_bytes: int,
+                       actions: Iterable[Action], budget_bytes: int,
+                       granularity: int) -> Tuple[List[Action], Dict[str, object]]:
+    """(actions, report) of a plan of chain_taped's model given as its actions, priced by remat::price_taped_chain:
+    the report's fields as chain_taped's (least_budget_bytes 0: not known; exact where the peak fits the budget)."""
     ...
 def price_taped_chain(steps: Sequence[Tuple[float, float, int, int, int]], final_state_bytes: int,
                       actions: Iterable[Action]) -> Tuple[int, float, int, int]: ...

@@ -16,6 +16,7 @@ void bind_actions(nb::module_& m);
 void bind_plans(nb::module_& m);
 void bind_online(nb::module_& m);
 void bind_disk_level(nb::module_& m);
+void bind_bytes(nb::module_& m);
 
 /// A new Python value object (remat.Advance, remat.Store, ...) for one action.
 [[nodiscard]] nb::object to_python(const action& a);

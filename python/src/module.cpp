@@ -9,4 +9,5 @@ NB_MODULE(_remat, m)
     remat::python::bind_plans(m);
     remat::python::bind_online(m);
     remat::python::bind_disk_level(m);
+    remat::python::bind_bytes(m);
 }

@@ -287,10 +287,7 @@ plan_result make_chain(const std::vector<chain_step_tuple>& steps, std::uint64_t
     options.greedy_fallback = greedy_fallback;
     const chain plan = unlocked([&] { return chain(model, budget_bytes, options); });
     const schedule_cost c = plan.cost();
-    // Store-all runs every step forward once except the last (reversed where it stands), and every adjoint.
-    double all = 0;
-    for (std::size_t k = 0; k < model.steps.size(); ++k)
-        all += (k + 1 < model.steps.size() ? model.steps[k].forward : 0.0) + model.steps[k].adjoint;
+    const double all = model.store_all_cost();
     nb::dict r;
     r["schedule"] = "chain";
     r["steps"] = c.steps;
@@ -325,25 +322,39 @@ chain_model taped_model(const std::vector<chain_step_tuple>& steps, std::uint64_
     return model;
 }
 
-// A taped chain plan as Python takes it: (its actions as a list, its report).
+// A taped chain plan as Python takes it: (its actions as a list, its report: the fields of `remat plan --chain FILE
+// --taped-advances --format json`, tools/cli/src/chain_report.cpp, and all_taped_bytes).
 std::tuple<nb::list, nb::dict> taped_result(const chain_model& model, const taped_chain_plan& plan,
-                                            std::uint64_t budget_bytes)
+                                            std::uint64_t budget_bytes, const char* method, bool exact)
 {
     nb::list actions;
     for (const action& a : plan.actions)
         actions.append(to_python(a));
     nb::dict r;
+    r["schedule"] = "chain";
     r["steps"] = model.size();
     r["budget_bytes"] = budget_bytes;
-    r["predicted_cost"] = plan.cost;
     r["peak_bytes"] = plan.peak_bytes;
-    r["granularity_bytes"] = plan.granularity;
-    r["least_budget_bytes"] = plan.least_budget_bytes;
-    r["forward_steps"] = plan.forward_steps;
-    r["taped_steps"] = plan.taped_steps;
+    r["predicted_cost"] = plan.cost;
+    r["store_all_cost"] = model.store_all_cost();
+    r["store_all_bytes"] = model.store_all_bytes();
     r["all_taped_bytes"] = all_taped_bytes(model);
+    r["overhead"] = plan.cost / model.store_all_cost();
+    r["least_budget_bytes"] = plan.least_budget_bytes;
+    r["granularity_bytes"] = plan.granularity;
+    r["exact"] = exact;
+    r["method"] = method;
+    r["forward_steps"] = plan.forward_steps;
+    r["reverse_steps"] = model.size();
+    r["stores"] = plan.stores;
+    r["restores"] = plan.restores;
+    r["peak_slots"] = plan.peak_slots;
+    r["repetition"] = plan.repetition;
+    r["taped_steps"] = plan.taped_steps;
     return {actions, r};
 }
+
+constexpr const char* taped_method = "dynamic program, taped advances"; // as the tool names it
 
 // remat::plan_taped_chain.
 std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tuple>& steps,
@@ -352,16 +363,16 @@ std::tuple<nb::list, nb::dict> make_taped_chain(const std::vector<chain_step_tup
 {
     const chain_model model = taped_model(steps, final_state_bytes);
     const taped_chain_plan plan = unlocked([&] { return plan_taped_chain(model, budget_bytes, granularity); });
-    return taped_result(model, plan, budget_bytes);
+    return taped_result(model, plan, budget_bytes, taped_method, true);
 }
 
-// remat::plan_taped_chain_least: its budget is the least itself.
+// remat::plan_taped_chain_least: its budget is the least itself. A plan of the least peak, not the cheapest there.
 std::tuple<nb::list, nb::dict> make_taped_chain_least(const std::vector<chain_step_tuple>& steps,
                                                       std::uint64_t final_state_bytes)
 {
     const chain_model model = taped_model(steps, final_state_bytes);
     const taped_chain_plan plan = unlocked([&] { return plan_taped_chain_least(model); });
-    return taped_result(model, plan, plan.least_budget_bytes);
+    return taped_result(model, plan, plan.least_budget_bytes, "least peak, taped advances", false);
 }
 
 // A remat action from the Python value object `h` (remat.Advance, ...), the i-th of a list.
@@ -386,16 +397,34 @@ action action_of(nb::handle h, std::size_t i)
                          ", not a remat action (remat.Advance, Store, Restore, Free or Reverse)");
 }
 
+std::vector<action> action_list(nb::iterable actions)
+{
+    std::vector<action> list;
+    for (nb::handle h : actions)
+        list.push_back(action_of(h, list.size()));
+    return list;
+}
+
 // remat::price_taped_chain: (peak bytes, cost, forward steps, taped steps) of a list of actions.
 std::tuple<std::uint64_t, double, std::uint64_t, std::uint64_t>
 price_taped(const std::vector<chain_step_tuple>& steps, std::uint64_t final_state_bytes, nb::iterable actions)
 {
-    const chain_model model = taped_model(steps, final_state_bytes);
-    std::vector<action> list;
-    for (nb::handle h : actions)
-        list.push_back(action_of(h, list.size()));
-    const taped_chain_price p = price_taped_chain(model, list);
+    const taped_chain_price p = price_taped_chain(taped_model(steps, final_state_bytes), action_list(actions));
     return {p.peak_bytes, p.cost, p.forward_steps, p.taped_steps};
+}
+
+// A list of actions as a plan of chain_taped's (its report priced by remat::price_taped_chain): another planner's
+// plan of the same chain, found at `granularity`, the exact optimum where it fits the budget.
+std::tuple<nb::list, nb::dict> priced_taped_chain(const std::vector<chain_step_tuple>& steps,
+                                                  std::uint64_t final_state_bytes, nb::iterable actions,
+                                                  std::uint64_t budget_bytes, std::uint64_t granularity)
+{
+    const chain_model model = taped_model(steps, final_state_bytes);
+    taped_chain_plan plan;
+    plan.actions = action_list(actions);
+    plan.granularity = granularity;
+    set_price(model, plan);
+    return taped_result(model, plan, budget_bytes, taped_method, plan.peak_bytes <= budget_bytes);
 }
 
 } // namespace
@@ -432,6 +461,10 @@ void bind_plans(nb::module_& m)
         "(actions, report) of the least peak of a taped chain in true bytes and a plan at it "
         "(remat::plan_taped_chain_least): the least budget chain_taped plans at a granularity of 1 byte, without "
         "its table; the report's fields as chain_taped's, budget_bytes, peak_bytes and least_budget_bytes that least");
+    m.def("chain_taped_priced", &priced_taped_chain, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("actions"),
+          nb::arg("budget_bytes"), nb::arg("granularity"),
+          "(actions, report) of a plan of chain_taped's model given as its actions, priced by "
+          "remat::price_taped_chain (least_budget_bytes 0: not known); exact where its peak fits the budget");
     m.def("price_taped_chain", &price_taped, nb::arg("steps"), nb::arg("final_state_bytes"), nb::arg("actions"),
           "(peak bytes, cost, forward steps, taped steps) of a taped chain plan's actions under the chain model "
           "(remat::price_taped_chain); remat.ArgumentError naming the first action that breaks its rules");

@@ -26,6 +26,14 @@ std::uint64_t chain_model::adjoint_need(step_t k) const noexcept
     return std::max(state_bytes(k), state_bytes(k + 1)) + steps[static_cast<std::size_t>(k)].adjoint_bytes;
 }
 
+double chain_model::store_all_cost() const noexcept
+{
+    double cost = 0;
+    for (std::size_t k = 0; k < steps.size(); ++k)
+        cost += (k + 1 < steps.size() ? steps[k].forward : 0.0) + steps[k].adjoint;
+    return cost;
+}
+
 std::uint64_t chain_model::store_all_bytes() const noexcept
 {
     // held = bytes of x_0..x_{k-1}; the forward sweep stores x_0..x_{T-2}, then each x_k is restored, freed and

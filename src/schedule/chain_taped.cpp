@@ -104,13 +104,17 @@ void taped_chain_optimum::emit(std::uint64_t m, std::vector<action>& out) const
 
 } // namespace detail
 
-void detail::set_price(const chain_model& chain, taped_chain_plan& plan)
+void set_price(const chain_model& chain, taped_chain_plan& plan)
 {
     const taped_chain_price price = price_taped_chain(chain, plan.actions);
     plan.cost = price.cost;
     plan.peak_bytes = price.peak_bytes;
     plan.forward_steps = price.forward_steps;
     plan.taped_steps = price.taped_steps;
+    plan.stores = price.stores;
+    plan.restores = price.restores;
+    plan.peak_slots = price.peak_slots;
+    plan.repetition = price.repetition;
 }
 
 std::uint64_t all_taped_bytes(const chain_model& chain)
@@ -169,7 +173,7 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
     plan.least_budget_bytes = least * g;
     plan.work = t.work();
     t.emit(u, plan.actions);
-    detail::set_price(chain, plan);
+    set_price(chain, plan);
     return plan;
 }
 

@@ -191,7 +191,7 @@ taped_chain_plan plan_taped_chain_least(const chain_model& chain)
     plan.least_budget_bytes = peaks.whole();
     plan.work = peaks.work();
     peaks.emit(plan.actions);
-    detail::set_price(chain, plan);
+    set_price(chain, plan);
     return plan;
 }
 

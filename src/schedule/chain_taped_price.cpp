@@ -19,6 +19,8 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
     std::uint64_t held = 0;
     std::vector<std::optional<step_t>> slot_step; // the state each slot of level 0 holds
     std::vector<std::uint64_t> tape(c.steps.size(), 0);
+    std::vector<std::uint64_t> runs(c.steps.size(), 0); // of each step by advances
+    slot_t in_use = 0;
     std::optional<step_t> at = 0; // the current state's step; none after a reverse
     std::uint64_t current = c.state_bytes(0);
     step_t next_reverse = T - 1;
@@ -55,6 +57,7 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
                 moment(held + std::max(c.state_bytes(k), c.state_bytes(k + 1)) + (v->taped ? st.adjoint_bytes : 0));
                 p.cost += st.forward;
                 ++p.forward_steps;
+                p.repetition = std::max(p.repetition, ++runs[static_cast<std::size_t>(k)]);
             }
             if (v->taped) {
                 std::uint64_t& t = tape[static_cast<std::size_t>(v->from)];
@@ -78,6 +81,8 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
             if (slot_step[static_cast<std::size_t>(s->slot)])
                 bad(a, "stores into a slot in use");
             slot_step[static_cast<std::size_t>(s->slot)] = s->step;
+            ++p.stores;
+            p.peak_slots = std::max(p.peak_slots, ++in_use);
             held += c.state_bytes(s->step);
             moment(held + current);
         } else if (const auto* r = std::get_if<restore>(&a)) {
@@ -85,6 +90,7 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
                 bad(a, "names a step its slot does not hold");
             if (r->step > next_reverse)
                 bad(a, "restores a state past the next step to reverse, " + std::to_string(next_reverse));
+            ++p.restores;
             at = r->step;
             current = c.state_bytes(r->step);
             moment(held + current);
@@ -92,6 +98,7 @@ taped_chain_price price_taped_chain(const chain_model& c, const std::vector<acti
             std::optional<step_t>& freed = slot_of(a, f->level, f->slot);
             held -= c.state_bytes(*freed);
             freed.reset();
+            --in_use;
         } else {
             const step_t k = std::get<reverse>(a).step;
             if (k != next_reverse)

@@ -16,10 +16,6 @@ struct taped_chain_plan;
 
 namespace remat::detail {
 
-/// Sets a plan's cost, peak_bytes, forward_steps and taped_steps from its actions, as remat::price_taped_chain
-/// prices them (plan_taped_chain and plan_taped_chain_least report what their plans cost this way).
-void set_price(const chain_model& chain, taped_chain_plan& plan);
-
 /// The sizes of the model in units of g: u_k = ceil(m_k / g), p_k = max(u_k, u_{k+1}), c_k = ceil(a_k / g),
 /// r_k = p_k + c_k (a step's run) and t_k (its tape: ceil(tape_bytes / g) where given, else u_k + c_k);
 /// bt_k = max(0, b_k - f_k); taped_from_k = max(r_k, t_k), the least memory where step k's taped advance is priced

@@ -5,6 +5,7 @@ without (remat.chain); the measured peak of activation bytes within the budget; 
 the budget holds plain autograd's activations, fewer re-runs with tapes just below it; bad budgets refused
 naming the least."""
 
+import copy
 import re
 
 import pytest
@@ -548,6 +549,72 @@ def test_a_block_in_another_mode_than_profiled_is_refused_with_grad():
     model[3].train()  # one block switched alone
     with pytest.raises(remat.ArgumentError, match="block 3 is in training mode"):
         fast(x)
+
+
+class DropoutBlock(nn.Module):
+    """A block whose dropout sits two levels down (path "ff.1")."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+        self.ff = nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.2))
+
+    def forward(self, x):
+        return torch.tanh(self.ff(self.lin(x)))
+
+
+def test_a_submodule_in_another_mode_than_profiled_is_refused_naming_its_path():
+    """Only each block's own .training was compared: a dropout switched on inside a block in training mode
+    (`model[3].ff[1].train()`, profiled in eval) saved its mask uncounted, plain autograd alone past the plan's
+    predicted peak. Now every submodule's mode is compared, the first that differs named by its path."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[DropoutBlock() for _ in range(6)])
+    x = torch.randn(4, 16)
+    for block in model:
+        block.ff[1].eval()  # the blocks in training mode, their dropouts off
+    probe = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    budget = (probe.least_budget_bytes + probe.plain_peak_bytes) // 2
+    fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)
+    assert fast.plan is not None and model[3].training
+    model[3].ff[1].train()
+    # the reason, independently: plain autograd alone now saves more than the plan's predicted peak
+    assert remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0).plain_peak_bytes > fast.predicted_peak_bytes
+    with pytest.raises(remat.ArgumentError, match="block 3's submodule 'ff.1' is in training mode, but it was "
+                                                  "profiled in eval mode"):
+        fast(x)
+    with torch.no_grad():
+        assert fast(x).shape == x.shape
+    model[3].ff[1].eval()
+    fast(x).sum().backward()
+    assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget
+    # the other way round: a block in eval mode whose submodule is switched to training mode alone
+    model.eval()
+    evaluated = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)
+    model[2].ff.train()
+    with pytest.raises(remat.ArgumentError, match="block 2's submodule 'ff' is in training mode"):
+        evaluated(x)
+    model[2].ff.eval()
+    model[5].lin.train()
+    with pytest.raises(remat.ArgumentError, match="block 5's submodule 'lin' is in training mode"):
+        evaluated(x)
+
+
+def test_a_copy_checks_its_own_submodules_modes():
+    """The modes are checked on the copy's own modules (copy.deepcopy copies the list of them with the blocks),
+    not on the model it was copied from."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[DropoutBlock() for _ in range(4)])
+    x = torch.randn(4, 16)
+    model.eval()
+    fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    twin = copy.deepcopy(fast)
+    model[1].ff[1].train()
+    with pytest.raises(remat.ArgumentError, match="block 1's submodule 'ff.1'"):
+        fast(x.requires_grad_())
+    twin(x).sum().backward()  # its own blocks are all in eval mode
+    twin.blocks[0].ff.train()
+    with pytest.raises(remat.ArgumentError, match="block 0's submodule 'ff'"):
+        twin(x)
 
 
 def frozen_stack(frozen):

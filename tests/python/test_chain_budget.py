@@ -31,6 +31,39 @@ def random_chain_with_tapes(rng, n):
             for f, b, m, a in steps], final
 
 
+def counts(actions):
+    """The counts of a plan's actions, counted here: stores, restores, the most slots in use, the most runs of one
+    step by advances, reverses, forward steps and taped steps."""
+    c = dict(stores=0, restores=0, peak_slots=0, repetition=0, reverse_steps=0, forward_steps=0, taped_steps=0)
+    runs, used = {}, set()
+    for a in actions:
+        if isinstance(a, remat.Advance):
+            for k in range(a.start, a.stop):
+                runs[k] = runs.get(k, 0) + 1
+            c["forward_steps"] += a.stop - a.start
+            c["taped_steps"] += a.taped
+        elif isinstance(a, remat.Store):
+            c["stores"] += 1
+            used.add(a.slot)
+            c["peak_slots"] = max(c["peak_slots"], len(used))
+        elif isinstance(a, remat.Restore):
+            c["restores"] += 1
+        elif isinstance(a, remat.Free):
+            used.discard(a.slot)
+        else:
+            c["reverse_steps"] += 1
+    c["repetition"] = max(runs.values(), default=0)
+    return c
+
+
+def same_fields(plan, reference):
+    """`plan` (of plan_taped_within or least_plan) reports every field remat.chain_taped's `reference` does, its
+    counts those of its own actions."""
+    assert set(plan.as_dict()) == set(reference.as_dict())
+    assert {k: plan.as_dict()[k] for k in counts([])} == counts(plan.actions)
+    assert plan.overhead == pytest.approx(plan.predicted_cost / plan.store_all_cost)
+
+
 @pytest.mark.parametrize("make", [random_chain, random_chain_with_tapes])
 def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_rounded_down_plan_fits(make):
     rng = random.Random(38)
@@ -51,9 +84,11 @@ def test_never_dearer_than_the_default_unit_and_the_exact_optimum_where_the_roun
                 plan = plan_taped_within(steps, final, budget)
                 assert price(steps, final, plan.actions)[0] == plan.peak_bytes <= budget
                 assert plan.predicted_cost >= exact.predicted_cost - 1e-9
+                same_fields(plan, exact)
                 continue
             cases += 1
             plan = plan_taped_within(steps, final, budget)
+            same_fields(plan, exact)
             peak, cost = price(steps, final, plan.actions)
             assert peak == plan.peak_bytes <= budget
             assert cost == pytest.approx(plan.predicted_cost)
@@ -116,6 +151,8 @@ def test_least_plan_peaks_at_the_planners_least_in_bytes(make):
         assert peak == plan.peak_bytes
         assert cost == pytest.approx(plan.predicted_cost)
         assert plan.granularity_bytes == 1 and plan.all_taped_bytes == top and plan.steps == len(steps)
+        same_fields(plan, exact)
+        assert not plan.exact  # the least peak's plan, not the cheapest there
 
 
 def test_least_plan_refuses_a_bad_chain_as_the_planner_does():

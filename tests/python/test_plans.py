@@ -3,6 +3,7 @@ over a grid of cases; the action values' semantics; errors as remat.Error subcla
 messages; iteration speed."""
 
 import json
+import math
 import sys
 import threading
 import time
@@ -127,7 +128,9 @@ def test_chain_equals_the_tool(remat_tool, tmp_path, n, seed, budget):
 @pytest.mark.parametrize("n,seed", [(8, 1), (20, 2)])
 def test_chain_taped_with_tape_sizes_equals_the_tool(remat_tool, tmp_path, n, seed):
     """A step's tape of its own size (tape_bytes: remat.ChainStep's fifth field, a dict's key, a 5-tuple's last),
-    read by the tool from its --chain file alike: the same plan, and not the plan without them."""
+    read by the tool from its --chain file alike: the same plan, and not the plan without them; the same report,
+    field by field (remat.TapedChainPlan lacked schedule, store_all_cost, store_all_bytes, overhead, exact, method,
+    reverse_steps, stores, restores, peak_slots and repetition)."""
     costs = chain_costs(n, seed)
     for k, s in enumerate(costs["steps"]):
         if k % 3 != 2:  # below m_k + a_k on most (a tape sharing storage with its neighbour's), above on some
@@ -141,6 +144,10 @@ def test_chain_taped_with_tape_sizes_equals_the_tool(remat_tool, tmp_path, n, se
         plan = remat.chain_taped(costs, budget)
         tool = remat_tool("plan", "--chain", path, "--budget", budget, "--taped-advances", "--format", "actions")
         assert "\n".join(map(str, plan.actions)) == tool.strip()
+        report = json.loads(remat_tool("plan", "--chain", path, "--budget", budget, "--taped-advances", "--format",
+                                       "json"))
+        assert plan.as_dict() == report
+        assert {key: getattr(plan, key) for key in report} == report
         as_steps = [remat.ChainStep(**s) for s in costs["steps"]]
         as_tuples = [(s["forward"], s["adjoint"], s["state_bytes"], s["adjoint_bytes"], s.get("tape_bytes", 0))
                      for s in costs["steps"]]
@@ -376,3 +383,45 @@ def test_tradeoff_spends_one_budget_on_its_online_counts(remat_tool, steps):
     assert [{k: v for k, v in vars(r).items() if v is not None} for r in t.rows] == expected["rows"]
     assert [(o.schedule, o.slots, o.reason) for o in t.omitted_rows] == [
         (o["schedule"], o["slots"], o["reason"]) for o in expected["omitted_rows"]]
+
+
+def test_plans_are_values_equal_where_made_from_the_same_parameters():
+    """Plans compared by identity (remat.revolve(10, 3) == remat.revolve(10, 3) was False). Now equal, with equal
+    hashes, where the same function made them from the same parameters, however spelled; unequal where any
+    parameter differs, a chain's steps included (its report leaves them out)."""
+    a, b = remat.revolve(10, 3), remat.revolve(10, 3)
+    assert a is not b and a == b and hash(a) == hash(b) and list(a) == list(b)
+    for other in (remat.revolve(10, 4), remat.revolve(11, 3), remat.revolve(10, 3, online=True),
+                  remat.revolve(10, 3, step_cost=2.0), remat.uniform(10, slots=4), remat.taped_revolve(10, 3, 1)):
+        assert a != other
+    assert len({a, b, remat.uniform(10, slots=4), remat.uniform(10, slots=4)}) == 2
+    assert remat.plan_for_budget(100, "8KiB", 64) == remat.plan_for_budget(100, 8192, "64")
+    assert remat.multilevel(100, [("host", 3), ("disk", None, 5, 5)]) == remat.multilevel(
+        100, [remat.Level("host", 3), {"name": "disk", "slots": math.inf, "write_cost": 5, "read_cost": 5}])
+    assert remat.taped_revolve(20, 6, 2) != remat.taped_revolve(20, 6, 2, rerun_units=2)
+    # a chain: its steps however spelled; another step's cost makes another plan
+    steps = [(1.0, 2.0, 1024), (3.0, 1.0, 2048), (1.0, 2.0, 1024), (2.0, 5.0, 512)] * 3
+    same = [remat.ChainStep(f, b, m) for f, b, m in steps]
+    assert remat.chain(steps, 5000) == remat.chain(same, "5000") and hash(remat.chain(steps, 5000)) == hash(
+        remat.chain(same, 5000))
+    changed = steps[:-1] + [(2.0, 5.5, 512)]
+    assert remat.chain(steps, 5000) != remat.chain(changed, 5000)
+    # a report field NaN (0/0) makes no plan unequal to its twin
+    assert math.isnan(remat.multilevel(1, [("host", 1)]).gap_to_lower_bound)
+    assert remat.multilevel(1, [("host", 1)]) == remat.multilevel(1, [("host", 1)])
+    assert math.isnan(remat.chain([(0.0, 0.0, 1)], 10).overhead)
+    assert remat.chain([(0.0, 0.0, 1)], 10) == remat.chain([(0.0, 0.0, 1)], 10)
+    # compared without making the actions: 10^12 steps
+    started = time.perf_counter()
+    assert remat.revolve(10**12, 60) == remat.revolve(10**12, 60) != remat.revolve(10**12, 61)
+    assert time.perf_counter() - started < 5
+
+
+def test_taped_chain_plans_are_equal_by_value_and_unhashable():
+    costs = [(1.0, 2.0, 1024, 512)] * 8
+    plan = remat.chain_taped(costs, 12 * 1024)
+    assert plan == remat.chain_taped(costs, 12 * 1024)
+    assert plan != remat.chain_taped(costs, 20 * 1024)
+    assert plan != remat.chain_taped([(1.0, 2.5, 1024, 512)] * 8, 12 * 1024)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(plan)

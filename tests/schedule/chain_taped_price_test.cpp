@@ -76,6 +76,8 @@ bool agrees_with_the_replay(const chain_model& m, const std::vector<action>& act
     BOOST_TEST(p.peak_bytes == r.peak_bytes);
     BOOST_TEST(p.cost == r.cost);
     BOOST_TEST(p.forward_steps == r.forward_steps);
+    BOOST_TEST(p.stores == r.stores);
+    BOOST_TEST(p.restores == r.restores);
     return false;
 }
 

@@ -70,6 +70,9 @@ struct chain_model {
     /// Bytes of storing every state x_0..x_{T-2} and reversing x_{T-1} where it stands: the peak of a
     /// store-all run (x_{T-1} current and its adjoint running on top of every snapshot).
     [[nodiscard]] std::uint64_t store_all_bytes() const noexcept;
+    /// The cost of a store-all run: every step forward once but the last (reversed where it stands), and
+    /// every adjoint.
+    [[nodiscard]] double store_all_cost() const noexcept;
 };
 
 /// Checks a chain: at least one step; every cost finite and >= 0; every state (final one included) at

@@ -26,6 +26,10 @@ struct taped_chain_plan {
     std::uint64_t least_budget_bytes = 0; ///< the least budget any plan fits at this granularity
     std::uint64_t forward_steps = 0;      ///< steps run by advances (taped or not)
     std::uint64_t taped_steps = 0;        ///< steps advanced keeping their tape
+    std::uint64_t stores = 0;             ///< store actions (one level: level 0)
+    std::uint64_t restores = 0;           ///< restore actions
+    slot_t peak_slots = 0;                ///< most snapshot slots in use at once
+    std::uint64_t repetition = 0;         ///< the most times one step is run by advances
     std::uint64_t work = 0;               ///< split points (and ranges of them) the dynamic program priced
 };
 
@@ -43,6 +47,12 @@ struct taped_chain_plan {
 ///     p.cost;  p.peak_bytes;  for (const remat::action& a : p.actions) ...
 [[nodiscard]] taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget_bytes,
                                                 std::uint64_t granularity = 0);
+
+/// Sets a plan's cost, peak_bytes and counts (forward and taped steps, stores, restores, peak slots, repetition)
+/// from its actions, as remat::price_taped_chain (chain_taped_price.hpp) prices them: plan_taped_chain and
+/// plan_taped_chain_least report their own plans' so, and a plan of the model made elsewhere is reported alike.
+/// Throws remat::argument_error as price_taped_chain does.
+void set_price(const chain_model& chain, taped_chain_plan& plan);
 
 /// The bytes of plain autograd under this model: every step advanced keeping its tape (the peak of the
 /// all-taped plan). A budget of at least this gives the plan cost sum b_k.

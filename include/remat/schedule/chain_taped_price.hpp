@@ -17,6 +17,10 @@ struct taped_chain_price {
     std::uint64_t peak_bytes = 0;    ///< in true bytes
     std::uint64_t forward_steps = 0; ///< steps run by advances (taped or not)
     std::uint64_t taped_steps = 0;   ///< steps advanced keeping their tape
+    std::uint64_t stores = 0;        ///< store actions
+    std::uint64_t restores = 0;      ///< restore actions
+    slot_t peak_slots = 0;           ///< most slots in use at once
+    std::uint64_t repetition = 0;    ///< the most times one step is run by advances
 };
 
 /// The peak bytes and cost of `actions` on `chain`: snapshots from their store to their free; the current

@@ -41,6 +41,7 @@ from .._remat import Advance, Reverse
 from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
+from ._modes import ProfiledModes
 from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
@@ -378,9 +379,9 @@ class AutoCheckpoint(torch.nn.Module):
         self.profiles = profiles
         self.plain_peak_bytes = plain_peak_bytes
         self.input_shape, self.input_dtype = tuple(sample.shape), sample.dtype
-        # What else the profile's bytes depend on: each block's mode (dropout saves its mask in training mode
-        # only, batch norm its statistics)
-        self._profiled_training = [b.training for b in blocks]
+        # What else the profile's bytes depend on: each block's and submodule's mode (dropout saves its mask in
+        # training mode only, batch norm its statistics)
+        self._profiled_modes = ProfiledModes(blocks)
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -527,20 +528,21 @@ class AutoCheckpoint(torch.nn.Module):
         return x
 
     def _check_profiled_conditions(self, x: torch.Tensor) -> None:
-        """Refuses a forward with grad whose activations the profile did not measure: a block in another mode
-        than when it was profiled (profiled in eval mode and run in training mode, dropout's masks and batch
-        norm's statistics were saved uncounted: measured peaks past the predicted and the budget)."""
-        profiled = getattr(self, "_profiled_training", None)  # None: pickled before it was recorded
-        if profiled is not None:
-            for k, (block, was) in enumerate(zip(self._block_list, profiled)):
-                if block.training != was:
-                    mode = {True: "training", False: "eval"}
-                    raise ArgumentError(
-                        f"remat.torch.auto_checkpoint: block {k} is in {mode[block.training]} mode, but it was "
-                        f"profiled in {mode[was]} mode; what autograd saves depends on the mode (dropout's masks, "
-                        f"batch norm's statistics), so the predicted peak would not be what it measures, nor hold a "
-                        f"budget near it (call auto_checkpoint again with the model in this mode; under "
-                        f"torch.no_grad any mode runs)")
+        """Refuses a forward with grad whose activations the profile did not measure: a block, or any submodule
+        of one, in another mode than when it was profiled (profiled in eval mode and run in training mode,
+        dropout's masks and batch norm's statistics were saved uncounted: measured peaks past the predicted and
+        the budget), named with the submodule's path."""
+        profiled = getattr(self, "_profiled_modes", None)  # None: pickled before it was recorded
+        changed = profiled.changed() if profiled is not None else None
+        if changed is not None:
+            k, path, was = changed
+            mode = {True: "training", False: "eval"}
+            what = f"block {k}" if not path else f"block {k}'s submodule {path!r}"
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: {what} is in {mode[not was]} mode, but it was profiled in "
+                f"{mode[was]} mode; what autograd saves depends on the mode (dropout's masks, batch norm's "
+                f"statistics), so the predicted peak would not be what it measures, nor hold a budget near it (call "
+                f"auto_checkpoint again with the model in this mode; under torch.no_grad any mode runs)")
 
     def _split(self, whole: bool) -> "_Split":
         if self._splits.get(whole) is None:

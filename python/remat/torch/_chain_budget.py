@@ -23,7 +23,6 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 from .. import _remat
 from .._errors import ArgumentError, CapacityError
 from .._plans import TapedChainPlan, _chain_step, chain_taped
-from .._remat import Advance, Reverse
 
 #: remat::plan_taped_chain's limit on its table's entries (src/schedule/chain_taped.cpp, max_entries).
 _MAX_TABLE_ENTRIES = 1 << 23
@@ -125,10 +124,4 @@ def _rounded_down_plan(steps: List[Step], final_state_bytes: int, budget_bytes: 
 
 def _priced(steps: List[Step], final_state_bytes: int, budget_bytes: int, actions: list, g: int) -> TapedChainPlan:
     """A plan of these actions with the report remat.chain_taped gives, its figures priced in true bytes."""
-    peak, cost, forward_steps, taped_steps = _remat.price_taped_chain(_five(steps), final_state_bytes, actions)
-    n = len(steps)
-    all_taped = [Advance(k, k + 1, True) for k in range(n - 1)] + [Reverse(k) for k in reversed(range(n))]
-    report = dict(steps=n, budget_bytes=budget_bytes, predicted_cost=cost, peak_bytes=peak, granularity_bytes=g,
-                  least_budget_bytes=0, forward_steps=forward_steps, taped_steps=taped_steps,
-                  all_taped_bytes=price(steps, final_state_bytes, all_taped)[0])
-    return TapedChainPlan(actions, report)
+    return TapedChainPlan(*_remat.chain_taped_priced(_five(steps), final_state_bytes, actions, budget_bytes, g))

@@ -13,6 +13,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace remat::cli {
 namespace {
@@ -58,7 +59,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
         out << e.what() << '\n';
         return 0;
     } catch (const CLI::ParseError& e) {
-        err << "remat: " << one_line(e.what()) << " (try remat --help)\n";
+        // CLI11 checks a command's required options before the words it did not know: `calibrate --bogus` said
+        // "--disk is required". The word given is the likelier mistake; name it first.
+        const std::vector<std::string> unknown = app.remaining(true);
+        const std::string why = unknown.empty() ? e.what() : CLI::ExtrasError(unknown).what();
+        err << "remat: " << one_line(why) << " (try remat --help)\n";
         return 2;
     } catch (const usage_error& e) {
         err << "remat: " << one_line(e.what()) << '\n';

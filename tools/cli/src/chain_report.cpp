@@ -11,15 +11,6 @@
 namespace remat::cli {
 namespace {
 
-// Store-all runs every step forward once except the last (reversed where it stands), and every adjoint.
-double store_all_cost(const chain_model& m)
-{
-    double cost = 0;
-    for (std::size_t k = 0; k < m.steps.size(); ++k)
-        cost += (k + 1 < m.steps.size() ? m.steps[k].forward : 0.0) + m.steps[k].adjoint;
-    return cost;
-}
-
 nlohmann::ordered_json taped_chain_json(const plan_choice& choice)
 {
     const taped_chain_plan& plan = *choice.taped_chain;
@@ -31,10 +22,10 @@ nlohmann::ordered_json taped_chain_json(const plan_choice& choice)
     j["budget_bytes"] = *choice.budget_bytes;
     j["peak_bytes"] = plan.peak_bytes;
     j["predicted_cost"] = plan.cost;
-    j["store_all_cost"] = store_all_cost(m);
+    j["store_all_cost"] = m.store_all_cost();
     j["store_all_bytes"] = m.store_all_bytes();
     j["all_taped_bytes"] = all_taped_bytes(m);
-    j["overhead"] = plan.cost / store_all_cost(m);
+    j["overhead"] = plan.cost / m.store_all_cost();
     j["least_budget_bytes"] = plan.least_budget_bytes;
     j["granularity_bytes"] = plan.granularity;
     j["exact"] = true;
@@ -49,7 +40,7 @@ void write_taped_chain_text(std::ostream& out, const plan_choice& choice)
     const taped_chain_plan& plan = *choice.taped_chain;
     const schedule_cost c = choice.plan.cost();
     const chain_model& m = choice.chain_costs;
-    const double all = store_all_cost(m);
+    const double all = m.store_all_cost();
     out << fmt::format("schedule       {}\n", choice.description);
     out << fmt::format("steps          {}\n", c.steps);
     out << fmt::format("budget         {} (every tape needs {}; at these units at least {})\n",
@@ -82,9 +73,9 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["budget_bytes"] = plan.budget_bytes();
     j["peak_bytes"] = plan.peak_bytes();
     j["predicted_cost"] = c.predicted_cost;
-    j["store_all_cost"] = store_all_cost(m);
+    j["store_all_cost"] = m.store_all_cost();
     j["store_all_bytes"] = m.store_all_bytes();
-    j["overhead"] = c.predicted_cost / store_all_cost(m);
+    j["overhead"] = c.predicted_cost / m.store_all_cost();
     j["least_budget_bytes"] = plan.least_budget_bytes();
     j["granularity_bytes"] = plan.granularity();
     j["memory_units"] = plan.units();
@@ -106,7 +97,7 @@ void write_chain_text(std::ostream& out, const plan_choice& choice)
     const chain& plan = *choice.chain;
     const schedule_cost c = plan.cost();
     const chain_model& m = plan.model();
-    const double all = store_all_cost(m);
+    const double all = m.store_all_cost();
     out << fmt::format("schedule       {}\n", choice.description);
     out << fmt::format("steps          {}\n", c.steps);
     // The least budget is the chain's own only where nothing is rounded or cut short; else it is this table's.

@@ -1,11 +1,12 @@
 #include "remat/cli/parse.hpp"
 
+#include "remat/bytes.hpp"
+#include "remat/error.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
 #include <charconv>
-#include <cmath>
-#include <limits>
 
 namespace remat::cli {
 namespace {
@@ -92,54 +93,11 @@ std::optional<std::uint64_t> parse_bytes(std::string_view option, std::string_vi
 {
     if (allow_infinite && (text == "inf" || text == "unlimited"))
         return std::nullopt;
-    auto fail = [&]() -> std::uint64_t {
-        throw usage_error(fmt::format("{}: expected a byte size such as 4096, 64MiB or 2GiB{}, got {}", option,
-                                      allow_infinite ? " (or inf)" : "", quoted(text)));
-    };
-    std::size_t digits = 0;
-    while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.'))
-        ++digits;
-    const std::string number(text.substr(0, digits));
-    std::string_view unit = text.substr(digits);
-    if (number.empty() || number.front() == '.' || number.back() == '.')
-        return fail();
-    struct unit_scale {
-        std::string_view name;
-        long double scale;
-    };
-    static constexpr std::array units{unit_scale{"", 1.0L},
-                                      unit_scale{"B", 1.0L},
-                                      unit_scale{"K", 1024.0L},
-                                      unit_scale{"KiB", 1024.0L},
-                                      unit_scale{"KB", 1e3L},
-                                      unit_scale{"M", 1048576.0L},
-                                      unit_scale{"MiB", 1048576.0L},
-                                      unit_scale{"MB", 1e6L},
-                                      unit_scale{"G", 1073741824.0L},
-                                      unit_scale{"GiB", 1073741824.0L},
-                                      unit_scale{"GB", 1e9L},
-                                      unit_scale{"T", 1099511627776.0L},
-                                      unit_scale{"TiB", 1099511627776.0L},
-                                      unit_scale{"TB", 1e12L}};
-    long double scale = 0;
-    for (const auto& u : units)
-        if (u.name == unit)
-            scale = u.scale;
-    if (scale == 0)
-        return fail();
-    std::size_t used = 0;
-    long double value = 0;
     try {
-        value = std::stold(number, &used);
-    } catch (const std::exception&) {
-        return fail();
+        return remat::parse_bytes(text, option); // Python's remat.parse_bytes reads its texts alike
+    } catch (const remat::error& e) {
+        throw usage_error(e.what());
     }
-    if (used != number.size())
-        return fail();
-    const long double bytes = std::floor(value * scale);
-    if (!(bytes >= 0) || bytes > static_cast<long double>(std::numeric_limits<std::int64_t>::max()))
-        return fail();
-    return static_cast<std::uint64_t>(bytes);
 }
 
 std::string format_bytes(std::uint64_t bytes)

@@ -199,26 +199,13 @@ plan_choice choose_taped_chain(const plan_request& request, plan_choice choice, 
     taped_chain_plan plan = plan_taped_chain(model, budget, granularity);
     schedule_cost c;
     c.steps = model.size();
-    std::vector<std::uint64_t> runs(static_cast<std::size_t>(model.size()), 0);
-    slot_t held = 0;
-    for (const action& a : plan.actions) {
-        if (const auto* v = std::get_if<advance>(&a)) {
-            for (step_t k = v->from; k < v->to; ++k)
-                ++runs[static_cast<std::size_t>(k)];
-        } else if (std::holds_alternative<store>(a)) {
-            ++c.stores;
-            c.peak_slots = std::max(c.peak_slots, ++held);
-        } else if (std::holds_alternative<restore>(a)) {
-            ++c.restores;
-        } else if (std::holds_alternative<free_slot>(a)) {
-            --held;
-        } else {
-            ++c.reverse_steps;
-        }
-    }
+    c.reverse_steps = static_cast<std::uint64_t>(model.size());
+    c.stores = plan.stores;
+    c.restores = plan.restores;
+    c.peak_slots = plan.peak_slots;
+    c.repetition = plan.repetition;
     c.forward_steps = plan.forward_steps;
     c.taped_steps = plan.taped_steps;
-    c.repetition = runs.empty() ? 0 : *std::max_element(runs.begin(), runs.end());
     c.levels = {level_cost{c.stores, c.restores, c.peak_slots}};
     c.predicted_cost = plan.cost;
     choice.name = "chain";

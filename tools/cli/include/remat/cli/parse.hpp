@@ -21,8 +21,9 @@ public:
 std::int64_t parse_count(std::string_view option, std::string_view text, std::int64_t min,
                          std::int64_t max = INT64_MAX);
 
-/// A byte size such as 4096, 64MiB, 2GiB, 1.5GB or 512K (K, M, G, T are binary, like KiB). "inf" gives
-/// std::nullopt when `allow_infinite`. Throws usage_error naming the option.
+/// A byte size such as 4096, 64MiB, 2GiB, 1.5GB, 1e9 or 512K, as remat::parse_bytes reads it (remat/bytes.hpp: K, M,
+/// G, T are binary, like KiB; a whole number of bytes, at most 2^64-1), and Python's remat.parse_bytes alike. "inf"
+/// gives std::nullopt when `allow_infinite`. Throws usage_error naming the option.
 std::optional<std::uint64_t> parse_bytes(std::string_view option, std::string_view text, bool allow_infinite = false);
 
 /// "64.0 MiB", "2.00 GiB", "512 B".
