@@ -132,3 +132,49 @@ def test_the_model_input_modified_in_place_after_the_forward_is_refused():
     with pytest.raises(remat.BackwardError, match="x_0 .*was modified in place after the forward"):
         y.sum().backward()
     fast(x).sum().backward()  # the module works on
+
+
+@pytest.mark.parametrize("taped", [False, True])
+def test_a_step_that_modifies_a_part_earlier_steps_passed_on_is_refused(taped):
+    """Only each run's first step has its input checked as it runs (a state the steps after it get is the run's
+    own), but a part passed on as it is stays the run's first state's: step 2 counting it up in place modified
+    x_0 (and x_1), which remat keeps (its snapshot would then differ from the forward's), and is refused."""
+    w = torch.randn(3, requires_grad=True)
+
+    def step(k, s):
+        if k == 2:
+            s[1].add_(1)
+        return torch.tanh(s[0] * w), s[1]  # the counter passed on as it is
+
+    x0 = (torch.randn(3), torch.zeros((), dtype=torch.long))
+    with pytest.raises(remat.ArgumentError, match=r"modified (its input )?x_\d+ \(part 1\) in place"):
+        remat.torch.checkpoint_loop(step, x0, steps=6, slots=200 if taped else 2, taped=taped)
+    assert int(x0[1]) <= 1  # refused at the first step that did it (or the end of its run), not after the loop
+
+
+def test_a_step_that_modifies_a_state_only_its_run_holds_is_the_plain_loops_own():
+    """A step changing in place a state no snapshot holds (made by the step before it in the same run) computes
+    what the plain loop computes: with room for every tape nothing is re-run, and the gradients are plain
+    autograd's bit for bit."""
+    torch.manual_seed(0)
+    lin = nn.Linear(8, 8)
+
+    def step(k, h):
+        if k == 3:
+            h.mul_(0.5)  # x_3: step 2's output, which step 2's graph does not save (an addition's)
+        return h + torch.tanh(lin(h))
+
+    def run(use_remat):
+        lin.zero_grad()
+        x0 = torch.ones(2, 8, requires_grad=True)
+        if use_remat:
+            x = remat.torch.checkpoint_loop(step, x0, steps=6, slots=10**4, taped=True)
+        else:
+            x = x0
+            for k in range(6):
+                x = step(k, x)
+        x.sum().backward()
+        return x.detach(), lin.weight.grad.clone(), x0.grad
+
+    for a, b in zip(run(False), run(True)):
+        assert torch.equal(a, b)

@@ -69,9 +69,13 @@ class Stretches:
         self.advance_run(k, k + 1, current, run, leaves)
         return self.output() if detached else None
 
-    def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves) -> None:
+    def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves,
+                    run_on: Optional[Run] = None) -> None:
         """`advance k k+1 tape` for k = start..stop-1 in one loop: the first continues the open stretch where that
-        ends at x_start (no cut in the graph; current is not read then), else starts one from current."""
+        ends at x_start (no cut in the graph; current is not read then), else starts one from current. The
+        first step runs through `run`, the others through `run_on` (default `run`): from a state only this
+        run holds."""
+        run_on = run if run_on is None else run_on
         tape, tapes = self.open, self.tapes
         with torch.enable_grad():
             k = start
@@ -81,8 +85,13 @@ class Stretches:
                 k += 1
             self.open = tape
             out = tape.out
+            if k < stop and k == start:  # continuing the open stretch: x_start may be held (a store)
+                out = run(k, out)
+                tape.out, tape.stop = out, k + 1
+                tapes[k] = tape
+                k += 1
             for j in range(k, stop):
-                out = run(j, out)
+                out = run_on(j, out)
                 tape.out, tape.stop = out, j + 1
                 tapes[j] = tape
 

@@ -5,6 +5,7 @@ the forward did (silently wrong gradients), so they refuse it wherever they read
 
 from __future__ import annotations
 
+import operator
 from typing import Sequence, Tuple
 
 import torch
@@ -12,10 +13,13 @@ import torch
 from .._errors import BackwardError
 
 
+_VERSION = operator.attrgetter("_version")
+
+
 def versions(parts: Sequence[torch.Tensor]) -> Tuple[int, ...]:
     """Each tensor's version counter (bumped by every in-place operation on its storage's views)."""
-    try:  # read around every step a loop runs: the plain attribute first (a generator costs twice as much)
-        return tuple([p._version for p in parts])
+    try:  # read around many steps a loop runs: the plain attribute through map (a comprehension makes a function)
+        return tuple(map(_VERSION, parts))
     except RuntimeError:
         return tuple(_version(p) for p in parts)
 
