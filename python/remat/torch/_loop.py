@@ -175,10 +175,48 @@ def _call(step, k: int, x):
     try:
         return step(k, x)
     except BaseException as e:
-        if hasattr(e, "add_note") and not getattr(e, "_remat_noted", False):
-            e.add_note(f"(raised by step {k} of remat.torch.checkpoint_loop)")
-            e._remat_noted = True
+        _note(e, k)
         raise
+
+
+def _note(e: BaseException, k: int) -> None:
+    """Names the step on an exception it raised (once, on Python 3.11)."""
+    if hasattr(e, "add_note") and not getattr(e, "_remat_noted", False):
+        e.add_note(f"(raised by step {k} of remat.torch.checkpoint_loop)")
+        e._remat_noted = True
+
+
+def _runner_on(step, spec: StateSpec):
+    """run_on(k, parts): step k from x_k = parts that step k-1 made in the same run (k > 0), only what it returns
+    checked (to be a state like x_0). Nothing but this run holds x_k (a store ends a run), so an in-place change
+    of it is the plain loop's own (autograd refuses it where a graph saved x_k), unless x_k shares a tensor with
+    the run's first state (a step passing a part on as it is), which _left_as_it_was checks once the run ends.
+    Reading two version counters around every step cost 1 us a step (0.4% of a 1000-step GRUCell loop); the
+    rest is one function, a tensor state checked in line (four calls a step were another 0.3%)."""
+    check = spec.check
+    if spec.is_tuple:
+        def run_on(k: int, parts):
+            try:
+                x = step(k, tuple(parts))
+            except BaseException as e:
+                _note(e, k)
+                raise
+            return check(k, x)
+
+        return run_on
+    shape, dtype, device, tensor = spec.shapes[0], spec.dtypes[0], spec.devices[0], torch.Tensor
+
+    def run_on(k: int, parts):
+        try:
+            x = step(k, parts[0])
+        except BaseException as e:
+            _note(e, k)
+            raise
+        if isinstance(x, tensor) and x.shape == shape and x.dtype == dtype and x.device == device:
+            return (x,)
+        return check(k, x)
+
+    return run_on
 
 
 class _LeafCheck:
@@ -299,6 +337,7 @@ class _Loop:
         self.stretches = Stretches()
         self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
         self.leaf_check = _LeafCheck(params)  # finds a tensor the steps differentiate that params leaves out
+        self.run_on = _runner_on(step, spec)  # the steps of a run after its first (_runner_on)
         self.through_grad_fields = False  # the parameters' sums read from their .grad (_stretch.backpropagate)
 
     # -- running steps -------------------------------------------------------------------------------------
@@ -317,13 +356,6 @@ class _Loop:
             return x1
         return _checked_call(self.step, self.spec, k, parts)
 
-    def run_on(self, k: int, parts):
-        """Step k from x_k = parts that step k-1 made in the same run (k > 0): only what it returns is checked.
-        Nothing but this run holds x_k (a store ends a run), so an in-place change of it is the plain loop's
-        own (autograd refuses it where a graph saved x_k), unless x_k shares a tensor with the run's first
-        state (a step passing a part on as it is), which _left_as_it_was checks once the run ends. Reading two
-        version counters around every step cost 1 us a step (0.4% of a 1000-step GRUCell loop)."""
-        return self.spec.check(k, _call(self.step, k, self.spec.pack(parts)))
 
     def apply(self, a) -> None:
         """One action other than reverse."""
