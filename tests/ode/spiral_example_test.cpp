@@ -172,17 +172,27 @@ BOOST_AUTO_TEST_CASE(failures_exit_1_with_the_cause_and_leave_no_output)
         BOOST_TEST(!std::filesystem::exists(dir / "spiral_trajectories.svg"));
     }
     {
-        // A loss that explodes but stays finite (Adam at 100x the default rate: 1.25 to ~9e4 here) used to exit
-        // 0; the report still comes, then one line saying the training diverged, and exit 1.
-        const remat::test::scratch_dir dir;
-        const auto r = spiral("--iterations 30 --steps 200 --starts 4 --hidden 8 --format json --learning-rate 3 "
-                              "--output-dir " +
-                              dir.path().string());
-        BOOST_TEST(r.status == 1, r.err);
-        const auto j = nlohmann::json::parse(r.out);
-        BOOST_TEST(j["diverged"].get<bool>());
-        BOOST_TEST(j["final_loss"].get<double>() > 100 * j["initial_loss"].get<double>());
-        BOOST_TEST(r.err.find("neural_ode_spiral: training diverged: the loss went from") != std::string::npos, r.err);
+        // A loss that explodes but stays finite (Adam at 100x the default rate and more) used to exit 0; the
+        // report still comes, then one line saying the training diverged, and exit 1. How far it explodes at a
+        // given rate is chaotic, and differs between CPUs (rate 3: 1.25 to ~9e4 on one, 7x on an AMD EPYC whose
+        // rates 10 and 20 went 2e6x and 4e7x): each run is judged by its own report, and one must diverge.
+        int diverged = 0;
+        for (const char* rate : {"3", "10", "20"}) {
+            const remat::test::scratch_dir dir;
+            const auto r = spiral(std::string("--iterations 30 --steps 200 --starts 4 --hidden 8 --format json "
+                                              "--learning-rate ") +
+                                  rate + " --output-dir " + dir.path().string());
+            BOOST_TEST_INFO("learning rate " << rate);
+            const auto j = nlohmann::json::parse(r.out);
+            const bool exploded = j["final_loss"].get<double>() > 100 * j["initial_loss"].get<double>();
+            BOOST_TEST(j["diverged"].get<bool>() == exploded);
+            BOOST_TEST(r.status == (exploded ? 1 : 0), r.err);
+            BOOST_TEST((r.err.find("neural_ode_spiral: training diverged: the loss went from") != std::string::npos) ==
+                           exploded,
+                       r.err);
+            diverged += exploded ? 1 : 0;
+        }
+        BOOST_TEST(diverged >= 1);
     }
     {
         // An output directory that cannot be made (a file stands in its way).
