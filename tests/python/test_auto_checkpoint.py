@@ -364,6 +364,35 @@ def test_blocks_sharing_parameters_sum_them_in_plain_autograds_order():
     assert stretches >= 2  # kept stretches of several blocks among the plans: the case this test is about
 
 
+@pytest.mark.parametrize("hooked", [False, True])
+def test_shared_parameters_sums_skip_grad_fields_only_where_hooks_would_see_them(hooked, grad_calls):
+    """Blocks sharing parameters sum their gradients in the stretches' backwards. Without hooks the sums are read
+    through the parameters' .grad (set aside meanwhile: no torch.autograd.grad call); with a hook on one they are
+    torch.autograd.grad's, and the hook runs once with the whole gradient, as in plain autograd's backward. Both
+    bit for bit plain autograd's."""
+    torch.manual_seed(4)
+    a = nn.Sequential(nn.Linear(8, 8), nn.GELU())
+    model = nn.Sequential(a, nn.Linear(8, 8), a, nn.GELU(), a)
+    x = torch.randn(5, 8, requires_grad=True)
+    seen = []
+    handle = a[0].weight.register_hook(lambda g: seen.append(g.clone())) if hooked else None
+    try:
+        plain_y, plain_grads, plain_x_grad = run(model, x, seed=1)
+        probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+        fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0)
+        grad_calls.calls = 0
+        y, grads, x_grad = run(fast, x, seed=1)
+    finally:
+        if handle is not None:
+            handle.remove()
+    assert torch.equal(y, plain_y) and torch.equal(x_grad, plain_x_grad)
+    assert all(torch.equal(g, h) for g, h in zip(grads, plain_grads))
+    if hooked:
+        assert grad_calls.calls > 0 and len(seen) == 2 and torch.equal(seen[0], seen[1])  # plain's, then remat's
+    else:
+        assert grad_calls.calls == 0
+
+
 @pytest.mark.parametrize("kind", ["auto_checkpoint", "checkpoint_loop"])
 def test_a_forward_never_backpropagated_frees_its_run_without_the_garbage_collector(kind):
     """Dropping the output of a forward that is never back-propagated frees what its run holds (snapshots,

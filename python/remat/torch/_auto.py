@@ -46,7 +46,7 @@ from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
-from ._stretch import Stretches, backpropagate
+from ._stretch import Stretches, backpropagate, sums_through_grad_fields
 from ._stretch_input import StretchInput
 from ._versions import modified, snapshot_modified, versions
 
@@ -168,6 +168,7 @@ class _Run:
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
         self.in_backward = True
+        through_grad_fields = not accumulate and sums_through_grad_fields(self.params.unique)
         for a in self.split.backward:
             if a.kind != "reverse":
                 self.apply(a)
@@ -181,7 +182,8 @@ class _Run:
                 adjoint = backpropagate(tape, (adjoint,), accumulate=True)[0]
             else:
                 params, positions = self.params.of_stretch(tape.start, tape.stop)
-                adjoint = backpropagate(tape, (adjoint,), params, positions, sums)[0]
+                adjoint = backpropagate(tape, (adjoint,), params, positions, sums,
+                                        through_grad_fields=through_grad_fields)[0]
             # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current
             # after a reverse): held here, it would stay until the next reverse, uncounted
             tape = None
