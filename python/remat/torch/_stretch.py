@@ -90,10 +90,10 @@ class Stretches:
                 tape.out, tape.stop = out, k + 1
                 tapes[k] = tape
                 k += 1
-            for j in range(k, stop):
+            for j in range(k, stop):  # the tape brought up to date after (a step that raises ends the loop)
                 out = run_on(j, out)
-                tape.out, tape.stop = out, j + 1
-                tapes[j] = tape
+            tape.out, tape.stop = out, max(tape.stop, stop)
+            tapes.update(dict.fromkeys(range(k, stop), tape))
 
     def output(self) -> Parts:
         """The open stretch's output, detached: the state a taped advance ends at."""
