@@ -418,6 +418,14 @@ def parse_action(line: str) -> Action:
 
 
 
+def _same_report(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Reports equal field by field, a NaN equal to a NaN (overhead of a chain of zero costs is 0/0: compared
+    with ==, a plan would be unequal to its twin)."""
+    return a.keys() == b.keys() and all(
+        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
+        for x, y in ((a[k], b[k]) for k in a))
+
+
 class TapedChainPlan:
     """A plan of remat.chain_taped: `actions` (a list; `advance k k+1 tape` keeps step k's tape for its reverse)
     and the fields of `remat plan --chain FILE --taped-advances --format json` for the same plan: schedule
@@ -467,7 +475,7 @@ class TapedChainPlan:
         """The same report and the same actions (a list: the plan holds them all)."""
         if not isinstance(other, TapedChainPlan):
             return NotImplemented
-        return self._report == other._report and self.actions == other.actions
+        return _same_report(self._report, other._report) and self.actions == other.actions
 
     # its `actions` is a list the caller may change: equal by value, so not hashable (as a list is not)
     __hash__ = None  # type: ignore[assignment]

@@ -425,3 +425,8 @@ def test_taped_chain_plans_are_equal_by_value_and_unhashable():
     assert plan != remat.chain_taped([(1.0, 2.5, 1024, 512)] * 8, 12 * 1024)
     with pytest.raises(TypeError, match="unhashable"):
         hash(plan)
+    # a report field NaN (overhead 0/0 of a chain of zero costs) makes no plan unequal to its twin, as Plan's
+    zero = [(0.0, 0.0, 1024, 0, 1024)] * 4
+    assert math.isnan(remat.chain_taped(zero, 64 * 1024).overhead)
+    assert remat.chain_taped(zero, 64 * 1024) == remat.chain_taped(zero, 64 * 1024)
+    assert remat.chain_taped(zero, 64 * 1024) != remat.chain_taped([(0.0, 0.0, 1024, 0, 1024)] * 5, 64 * 1024)
