@@ -120,9 +120,10 @@ std::uint64_t parse_bytes(std::string_view text, std::string_view what)
     if (digits.empty())
         return 0; // zero, whatever its exponent
     exponent.remove_prefix(std::min(exponent.size(), exponent.find_first_not_of('0')));
-    if (exponent.size() > 4) // 10^10000 and up, of a nonzero number
+    // past 18 digits the exponent exceeds any text's fraction digits by more than 60: too large. Up to there it
+    // is read whole: a long fraction may bring it back into range (0.<9999 zeros>1e10000 is 1 byte)
+    if (exponent.size() > 18)
         throw too_large("");
-    // at most 4 exponent digits; a text's fraction digits fit 64 bits
     const std::int64_t power =
         (exponent.empty() ? 0 : std::stoll(std::string(exponent))) - static_cast<std::int64_t>(fraction);
     if (power > 0) {

@@ -72,6 +72,17 @@ BOOST_AUTO_TEST_CASE(a_count_past_64_bits_is_said_while_it_is_short)
     }
 }
 
+BOOST_AUTO_TEST_CASE(an_exponent_of_five_digits_is_weighed_against_the_fraction)
+{
+    // 0.<9999 zeros>1e10000 is 1 byte, 0.<9999 zeros>15e10000 1.5 bytes: not too large (a 5-digit exponent was)
+    const std::string zeros(9999, '0');
+    BOOST_TEST(remat::parse_bytes("0." + zeros + "1e10000", "the size") == 1u);
+    BOOST_TEST(remat::parse_bytes("0." + zeros + "1e10010", "the size") == 10000000000u);
+    BOOST_CHECK_THROW((void)remat::parse_bytes("0." + zeros + "15e10000", "the size"), remat::argument_error);
+    BOOST_CHECK_THROW((void)remat::parse_bytes("0." + zeros + "1e10080", "the size"), remat::overflow_error);
+    BOOST_CHECK_THROW((void)remat::parse_bytes("1e9999999999999999999", "the size"), remat::overflow_error);
+}
+
 BOOST_AUTO_TEST_CASE(the_tools_options_read_the_table_alike)
 {
     for (const auto& row : table_rows()) {

@@ -27,7 +27,8 @@ def reference(text):
     if not m or m.group(2).lower() not in _UNITS:
         return "argument"
     mantissa, _, exponent = m.group(1).lower().partition("e")
-    if len(exponent.lstrip("0")) > 4:
+    fraction = mantissa.partition(".")[2]
+    if len(exponent.lstrip("0")) > 18 or int(exponent or "0") - len(fraction) > 80:  # at least 10^80 unless 0
         return 0 if fractions.Fraction(mantissa) == 0 else "overflow"
     value = fractions.Fraction(m.group(1)) * _UNITS[m.group(2).lower()]
     if value.denominator != 1:
@@ -63,3 +64,14 @@ def test_texts_past_ascii_are_refused(text):
     # \s and [0-9] of the reference's pattern differ past ASCII (Unicode spaces); the parser's grammar is ASCII
     with pytest.raises(remat.ArgumentError, match="the size: expected a byte count"):
         remat.parse_bytes(text, "the size")
+
+
+def test_an_exponent_of_five_digits_is_weighed_against_the_fraction():
+    # a long fraction brings a 5-digit exponent back into range (it was refused as too large)
+    zeros = "0" * 9999
+    assert remat.parse_bytes(f"0.{zeros}1e10000") == 1
+    assert remat.parse_bytes(f"0.{zeros}1e10010 KiB") == 10**10 * 1024
+    with pytest.raises(remat.ArgumentError, match="not a whole number of bytes"):
+        remat.parse_bytes(f"0.{zeros}15e10000")
+    with pytest.raises(remat.CountOverflowError):
+        remat.parse_bytes(f"0.{zeros}1e10080")
