@@ -1,8 +1,11 @@
 """Review 10 repros: the stretches' backward through the parameters' .grad (66d6042, 9f02a6f) runs
 torch.autograd.backward without inputs=, so every leaf a stretch's graph reaches is written, and every
 AccumulateGrad node it reaches runs once per stretch. These fail at 40231f4; each passed with
-torch.autograd.grad(inputs=...) (e9d8fef)."""
+torch.autograd.grad(inputs=...) (e9d8fef). The first two pass with the stretches' backward through .grad
+taken only where the caller's backward adds to every parameter's .grad (_stretch.backward_adds_to); the
+other two are open (strict xfail: they fail now)."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -42,6 +45,7 @@ def test_auto_checkpoint_under_autograd_grad_leaves_other_leaves_grad_alone():
     assert V.grad is None
 
 
+@pytest.mark.xfail(strict=True, reason="open (review10): torch 1.13 shows no AccumulateGrad-node hook to Python")
 def test_loop_accumulate_grad_node_hook_runs_once():
     """A hook on a parameter's AccumulateGrad node (how Horovod, apex DDP and DeepSpeed watch gradients, with
     no tensor hook sums_through_grad_fields could see) runs once in plain autograd's backward, with the whole
@@ -56,6 +60,7 @@ def test_loop_accumulate_grad_node_hook_runs_once():
     assert len(seen) == 1 and torch.equal(seen[0], W.grad)
 
 
+@pytest.mark.xfail(strict=True, reason="open (review10): the lead's call (a documented misuse, silently lost before)")
 def test_loop_context_a_middle_step_uses_does_not_free_the_callers_graph():
     """A tensor with a graph of its own (an encoder's output) that middle steps close over, also used outside the
     loop: at e9d8fef its gradient through the loop was lost (documented: give it as params=) but the backward

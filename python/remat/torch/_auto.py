@@ -168,7 +168,8 @@ class _Run:
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
         self.in_backward = True
-        through_grad_fields = not accumulate and sums_through_grad_fields(self.params.unique)
+        through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
+                               and self.params.accumulated_by_this_backward())  # _stretch.backward_adds_to
         for a in self.split.backward:
             if a.kind != "reverse":
                 self.apply(a)

@@ -43,7 +43,7 @@ from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
-from ._stretch import Stretches, Tape, backpropagate, sums_through_grad_fields
+from ._stretch import Stretches, Tape, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._versions import modified, versions
 
 
@@ -474,7 +474,7 @@ class _Loop:
         adjoint = list(grads)
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params)
         # read at each backward: hooks may have been registered since the forward
-        self.through_grad_fields = sums_through_grad_fields(self.params)
+        self.through_grad_fields = sums_through_grad_fields(self.params) and backward_adds_to(self.params)
         if self.kept is not None:  # `reverse T-1`, which the forward took from the plan
             adjoint = self._reverse(self.kept, adjoint, sums)
         pending, self.pending = self.pending, None

@@ -146,12 +146,13 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
     caller returns the sums from its autograd.Function's backward, so that they reach the parameters as
     plain autograd's would (torch.autograd.grad on the output included).
 
-    through_grad_fields=True (where sums_through_grad_fields(params)): the same sums, read from the parameters'
-    .grad after one torch.autograd.backward with each .grad set aside and None (AccumulateGrad then sets it to
-    the sum, running sum first, as autograd.grad's capture would have it), each set back after. Bit-equal to
-    the above, without `inputs=`: with it the engine first walks the whole graph to mark what leads to them
-    (GraphTask::init_to_execute, a hash-map entry per node: 18 of the 41 million instructions by which a
-    1000-step GRUCell loop's backward exceeded torch.utils.checkpoint segments' at equal memory, callgrind).
+    through_grad_fields=True (where sums_through_grad_fields(params) and backward_adds_to(params)): the same
+    sums, read from the parameters' .grad after one torch.autograd.backward with each .grad set aside and None
+    (AccumulateGrad then sets it to the sum, running sum first, as autograd.grad's capture would have it),
+    each set back after. Bit-equal to the above, without `inputs=`: with it the engine first walks the whole
+    graph to mark what leads to them (GraphTask::init_to_execute, a hash-map entry per node: 18 of the 41
+    million instructions by which a 1000-step GRUCell loop's backward exceeded torch.utils.checkpoint
+    segments' at equal memory, callgrind).
 
     accumulate=True: one torch.autograd.backward, as torch.utils.checkpoint does: every leaf the graph reaches
     accumulates its gradient into its .grad (the parameters as plain autograd's backward does, where each
@@ -218,3 +219,20 @@ def sums_through_grad_fields(params: Sequence[torch.Tensor]) -> bool:
         return False
     distributed = getattr(torch, "distributed", None)
     return not (distributed is not None and distributed.is_available() and distributed.is_initialized())
+
+
+def backward_adds_to(params: Sequence[torch.Tensor]) -> bool:
+    """Inside a backward: whether it adds to every one of these leaves' .grad (loss.backward(), not
+    torch.autograd.grad or backward(inputs=...) leaving one out). Only then may the stretches' backward run
+    without inputs= (through_grad_fields): it also adds to the .grad of any other leaf its graph reaches (a
+    tensor requiring grad that a middle step closes over, which the loop's leaf check does not see), which
+    the caller's own backward then does too, but torch.autograd.grad never."""
+    will = getattr(torch._C, "_will_engine_execute_node", None)
+    if will is None:
+        return False
+    with torch.enable_grad():
+        accumulators = [p.expand_as(p).grad_fn.next_functions[0][0] for p in params]
+    try:
+        return all(map(will, accumulators))
+    except RuntimeError:  # torch.autograd.grad asked for a parameter's gradient
+        return False
