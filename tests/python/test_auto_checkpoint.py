@@ -6,6 +6,7 @@ the budget holds plain autograd's activations, fewer re-runs with tapes just bel
 naming the least."""
 
 import copy
+import pickle
 import re
 
 import pytest
@@ -578,6 +579,23 @@ def test_a_block_in_another_mode_than_profiled_is_refused_with_grad():
     model[3].train()  # one block switched alone
     with pytest.raises(remat.ArgumentError, match="block 3 is in training mode"):
         fast(x)
+
+
+def test_a_module_pickled_before_submodules_modes_were_recorded_still_checks_its_blocks():
+    """A module pickled with the blocks' own modes only (_profiled_training, before be3d873) was checked for
+    them; be3d873 read only the new record, so such a module ran a block in another mode unchecked."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.2), nn.Tanh()) for _ in range(4)])
+    x = torch.randn(4, 16)
+    model.eval()
+    fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    del fast._profiled_modes  # as pickled before be3d873
+    fast._profiled_training = [False] * 4
+    old = pickle.loads(pickle.dumps(fast))
+    old(x).sum().backward()  # in the mode it was profiled in
+    old.blocks[2].train()
+    with pytest.raises(remat.ArgumentError, match="block 2 is in training mode, but it was profiled in eval mode"):
+        old(x)
 
 
 class DropoutBlock(nn.Module):

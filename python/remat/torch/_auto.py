@@ -535,8 +535,13 @@ class AutoCheckpoint(torch.nn.Module):
         of one, in another mode than when it was profiled (profiled in eval mode and run in training mode,
         dropout's masks and batch norm's statistics were saved uncounted: measured peaks past the predicted and
         the budget), named with the submodule's path."""
-        profiled = getattr(self, "_profiled_modes", None)  # None: pickled before it was recorded
-        changed = profiled.changed() if profiled is not None else None
+        profiled = getattr(self, "_profiled_modes", None)
+        if profiled is not None:
+            changed = profiled.changed()
+        else:  # pickled before the submodules' modes were recorded: the blocks' own, where those were
+            was = getattr(self, "_profiled_training", None) or ()
+            changed = next(((k, "", w) for k, (b, w) in enumerate(zip(self._block_list, was)) if b.training != w),
+                           None)
         if changed is not None:
             k, path, was = changed
             mode = {True: "training", False: "eval"}
