@@ -6,6 +6,8 @@ of tensors (a loop's parts; a block's one tensor)."""
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -208,12 +210,22 @@ def _backward_through_grad_fields(outputs, grad_outputs, leaves, params, positio
     return [leaf.grad if leaf.requires_grad else None for leaf in leaves]
 
 
+#: Frameworks that watch gradients through hooks on the parameters' AccumulateGrad nodes, which Python cannot
+#: see (torch 1.13 gives no getter): imported, the stretches' sums are never read through .grad.
+_ACCUMULATOR_HOOKERS = ("horovod.torch", "apex.parallel", "deepspeed")
+
+
 def sums_through_grad_fields(params: Sequence[torch.Tensor]) -> bool:
     """Whether backpropagate may sum these parameters' gradients through their .grad (through_grad_fields):
     only leaves (a tensor with a graph of its own, a loop's context, passes its gradient on through that
     graph, not into a .grad), none with hooks (a hook, run by the AccumulateGrad node, would see each stretch's
-    running sum, not the total once), and no distributed process group (DistributedDataParallel's hooks sit on
-    the AccumulateGrad nodes, where Python cannot see them)."""
+    running sum, not the total once), one Python thread (another thread's backward through the same parameters,
+    which PyTorch allows, would add to a .grad set aside meanwhile: wrong sums, or an error inside
+    AccumulateGrad), and no distributed process group or framework known to hook the AccumulateGrad nodes
+    (DistributedDataParallel, Horovod, apex, DeepSpeed: such hooks would run once per stretch). A hook put on
+    an AccumulateGrad node by hand is not seen: it runs once per stretch here (docs/python.md)."""
+    if threading.active_count() != 1 or any(name in sys.modules for name in _ACCUMULATOR_HOOKERS):
+        return False
     if any(p.grad_fn is not None or p._backward_hooks or getattr(p, "_post_accumulate_grad_hooks", None)
            for p in params):
         return False
