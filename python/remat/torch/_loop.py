@@ -239,7 +239,7 @@ class _LeafCheck:
 
     def stop_at(self, nodes) -> None:
         """The graph's nodes where the walk stops (x_{T-1}'s, where step T-1 continues a stretch: walking the
-        whole stretch, the loop's 1000 steps with room for every tape, was 27,000 nodes, 90 million instructions)."""
+        whole stretch, the loop's 1000 GRUCell steps with room for every tape, was 21,000 nodes, 15 ms)."""
         self.outside |= {n for n in nodes if n is not None}
 
     def unknown_leaf(self, outputs, leaves) -> Optional[torch.Tensor]:
