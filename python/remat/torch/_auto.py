@@ -74,6 +74,7 @@ class _Run:
 
     def __init__(self, owner: "AutoCheckpoint", split: "_Split", params: "_Params"):
         self.owner = owner
+        self.measuring = False  # whether the forward that made it counts the activation bytes (its re-runs too)
         self.blocks = owner._block_list  # indexing a ModuleList costs ~10 us (it checks and wraps the index)
         self.params = params
         self.counter: SavedBytes = owner._counter
@@ -101,7 +102,7 @@ class _Run:
         return out
 
     def _block(self, k: int, parts):
-        if self.owner.measure_memory:
+        if self.measuring:
             with self.counter.hooks():
                 out = self._call(k, parts[0])
         else:
@@ -423,13 +424,18 @@ class AutoCheckpoint(torch.nn.Module):
         self._params_by_flags: Dict[tuple, _Params] = {}
         self._least: Optional[int] = None
         #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
-        #: measured_peak_bytes; False runs without the hooks (the peak then counts the snapshots only).
-        self.measure_memory = True
+        #: measured_peak_bytes: None (the default) on the first forward and its backward only (the plan and the
+        #: input's shape are the same at every iteration, and so is the peak; counting every one cost 10% of the
+        #: instructions of a 24-layer transformer stack's iteration, callgrind), True at every one, False never (the
+        #: peak then counts the snapshots only).
+        self.measure_memory: Optional[bool] = None
+        self._forwards = 0
 
     @property
     def measured_peak_bytes(self) -> Optional[int]:
-        """Activation bytes at the peak since the last forward began, through its backward: the tensors
-        autograd saved and the snapshots held, each storage once. None before the first forward."""
+        """Activation bytes at the peak of the last counted forward and its backward (measure_memory: the first
+        by default): the tensors autograd saved and the snapshots held, each storage once. None before the
+        first forward."""
         return self._counter.peak if self._ran else None
 
     @property
@@ -467,10 +473,12 @@ class AutoCheckpoint(torch.nn.Module):
         gradient nodes (autograd nodes do not pickle) and its activation count (which leaves out its own
         parameters' storages, not a copy's); __setstate__ makes them again."""
         state = self.__dict__.copy()
-        state.update(_param_lists=None, _flat_params=[], _params_by_flags={}, _counter=None, _ran=False)
+        state.update(_param_lists=None, _flat_params=[], _params_by_flags={}, _counter=None, _ran=False,
+                     _forwards=0)
         return state
 
     def __setstate__(self, state) -> None:
+        state.setdefault("_forwards", 0)  # pickled before the first forward alone was counted
         super().__setstate__(state)
         self._counter = SavedBytes([*self.parameters(), *self.buffers()])
 
@@ -500,23 +508,27 @@ class AutoCheckpoint(torch.nn.Module):
                 f"{self.profiles[0].grad_input_extra_bytes} bytes more for such an input than was profiled (its "
                 f"parameters frozen, say), so the predicted peak would not hold, nor a budget near it: call "
                 f"auto_checkpoint with a sample that requires grad (sample.requires_grad_())")
-        self._counter.reset_peak()
+        measuring = self.measure_memory is True or (self.measure_memory is None and self._forwards == 0)
+        self._forwards += 1
+        if measuring or self.measure_memory is False:  # None past the first: the first's peak is kept
+            self._counter.reset_peak()
         self._ran = True
         if self.plan is None:
             # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
             # blocks, nothing of remat's in the backward.
-            with self._counter.hooks() if self.measure_memory else nullcontext():
+            with self._counter.hooks() if measuring else nullcontext():
                 return _run_blocks(self.blocks, x, 0)
         split = self._split(params.shared)
         run = None
         if split.start > 0:
             run = _Run(self, split, params)
+            run.measuring = measuring
             # The Function takes the parameters of the blocks it reverses (all of them where one is shared: the
             # split is then whole), so that torch.autograd.grad on the output reaches them; every parameter
             # where those blocks have none, so that its output still needs its backward, which frees the run.
             x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
         try:
-            with self._counter.hooks() if self.measure_memory else nullcontext():
+            with self._counter.hooks() if measuring else nullcontext():
                 # in line, not through _run_blocks: its caller's x would hold the final stretch's input, x_j,
                 # through the whole stretch (uncounted where its first block does not save it)
                 for k, block in enumerate(self._block_list[split.start:], split.start):

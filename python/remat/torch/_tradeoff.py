@@ -295,8 +295,10 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
         _add_budgets_up_to_measured_peaks(configs, refused, lambda b: AutoCheckpoint(
             blocks, x, b, profiles, plain_peak, True, taped), measure, say)
 
-    for c in configs:  # timed as users run them: auto_checkpoint's counting hooks off too
+    measuring = {}
+    for c in configs:  # timed as users run them past the first iteration: auto_checkpoint's counting hooks off
         if c[3] is not None:
+            measuring[id(c[3])] = c[3].measure_memory
             c[3].measure_memory = False
     times: List[List[float]] = [[] for _ in configs]
     cpu_times: List[List[float]] = [[] for _ in configs]
@@ -325,7 +327,8 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
             predicted_cost=module.predicted_cost if module is not None else None))
     for c in configs:
         if c[3] is not None:
-            c[3].measure_memory = True
+            c[3].measure_memory = measuring[id(c[3])]
+            c[3]._forwards = 0  # the timed iterations counted the snapshots only: the next forward counts again
     return Tradeoff(plain=points[0], sequential=[p for p in points if p.method == "checkpoint_sequential"],
                     auto=[p for p in points if p.method == "auto_checkpoint"], least_budget_bytes=least,
                     rounds=rounds, refused_budgets=refused, profiles=profiles)
