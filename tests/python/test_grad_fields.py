@@ -62,7 +62,8 @@ def test_loop_accumulate_grad_node_hook_runs_once():
     assert len(seen) == 1 and torch.equal(seen[0], W.grad)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a documented misuse (give it as params=), silently lost before, PyTorch's error now")
+@pytest.mark.xfail(strict=True, reason="open: a documented misuse (give it as params=), its gradient silently lost "
+                                      "before, PyTorch's error now")
 def test_loop_context_a_middle_step_uses_does_not_free_the_callers_graph():
     """A tensor with a graph of its own (an encoder's output) that middle steps close over, also used outside the
     loop: at e9d8fef its gradient through the loop was lost (documented: give it as params=) but the backward

@@ -46,7 +46,7 @@ from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
 from ._rng import RngStates
 from ._saved import SavedBytes
-from ._stretch import Stretches, backpropagate, sums_through_grad_fields
+from ._stretch import Stretches, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._stretch_input import StretchInput
 from ._versions import modified, snapshot_modified, versions
 
@@ -170,7 +170,7 @@ class _Run:
         adjoint = grad
         self.in_backward = True
         through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
-                               and self.params.accumulated_by_this_backward())  # _stretch.backward_adds_to
+                               and self.params.accumulated_by_this_backward())
         for a in self.split.backward:
             if a.kind != "reverse":
                 self.apply(a)
@@ -289,16 +289,9 @@ class _Params:
         """Inside a backward: whether it adds to every parameter's .grad (loss.backward(), not
         torch.autograd.grad or backward(inputs=...) leaving some out), so that a stretch's backward may add
         to them itself, as torch.utils.checkpoint's does."""
-        will = getattr(torch._C, "_will_engine_execute_node", None)
-        if will is None:
-            return False
         if self._accumulators is None:
-            with torch.enable_grad():
-                self._accumulators = [p.expand_as(p).grad_fn.next_functions[0][0] for p in self.unique]
-        try:
-            return all(map(will, self._accumulators))
-        except RuntimeError:  # torch.autograd.grad asked for a parameter's gradient
-            return False
+            self._accumulators = accumulators(self.unique)
+        return backward_adds_to(self._accumulators)
 
 
 class _SpentRun:

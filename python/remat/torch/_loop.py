@@ -43,7 +43,7 @@ from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import make_slots
 from ._state import State, StateSpec
-from ._stretch import Stretches, Tape, backpropagate, backward_adds_to, sums_through_grad_fields
+from ._stretch import Stretches, Tape, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._versions import modified, versions
 
 
@@ -474,7 +474,8 @@ class _Loop:
         adjoint = list(grads)
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params)
         # read at each backward: hooks may have been registered since the forward
-        self.through_grad_fields = sums_through_grad_fields(self.params) and backward_adds_to(self.params)
+        self.through_grad_fields = (sums_through_grad_fields(self.params)
+                                    and backward_adds_to(accumulators(self.params)))
         if self.kept is not None:  # `reverse T-1`, which the forward took from the plan
             adjoint = self._reverse(self.kept, adjoint, sums)
         pending, self.pending = self.pending, None
@@ -589,8 +590,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
 
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
       state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
-      otherwise, where x_k is a state remat keeps or re-runs from, or shares a tensor with one). A module step's norm layers (BatchNorm) update their running statistics once per step, as in
-      the plain loop, not again in the backward's re-runs; its other buffers are kept with each snapshot and
+      otherwise, where x_k is a state remat keeps or re-runs from, or shares a tensor with one). A module
+      step's norm layers (BatchNorm) update their running statistics once per step, as in the plain loop,
+      not again in the backward's re-runs; its other buffers are kept with each snapshot and
       set back with it (spectral_norm's vectors: re-runs compute the forward's weights). Under torch.autocast
       the re-runs run under the forward's settings, without autocast's cache of casts (a parameter every step
       shares has its gradient summed in float32, not in the low precision as plain autograd's cached cast

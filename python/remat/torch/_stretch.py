@@ -233,18 +233,23 @@ def sums_through_grad_fields(params: Sequence[torch.Tensor]) -> bool:
     return not (distributed is not None and distributed.is_available() and distributed.is_initialized())
 
 
-def backward_adds_to(params: Sequence[torch.Tensor]) -> bool:
-    """Inside a backward: whether it adds to every one of these leaves' .grad (loss.backward(), not
-    torch.autograd.grad or backward(inputs=...) leaving one out). Only then may the stretches' backward run
-    without inputs= (through_grad_fields): it also adds to the .grad of any other leaf its graph reaches (a
-    tensor requiring grad that a middle step closes over, which the loop's leaf check does not see), which
-    the caller's own backward then does too, but torch.autograd.grad never."""
+def accumulators(params: Sequence[torch.Tensor]) -> list:
+    """Each leaf's AccumulateGrad node: what a backward runs to add to its .grad."""
+    with torch.enable_grad():
+        return [p.expand_as(p).grad_fn.next_functions[0][0] for p in params]
+
+
+def backward_adds_to(nodes: Sequence) -> bool:
+    """Inside a backward: whether it runs every one of these AccumulateGrad nodes (`accumulators`), adding to
+    their leaves' .grad (loss.backward(), not torch.autograd.grad or backward(inputs=...) leaving one out).
+    Only then may the stretches' backward run without inputs= (through_grad_fields): it also adds to the .grad
+    of any other leaf its graph reaches (a tensor requiring grad that a middle step closes over, which the
+    loop's leaf check does not see), which the caller's own backward then does too, but torch.autograd.grad
+    never. auto_checkpoint asks it too, to let each stretch's backward add to the parameters' .grad."""
     will = getattr(torch._C, "_will_engine_execute_node", None)
     if will is None:
         return False
-    with torch.enable_grad():
-        accumulators = [p.expand_as(p).grad_fn.next_functions[0][0] for p in params]
     try:
-        return all(map(will, accumulators))
+        return all(map(will, nodes))
     except RuntimeError:  # torch.autograd.grad asked for a parameter's gradient
         return False
