@@ -192,3 +192,18 @@ def test_auto_checkpoint_counts_its_first_iteration_by_default(monkeypatch):
         counts.append(entered[0])
     assert counts[0] > 0 and counts[1] == counts[2] == 0 and counts[3] == counts[4] == counts[0]
     assert peaks[0] > 0 and len(set(peaks)) == 1  # the first iteration's peak, kept, and measured again the same
+
+
+def test_measure_memory_takes_none_true_or_false():
+    """Anything else is refused naming it (a truthy 'yes' used to turn counting on; with None a third choice it
+    would have turned it off silently); numpy's and Python's 0 and 1 stand for False and True."""
+    import numpy as np
+
+    model, x = stack()
+    fast = remat.torch.auto_checkpoint(model, x, budget=10**9)
+    for bad in ("yes", 2, 0.5, []):
+        with pytest.raises(remat.ArgumentError, match="measure_memory"):
+            fast.measure_memory = bad
+    for given, kept in ((np.bool_(True), True), (1, True), (0, False), (None, None), (False, False)):
+        fast.measure_memory = given
+        assert fast.measure_memory is kept

@@ -416,13 +416,25 @@ class AutoCheckpoint(torch.nn.Module):
         self._flat_params: List[torch.Tensor] = []
         self._params_by_flags: Dict[tuple, _Params] = {}
         self._least: Optional[int] = None
-        #: Count the activation bytes (saved-tensor hooks, a Python call per saved tensor) for
-        #: measured_peak_bytes: None (the default) on the first forward and its backward only (the plan and the
-        #: input's shape are the same at every iteration, and so is the peak; counting every one cost 10% of the
-        #: instructions of a 24-layer transformer stack's iteration, callgrind), True at every one, False never (the
-        #: peak then counts the snapshots only).
-        self.measure_memory: Optional[bool] = None
+        self.measure_memory = None
         self._forwards = 0
+
+    @property
+    def measure_memory(self) -> Optional[bool]:
+        """Whether a forward counts the activation bytes for measured_peak_bytes (saved-tensor hooks, a Python
+        call per saved tensor): None (the default) the first forward and its backward only (the plan and the
+        input's shape are the same at every iteration, and so is the peak; counting every one cost 10% of the
+        instructions of a 24-layer transformer stack's iteration, callgrind), True every one, False none (the
+        peak then counts the snapshots only)."""
+        return self._measure_memory
+
+    @measure_memory.setter
+    def measure_memory(self, value: Optional[bool]) -> None:
+        integral = isinstance(value, int) or type(value).__name__ == "bool_"  # numpy's bool too
+        if value is not None and (not integral or value not in (True, False)):
+            raise ArgumentError(f"remat.torch.auto_checkpoint: measure_memory must be None, True or False, got "
+                                f"{value!r}")
+        self._measure_memory = None if value is None else bool(value)
 
     @property
     def measured_peak_bytes(self) -> Optional[int]:
@@ -472,6 +484,8 @@ class AutoCheckpoint(torch.nn.Module):
 
     def __setstate__(self, state) -> None:
         state.setdefault("_forwards", 0)  # pickled before the first forward alone was counted
+        if "measure_memory" in state:  # an attribute then, True by default
+            state["_measure_memory"] = bool(state.pop("measure_memory"))
         super().__setstate__(state)
         self._counter = SavedBytes([*self.parameters(), *self.buffers()])
 
