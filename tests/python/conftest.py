@@ -73,28 +73,40 @@ class CallCount:
         self.calls = 0
 
 
-def _count_calls(monkeypatch, name):
-    """Replaces torch.autograd.<name> for one test by a wrapper that counts its calls."""
-    import torch
-
+def _count_calls(monkeypatch, owner, name):
+    """Replaces owner.<name> (a module's function or a class's method) for one test by a wrapper that counts
+    its calls."""
     count = CallCount()
-    original = getattr(torch.autograd, name)
+    original = getattr(owner, name)
 
     def counting(*args, **kwargs):
         count.calls += 1
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(torch.autograd, name, counting)
+    monkeypatch.setattr(owner, name, counting)
     return count
 
 
 @pytest.fixture
 def grad_calls(monkeypatch):
     """Counts the calls of torch.autograd.grad (what remat.torch reverses each graph with) for one test."""
-    return _count_calls(monkeypatch, "grad")
+    import torch
+
+    return _count_calls(monkeypatch, torch.autograd, "grad")
 
 
 @pytest.fixture
 def backward_calls(monkeypatch):
     """Counts the calls of torch.autograd.backward (Tensor.backward's too) for one test."""
-    return _count_calls(monkeypatch, "backward")
+    import torch
+
+    return _count_calls(monkeypatch, torch.autograd, "backward")
+
+
+@pytest.fixture
+def counting_hooks_calls(monkeypatch):
+    """Counts the entries into auto_checkpoint's activation counting (SavedBytes.hooks: the saved-tensor hooks,
+    a Python call per saved tensor) for one test."""
+    from remat.torch import _saved
+
+    return _count_calls(monkeypatch, _saved.SavedBytes, "hooks")

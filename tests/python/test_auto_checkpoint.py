@@ -322,24 +322,14 @@ def test_chain_taped_binding():
         remat.chain_taped(steps, budget=roomy.least_budget_bytes - 1)
 
 
-def test_profiling_times_blocks_without_the_counting_hooks(monkeypatch):
+def test_profiling_times_blocks_without_the_counting_hooks(counting_hooks_calls):
     """The saved-tensor hooks that count a block's activation bytes (a Python call per saved tensor) are on
     in one untimed run per block only: the timed runs are plain forwards and backwards, as the plan's are."""
-    from remat.torch import _saved
-
     model, make_x = transformer_stack()
     x = make_x()
-    entered = [0]
-    hooks = _saved.SavedBytes.hooks
-
-    def counting_hooks(self):
-        entered[0] += 1
-        return hooks(self)
-
-    monkeypatch.setattr(_saved.SavedBytes, "hooks", counting_hooks)
     fast = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=3)
     # one more untimed run of block 0 where the sample does not require grad: what it saves for an input that does
-    assert entered[0] == len(model) + (not x.requires_grad)
+    assert counting_hooks_calls.calls == len(model) + (not x.requires_grad)
     assert all(p.forward_seconds > 0 and p.backward_seconds > 0 for p in fast.profiles)
 
 

@@ -165,31 +165,21 @@ def test_a_buffer_that_a_block_replaces_is_left_as_it_was():
     assert [float(b.calls) for b in model] == [0.0, 0.0, 0.0]
 
 
-def test_auto_checkpoint_counts_its_first_iteration_by_default(monkeypatch):
+def test_auto_checkpoint_counts_its_first_iteration_by_default(counting_hooks_calls):
     """The counting hooks (a Python call per saved tensor) run on the first forward and its backward only, by
     default: the peak is the same at every iteration (same plan, the sample's shape), and counting every one cost
     10% of a transformer stack's instructions. The first's peak stays reported; measure_memory=True counts each."""
-    from remat.torch import _saved
-
     model, x = stack()
     probe = remat.torch.auto_checkpoint(model, x, budget=10**9)
     fast = remat.torch.auto_checkpoint(model, x, budget=(probe.least_budget_bytes + probe.plain_peak_bytes) // 2)
     assert fast.measure_memory is None and fast.recomputed_blocks > 0
-    entered = [0]
-    hooks = _saved.SavedBytes.hooks
-
-    def counting(self):
-        entered[0] += 1
-        return hooks(self)
-
-    monkeypatch.setattr(_saved.SavedBytes, "hooks", counting)
     peaks, counts = [], []
     for measure in (None, None, None, True, True):
         fast.measure_memory = measure
-        entered[0] = 0
+        counting_hooks_calls.calls = 0
         fast(x.detach().requires_grad_()).sum().backward()
         peaks.append(fast.measured_peak_bytes)
-        counts.append(entered[0])
+        counts.append(counting_hooks_calls.calls)
     assert counts[0] > 0 and counts[1] == counts[2] == 0 and counts[3] == counts[4] == counts[0]
     assert peaks[0] > 0 and len(set(peaks)) == 1  # the first iteration's peak, kept, and measured again the same
 
