@@ -38,6 +38,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
+from ._action_groups import grouped
 from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
@@ -95,8 +96,10 @@ class _Run:
         if self.in_backward:
             self.buffers.rerun(k)
             out = self.blocks[k](x)
-        else:
+        elif self.buffers.watched[k]:
             out = self.buffers.forward_run(k, lambda: self.blocks[k](x))
+        else:
+            out = self.blocks[k](x)
         if not isinstance(out, torch.Tensor):
             bad_block_output(k, out)
         return out
@@ -118,12 +121,19 @@ class _Run:
             return (leaf.view(x),), (leaf,)
         return (x,), (x,)
 
+    def _handed_over(self):
+        """The current state as a stretch's input parts, no longer held here: through the stretch's later blocks
+        x_k lives on only where its first block saves it, as the chain model counts its tape."""
+        parts, self.current = (self.current,), None
+        return parts
+
     def apply(self, a) -> None:
+        """One action other than reverse (the plan's actions grouped: _action_groups.py)."""
         kind = a.kind
-        if kind == "advance":
-            if a.taped:
-                self.current = self.stretches.advance(a.start, (self.current,), self._block, self._leaves)[0]
-                return
+        if kind == "taped run":  # one stretch built in one loop, continuing the open one where that ends at x_start
+            self.stretches.advance_run(a.start, a.stop, self._handed_over(), self._block, self._leaves)
+            self.current = self.stretches.output()[0]
+        elif kind == "advance":
             self.stretches.open = None
             with torch.no_grad():
                 for k in range(a.start, a.stop):
@@ -171,25 +181,39 @@ class _Run:
         self.in_backward = True
         through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
                                and self.params.accumulated_by_this_backward())
+        stretches = self.stretches
         for a in self.split.backward:
-            if a.kind != "reverse":
+            kind = a.kind
+            if kind == "reverse":
+                top = bottom = a.step
+            elif kind == "reverses":
+                top, bottom = a.top, a.bottom
+            else:
                 self.apply(a)
                 continue
-            current = (self.current,) if self.current is not None else None
-            tape = self.stretches.take(a.step, current, self._block, self._leaves)
-            self.current = current = None  # x_k lives on only where the tape saves it
-            if tape is None:  # a kept stretch's backward has reversed it already
-                continue
-            if accumulate:
-                adjoint = backpropagate(tape, (adjoint,), accumulate=True)[0]
-            else:
-                params, positions = self.params.of_stretch(tape.start, tape.stop)
-                adjoint = backpropagate(tape, (adjoint,), params, positions, sums,
-                                        through_grad_fields=through_grad_fields)[0]
-            # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current
-            # after a reverse): held here, it would stay until the next reverse, uncounted
-            tape = None
+            k = top
+            while k >= bottom:
+                done = stretches.reversed_from
+                if done is not None and k >= done:  # a kept stretch's backward has reversed it already
+                    k = done - 1
+                    continue
+                adjoint = self._reverse(k, adjoint, sums, accumulate, through_grad_fields)
+                k -= 1
         return adjoint, sums
+
+    def _reverse(self, k: int, adjoint: torch.Tensor, sums: List[Optional[torch.Tensor]], accumulate: bool,
+                 through_grad_fields: bool) -> torch.Tensor:
+        """`reverse k`: back-propagates through the tape through block k (the whole stretch k ends, kept or
+        re-run now), x_k's gradient returned."""
+        current = (self.current,) if self.current is not None else None
+        tape = self.stretches.take(k, current, self._block, self._leaves)
+        self.current = current = None  # x_k lives on only where the tape saves it
+        if accumulate:
+            return backpropagate(tape, (adjoint,), accumulate=True)[0]
+        params, positions = self.params.of_stretch(tape.start, tape.stop)
+        # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current after a
+        # reverse): the tape is this function's only, so it goes with it, not held until the next reverse
+        return backpropagate(tape, (adjoint,), params, positions, sums, through_grad_fields=through_grad_fields)[0]
 
     def close(self) -> None:
         self.stretches.clear()
@@ -216,8 +240,8 @@ class _Split:
             raise AssertionError(f"remat.torch.auto_checkpoint: the plan does not begin its reverse at {last}")
         if whole:
             self.start = blocks
-            self.forward = actions[:first] + [Advance(last, blocks, True)]
-            self.backward = actions[first:]
+            self.forward = list(grouped(actions[:first] + [Advance(last, blocks, True)]))
+            self.backward = list(grouped(actions[first:]))
             return
         taped = 0  # the taped advances just before the first reverse, ending at x_{T-1}
         while taped < first and _is_taped(actions[first - 1 - taped], last - 1 - taped):
@@ -227,8 +251,8 @@ class _Split:
                and actions[first + reversed_].step == last - reversed_):
             reversed_ += 1
         self.start = blocks - reversed_
-        self.forward = actions[:first - (reversed_ - 1)]
-        self.backward = actions[first + reversed_:]
+        self.forward = list(grouped(actions[:first - (reversed_ - 1)]))
+        self.backward = list(grouped(actions[first + reversed_:]))
 
 
 _requires_grad = operator.attrgetter("requires_grad")

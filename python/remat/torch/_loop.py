@@ -35,6 +35,7 @@ from .._args import INT64_MAX, count, flag
 from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
+from ._action_groups import Reverses, grouped
 from ._autocast import AutocastState
 from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
@@ -96,11 +97,11 @@ def _taped_plan(steps: int, units: int, tape_units: int, rerun_units: int):
 
 @functools.lru_cache(maxsize=4)
 def _taped_actions(steps: int, units: int, tape_units: int, rerun_units: int) -> tuple:
-    """The plan's actions as Python objects (immutable values), taped runs grouped (_grouped), kept too for loops
-    of at most 20000 steps (a few MiB each): making the 3000 of T = 1000 again at every iteration took 0.7 ms,
-    grouping them 0.5 ms."""
+    """The plan's actions as Python objects (immutable values), taped runs grouped (_action_groups.py), kept too
+    for loops of at most 20000 steps (a few MiB each): making the 3000 of T = 1000 again at every iteration took
+    0.7 ms, grouping them 0.5 ms."""
     plan = _taped_plan(steps, units, tape_units, rerun_units)
-    return tuple(_grouped(itertools.chain.from_iterable(plan._schedule.batches())))
+    return tuple(grouped(itertools.chain.from_iterable(plan._schedule.batches())))
 
 
 atexit.register(_taped_plan.cache_clear)  # release the plans before the extension's own teardown
@@ -257,66 +258,6 @@ class _LeafCheck:
 _OPEN_OUTPUT = object()
 
 
-class _TapedRun:
-    """`advance k k+1 tape` for k = start..stop-1, as the plan gives them one after the other: run as one
-    stretch in one loop (the per-step dispatch of 1000 steps cost a few ms an iteration)."""
-
-    __slots__ = ("start", "stop")
-    kind = "taped run"
-
-    def __init__(self, start: int, stop: int):
-        self.start, self.stop = start, stop
-
-
-class _Reverses:
-    """`reverse k` for k = top down to bottom, as the plan gives them one after the other: where a stretch's
-    backward reverses several of them at once, the rest are skipped together (a dispatch each was 0.5 us)."""
-
-    __slots__ = ("top", "bottom")
-    kind = "reverses"
-
-    def __init__(self, top: int, bottom: int):
-        self.top, self.bottom = top, bottom
-
-
-def _grouped(actions):
-    """The plan's actions, each maximal sequence of taped advances of consecutive steps as one _TapedRun and
-    of reverses of steps k, k-1, ... as one _Reverses (the order is the plan's)."""
-    run = rev = None  # [start, stop] of the taped advances, [top, bottom] of the reverses being grouped
-    for a in actions:
-        kind = a.kind
-        if kind == "advance" and a.taped:
-            if rev is not None:
-                yield _Reverses(*rev)
-                rev = None
-            if run is not None and a.start == run[1]:
-                run[1] = a.stop
-                continue
-            if run is not None:
-                yield _TapedRun(*run)
-            run = [a.start, a.stop]
-            continue
-        if run is not None:
-            yield _TapedRun(*run)
-            run = None
-        if kind == "reverse":
-            if rev is not None and a.step == rev[1] - 1:
-                rev[1] -= 1
-                continue
-            if rev is not None:
-                yield _Reverses(*rev)
-            rev = [a.step, a.step]
-            continue
-        if rev is not None:
-            yield _Reverses(*rev)
-            rev = None
-        yield a
-    if run is not None:
-        yield _TapedRun(*run)
-    if rev is not None:
-        yield _Reverses(*rev)
-
-
 class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
@@ -329,7 +270,7 @@ class _Loop:
         self.params = params
         self.rng = rng
         self.slots = slots
-        # offline: an iterator over the plan's actions, taped runs grouped (_grouped)
+        # offline: an iterator over the plan's actions, taped runs grouped (_action_groups.grouped)
         self.actions = actions
         self.online = online  # online: the remat OnlineCursor
         self.until = until
@@ -338,7 +279,7 @@ class _Loop:
         self.first = first
         self.current = None
         self.kept: Optional[int] = None  # K: the step whose graph the forward kept for the first reverse
-        self.pending: Optional[_Reverses] = None  # the reverses after K's that the forward took from the plan
+        self.pending: Optional[Reverses] = None  # the reverses after K's that the forward took from the plan
         self.stretches = Stretches()
         self.positions = range(len(params))  # params[i]'s gradient sum is sums[i]
         self.leaf_check = _LeafCheck(params)  # finds a tensor the steps differentiate that params leaves out
@@ -438,7 +379,7 @@ class _Loop:
                 if a.kind == "reverse":
                     return self._keep_last(a.step)
                 if a.kind == "reverses":  # the backward reverses the rest of them first
-                    self.pending = _Reverses(a.top - 1, a.bottom) if a.top > a.bottom else None
+                    self.pending = Reverses(a.top - 1, a.bottom) if a.top > a.bottom else None
                     return self._keep_last(a.top)
                 self.apply(a)
             raise AssertionError("remat.torch: the plan has no reverse action")
@@ -747,7 +688,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
         else:
             plan = _taped_plan(steps, slots, tape_units, rerun_units)
-            actions = _grouped(itertools.chain.from_iterable(plan._schedule.batches()))
+            actions = grouped(itertools.chain.from_iterable(plan._schedule.batches()))
     unique, seen = [], set()
     for p in found:
         if id(p) not in seen and p.requires_grad:

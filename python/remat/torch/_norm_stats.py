@@ -77,6 +77,8 @@ class ForwardBuffers:
 
     def __init__(self, blocks: Sequence[BlockBuffers]):
         self.blocks = blocks
+        #: per block, whether it has buffers other than norm statistics (whose changes forward_run looks for)
+        self.watched = [bool(b.others) for b in blocks]
         self.before: Dict[int, Copies] = {}
         self.after: Copies = []
 
@@ -102,7 +104,9 @@ class ForwardBuffers:
 
     def rerun(self, k: int) -> None:
         """Block k's buffers as they were before its forward run: it runs again now."""
-        set_back(self.before.get(k, []))
+        copies = self.before.get(k)
+        if copies:  # most blocks' runs modify none (set_back enters no_grad, 1 us)
+            set_back(copies)
 
     def backward_ends(self) -> None:
         set_back(self.after)

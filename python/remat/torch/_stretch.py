@@ -85,6 +85,7 @@ class Stretches:
                 tape = _run_from(start, current, run, leaves)
                 tapes[start] = tape
                 k += 1
+            current = None  # held on by the caller only where it holds x_start (a snapshot): not through the run
             self.open = tape
             out = tape.out
             if k < stop and k == start:  # continuing the open stretch: x_start may be held (a store)
