@@ -168,6 +168,42 @@ def test_threads_option_sets_openblas_pool_too():
         bench_common.set_openblas_threads(pool)
 
 
+_MMAPPED_BYTES_OF_A_NEW_TENSOR = """
+import ctypes, sys
+import torch
+sys.path.insert(0, sys.argv[2])
+import bench_common
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = MallInfo2
+if sys.argv[1] == "settled":
+    assert bench_common.settle_malloc()
+before = libc.mallinfo2().hblkhd
+t = torch.ones(5 << 20)  # 20 MiB
+print(libc.mallinfo2().hblkhd - before)
+"""
+
+
+def test_settled_malloc_keeps_tensors_on_the_heap():
+    """--malloc settled (the benches' default): a 20 MiB tensor comes from glibc's heap (mallinfo2's bytes in
+    mmapped blocks unchanged), where glibc's defaults give it an mmap of its own, which the kernel zeroes page
+    by page at its first touch and takes back at its free (the page faults whose number varied 0-1,100 an
+    iteration from one method to another). A fresh interpreter each, as the settings are process-wide."""
+    import subprocess
+
+    if not hasattr(__import__("ctypes").CDLL("libc.so.6"), "mallinfo2"):
+        pytest.skip("not glibc 2.33 or later")
+    mmapped = {}
+    for how in ("default", "settled"):
+        done = subprocess.run([sys.executable, "-c", _MMAPPED_BYTES_OF_A_NEW_TENSOR, how,
+                               str(ROOT / "bench" / "python")], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        mmapped[how] = int(done.stdout)
+    assert mmapped["default"] >= 20 << 20 and mmapped["settled"] == 0, mmapped
+
+
 def test_gain_bound_is_at_least_what_the_best_set_of_kept_tapes_gains():
     """stack_bench's bound on what any schedule gains over checkpoint_sequential against a brute force over
     every set of blocks whose tapes the forward could end holding: never below the best set's gain, equal to
