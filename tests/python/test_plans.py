@@ -2,6 +2,7 @@
 over a grid of cases; the action values' semantics; errors as remat.Error subclasses with the library's
 messages; iteration speed."""
 
+import dataclasses
 import json
 import math
 import sys
@@ -415,6 +416,21 @@ def test_plans_are_values_equal_where_made_from_the_same_parameters():
     started = time.perf_counter()
     assert remat.revolve(10**12, 60) == remat.revolve(10**12, 60) != remat.revolve(10**12, 61)
     assert time.perf_counter() - started < 5
+
+
+def test_a_plan_whose_fields_were_replaced_is_another_value():
+    """dataclasses.replace keeps the planner's parameters, by which alone plans were compared: a plan with
+    another step count or cost compared equal to the plan it was made from. Every report field is part of the
+    value; equal plans still hash alike, and a replaced copy with nothing changed stays equal."""
+    plan = remat.revolve(10, 3)
+    for changes in ({"forward_steps": plan.forward_steps + 1}, {"predicted_cost": 1.5}, {"slots": 4},
+                    {"levels": ()}, {"gap_to_lower_bound": 0.0}):
+        other = dataclasses.replace(plan, **changes)
+        assert other != plan and plan != other
+    same = dataclasses.replace(plan)
+    assert same == plan and hash(same) == hash(plan) and len({plan, same}) == 1
+    nan = remat.multilevel(1, [("host", 1)])  # gap_to_lower_bound 0/0
+    assert dataclasses.replace(nan) == nan != dataclasses.replace(nan, gap_to_lower_bound=0.0)
 
 
 def test_taped_chain_plans_are_equal_by_value_and_unhashable():
