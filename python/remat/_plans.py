@@ -260,11 +260,16 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
-    """Every state kept: T-1 forward steps, T-1 slots (`slots`: more may be given, as the tool's --slots; fewer
-    is refused).
+    """Every state kept: T-1 forward steps, and T-1 snapshots held at the peak (`peak_slots`; x_{T-1} is
+    reversed where it stands). `slots`, the slots given, defaults to T-1 and is at least 1, as every plan's
+    (the tool's --slots): so 1 for T = 1, whose plan stores nothing. More may be given; fewer than T-1 is
+    refused.
     step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
     --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
     not depend on them.
+
+        >>> [(p.steps, p.forward_steps, p.peak_slots, p.slots) for p in map(remat.store_all, (1, 2, 5))]
+        [(1, 0, 0, 1), (2, 1, 1, 1), (5, 4, 4, 4)]
     """
     return _plan("store_all", count(steps, "steps"), optional_count(slots, "slots"),
                  *_costs(step_cost, reverse_cost))

@@ -74,6 +74,24 @@ def test_store_all_equals_the_tool(remat_tool, steps):
     same_report(plan, remat_tool(*args, "--format", "json"))
 
 
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_store_all_holds_t_minus_1_snapshots_and_reports_the_slots_given(steps):
+    """Its docstring said T-1 slots, and store_all(1).slots is 1: the plan holds T-1 snapshots at the peak
+    (peak_slots, counted here from its actions), while `slots` is the slots given, at least 1 as every plan's."""
+    plan = remat.store_all(steps)
+    held = peak = 0
+    for action in plan:
+        held += isinstance(action, remat.Store) - isinstance(action, remat.Free)
+        peak = max(peak, held)
+    assert peak == plan.peak_slots == plan.forward_steps == steps - 1 and held == 0
+    assert plan.slots == max(steps - 1, 1)
+    with pytest.raises(remat.ArgumentError, match="at least 1"):
+        remat.store_all(steps, slots=0)
+    if steps > 2:
+        with pytest.raises(remat.CapacityError, match="T-1"):
+            remat.store_all(steps, slots=steps - 2)
+
+
 @pytest.mark.parametrize("steps,budget,state", [(100, 1000, 64), (1000, "1MiB", "64KiB"), (7, 64, 64),
                                                 (100000, "2GiB", "64MiB")])
 def test_plan_for_budget_equals_the_tool(remat_tool, steps, budget, state):
