@@ -79,8 +79,9 @@ class Plan:
     actions (remat.Advance, Store, Restore, Free, Reverse), made in C++ in batches.
 
     Plans are values: equal (and of equal hash) where they were made by the same function from the same
-    parameters (as it read them: 8192 and "8KiB" alike), hence with the same report and actions, compared
-    without making the actions (a plan may have 10^12 steps)."""
+    parameters (as it read them: 8192 and "8KiB" alike) and have the same report fields (the same planner's
+    always do; a copy whose fields dataclasses.replace changed does not), hence the same actions, compared
+    without making them (a plan may have 10^12 steps)."""
 
     schedule: str
     steps: int
@@ -141,11 +142,16 @@ class Plan:
     _parameters: tuple = dataclasses.field(default=(), repr=False)
 
     def __eq__(self, other: object) -> bool:
-        # The parameters alone: a report field may be NaN (a multi-level plan of one step: gap_to_lower_bound 0/0;
-        # a chain of costs 0: overhead), which would make a plan unequal to its twin.
+        # The parameters (a chain's report leaves out its steps) and every report field: dataclasses.replace
+        # keeps the parameters, and a plan whose fields it changed compared equal to the unchanged one. A field
+        # may be NaN (a multi-level plan of one step: gap_to_lower_bound 0/0; a chain of costs 0: overhead):
+        # NaN equals NaN here, or a plan would be unequal to its twin. The hash, the parameters', stays consistent.
         if not isinstance(other, Plan):
             return NotImplemented
-        return self is other or (bool(self._parameters) and self._parameters == other._parameters)
+        if self is other:
+            return True
+        return (bool(self._parameters) and self._parameters == other._parameters
+                and all(_same_field(getattr(self, n), getattr(other, n)) for n in _PLAN_REPORT_FIELDS))
 
     def __hash__(self) -> int:
         return hash(self._parameters) if self._parameters else object.__hash__(self)
@@ -180,6 +186,14 @@ class Plan:
                 value = list(value)
             out[f.name] = value
         return out
+
+
+_PLAN_REPORT_FIELDS = tuple(f.name for f in dataclasses.fields(Plan) if not f.name.startswith("_"))
+
+
+def _same_field(x, y) -> bool:
+    """x == y, or both NaN (0/0 in a report: compared with ==, a plan would be unequal to its twin)."""
+    return x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
 
 
 def _plan(made_by: str, *args) -> Plan:
@@ -246,11 +260,16 @@ def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = N
 
 
 def store_all(steps: int, *, slots: Optional[int] = None, step_cost: float = 1.0, reverse_cost: float = 0.0) -> Plan:
-    """Every state kept: T-1 forward steps, T-1 slots (`slots`: more may be given, as the tool's --slots; fewer
-    is refused).
+    """Every state kept: T-1 forward steps, and T-1 snapshots held at the peak (`peak_slots`; x_{T-1} is
+    reversed where it stands). `slots`, the slots given, defaults to T-1 and is at least 1, as every plan's
+    (the tool's --slots): so 1 for T = 1, whose plan stores nothing. More may be given; fewer than T-1 is
+    refused.
     step_cost, reverse_cost: what a forward step and an adjoint step cost (the tool's --step-cost,
     --reverse-cost): predicted_cost = step_cost x forward_steps + reverse_cost x reverse_steps; the plan does
     not depend on them.
+
+        >>> [(p.steps, p.forward_steps, p.peak_slots, p.slots) for p in map(remat.store_all, (1, 2, 5))]
+        [(1, 0, 0, 1), (2, 1, 1, 1), (5, 4, 4, 4)]
     """
     return _plan("store_all", count(steps, "steps"), optional_count(slots, "slots"),
                  *_costs(step_cost, reverse_cost))
@@ -419,11 +438,8 @@ def parse_action(line: str) -> Action:
 
 
 def _same_report(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Reports equal field by field, a NaN equal to a NaN (overhead of a chain of zero costs is 0/0: compared
-    with ==, a plan would be unequal to its twin)."""
-    return a.keys() == b.keys() and all(
-        x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
-        for x, y in ((a[k], b[k]) for k in a))
+    """Reports equal field by field, a NaN equal to a NaN (overhead of a chain of zero costs is 0/0)."""
+    return a.keys() == b.keys() and all(_same_field(a[k], b[k]) for k in a)
 
 
 class TapedChainPlan:

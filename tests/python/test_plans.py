@@ -2,6 +2,7 @@
 over a grid of cases; the action values' semantics; errors as remat.Error subclasses with the library's
 messages; iteration speed."""
 
+import dataclasses
 import json
 import math
 import sys
@@ -71,6 +72,24 @@ def test_store_all_equals_the_tool(remat_tool, steps):
     args = ("plan", "-T", steps, "--schedule", "store-all")
     assert plan.actions_text() == remat_tool(*args, "--format", "actions")
     same_report(plan, remat_tool(*args, "--format", "json"))
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_store_all_holds_t_minus_1_snapshots_and_reports_the_slots_given(steps):
+    """Its docstring said T-1 slots, and store_all(1).slots is 1: the plan holds T-1 snapshots at the peak
+    (peak_slots, counted here from its actions), while `slots` is the slots given, at least 1 as every plan's."""
+    plan = remat.store_all(steps)
+    held = peak = 0
+    for action in plan:
+        held += isinstance(action, remat.Store) - isinstance(action, remat.Free)
+        peak = max(peak, held)
+    assert peak == plan.peak_slots == plan.forward_steps == steps - 1 and held == 0
+    assert plan.slots == max(steps - 1, 1)
+    with pytest.raises(remat.ArgumentError, match="at least 1"):
+        remat.store_all(steps, slots=0)
+    if steps > 2:
+        with pytest.raises(remat.CapacityError, match="T-1"):
+            remat.store_all(steps, slots=steps - 2)
 
 
 @pytest.mark.parametrize("steps,budget,state", [(100, 1000, 64), (1000, "1MiB", "64KiB"), (7, 64, 64),
@@ -415,6 +434,21 @@ def test_plans_are_values_equal_where_made_from_the_same_parameters():
     started = time.perf_counter()
     assert remat.revolve(10**12, 60) == remat.revolve(10**12, 60) != remat.revolve(10**12, 61)
     assert time.perf_counter() - started < 5
+
+
+def test_a_plan_whose_fields_were_replaced_is_another_value():
+    """dataclasses.replace keeps the planner's parameters, by which alone plans were compared: a plan with
+    another step count or cost compared equal to the plan it was made from. Every report field is part of the
+    value; equal plans still hash alike, and a replaced copy with nothing changed stays equal."""
+    plan = remat.revolve(10, 3)
+    for changes in ({"forward_steps": plan.forward_steps + 1}, {"predicted_cost": 1.5}, {"slots": 4},
+                    {"levels": ()}, {"gap_to_lower_bound": 0.0}):
+        other = dataclasses.replace(plan, **changes)
+        assert other != plan and plan != other
+    same = dataclasses.replace(plan)
+    assert same == plan and hash(same) == hash(plan) and len({plan, same}) == 1
+    nan = remat.multilevel(1, [("host", 1)])  # gap_to_lower_bound 0/0
+    assert dataclasses.replace(nan) == nan != dataclasses.replace(nan, gap_to_lower_bound=0.0)
 
 
 def test_taped_chain_plans_are_equal_by_value_and_unhashable():

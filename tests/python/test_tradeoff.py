@@ -184,6 +184,25 @@ def test_auto_checkpoint_counts_its_first_iteration_by_default(counting_hooks_ca
     assert peaks[0] > 0 and len(set(peaks)) == 1  # the first iteration's peak, kept, and measured again the same
 
 
+def test_measure_next_counts_the_next_iteration_again(counting_hooks_calls):
+    """After iterations run uncounted (measure_memory False, as tradeoff times them: the peak then counts the
+    snapshots only), measure_next() has the next forward and its backward count again under None, once."""
+    model, x = stack()
+    probe = remat.torch.auto_checkpoint(model, x, budget=10**9)
+    fast = remat.torch.auto_checkpoint(model, x, budget=(probe.least_budget_bytes + probe.plain_peak_bytes) // 2)
+    peaks, counts = [], []
+    for measure, again in ((None, False), (False, False), (None, True), (None, False)):
+        fast.measure_memory = measure
+        if again:
+            fast.measure_next()
+        counting_hooks_calls.calls = 0
+        fast(x.detach().requires_grad_()).sum().backward()
+        peaks.append(fast.measured_peak_bytes)
+        counts.append(counting_hooks_calls.calls)
+    assert counts[0] > 0 and counts[1] == 0 and counts[2] == counts[0] and counts[3] == 0
+    assert peaks[1] < peaks[0] == peaks[2] == peaks[3]
+
+
 def test_measure_memory_takes_none_true_or_false():
     """Anything else is refused naming it (a truthy 'yes' used to turn counting on; with None a third choice it
     would have turned it off silently); numpy's and Python's 0 and 1 stand for False and True."""

@@ -72,8 +72,9 @@ private:
     step_t every_;
 };
 
-/// Store every state: T-1 forward steps and T-1 slots. Throws remat::capacity_error when
-/// `slots` < T-1.
+/// Store every state: T-1 forward steps and T-1 snapshots held at the peak (none for T = 1).
+/// `slots` must be at least 1, as every plan's (remat::argument_error), and at least T-1
+/// (remat::capacity_error).
 ///
 ///     remat::store_all plan(1000, 999);
 class store_all : public action_range<store_all> {

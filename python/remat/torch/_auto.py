@@ -460,6 +460,12 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{value!r}")
         self._measure_memory = None if value is None else bool(value)
 
+    def measure_next(self) -> None:
+        """The next forward and its backward count the activation bytes again where measure_memory is None (as
+        the first did; True counts every one anyway, False none): after iterations run uncounted (tradeoff
+        times them with measure_memory False), so that measured_peak_bytes is a counted peak again."""
+        self._forwards = 0
+
     @property
     def measured_peak_bytes(self) -> Optional[int]:
         """Activation bytes at the peak of the last counted forward and its backward (measure_memory: the first

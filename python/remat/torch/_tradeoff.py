@@ -328,7 +328,7 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     for c in configs:
         if c[3] is not None:
             c[3].measure_memory = measuring[id(c[3])]
-            c[3]._forwards = 0  # the timed iterations counted the snapshots only: the next forward counts again
+            c[3].measure_next()  # the timed iterations counted the snapshots only
     return Tradeoff(plain=points[0], sequential=[p for p in points if p.method == "checkpoint_sequential"],
                     auto=[p for p in points if p.method == "auto_checkpoint"], least_budget_bytes=least,
                     rounds=rounds, refused_budgets=refused, profiles=profiles)
