@@ -265,6 +265,50 @@ def segments_priced(profiles, segments):
     return price(chain_steps(profiles), profiles[-1].output_bytes, segments_actions(len(profiles), segments))
 
 
+def executor_rows(name, model, x, t, rounds, device):
+    """checkpoint_sequential at each segment count against auto_checkpoint's runtime following the segments' own
+    schedule (segments_actions given as its actions): the same blocks run, stored, re-run and reversed in the
+    same order, so that their paired ratio is what the runtime costs apart from the plan (the goals' rows
+    compare plans as well). Gradients (the parameters' and the input's) compared bit for bit, once each."""
+    import torch
+
+    from remat.torch._auto import AutoCheckpoint
+
+    blocks, n = list(model), len(model)
+    x = x.detach().clone().requires_grad_()  # as tradeoff measures: every method computes the input's gradient
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss = lambda y: y.sum()  # noqa: E731  (tradeoff's default loss)
+
+    def iteration(run):
+        for p in params:
+            p.grad = None
+        x.grad = None
+        loss(run(x)).backward()
+
+    def grads(run):
+        iteration(run)
+        return [g.clone() for g in (x.grad, *(p.grad for p in params))]
+
+    runs, equal = {}, {}
+    for s in (p.segments for p in t.sequential if p.segments > 1):
+        sequential = (lambda s: lambda v: torch.utils.checkpoint.checkpoint_sequential(model, s, v))(s)
+        actions = segments_actions(n, s)
+        following = AutoCheckpoint(blocks, x, segments_priced(t.profiles, s)[0], t.profiles, t.plain.peak_bytes,
+                                   True, True, actions=actions)
+        following.measure_memory = False
+        equal[s] = all(torch.equal(a, b) for a, b in zip(grads(sequential), grads(following)))
+        runs[f"sequential {s}"], runs[f"runtime {s}"] = sequential, following
+    cpu = {}
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+    wall = bc.interleaved({k: (lambda r: lambda: iteration(r))(r) for k, r in runs.items()}, rounds, sync,
+                          f"{name}: runtime on the segments' schedule: ", cpu)
+    return [{"stack": name, "segments": s, "sequential s/iter": bc.median(wall[f"sequential {s}"]),
+             "runtime s/iter": bc.median(wall[f"runtime {s}"]),
+             "runtime slower by (paired wall)": -bc.faster_paired(wall[f"runtime {s}"], wall[f"sequential {s}"]),
+             "runtime slower by (paired cpu)": -bc.faster_paired(cpu[f"runtime {s}"], cpu[f"sequential {s}"]),
+             "gradients bit-equal": equal[s]} for s in equal]
+
+
 def goals_of(name, t):
     """Per checkpoint_sequential point: the auto_checkpoint point of the largest budget whose measured peak is
     at most the segments' (chosen by memory, not by its time, so that the pairing does not depend on noise).
@@ -354,6 +398,10 @@ def main():
                                    "most any schedule can gain (profile)"],
                        "rows": goal_rows})
         summaries.append(summary)
+        tables.append({"title": f"{name} stack: auto_checkpoint's runtime on checkpoint_sequential's own schedule",
+                       "columns": ["segments", "sequential s/iter", "runtime s/iter", "runtime slower by (paired wall)",
+                                   "runtime slower by (paired cpu)", "gradients bit-equal"],
+                       "rows": executor_rows(name, model, x, t, rounds, device)})
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
     bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,
                            "torch": torch.__version__, "threads": args.threads})

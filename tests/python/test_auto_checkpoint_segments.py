@@ -112,3 +112,28 @@ def test_identical_blocks_share_their_profiled_times_and_so_re_run_no_more_block
         s = point.segments
         planned = remat.torch.auto_checkpoint(model, x, budget=point.peak_bytes, repeats=1)
         assert planned.recomputed_blocks <= (n // s) * (s - 1), s
+
+
+def test_given_actions_are_followed_priced_and_checked():
+    """AutoCheckpoint(actions=...) follows a plan given as its actions (stack_bench.py runs the segments' schedule
+    with it, to time the runtime apart from the plan): it reports their price under the chain model (the
+    replay above), its gradients are plain autograd's bit for bit, its measured peak is within the price; an
+    action that breaks the model's rules is refused, naming it."""
+    model, x = transformer_stack()
+    x.requires_grad_()
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=1)
+    steps, final = probe.chain_steps, probe.final_state_bytes
+    expected = gradients(model, model, x)
+    for s in (2, 3, 5):
+        actions = segments_actions(len(model), s)
+        peak, cost = model_price(steps, final, actions)
+        fast = AutoCheckpoint(list(model), x, peak, probe.profiles, probe.plain_peak_bytes, True, actions=actions)
+        assert fast.method == "given actions" and fast.actions() == actions
+        assert (fast.predicted_peak_bytes, fast.predicted_cost) == (peak, pytest.approx(cost))
+        assert fast.recomputed_blocks == (len(model) // s) * (s - 1)
+        got = gradients(model, fast, x)
+        assert all(torch.equal(a, b) for a, b in zip(got, expected))
+        assert fast.measured_peak_bytes <= peak
+    broken = segments_actions(len(model), 2)[1:]  # the first snapshot never stored
+    with pytest.raises(remat.ArgumentError, match="action"):
+        AutoCheckpoint(list(model), x, 1 << 40, probe.profiles, probe.plain_peak_bytes, True, actions=broken)

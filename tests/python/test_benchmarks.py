@@ -68,6 +68,10 @@ def test_stack_bench(capsys, monkeypatch):
             assert r["auto faster by (profile)"] >= -1e-9
             if r["segments"] == 1:  # both are plain autograd
                 assert r["auto faster by (profile)"] == pytest.approx(0, abs=1e-9)
+        # auto_checkpoint's runtime given the segments' own schedule: at every count past 1, the same gradients
+        rows = table(data, f"{name} stack: auto_checkpoint's runtime on checkpoint_sequential's own schedule")
+        assert [r["segments"] for r in rows] == list(range(2, n + 1))
+        assert all(r["gradients bit-equal"] is True for r in rows)
 
 
 def test_stack_bench_prices_the_plan_each_auto_checkpoint_point_ran():

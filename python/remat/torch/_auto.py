@@ -41,7 +41,7 @@ from .._remat import Advance, Reverse
 from ._action_groups import grouped
 from ._autocast import AutocastState
 from ._blocks import bad_block_output, block_modified_input
-from ._chain_budget import least_plan, plan_taped_within
+from ._chain_budget import least_plan, plan_taped_within, priced_plan
 from ._modes import ProfiledModes
 from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
@@ -391,7 +391,11 @@ class AutoCheckpoint(torch.nn.Module):
 
     def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
                  profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool,
-                 taped: bool = True) -> None:
+                 taped: bool = True, actions: Optional[Sequence[Action]] = None) -> None:
+        """`actions`: a plan of the chain model with taped advances given as its actions (checked by its rules,
+        priced by it: remat.ArgumentError names an action that breaks them), followed in place of the planner's
+        plan within the budget: what stack_bench.py runs checkpoint_sequential's own schedule with, to measure
+        this module's runtime apart from its plan."""
         super().__init__()
         self.blocks = torch.nn.ModuleList(blocks)
         # the blocks as a list: a ModuleList's slice is a new ModuleList, 0.1 ms for 12 blocks per forward
@@ -415,7 +419,14 @@ class AutoCheckpoint(torch.nn.Module):
         plain_cost = sum(s[1] for s in self.chain_steps)
         self.taped = taped
         self.plan: Optional[Union[TapedChainPlan, Plan]]
-        if budget_bytes >= plain_peak_bytes:
+        if actions is not None:
+            _refuse_contexts(profiles, plain_peak_bytes)
+            self.plan = plan = priced_plan(self.chain_steps, self.final_state_bytes, list(actions), budget_bytes)
+            self.method = "given actions"
+            self.predicted_peak_bytes = int(plan.peak_bytes or 0)
+            self.predicted_cost = plan.predicted_cost
+            self.recomputed_blocks = plan.forward_steps - plan.taped_steps
+        elif budget_bytes >= plain_peak_bytes:
             self.plan = None
             self.method = "plain autograd"
             self.predicted_peak_bytes = plain_peak_bytes

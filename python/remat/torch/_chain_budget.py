@@ -41,6 +41,12 @@ def price(steps: Sequence[Step], final_state_bytes: int, actions: Iterable) -> T
     return peak, cost
 
 
+def priced_plan(steps: Sequence[Step], final_state_bytes: int, actions: list, budget_bytes: int) -> TapedChainPlan:
+    """A plan given as its actions, checked and priced under the chain model with taped advances (true bytes):
+    remat.ArgumentError names an action that breaks its rules."""
+    return _priced(list(steps), final_state_bytes, budget_bytes, actions, 1)
+
+
 def least_plan(steps: Sequence[Step], final_state_bytes: int) -> TapedChainPlan:
     """The least budget of the chain in true bytes and a plan at it: remat::plan_taped_chain_least, the least
     peak of any plan of the model (the least budget remat.chain_taped plans at a granularity of 1 byte, found
