@@ -16,7 +16,7 @@ import remat  # noqa: E402
 import remat.torch  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench" / "python"))
-from loop_bench import GruLoop  # noqa: E402  (the bench's loop, its segments and its measure)
+from loop_bench import GruLoop, counted_snapshots  # noqa: E402  (the bench's loop, its segments and its measure)
 
 
 def gradients(loop, run):
@@ -49,3 +49,39 @@ def test_a_budget_below_a_snapshot_beside_a_re_run_is_refused_naming_the_least()
     loop.iteration(loop.looped(True, budget=least))
     with pytest.raises(remat.CapacityError, match=f"{least} bytes"):
         loop.iteration(loop.looped(True, budget=least - 1))
+
+
+class _DropoutStep(torch.nn.Module):
+    """x + W2 dropout(tanh(W1 x)): in training mode its graph also saves dropout's mask, in eval mode not."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down, self.drop = torch.nn.Linear(16, 64), torch.nn.Linear(64, 16), torch.nn.Dropout(0.3)
+
+    def forward(self, k, x):
+        return x + self.down(self.drop(torch.tanh(self.up(x))))
+
+
+@pytest.mark.parametrize("first", ["train", "eval"])
+def test_a_module_steps_tape_is_measured_again_in_another_mode(first):
+    """A tape's size is kept per step and state shape for later calls; a module step's tape in training mode
+    (dropout's masks among it) is larger than in eval mode. Measured in eval mode and reused in training mode,
+    the plan priced tapes too small: 75,776 bytes held within a budget of 30,720."""
+    from remat.torch._saved import SavedBytes
+
+    torch.manual_seed(0)
+    step = _DropoutStep()
+    x0 = torch.randn(8, 16, requires_grad=True)
+    budget = 60 * x0.numel() * x0.element_size()
+
+    def iteration():
+        remat.torch.checkpoint_loop(step, x0, 40, budget=budget, taped=True,
+                                    preserve_rng_state=False).sum().backward()
+
+    step.train(first == "train")
+    iteration()
+    step.train()
+    counter = SavedBytes(list(step.parameters()))
+    with counter.hooks(), counted_snapshots(counter):
+        iteration()
+    assert 0 < counter.peak <= budget

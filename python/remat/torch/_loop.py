@@ -107,26 +107,30 @@ atexit.register(_taped_plan.cache_clear)  # release the plans before the extensi
 atexit.register(_taped_actions.cache_clear)
 
 
-#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices): its tape's bytes}
-#: as measured on its first taped call. Finding the storages alive before step 0 walks every object Python
-#: holds (0.08 s with PyTorch loaded), which a training loop's later calls with the same step need not repeat.
+#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices, a module step's
+#: modes): its tape's bytes} as measured on its first taped call. Finding the storages alive before step 0 walks
+#: every object Python holds (0.08 s with PyTorch loaded), which a training loop's later calls with the same step
+#: need not repeat.
 _tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
 
 
-def _tape_key(spec: StateSpec) -> tuple:
-    return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices))
+def _tape_key(step, spec: StateSpec) -> tuple:
+    # A module's submodules' modes (train()/eval()) change what its graph saves (a Dropout in training mode saves
+    # its mask): a size measured in eval mode and reused in training mode held 2.5x the budget.
+    modes = tuple(m.training for m in step.modules()) if isinstance(step, torch.nn.Module) else ()
+    return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), modes)
 
 
 def _known_tape_bytes(step, spec: StateSpec) -> Optional[int]:
     try:
-        return _tape_bytes.get(step, {}).get(_tape_key(spec))
+        return _tape_bytes.get(step, {}).get(_tape_key(step, spec))
     except TypeError:  # a step that cannot be weakly referenced (or hashed): measured at every call
         return None
 
 
 def _remember_tape_bytes(step, spec: StateSpec, nbytes: int) -> None:
     try:
-        _tape_bytes.setdefault(step, {})[_tape_key(spec)] = nbytes
+        _tape_bytes.setdefault(step, {})[_tape_key(step, spec)] = nbytes
     except TypeError:
         pass
 
@@ -615,7 +619,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
       and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
       snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
-      parameters left out, plus the input state) of the first taped call with this step and state shapes.
+      parameters left out, plus the input state) of the first taped call with this step and state shapes (and a
+      module step's modes: train()/eval()).
       slots= counts snapshots and tapes (as without tapes, not the graph of a step while a reverse re-runs
       it); budget= is everything the loop holds at its peak, in bytes: snapshots, tapes, and the re-run
       step's graph (a tape) while a reverse from a snapshot runs, as the saved-tensor hooks measure it
