@@ -614,3 +614,30 @@ def test_the_parameter_check_reads_the_last_steps_graph_not_its_whole_stretch(sl
     compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=slots, taped=True)
     assert len(walks) == 2  # step 0's parameters found, then the check
     assert 0 < walks[1] <= one_step, (walks, one_step)
+
+
+@pytest.mark.parametrize("memory", [dict(steps=12, slots=2), dict(steps=12, budget="1MiB", taped=True),
+                                    dict(until=lambda k, x: k == 12, slots=2), dict(steps=12, slots=3, snapshots="disk")])
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_without_grad_the_plain_loop_runs_on_an_inference_tensor_too(memory, mode):
+    """Under no_grad (evaluation) nothing is differentiated: the plain loop's x_T from T step calls. x_0 made under
+    inference_mode, which the plain loop takes under no_grad, raised PyTorch's "Setting requires_grad=True on
+    inference tensor outside InferenceMode" (remat ran step 0 with grad on to find the parameters)."""
+    cell = nn.GRUCell(3, 5)
+    inputs = torch.randn(12, 2, 3)
+    calls = []
+
+    def step(k, h):
+        calls.append(k)
+        return cell(inputs[k], h)
+
+    with torch.inference_mode():
+        h0 = torch.randn(2, 5)
+    with mode():
+        expected = plain_loop(step, h0, 12)
+        calls.clear()
+        out = remat.torch.checkpoint_loop(step, h0, **memory)
+    assert torch.equal(out, expected) and not out.requires_grad
+    assert calls == list(range(12))
+    with pytest.raises(remat.ArgumentError, match="slots must be at least 1"), mode():
+        remat.torch.checkpoint_loop(step, h0, 12, slots=0)

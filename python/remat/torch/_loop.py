@@ -540,6 +540,15 @@ class _Loop:
             slots.close()
 
 
+def _plain_loop(step, spec: StateSpec, x0, steps: Optional[int], until):
+    """x_T as the plain loop computes it (each step's result checked to be a state like x_0)."""
+    x, k = x0, 0
+    while (k < steps) if until is None else not until(k, x):
+        x = spec.pack(spec.check(k, _call(step, k, x)))
+        k += 1
+    return x
+
+
 class _CheckpointLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, loop: _Loop, *tensors):
@@ -590,7 +599,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                     preserve_rng_state: bool = True, taped: bool = False) -> State:
     """x_T of the loop x_{k+1} = step(k, x_k), k = 0..T-1, differentiable by autograd, holding at most
     `slots` snapshots of the state (x_0's included) or as many as `budget` bytes hold, along revolve's
-    optimal schedule: the fewest recomputed steps for that memory.
+    optimal schedule: the fewest recomputed steps for that memory. Under no_grad or inference_mode it runs the
+    plain loop (nothing is differentiated).
 
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
       state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
@@ -678,16 +688,19 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                 f"of {snapshot_bytes} bytes{parts}; at least one is needed")
         return slots
 
-    if steps is not None and steps <= 0:
-        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
-        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts)
-        if steps < 0:
-            raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+    if steps is not None and steps < 0:
+        raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+    if (steps is not None and steps == 0) or not torch.is_grad_enabled():
+        # What a loop of steps refuses, these refuse too
         if budget is not None:
             slots_within(parse_bytes(budget, "budget"))
         elif slots < 1:
             raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be at least 1, got {slots}")
-        return x0
+        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
+        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts). Under
+        # no_grad or inference_mode nothing is differentiated: the plain loop, without snapshots (finding the
+        # parameters ran step 0 with grad on, which refused an inference tensor x_0 that the plain loop takes).
+        return _plain_loop(step, spec, x0, steps, until)
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
