@@ -641,3 +641,21 @@ def test_without_grad_the_plain_loop_runs_on_an_inference_tensor_too(memory, mod
     assert calls == list(range(12))
     with pytest.raises(remat.ArgumentError, match="slots must be at least 1"), mode():
         remat.torch.checkpoint_loop(step, h0, 12, slots=0)
+
+
+@pytest.mark.parametrize("tuple_state", [False, True])
+def test_an_inference_tensor_x0_under_grad_is_refused_naming_it(tuple_state):
+    """Outside no_grad, x_0 made under inference_mode (which autograd cannot save: the plain loop fails with
+    "Inference tensors cannot be saved for backward") raised PyTorch's "Setting requires_grad=True on inference
+    tensor outside InferenceMode", which names nothing the caller did; now a remat.ArgumentError naming x0."""
+    with torch.inference_mode():
+        h0 = torch.randn(2, 5)
+    x0 = (torch.arange(3), h0) if tuple_state else h0
+    w = torch.randn(5, 5, requires_grad=True)
+
+    def step(k, x):
+        return (x[0], torch.tanh(x[1] @ w)) if tuple_state else torch.tanh(x @ w)
+
+    for memory in (dict(steps=6, slots=2), dict(steps=6, slots=4, taped=True), dict(until=lambda k, x: k == 6, slots=2)):
+        with pytest.raises(remat.ArgumentError, match=r"x0( \(part 1\))? is an inference tensor"):
+            remat.torch.checkpoint_loop(step, x0, **memory)

@@ -701,6 +701,12 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         # no_grad or inference_mode nothing is differentiated: the plain loop, without snapshots (finding the
         # parameters ran step 0 with grad on, which refused an inference tensor x_0 that the plain loop takes).
         return _plain_loop(step, spec, x0, steps, until)
+    for i, (p, d) in enumerate(zip(x0_parts, spec.differentiable)):
+        if d and p.is_inference():  # step 0's run with grad, to find the parameters, failed in PyTorch's words
+            where = f" (part {i})" if spec.is_tuple else ""
+            raise ArgumentError(f"remat.torch.checkpoint_loop: x0{where} is an inference tensor (made under "
+                                f"torch.inference_mode), which autograd cannot save; pass one made outside it (a "
+                                f"clone), or run the loop under torch.no_grad")
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
