@@ -242,6 +242,12 @@ def loop_cases(torch):
         ("step not callable", cl(step=3, steps=10, slots=3), remat.ArgumentError, "step must be"),
         ("until not callable", cl(until=3, slots=3), remat.ArgumentError, "until must be"),
         ("params not tensors", cl(steps=10, slots=3, params=[3]), remat.ArgumentError, r"params\[0\]"),
+        # a module iterates over nothing, a tensor over its rows (not the parameter: refused only in the backward)
+        ("params a module", cl(steps=10, slots=3, params=cell), remat.ArgumentError,
+         r"params must be an iterable of tensors \(module.parameters\(\) for a module\), got Linear"),
+        ("params a tensor", cl(steps=10, slots=3, params=cell.weight), remat.ArgumentError,
+         r"params must be an iterable of tensors \(\[t\] for one tensor\), got Parameter"),
+        ("params an int", cl(steps=10, slots=3, params=3), remat.ArgumentError, "params must be an iterable"),
         ("directory int", cl(steps=10, slots=3, snapshots="disk", directory=3), remat.ArgumentError,
          "directory must be a path"),
     ]

@@ -655,6 +655,12 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                             f"{type(directory).__name__}")
     preserve_rng_state = flag(preserve_rng_state, "remat.torch.checkpoint_loop: preserve_rng_state")
     if params is not None:  # a generator is read once, here
+        # a tensor iterates over its rows (views, not the parameter the step uses: refused in the backward as a
+        # tensor left out) and a module over nothing: both are the common slip for [t] and module.parameters()
+        if isinstance(params, (torch.Tensor, torch.nn.Module)) or not hasattr(params, "__iter__"):
+            hint = "[t] for one tensor" if isinstance(params, torch.Tensor) else "module.parameters() for a module"
+            raise ArgumentError(f"remat.torch.checkpoint_loop: params must be an iterable of tensors ({hint}), got "
+                                f"{type(params).__name__}")
         params = list(params)
         for i, p in enumerate(params):
             if not isinstance(p, torch.Tensor):
