@@ -250,6 +250,14 @@ def loop_cases(torch):
         ("params an int", cl(steps=10, slots=3, params=3), remat.ArgumentError, "params must be an iterable"),
         ("directory int", cl(steps=10, slots=3, snapshots="disk", directory=3), remat.ArgumentError,
          "directory must be a path"),
+        # checked where no snapshot is taken too: a loop of no steps, the plain loop under no_grad
+        ("snapshots gpu", cl(steps=10, slots=3, snapshots="gpu"), remat.ArgumentError, "snapshots must be one of"),
+        ("snapshots gpu, no steps", cl(steps=0, slots=3, snapshots="gpu"), remat.ArgumentError,
+         "snapshots must be one of device, host, disk, got 'gpu'"),
+        ("snapshots gpu, until at x0", cl(until=lambda k, x: True, slots=3, snapshots="gpu"), remat.ArgumentError,
+         "snapshots must be one of"),
+        ("snapshots gpu, no_grad", lambda: torch.no_grad()(cl(steps=10, slots=3, snapshots="gpu"))(),
+         remat.ArgumentError, "snapshots must be one of"),
     ]
 
 

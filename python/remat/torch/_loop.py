@@ -41,7 +41,7 @@ from ._graph import leaves_reached
 from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
-from ._snapshots import make_slots
+from ._snapshots import PLACEMENTS, make_slots
 from ._state import State, StateSpec
 from ._stretch import Stretches, Tape, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._versions import modified, versions
@@ -650,6 +650,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
     slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
     taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    if not isinstance(snapshots, str) or snapshots not in PLACEMENTS:  # here: a loop of no steps checks it too
+        raise ArgumentError(f"remat.torch.checkpoint_loop: snapshots must be one of {', '.join(PLACEMENTS)}, got "
+                            f"{snapshots!r}")
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise ArgumentError(f"remat.torch.checkpoint_loop: directory must be a path (str or os.PathLike), got "
                             f"{type(directory).__name__}")
