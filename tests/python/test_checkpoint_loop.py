@@ -659,3 +659,36 @@ def test_an_inference_tensor_x0_under_grad_is_refused_naming_it(tuple_state):
     for memory in (dict(steps=6, slots=2), dict(steps=6, slots=4, taped=True), dict(until=lambda k, x: k == 6, slots=2)):
         with pytest.raises(remat.ArgumentError, match=r"x0( \(part 1\))? is an inference tensor"):
             remat.torch.checkpoint_loop(step, x0, **memory)
+
+
+class _DropoutNormStep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.norm, self.drop = nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5)
+
+    def forward(self, k, x):
+        return torch.tanh(self.norm(self.lin(self.drop(x))))
+
+
+@pytest.mark.parametrize("memory", [dict(steps=10, slots=3), dict(steps=10, slots=8, taped=True),
+                                    dict(until=lambda k, x: k == 10, slots=3)])
+def test_a_module_switched_to_eval_between_forward_and_backward_is_re_run_as_the_forward_ran_it(memory):
+    """Plain autograd's backward reads the graph the forward saved, whatever mode the module is in by then (a
+    validation pass under model.eval() between a forward and its backward); the backward's re-runs ran in eval
+    mode (no dropout, the running statistics): other gradients, silently. They run in the forward's modes now,
+    and the caller's modes are as it left them after the backward."""
+    torch.manual_seed(0)
+    step = _DropoutNormStep()
+    results = []
+    for use_remat in (False, True):
+        step.train()
+        step.zero_grad()
+        torch.manual_seed(3)
+        x0 = torch.randn(6, 4, requires_grad=True)
+        x = remat.torch.checkpoint_loop(step, x0, **memory) if use_remat else plain_loop(step, x0, 10)
+        step.eval()
+        step.drop.train()  # one submodule in its own mode
+        x.pow(2).sum().backward()
+        assert not step.training and not step.norm.training and step.drop.training
+        results.append([p.grad.clone() for p in step.parameters()] + [x0.grad.clone()] + list(step.buffers()))
+    assert_same(*results)

@@ -38,6 +38,7 @@ from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
 from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
+from ._modes import ForwardModes
 from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
@@ -325,8 +326,11 @@ class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
     def __init__(self, step, spec: StateSpec, params: List[torch.Tensor], rng: Optional[RngStates], slots,
-                 actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None):
+                 actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None,
+                 modes: Optional[ForwardModes] = None):
         self.step = step
+        # a module step's submodules' modes in the forward, entered again for the backward's re-runs
+        self.modes = modes
         # a module step's buffers (None for a function): its others kept with each snapshot (_norm_stats.py)
         self.buffers = buffers
         self.spec = spec
@@ -576,11 +580,13 @@ class _CheckpointLoop(torch.autograd.Function):
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
                                     "supported: the re-run steps' gradients would not be differentiable")
-            # the re-runs must not update a module step's norm layers' running statistics again, and leave its
-            # other buffers as the forward did (_norm_stats.py, LoopBuffers)
-            if loop.buffers is not None:
-                loop.buffers.backward_begins()
-            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
+            modes = loop.modes.entered() if loop.modes is not None else nullcontext()
+            with modes, torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), \
+                    ctx.autocast.uncached():
+                # the re-runs must not update a module step's norm layers' running statistics again, and leave its
+                # other buffers as the forward did (_norm_stats.py, LoopBuffers)
+                if loop.buffers is not None:
+                    loop.buffers.backward_begins()
                 try:
                     adjoint, sums = loop.backward(grads)
                 finally:
@@ -788,7 +794,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             unique.append(p)
     placement = make_slots(snapshots, spec, slots, directory)
     loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
-                 buffers=buffers)
+                 buffers=buffers, modes=ForwardModes([step]) if is_module else None)
     if params is not None:
         loop.found_by = "the tensors given as params="
     elif is_module:
