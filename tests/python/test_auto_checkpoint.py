@@ -654,6 +654,36 @@ def test_a_copy_checks_its_own_submodules_modes():
         twin(x)
 
 
+
+@pytest.mark.parametrize("taped", [True, False])
+def test_a_model_switched_to_eval_between_forward_and_backward_is_re_run_as_the_forward_ran_it(taped):
+    """Plain autograd's backward reads the graph its forward saved, whatever mode the model is in by then (a
+    validation pass under model.eval() between a forward and its backward); the re-runs ran in eval mode (no
+    dropout, batch norm from its running statistics): other gradients, silently. They run in the forward's
+    (the profiled) modes now, the caller's modes as it left them after the backward."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Dropout(0.3), nn.BatchNorm1d(16), nn.Tanh())
+                            for _ in range(6)])
+    x = torch.randn(8, 16, requires_grad=True)
+    start = copy.deepcopy(model.state_dict())
+    fast = remat.torch.auto_checkpoint(model, x, budget=3000, taped=taped, repeats=0)
+    assert fast.plan is not None and fast.recomputed_blocks > 0
+    results = []
+    for run in (model, fast):
+        model.load_state_dict(start)
+        model.train()
+        model.zero_grad()
+        x.grad = None
+        torch.manual_seed(5)
+        y = run(x)
+        model.eval()
+        model[2][1].train()  # one submodule in its own mode
+        y.pow(2).sum().backward()
+        assert not model.training and not model[2].training and model[2][1].training
+        results.append([p.grad.clone() for p in model.parameters()] + [x.grad.clone()] + list(model.buffers()))
+    assert all(torch.equal(a, b) for a, b in zip(*results))
+
+
 def frozen_stack(frozen):
     torch.manual_seed(1)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Tanh()) for _ in range(6)])

@@ -344,10 +344,14 @@ class _Stack(torch.autograd.Function):
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
                                     "supported below plain autograd's peak: the re-run blocks' gradients would not "
                                     "be differentiable")
-            # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
-            # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
-            run.buffers.backward_begins(run.split.start)
-            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+            # the re-runs run in the modes the forward ran in (checked there to be the profiled ones), whatever the
+            # caller switched to since (model.eval() for a validation pass): _modes.py
+            modes = getattr(run.owner, "_profiled_modes", None)
+            with modes.entered() if modes is not None else nullcontext(), \
+                    torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+                # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
+                # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
+                run.buffers.backward_begins(run.split.start)
                 try:
                     adjoint, sums = run.backward(grad, accumulate)
                 finally:

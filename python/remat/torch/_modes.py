@@ -7,7 +7,7 @@ ran a module in, entered again for its backward's re-runs (ForwardModes)."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import ContextManager, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -35,6 +35,11 @@ class ProfiledModes:
         i = next(i for i, (a, b) in enumerate(zip(now, self._flags)) if a != b)
         return (*self._where[i], self._flags[i])
 
+    def entered(self) -> ContextManager[None]:
+        """The modes as profiled (those of every forward with grad, which changed() checks) while the block runs,
+        the modes found set back after it: a backward's re-runs run in them (ForwardModes)."""
+        return entered(self._modules, self._flags)
+
 
 class ForwardModes:
     """Every submodule's mode of a module as a forward ran it, entered again for that forward's backward. A
@@ -49,18 +54,23 @@ class ForwardModes:
         self._modules = list({id(m): m for top in modules for m in top.modules()}.values())
         self._flags = [m.training for m in self._modules]
 
-    @contextlib.contextmanager
-    def entered(self) -> Iterator[None]:
-        """The forward's modes while the block runs, the modes found set back after it (each module's own
-        flag: train()/eval() would set its submodules' too)."""
-        now = [m.training for m in self._modules]
-        if now == self._flags:
-            yield
-            return
-        try:
-            for m, flag in zip(self._modules, self._flags):
-                m.training = flag
-            yield
-        finally:
-            for m, flag in zip(self._modules, now):
-                m.training = flag
+    def entered(self) -> ContextManager[None]:
+        """The forward's modes while the block runs, the modes found set back after it."""
+        return entered(self._modules, self._flags)
+
+
+@contextlib.contextmanager
+def entered(modules: Sequence[torch.nn.Module], flags: Sequence[bool]) -> Iterator[None]:
+    """Each of `modules` in the mode `flags` gives it while the block runs, set back to the one it had after it
+    (each module's own flag: train()/eval() would set its submodules' too)."""
+    now = [m.training for m in modules]
+    if now == list(flags):
+        yield
+        return
+    try:
+        for m, flag in zip(modules, flags):
+            m.training = flag
+        yield
+    finally:
+        for m, flag in zip(modules, now):
+            m.training = flag
