@@ -373,15 +373,26 @@ def test_a_second_backward_through_the_same_run_is_a_backward_error(torch_):
     assert issubclass(remat.BackwardError, RuntimeError) and issubclass(remat.BackwardError, remat.Error)
 
 
-def test_tradeoff_refuses_what_is_not_a_function_before_profiling(torch_):
+def test_tradeoff_refuses_what_is_not_a_function_or_a_list_before_profiling(torch_):
+    """budgets="1MiB" was read a character at a time ('got "M"'), budgets=4096 and segments=2 were TypeErrors,
+    and a bad budget was found only after profiling and measuring every other point (minutes)."""
     import remat.torch
 
     model = torch_.nn.Sequential(torch_.nn.Linear(4, 4))
+    forwards = []
+    model[0].register_forward_pre_hook(lambda module, inputs: forwards.append(1))
     x = torch_.randn(2, 4)
     for kwargs, match in ((dict(loss=3), "loss must be a function"), (dict(progress="stderr"), "progress must be"),
-                          (dict(segments="12"), "segments must be a list")):
+                          (dict(segments="12"), "segments must be a list"),
+                          (dict(segments=2), "segments must be a list of ints, got int"),
+                          (dict(budgets="1MiB"), "budgets must be a list of byte counts .*got str"),
+                          (dict(budgets=4096), "budgets must be a list of byte counts .*got int"),
+                          (dict(budgets=["1MiB", "lots"]), 'budget: expected a byte count .*got "lots"')):
         with pytest.raises(remat.ArgumentError, match=match):
             remat.torch.tradeoff(model, x, rounds=1, repeats=0, **kwargs)
+    assert not forwards
+    assert [p.budget_bytes for p in remat.torch.tradeoff(model, x, budgets=("1MiB",), rounds=1, repeats=0,
+                                                         segments=[1]).auto] == [1 << 20]
 
 
 def test_flags_given_as_strings_are_refused_not_taken_as_true(torch_):
