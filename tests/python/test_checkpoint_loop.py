@@ -692,3 +692,20 @@ def test_a_module_switched_to_eval_between_forward_and_backward_is_re_run_as_the
         assert not step.training and not step.norm.training and step.drop.training
         results.append([p.grad.clone() for p in step.parameters()] + [x0.grad.clone()] + list(step.buffers()))
     assert_same(*results)
+
+
+def test_a_taped_plan_the_planner_refuses_is_refused_naming_the_loop_and_the_way_out():
+    """Past remat.taped_revolve's work limit (8000 steps in 100 snapshots' memory, a tape 3 of them, here) the
+    loop raised the planner's "pass taped_revolve a larger work_limit", naming a call the caller did not make
+    and cannot pass anything to; now the loop's own refusal, the planner's reason in it, and taped=False."""
+    calls = []
+    x0 = torch.randn(4, requires_grad=True)
+
+    def step(k, x):
+        calls.append(k)
+        return torch.cat([x[1:], x[:1]]) * torch.tanh(x)  # saves x and tanh(x): a tape of 3 states
+
+    with pytest.raises(remat.ArgumentError, match=r"checkpoint_loop: taped=True plans 8000 steps within 100 "
+                                                  r"snapshots' memory, a tape 3 of them, .*work_limit.*taped=False"):
+        remat.torch.checkpoint_loop(step, x0, 8000, slots=100, taped=True, preserve_rng_state=False)
+    assert calls == [0]  # step 0 measured the tape; nothing else ran

@@ -782,11 +782,18 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                 f"for taped=True, {least * snapshot_bytes} bytes: a snapshot of x_0 ({snapshot_bytes} "
                                 f"bytes) beside the graph of a step re-run for its reverse ({tape_units} snapshots' "
                                 f"worth: {known_tape_bytes} bytes measured)")
-        if steps <= 20000:
-            actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
-        else:
-            plan = _taped_plan(steps, slots, tape_units, rerun_units)
-            actions = _grouped(itertools.chain.from_iterable(plan._schedule.batches()))
+        try:
+            if steps <= 20000:
+                actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
+            else:
+                plan = _taped_plan(steps, slots, tape_units, rerun_units)
+                actions = _grouped(itertools.chain.from_iterable(plan._schedule.batches()))
+        except ArgumentError as e:
+            # the planner's refusal names its own limits ("pass taped_revolve a larger work_limit"), which the
+            # caller of checkpoint_loop neither called nor can pass: say which plan it was, and the way out
+            raise ArgumentError(f"remat.torch.checkpoint_loop: taped=True plans {steps} steps within {slots} "
+                                f"snapshots' memory, a tape {tape_units} of them, with remat.taped_revolve, which "
+                                f"refuses it: {e} (taped=False plans with remat.revolve, which takes any steps)") from e
     unique, seen = [], set()
     for p in found:
         if id(p) not in seen and p.requires_grad:
