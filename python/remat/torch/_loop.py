@@ -455,7 +455,10 @@ class _Loop:
         while True:
             if k >= 1 and self.until(k, self.spec.pack(self._now())):
                 cursor.end_state()
-                return self.current
+                # x_T's own tensors as the outputs, held here too, made a cycle (output, its node, the loop) that
+                # kept every snapshot until Python's collector ran; the backward restores what it needs
+                out, self.current = self.current, None
+                return tuple(o.detach() for o in out)
             cursor.answer(False)
             for a in cursor.take():
                 self.apply(a)
