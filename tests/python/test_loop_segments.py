@@ -90,3 +90,31 @@ def test_a_module_steps_tape_is_measured_again_in_another_mode_or_with_other_lay
     with counter.hooks(), counted_snapshots(counter):
         iteration()
     assert 0 < counter.peak <= budget
+
+
+def test_a_steps_tape_is_measured_again_under_autocast():
+    """Under torch.autocast a step's graph also saves its low-precision copies of the weights (tensors the step
+    made), more than its float32 graph saves where the weights are large beside the state. A tape's size measured
+    outside autocast and reused under it priced tapes too small: 698,880 bytes held within a budget of 128,000."""
+    from remat.torch._saved import SavedBytes
+
+    torch.manual_seed(0)
+    up, down = torch.nn.Linear(16, 256), torch.nn.Linear(256, 16)
+    params = [*up.parameters(), *down.parameters()]
+
+    def step(k, x):
+        return x + down(torch.tanh(up(x)))
+
+    x0 = torch.randn(2, 16, requires_grad=True)
+    budget = 1000 * x0.numel() * x0.element_size()
+
+    def iteration(autocast):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            x = remat.torch.checkpoint_loop(step, x0, 40, budget=budget, taped=True, preserve_rng_state=False)
+        x.float().sum().backward()
+
+    iteration(False)
+    counter = SavedBytes(params)
+    with counter.hooks(), counted_snapshots(counter):
+        iteration(True)
+    assert 0 < counter.peak <= budget

@@ -108,8 +108,9 @@ atexit.register(_taped_plan.cache_clear)  # release the plans before the extensi
 atexit.register(_taped_actions.cache_clear)
 
 
-#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices, a module step's
-#: modes and which of its parameters require grad): its tape's bytes} as measured on its first taped call. Finding the storages alive before step 0 walks
+#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices, the autocast settings,
+#: a module step's modes and which of its parameters require grad): its tape's bytes} as measured on its first
+#: taped call. Finding the storages alive before step 0 walks
 #: every object Python holds (0.08 s with PyTorch loaded), which a training loop's later calls with the same step
 #: need not repeat.
 _tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
@@ -120,10 +121,14 @@ def _tape_key(step, spec: StateSpec) -> tuple:
     # its mask): a size measured in eval mode and reused in training mode held 2.5x the budget. So does which
     # parameters require grad (a layer's input is saved for its weight's gradient): measured with a layer frozen
     # and reused once it was not, 1.7x.
+    # And autocast (its low-precision copies of the weights are the step's own tensors, saved for the backward):
+    # measured outside it and reused under it, 5.5x.
+    autocast = AutocastState()
+    casts = tuple((s["enabled"], s["dtype"]) if s["enabled"] else None for s in (autocast.cpu, autocast.cuda))
+    state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), casts)
     if not isinstance(step, torch.nn.Module):
-        return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices))
-    return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices),
-            tuple(m.training for m in step.modules()), tuple(p.requires_grad for p in step.parameters()))
+        return state
+    return state + (tuple(m.training for m in step.modules()), tuple(p.requires_grad for p in step.parameters()))
 
 
 def _known_tape_bytes(step, spec: StateSpec) -> Optional[int]:
@@ -642,8 +647,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
       and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
       snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
-      parameters left out, plus the input state) of the first taped call with this step and state shapes (and a
-      module step's modes, train()/eval(), and which of its parameters require grad).
+      parameters left out, plus the input state) of the first taped call with this step, state shapes and autocast
+      settings (and a module step's modes, train()/eval(), and which of its parameters require grad).
       slots= counts snapshots and tapes (as without tapes, not the graph of a step while a reverse re-runs
       it); budget= is everything the loop holds at its peak, in bytes: snapshots, tapes, and the re-run
       step's graph (a tape) while a reverse from a snapshot runs, as the saved-tensor hooks measure it
