@@ -39,6 +39,8 @@ from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._autocast import AutocastState
+from ._autocast import describe as describe_autocast
+from ._autocast import settings_key as autocast_settings
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within
 from ._modes import ProfiledModes
@@ -383,6 +385,7 @@ class AutoCheckpoint(torch.nn.Module):
         # What else the profile's bytes depend on: each block's and submodule's mode (dropout saves its mask in
         # training mode only, batch norm its statistics)
         self._profiled_modes = ProfiledModes(blocks)
+        self._profiled_autocast = autocast_settings()  # profiled where it is made (auto_checkpoint, tradeoff)
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -557,7 +560,16 @@ class AutoCheckpoint(torch.nn.Module):
         """Refuses a forward with grad whose activations the profile did not measure: a block, or any submodule
         of one, in another mode than when it was profiled (profiled in eval mode and run in training mode,
         dropout's masks and batch norm's statistics were saved uncounted: measured peaks past the predicted and
-        the budget), named with the submodule's path."""
+        the budget), named with the submodule's path; or under other autocast settings (profiled in float32 and
+        run under bfloat16 autocast, its copies of the weights were saved uncounted: 24x the budget)."""
+        profiled_autocast = getattr(self, "_profiled_autocast", None)  # None: pickled before it was recorded
+        if profiled_autocast is not None and autocast_settings() != profiled_autocast:
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: the forward runs {describe_autocast(autocast_settings())}, but the "
+                f"blocks were profiled {describe_autocast(profiled_autocast)}; what autograd saves depends on it "
+                f"(low-precision activations, the weights' low-precision copies), so the predicted peak would not be "
+                f"what it measures, nor hold a budget near it (call auto_checkpoint under the same autocast; under "
+                f"torch.no_grad any runs)")
         profiled = getattr(self, "_profiled_modes", None)
         if profiled is not None:
             changed = profiled.changed()

@@ -36,6 +36,7 @@ from .._bytes import Bytes, parse_bytes
 from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._autocast import AutocastState
+from ._autocast import settings_key as autocast_settings
 from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
 from ._modes import ForwardModes
@@ -123,9 +124,7 @@ def _tape_key(step, spec: StateSpec) -> tuple:
     # and reused once it was not, 1.7x.
     # And autocast (its low-precision copies of the weights are the step's own tensors, saved for the backward):
     # measured outside it and reused under it, 5.5x.
-    autocast = AutocastState()
-    casts = tuple((s["enabled"], s["dtype"]) if s["enabled"] else None for s in (autocast.cpu, autocast.cuda))
-    state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), casts)
+    state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), autocast_settings())
     if not isinstance(step, torch.nn.Module):
         return state
     return state + (tuple(m.training for m in step.modules()), tuple(p.requires_grad for p in step.parameters()))
