@@ -693,6 +693,44 @@ def frozen_stack(frozen):
     return model
 
 
+class ExpBlock(nn.Module):
+    """b(exp(a(x)) + 1): b's input, an intermediate of its own, is saved only where b.weight requires grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 64), nn.Linear(64, 16)
+
+    def forward(self, x):
+        return self.b(torch.exp(self.a(x)) + 1)
+
+
+def test_a_parameter_unfrozen_since_profiling_is_refused_with_grad_naming_it():
+    """Profiled with every b.weight frozen and run once they were unfrozen (gradual unfreezing when fine-tuning),
+    the blocks saved b's inputs too, uncounted: a measured peak of 7,680 bytes within a budget of 4,608. Refused
+    now, naming the block and the parameter; freezing more runs (it saves no more), and so does no_grad."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[ExpBlock() for _ in range(6)])
+    x = torch.randn(4, 16, requires_grad=True)
+    for block in model:
+        block.b.weight.requires_grad_(False)
+    probe = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
+    budget = (probe.least_budget_bytes + probe.plain_peak_bytes) // 2
+    fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)
+    model[2].b.weight.requires_grad_(True)
+    with pytest.raises(remat.ArgumentError, match="block 2's parameter 'b.weight' requires grad, but it did not when "
+                                                  "the blocks were profiled"):
+        fast(x)
+    with torch.no_grad():
+        assert fast(x).shape == x.shape
+    model[2].b.weight.requires_grad_(False)
+    model[4].a.bias.requires_grad_(False)  # frozen more than profiled
+    fast(x).sum().backward()
+    assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget
+    model[4].a.bias.requires_grad_(True)
+    fast(x).sum().backward()
+    assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget
+
+
 def test_an_input_requiring_grad_where_the_sample_did_not_is_refused_where_block_0_saves_more():
     """Every block frozen: block 0 saves nothing for an input without grad, its Tanh's output for one with, which
     block 1 (frozen too, saving no input) does not save either. Profiled on a sample without grad and run on an

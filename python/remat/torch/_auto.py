@@ -29,7 +29,7 @@ import atexit
 import operator
 import weakref
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -386,6 +386,8 @@ class AutoCheckpoint(torch.nn.Module):
         # training mode only, batch norm its statistics)
         self._profiled_modes = ProfiledModes(blocks)
         self._profiled_autocast = autocast_settings()  # profiled where it is made (auto_checkpoint, tradeoff)
+        # which parameters required grad when profiled, in _params' order (each block's parameters() in turn)
+        self._profiled_grads = tuple(p.requires_grad for b in blocks for p in b.parameters())
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -478,7 +480,24 @@ class AutoCheckpoint(torch.nn.Module):
         params = self._params_by_flags.get(flags)
         if params is None:
             params = self._params_by_flags[flags] = _Params(self._param_lists)
+            params.unfrozen = self._unfrozen_since_profiled(flags)
         return params
+
+    def _unfrozen_since_profiled(self, flags: tuple) -> Optional[Tuple[int, str]]:
+        """(block index, parameter name) of the first parameter that requires grad now (`flags`) and did not when
+        the blocks were profiled; None where there is none."""
+        profiled = getattr(self, "_profiled_grads", None)  # None: pickled before it was recorded
+        if profiled is None or len(profiled) != len(flags):
+            return None
+        i = next((i for i, (now, was) in enumerate(zip(flags, profiled)) if now and not was), None)
+        if i is None:
+            return None
+        for k, block in enumerate(self.blocks):
+            names = [name for name, _ in block.named_parameters()]
+            if i < len(names):
+                return k, names[i]
+            i -= len(names)
+        return None
 
     def __getstate__(self):
         """For copy.deepcopy and pickle: without the caches of this module's own parameter objects and their
@@ -516,6 +535,13 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._check_profiled_conditions(x)
+        if getattr(params, "unfrozen", None) is not None:
+            k, name = params.unfrozen
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: block {k}'s parameter {name!r} requires grad, but it did not when the "
+                f"blocks were profiled; what autograd saves depends on it (a layer's input, for its weight's "
+                f"gradient), so the predicted peak would not be what it measures, nor hold a budget near it (call "
+                f"auto_checkpoint again with the parameters as they are now; freezing more needs no new profile)")
         if x.requires_grad and getattr(self.profiles[0], "grad_input_extra_bytes", 0):
             raise ArgumentError(
                 f"remat.torch.auto_checkpoint: the input requires grad, but the sample did not, and block 0 saves "
