@@ -193,6 +193,13 @@ def test_numpy_style_integers_and_good_values_still_pass():
             return self.n
 
     assert remat.Advance(Index(1), Index(3)) == remat.Advance(1, 3)
+    # every count takes them as the action classes do (docs/python.md: "Integers of other types that have
+    # __index__"): the plan functions, byte counts and batch sizes refused them ("expected an int, got Index")
+    assert remat.revolve(Index(10), Index(3)) == remat.revolve(10, 3)
+    assert remat.parse_bytes(Index(4096)) == 4096
+    assert remat.plan_for_budget(Index(100), Index(8192), Index(64)) == remat.plan_for_budget(100, 8192, 64)
+    assert [len(b) for b in remat.revolve(10, 3).batches(Index(16))] == [16, 16, 8]
+    assert remat.tradeoff(Index(100)).steps == 100
     assert remat.Store(0, 1, 2**63 - 1).step == 2**63 - 1
     assert remat.parse_bytes(2**64 - 1) == 2**64 - 1
     assert remat.chain([(1, 2, "1KiB")] * 10, budget="5KiB").forward_steps == remat.chain(C, 5 * 1024).forward_steps
@@ -272,6 +279,27 @@ def test_checkpoint_loop_refuses_bad_input_naming_it(torch_):
         assert NANOBIND not in str(caught.value), name
     # a huge budget holds every snapshot the online schedule can use: no refusal
     assert remat.torch.checkpoint_loop(step, x0, until=lambda k, x: k >= 5, budget=2**64 - 1).shape == x0.shape
+
+
+def test_integer_tensors_are_counts_and_bool_and_float_ones_are_not(torch_):
+    """A 0-dim integer tensor has an __index__ (steps=lengths.max()), taken as docs/python.md says; a bool tensor
+    has one too and a float tensor's raises: both refused naming the argument, as numpy's bool is."""
+    import numpy
+    import remat.torch
+
+    step, x0, cell, _ = loop_cases(torch_)
+    out = remat.torch.checkpoint_loop(step, x0, steps=torch_.tensor(10), slots=torch_.tensor(3))
+    assert torch_.equal(out, remat.torch.checkpoint_loop(step, x0, steps=10, slots=3))
+    assert remat.revolve(torch_.tensor(10), numpy.int64(3)) == remat.revolve(10, 3)
+    for bad in (torch_.tensor(True), torch_.tensor(3.0), torch_.tensor([3, 4]), numpy.bool_(True), numpy.float64(3)):
+        with pytest.raises(remat.ArgumentError, match="steps: expected an int"):
+            remat.revolve(bad, 3)
+        with pytest.raises(remat.ArgumentError, match="budget"):
+            remat.parse_bytes(bad)
+    assert remat.Advance(torch_.tensor(1), numpy.int64(3)) == remat.Advance(1, 3)
+    for bad in (torch_.tensor(True), numpy.bool_(True)):  # an action's field took them as 1
+        with pytest.raises(remat.ArgumentError, match="Advance start: expected an int"):
+            remat.Advance(bad, 3)
 
 
 def test_checkpoint_loop_reads_a_generator_of_params_once(torch_):
