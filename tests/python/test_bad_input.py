@@ -157,6 +157,11 @@ PLANS = [
     case("Tradeoff.row slots str", lambda: remat.tradeoff(100).row("revolve", "3"), remat.ArgumentError, "slots"),
     case("Tradeoff.least_slots unknown schedule", lambda: remat.tradeoff(100).least_slots("sqrt", 2.0),
          remat.ArgumentError, "schedule"),
+    # refused as tradeoff(max_overhead=) refuses them: least_slots answered None (no schedule within)
+    case("Tradeoff.least_slots max_overhead nan", lambda: remat.tradeoff(100).least_slots("revolve", math.nan),
+         remat.ArgumentError, "max_overhead: expected a number > 0"),
+    case("Tradeoff.least_slots max_overhead -1", lambda: remat.tradeoff(100).least_slots("online", -1),
+         remat.ArgumentError, "max_overhead: expected a number > 0"),
     case("Tradeoff.least_slots max_overhead str", lambda: remat.tradeoff(100).least_slots("revolve", "2"),
          remat.ArgumentError, "max_overhead"),
     case("Tradeoff.within unknown schedule", lambda: remat.tradeoff(100).within(None, 3), remat.ArgumentError,
