@@ -642,7 +642,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     snapshots: "device" (the state's tensors where they are), "host" (copies in host memory) or "disk"
       (remat's HDF5 level, in a directory of its own under `directory`, removed when done).
     preserve_rng_state: save the RNG states with each snapshot and set them again where a step is
-      recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does).
+      recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does): the default
+      generators' (a torch.Generator of the step's own is not seen; its draws differ in a re-run).
     taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
       and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
       snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
