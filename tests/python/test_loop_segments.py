@@ -118,3 +118,22 @@ def test_a_steps_tape_is_measured_again_under_autocast():
     with counter.hooks(), counted_snapshots(counter):
         iteration(True)
     assert 0 < counter.peak <= budget
+
+
+def test_an_x0_viewing_a_larger_storage_has_the_tape_of_its_own_bytes():
+    """x_0 sliced from a larger tensor (initial states taken from a buffer of them) counted that tensor's whole
+    storage as the input state in step 0's tape: 3,200,384 bytes, and a budget of 40 snapshots was refused as
+    below the least. The tape is the same as for a copy of x_0 now, and so are the plan and the peak."""
+    from remat.torch import _loop
+
+    torch.manual_seed(0)
+    loop = GruLoop(50, 2, features=4, hidden=8)
+    bank = torch.randn(100000, 8)
+    sizes = []
+    for h0 in (bank[10:12].clone(), bank[10:12]):
+        step = (lambda k, h: loop.step(k, h))  # a step of its own each time: its tape measured afresh
+        budget = 40 * h0.numel() * h0.element_size()
+        x = remat.torch.checkpoint_loop(step, h0, 50, budget=budget, taped=True, preserve_rng_state=False)
+        x.sum().backward()
+        sizes.append(list(_loop._tape_bytes[step].values()))
+    assert sizes[0] == sizes[1] == [7 * 2 * 8 * 4]  # a GRUCell's tape: 7 states

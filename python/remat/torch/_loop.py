@@ -780,7 +780,9 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             excluded = {storage_key(t)[0] for t in found} | existing
             if is_module:
                 excluded |= {storage_key(t)[0] for t in step.buffers()}
-            inputs = {storage_key(t)[0]: storage_key(t)[1] for t in x0_parts}
+            # the input state's own bytes, as a snapshot counts them: x_0 may view a larger storage (a batch
+            # sliced from a dataset tensor), whose bytes made the tape the dataset's and the plan refused
+            inputs = {storage_key(t)[0]: n for t, n in zip(x0_parts, spec.part_bytes)}
             tape = {k: n for k, n in saved.items() if k not in excluded}
             tape.update({k: n for k, n in inputs.items() if k not in tape})
             known_tape_bytes = sum(tape.values())
