@@ -553,6 +553,7 @@ class AutoCheckpoint(torch.nn.Module):
         if measuring or self.measure_memory is False:  # None past the first: the first's peak is kept
             self._counter.reset_peak()
         self._ran = True
+        self._counter.own_bytes(x)  # a slice of a larger tensor counts its own bytes, as profiled
         if self.plan is None:
             # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
             # blocks, nothing of remat's in the backward.
