@@ -617,7 +617,8 @@ def test_the_parameter_check_reads_the_last_steps_graph_not_its_whole_stretch(sl
 
 
 @pytest.mark.parametrize("memory", [dict(steps=12, slots=2), dict(steps=12, budget="1MiB", taped=True),
-                                    dict(until=lambda k, x: k == 12, slots=2), dict(steps=12, slots=3, snapshots="disk")])
+                                    dict(until=lambda k, x: k == 12, slots=2),
+                                    dict(steps=12, slots=3, snapshots="disk")])
 @pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
 def test_without_grad_the_plain_loop_runs_on_an_inference_tensor_too(memory, mode):
     """Under no_grad (evaluation) nothing is differentiated: the plain loop's x_T from T step calls. x_0 made under
@@ -656,7 +657,8 @@ def test_an_inference_tensor_x0_under_grad_is_refused_naming_it(tuple_state):
     def step(k, x):
         return (x[0], torch.tanh(x[1] @ w)) if tuple_state else torch.tanh(x @ w)
 
-    for memory in (dict(steps=6, slots=2), dict(steps=6, slots=4, taped=True), dict(until=lambda k, x: k == 6, slots=2)):
+    for memory in (dict(steps=6, slots=2), dict(steps=6, slots=4, taped=True),
+                   dict(until=lambda k, x: k == 6, slots=2)):
         with pytest.raises(remat.ArgumentError, match=r"x0( \(part 1\))? is an inference tensor"):
             remat.torch.checkpoint_loop(step, x0, **memory)
 

@@ -111,19 +111,17 @@ atexit.register(_taped_actions.cache_clear)
 
 #: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices, the autocast settings,
 #: a module step's modes and which of its parameters require grad): its tape's bytes} as measured on its first
-#: taped call. Finding the storages alive before step 0 walks
-#: every object Python holds (0.08 s with PyTorch loaded), which a training loop's later calls with the same step
-#: need not repeat.
+#: taped call. Finding the storages alive before step 0 walks every object Python holds (0.08 s with PyTorch
+#: loaded), which a training loop's later calls with the same step need not repeat.
 _tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
 
 
 def _tape_key(step, spec: StateSpec) -> tuple:
-    # A module's submodules' modes (train()/eval()) change what its graph saves (a Dropout in training mode saves
-    # its mask): a size measured in eval mode and reused in training mode held 2.5x the budget. So does which
-    # parameters require grad (a layer's input is saved for its weight's gradient): measured with a layer frozen
-    # and reused once it was not, 1.7x.
-    # And autocast (its low-precision copies of the weights are the step's own tensors, saved for the backward):
-    # measured outside it and reused under it, 5.5x.
+    # What a step's graph saves depends on these besides the state: autocast (its low-precision copies of the
+    # weights are the step's own tensors), a module's submodules' modes (a Dropout in training mode saves its
+    # mask) and which parameters require grad (a layer's input is saved for its weight's gradient). A size
+    # measured outside autocast, in eval mode or with a layer frozen and reused otherwise held 5.5x, 2.5x and
+    # 1.7x the budget.
     state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), autocast_settings())
     if not isinstance(step, torch.nn.Module):
         return state
