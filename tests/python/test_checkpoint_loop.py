@@ -711,3 +711,19 @@ def test_a_taped_plan_the_planner_refuses_is_refused_naming_the_loop_and_the_way
                                                   r"snapshots' memory, a tape 3 of them, .*work_limit.*taped=False"):
         remat.torch.checkpoint_loop(step, x0, 8000, slots=100, taped=True, preserve_rng_state=False)
     assert calls == [0]  # step 0 measured the tape; nothing else ran
+
+
+@pytest.mark.parametrize("memory", [dict(budget="1KiB"), dict(budget="1KiB", taped=True)])
+def test_an_empty_batch_without_rng_states_runs_within_a_budget(memory):
+    """A state of no bytes (an empty last batch) with preserve_rng_state=False makes snapshots of no bytes: the
+    library refused planning for them ("the state size must be at least 1 byte") and taped=True raised
+    ZeroDivisionError. Such a slot is priced as one byte now, and the loop is the plain loop's."""
+    cell = nn.GRUCell(3, 5)
+    inputs = torch.randn(10, 0, 3)
+
+    def step(k, h):
+        return cell(inputs[k], h)
+
+    compare(step, lambda: torch.zeros(0, 5, requires_grad=True), 10, list(cell.parameters()),
+            loss=lambda x: (x ** 2).sum() + sum(p.sum() for p in cell.parameters()), preserve_rng_state=False,
+            **memory)

@@ -702,10 +702,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
     snapshot_bytes = spec.nbytes + (rng.nbytes if rng is not None else 0)
+    # What a slot is priced at: a snapshot of no bytes (an empty batch, preserve_rng_state=False) as one byte,
+    # so that a budget still counts slots (the library refused a state of 0 bytes, taped=True divided by it)
+    unit = max(snapshot_bytes, 1)
 
     def slots_within(budget_bytes: int) -> int:
         # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
-        slots = min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        slots = min(budget_bytes // unit, INT64_MAX)
         if slots == 0:  # the RNG state is most of a small state's snapshot: say so, and how to leave it out
             parts = (f" (the state's {spec.nbytes} and its RNG state's {rng.nbytes}; preserve_rng_state=False "
                      "leaves the RNG state out)" if rng is not None else "")
@@ -738,7 +741,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots_within(budget_bytes)  # refuses a budget that holds no snapshot, naming its parts
-            slots = plan_for_budget(steps, budget_bytes, snapshot_bytes).slots
+            slots = plan_for_budget(steps, budget_bytes, unit).slots
         plan = revolve(steps, slots)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
         online = None
@@ -785,13 +788,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             tape.update({k: n for k, n in inputs.items() if k not in tape})
             known_tape_bytes = sum(tape.values())
             _remember_tape_bytes(step, spec, known_tape_bytes)
-        tape_units = max(1, math.ceil(known_tape_bytes / snapshot_bytes))
+        tape_units = max(1, math.ceil(known_tape_bytes / unit))
         # budget= prices the graph a reverse's re-run holds (a tape) as well; slots= leaves it out, as revolve does
         rerun_units = tape_units if budget is not None else 0
         least = rerun_units + 1 if steps >= 2 else max(rerun_units, 1)
         if slots < least:
             raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes is below the least "
-                                f"for taped=True, {least * snapshot_bytes} bytes: a snapshot of x_0 ({snapshot_bytes} "
+                                f"for taped=True, {least * unit} bytes: a snapshot of x_0 ({snapshot_bytes} "
                                 f"bytes) beside the graph of a step re-run for its reverse ({tape_units} snapshots' "
                                 f"worth: {known_tape_bytes} bytes measured)")
         try:
