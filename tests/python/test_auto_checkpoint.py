@@ -292,6 +292,11 @@ def test_bad_arguments():
     fast = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0)
     with pytest.raises(remat.ArgumentError, match="shape"):
         fast(torch.randn(3, 16, requires_grad=True))
+    # an empty batch as the sample was the chain planner's "step 0: state_bytes must be at least 1, got 0"
+    for make in (lambda: remat.torch.auto_checkpoint(model, torch.zeros(0, 16), repeats=0),
+                 lambda: remat.torch.tradeoff(model, torch.zeros(0, 16), rounds=1, repeats=0)):
+        with pytest.raises(remat.ArgumentError, match=r"the sample has no elements \(shape \(0, 16\)\)"):
+            make()
 
 
 def test_list_of_blocks_and_no_grad():

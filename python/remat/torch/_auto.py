@@ -738,6 +738,10 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
+    if sample.numel() == 0:  # the chain planner refused its blocks' inputs of no bytes, naming a "step 0"
+        raise ArgumentError(f"remat.torch.auto_checkpoint: the sample has no elements (shape {tuple(sample.shape)}); "
+                            f"the blocks are profiled on it, their bytes and times, so it must be a batch shaped "
+                            f"like the ones to come")
     # Profiling measures what autograd saves and its backward's time: neither exists under inference_mode.
     if torch.is_inference_mode_enabled():
         raise ArgumentError("remat.torch.auto_checkpoint: the blocks cannot be profiled under torch.inference_mode "
