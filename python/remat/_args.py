@@ -22,13 +22,30 @@ def shown(value: int) -> str:
     return str(value) if value.bit_length() <= 128 else f"an int of {value.bit_length()} bits"
 
 
+def integer(value: object) -> Optional[int]:
+    """`value` as an int where it is an integer: an int or any type with __index__ (numpy's integers, a 0-dim
+    integer tensor), as the action classes take them; None for anything else, a bool of any kind (Python's,
+    numpy's, a bool tensor: each has an __index__) and a float tensor (whose __index__ raises) included."""
+    if isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool"):
+        return None
+    if isinstance(value, numbers.Integral):
+        return operator.index(value)
+    if not hasattr(type(value), "__index__"):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def count(value: object, what: str, *, unsigned: bool = False) -> int:
     """`value` as an int for a 64-bit count (signed: the library's step_t and slot_t; unsigned: byte sizes).
     A bool, a float (3.0 included, as range() refuses it) or a str is refused naming `what`; an int past 64
     bits is a CountOverflowError. Negative values pass: the library refuses them naming its own bound."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    index = integer(value)
+    if index is None:
         raise ArgumentError(f"{what}: expected an int, got {type(value).__name__} {value!r}")
-    value = operator.index(value)
+    value = index
     top = UINT64_MAX if unsigned else INT64_MAX
     if value > top:
         raise CountOverflowError(f"{what}: {shown(value)} does not fit 64 bits (at most {top})")
@@ -41,8 +58,8 @@ def count(value: object, what: str, *, unsigned: bool = False) -> int:
 
 def bounded(value: object, least: int, most: int) -> bool:
     """Whether `value` is an int (numpy's included, not a bool) in least..most: remat.torch's small counts."""
-    return (not isinstance(value, bool) and isinstance(value, numbers.Integral)
-            and least <= operator.index(value) <= most)
+    index = integer(value)
+    return index is not None and least <= index <= most
 
 
 def optional_count(value: object, what: str) -> Optional[int]:

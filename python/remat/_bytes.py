@@ -1,12 +1,10 @@
 """Byte sizes as the remat tool reads them (through its own parser): an integer, or a number with a unit (2GiB,
 512MiB, 1.5e9)."""
 
-import numbers
-import operator
 from typing import Union
 
 from . import _remat
-from ._args import shown
+from ._args import integer, shown
 from ._errors import ArgumentError, CountOverflowError
 
 #: A byte count as remat takes one: an int, or a string such as "8GiB".
@@ -32,8 +30,9 @@ def parse_bytes(value: Bytes, what: str = "budget") -> int:
     """
     if isinstance(value, bool):
         raise ArgumentError(f"{what}: expected a byte count, got {value!r}")
-    if isinstance(value, numbers.Integral):
-        value = operator.index(value)
+    index = integer(value)  # an int, or any integer with __index__ (numpy's)
+    if index is not None:
+        value = index
         if value < 0:
             raise ArgumentError(f"{what}: expected a byte count >= 0, got {shown(value)}")
         return _fits(value, what)

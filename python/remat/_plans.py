@@ -196,10 +196,11 @@ def _same_field(x, y) -> bool:
     return x == y or (isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y))
 
 
-def _plan(made_by: str, *args) -> Plan:
-    """The Plan that _remat.<made_by>(*args) makes, its parameters kept (as the planner took them) for its
-    equality: a chain's report leaves out the chain's steps, which make its actions."""
-    schedule, report = getattr(_remat, made_by)(*args)
+def _plan(made_by: str, *args, **limits) -> Plan:
+    """The Plan that _remat.<made_by>(*args, **limits) makes, its parameters kept (as the planner took them) for
+    its equality: a chain's report leaves out the chain's steps, which make its actions. `limits` (a planner's
+    work limit) bound the time spent planning, not the plan, and are left out of them."""
+    schedule, report = getattr(_remat, made_by)(*args, **limits)
     fields = dict(report)
     fields["levels"] = tuple(LevelCost(**l) for l in fields["levels"])
     if "levels_used" in fields:
@@ -225,7 +226,7 @@ def revolve(steps: int, slots: int, *, online: bool = False, step_cost: float = 
 
 
 def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float = 1.0,
-                  reverse_cost: float = 0.0, rerun_units: int = 0) -> Plan:
+                  reverse_cost: float = 0.0, rerun_units: int = 0, work_limit: Optional[int] = None) -> Plan:
     """remat::taped_revolve (docs/tapes.md; `remat plan --schedule taped --slots UNITS --tape-units U
     [--rerun-units W]`): the fewest forward evaluations for `steps` steps within `units` units of memory (one
     unit a state's snapshot, x_0's included), where a step may also be advanced keeping its tape
@@ -233,16 +234,19 @@ def taped_revolve(steps: int, units: int, tape_units: int, *, step_cost: float =
     re-run. `evaluations` counts the advances and the re-run of each untaped reverse (`steps` at best);
     `predicted_cost` is step_cost x evaluations + reverse_cost x steps. `rerun_units` (0 to tape_units): what a
     reverse from a state holds while it re-runs its step, its input included (PyTorch: the re-run's graph, a
-    tape); 0 leaves it out, as remat.revolve does; `peak_units` then counts it too.
+    tape); 0 leaves it out, as remat.revolve does; `peak_units` then counts it too. `work_limit`: the planning
+    work past which it is refused (remat.ArgumentError saying so), None for remat's default
+    (remat._remat.taped_revolve_work_limit, under 1 s); the plan does not depend on it.
 
         >>> remat.taped_revolve(10, 30, 3).evaluations      # every step but the last taped: no re-run
         10
         >>> remat.taped_revolve(10, 29, 3).evaluations, remat.taped_revolve(10, 29, 3, rerun_units=3).evaluations
         (10, 11)
     """
+    limits = {} if work_limit is None else {"work_limit": count(work_limit, "work_limit", unsigned=True)}
     return _plan("taped_revolve", count(steps, "steps"), count(units, "units"), count(tape_units, "tape_units"),
                  *_costs(step_cost, reverse_cost),
-                 count(rerun_units, "rerun_units"))
+                 count(rerun_units, "rerun_units"), **limits)
 
 
 def uniform(steps: int, *, every: Optional[int] = None, slots: Optional[int] = None, step_cost: float = 1.0,
@@ -357,7 +361,8 @@ def _chain_step(k: int, step) -> tuple:
         # planning a 24-block stack. What this passes the general path passes alike.
         forward, adjoint, state_bytes, adjoint_bytes = step
         if (type(forward) in (float, int) and type(adjoint) in (float, int) and type(state_bytes) is int
-                and type(adjoint_bytes) is int and 0 <= state_bytes <= _MOST_BYTES and 0 <= adjoint_bytes <= _MOST_BYTES):
+                and type(adjoint_bytes) is int and 0 <= state_bytes <= _MOST_BYTES
+                and 0 <= adjoint_bytes <= _MOST_BYTES):
             return (float(forward), float(adjoint), state_bytes, adjoint_bytes, 0)
     elif type(step) is tuple and len(step) == 5:  # auto_checkpoint's, with its tapes: the same at once
         forward, adjoint, state_bytes, adjoint_bytes, tape_bytes = step

@@ -172,7 +172,7 @@ class Tradeoff:
     def least_slots(self, name: str, max_overhead: float) -> Optional[TradeoffRow]:
         """The row of schedule `name` with the fewest slots whose overhead is at most `max_overhead`; None when
         none is."""
-        name, max_overhead = self._known(name), real(max_overhead, "max_overhead")
+        name, max_overhead = self._known(name), _max_overhead(max_overhead)
         top = self.store_all_slots
 
         # Each count tried is priced once and its row kept for the answer: an online row priced again would
@@ -275,6 +275,15 @@ class Tradeoff:
         return f"Tradeoff(steps={self.steps}, rows={len(self.rows)})"
 
 
+def _max_overhead(value: object) -> float:
+    """`value` as an overhead bound, refused as the tool's --max-overhead refuses it: not a number > 0 (NaN too;
+    Tradeoff.least_slots answered None for NaN or -1, as if no schedule reached a bound that was a mistake)."""
+    max_overhead = real(value, "max_overhead")
+    if not max_overhead > 0:
+        raise ArgumentError(f"max_overhead: expected a number > 0 such as 1.5, got {max_overhead}")
+    return max_overhead
+
+
 def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Bytes] = None, levels: Sequence = (),
              max_overhead: Optional[float] = None, budget: Optional[Bytes] = None) -> Tradeoff:
     """Revolve, online revolve, uniform (the best spacing for each count), the sqrt(T) rule and store-all
@@ -291,9 +300,7 @@ def tradeoff(steps: int, *, reverse_cost: float = 0.0, state_bytes: Optional[Byt
     steps = count(steps, "steps")
     reverse_cost = real(reverse_cost, "reverse_cost")
     if max_overhead is not None:
-        max_overhead = real(max_overhead, "max_overhead")
-        if not max_overhead > 0:  # as the tool's --max-overhead; NaN too
-            raise ArgumentError(f"max_overhead: expected a number > 0 such as 1.5, got {max_overhead}")
+        max_overhead = _max_overhead(max_overhead)
     state = parse_bytes(state_bytes, "state_bytes") if state_bytes is not None else None
     budget_bytes = parse_bytes(budget, "budget") if budget is not None else None
     if budget_bytes is not None:

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace remat::python {
@@ -25,10 +26,26 @@ void check_non_negative(const char* what, std::int64_t value)
 // A field of an action as Python gives it: an int (not a bool) that fits T, >= 0. Taken as a handle, not a
 // T, because nanobind refuses a str or an int past T with a TypeError listing C++ signatures that names
 // neither the field nor the value.
+// A bool of any kind: Python's, numpy's or a bool tensor (the latter two have an __index__: True read as 1).
+bool is_bool(nb::handle value)
+{
+    if (PyBool_Check(value.ptr()))
+        return true;
+    if (!nb::hasattr(value, "dtype"))
+        return false;
+    const nb::object dtype = nb::steal(PyObject_Str(value.attr("dtype").ptr()));
+    if (!dtype.is_valid())
+        throw nb::python_error();
+    const char* name = PyUnicode_AsUTF8(dtype.ptr());
+    if (name == nullptr)
+        throw nb::python_error();
+    return std::string_view(name) == "bool" || std::string_view(name) == "torch.bool";
+}
+
 template <class T = std::int64_t>
 T field(const char* what, nb::handle value)
 {
-    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+    if (is_bool(value) || !PyIndex_Check(value.ptr()))
         throw argument_error(std::string(what) + ": expected an int, got " + nb::type_name(value.type()).c_str() + " " +
                              nb::repr(value).c_str());
     const nb::object index = nb::steal(PyNumber_Index(value.ptr()));

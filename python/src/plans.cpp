@@ -128,10 +128,9 @@ using plan_result = std::tuple<any_schedule, nb::dict>;
 
 // remat plan --schedule taped --slots UNITS --tape-units U: remat::taped_revolve, reported as the tool reports it.
 plan_result make_taped_revolve(step_t steps, slot_t units, slot_t tape_units, double step_cost, double reverse_cost,
-                               slot_t rerun_units)
+                               slot_t rerun_units, std::uint64_t work_limit)
 {
-    const taped_revolve taped(steps, units, tape_units, step_cost, reverse_cost, taped_revolve::default_work_limit,
-                              rerun_units);
+    const taped_revolve taped(steps, units, tape_units, step_cost, reverse_cost, work_limit, rerun_units);
     any_schedule plan = taped;
     const schedule_cost c = taped.cost();
     nb::dict r;
@@ -443,7 +442,8 @@ void bind_plans(nb::module_& m)
     m.def("revolve", &make_revolve, nb::arg("steps"), nb::arg("slots"), nb::arg("online"), nb::arg("step_cost"),
           nb::arg("reverse_cost"));
     m.def("taped_revolve", &make_taped_revolve, nb::arg("steps"), nb::arg("units"), nb::arg("tape_units"),
-          nb::arg("step_cost"), nb::arg("reverse_cost"), nb::arg("rerun_units") = 0);
+          nb::arg("step_cost"), nb::arg("reverse_cost"), nb::arg("rerun_units") = 0,
+          nb::arg("work_limit") = taped_revolve::default_work_limit);
     m.def("uniform", &make_uniform, nb::arg("steps"), nb::arg("every").none(), nb::arg("slots").none(),
           nb::arg("step_cost"), nb::arg("reverse_cost"));
     m.def("store_all", &make_store_all, nb::arg("steps"), nb::arg("slots").none(), nb::arg("step_cost"),
@@ -477,6 +477,7 @@ void bind_plans(nb::module_& m)
         nb::arg("steps"), nb::arg("slots"),
         "The units of work online revolve's count for `steps` steps takes (remat::online_revolve::cost_work)");
     m.attr("online_cost_work_limit") = online_revolve::cost_work_limit;
+    m.attr("taped_revolve_work_limit") = taped_revolve::default_work_limit;
 }
 
 } // namespace remat::python

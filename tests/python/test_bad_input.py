@@ -157,6 +157,11 @@ PLANS = [
     case("Tradeoff.row slots str", lambda: remat.tradeoff(100).row("revolve", "3"), remat.ArgumentError, "slots"),
     case("Tradeoff.least_slots unknown schedule", lambda: remat.tradeoff(100).least_slots("sqrt", 2.0),
          remat.ArgumentError, "schedule"),
+    # refused as tradeoff(max_overhead=) refuses them: least_slots answered None (no schedule within)
+    case("Tradeoff.least_slots max_overhead nan", lambda: remat.tradeoff(100).least_slots("revolve", math.nan),
+         remat.ArgumentError, "max_overhead: expected a number > 0"),
+    case("Tradeoff.least_slots max_overhead -1", lambda: remat.tradeoff(100).least_slots("online", -1),
+         remat.ArgumentError, "max_overhead: expected a number > 0"),
     case("Tradeoff.least_slots max_overhead str", lambda: remat.tradeoff(100).least_slots("revolve", "2"),
          remat.ArgumentError, "max_overhead"),
     case("Tradeoff.within unknown schedule", lambda: remat.tradeoff(100).within(None, 3), remat.ArgumentError,
@@ -193,6 +198,13 @@ def test_numpy_style_integers_and_good_values_still_pass():
             return self.n
 
     assert remat.Advance(Index(1), Index(3)) == remat.Advance(1, 3)
+    # every count takes them as the action classes do (docs/python.md: "Integers of other types that have
+    # __index__"): the plan functions, byte counts and batch sizes refused them ("expected an int, got Index")
+    assert remat.revolve(Index(10), Index(3)) == remat.revolve(10, 3)
+    assert remat.parse_bytes(Index(4096)) == 4096
+    assert remat.plan_for_budget(Index(100), Index(8192), Index(64)) == remat.plan_for_budget(100, 8192, 64)
+    assert [len(b) for b in remat.revolve(10, 3).batches(Index(16))] == [16, 16, 8]
+    assert remat.tradeoff(Index(100)).steps == 100
     assert remat.Store(0, 1, 2**63 - 1).step == 2**63 - 1
     assert remat.parse_bytes(2**64 - 1) == 2**64 - 1
     assert remat.chain([(1, 2, "1KiB")] * 10, budget="5KiB").forward_steps == remat.chain(C, 5 * 1024).forward_steps
@@ -242,8 +254,22 @@ def loop_cases(torch):
         ("step not callable", cl(step=3, steps=10, slots=3), remat.ArgumentError, "step must be"),
         ("until not callable", cl(until=3, slots=3), remat.ArgumentError, "until must be"),
         ("params not tensors", cl(steps=10, slots=3, params=[3]), remat.ArgumentError, r"params\[0\]"),
+        # a module iterates over nothing, a tensor over its rows (not the parameter: refused only in the backward)
+        ("params a module", cl(steps=10, slots=3, params=cell), remat.ArgumentError,
+         r"params must be an iterable of tensors \(module.parameters\(\) for a module\), got Linear"),
+        ("params a tensor", cl(steps=10, slots=3, params=cell.weight), remat.ArgumentError,
+         r"params must be an iterable of tensors \(\[t\] for one tensor\), got Parameter"),
+        ("params an int", cl(steps=10, slots=3, params=3), remat.ArgumentError, "params must be an iterable"),
         ("directory int", cl(steps=10, slots=3, snapshots="disk", directory=3), remat.ArgumentError,
          "directory must be a path"),
+        # checked where no snapshot is taken too: a loop of no steps, the plain loop under no_grad
+        ("snapshots gpu", cl(steps=10, slots=3, snapshots="gpu"), remat.ArgumentError, "snapshots must be one of"),
+        ("snapshots gpu, no steps", cl(steps=0, slots=3, snapshots="gpu"), remat.ArgumentError,
+         "snapshots must be one of device, host, disk, got 'gpu'"),
+        ("snapshots gpu, until at x0", cl(until=lambda k, x: True, slots=3, snapshots="gpu"), remat.ArgumentError,
+         "snapshots must be one of"),
+        ("snapshots gpu, no_grad", lambda: torch.no_grad()(cl(steps=10, slots=3, snapshots="gpu"))(),
+         remat.ArgumentError, "snapshots must be one of"),
     ]
 
 
@@ -258,6 +284,27 @@ def test_checkpoint_loop_refuses_bad_input_naming_it(torch_):
         assert NANOBIND not in str(caught.value), name
     # a huge budget holds every snapshot the online schedule can use: no refusal
     assert remat.torch.checkpoint_loop(step, x0, until=lambda k, x: k >= 5, budget=2**64 - 1).shape == x0.shape
+
+
+def test_integer_tensors_are_counts_and_bool_and_float_ones_are_not(torch_):
+    """A 0-dim integer tensor has an __index__ (steps=lengths.max()), taken as docs/python.md says; a bool tensor
+    has one too and a float tensor's raises: both refused naming the argument, as numpy's bool is."""
+    import numpy
+    import remat.torch
+
+    step, x0, cell, _ = loop_cases(torch_)
+    out = remat.torch.checkpoint_loop(step, x0, steps=torch_.tensor(10), slots=torch_.tensor(3))
+    assert torch_.equal(out, remat.torch.checkpoint_loop(step, x0, steps=10, slots=3))
+    assert remat.revolve(torch_.tensor(10), numpy.int64(3)) == remat.revolve(10, 3)
+    for bad in (torch_.tensor(True), torch_.tensor(3.0), torch_.tensor([3, 4]), numpy.bool_(True), numpy.float64(3)):
+        with pytest.raises(remat.ArgumentError, match="steps: expected an int"):
+            remat.revolve(bad, 3)
+        with pytest.raises(remat.ArgumentError, match="budget"):
+            remat.parse_bytes(bad)
+    assert remat.Advance(torch_.tensor(1), numpy.int64(3)) == remat.Advance(1, 3)
+    for bad in (torch_.tensor(True), numpy.bool_(True)):  # an action's field took them as 1
+        with pytest.raises(remat.ArgumentError, match="Advance start: expected an int"):
+            remat.Advance(bad, 3)
 
 
 def test_checkpoint_loop_reads_a_generator_of_params_once(torch_):
@@ -359,15 +406,26 @@ def test_a_second_backward_through_the_same_run_is_a_backward_error(torch_):
     assert issubclass(remat.BackwardError, RuntimeError) and issubclass(remat.BackwardError, remat.Error)
 
 
-def test_tradeoff_refuses_what_is_not_a_function_before_profiling(torch_):
+def test_tradeoff_refuses_what_is_not_a_function_or_a_list_before_profiling(torch_):
+    """budgets="1MiB" was read a character at a time ('got "M"'), budgets=4096 and segments=2 were TypeErrors,
+    and a bad budget was found only after profiling and measuring every other point (minutes)."""
     import remat.torch
 
     model = torch_.nn.Sequential(torch_.nn.Linear(4, 4))
+    forwards = []
+    model[0].register_forward_pre_hook(lambda module, inputs: forwards.append(1))
     x = torch_.randn(2, 4)
     for kwargs, match in ((dict(loss=3), "loss must be a function"), (dict(progress="stderr"), "progress must be"),
-                          (dict(segments="12"), "segments must be a list")):
+                          (dict(segments="12"), "segments must be a list"),
+                          (dict(segments=2), "segments must be a list of ints, got int"),
+                          (dict(budgets="1MiB"), "budgets must be a list of byte counts .*got str"),
+                          (dict(budgets=4096), "budgets must be a list of byte counts .*got int"),
+                          (dict(budgets=["1MiB", "lots"]), 'budget: expected a byte count .*got "lots"')):
         with pytest.raises(remat.ArgumentError, match=match):
             remat.torch.tradeoff(model, x, rounds=1, repeats=0, **kwargs)
+    assert not forwards
+    assert [p.budget_bytes for p in remat.torch.tradeoff(model, x, budgets=("1MiB",), rounds=1, repeats=0,
+                                                         segments=[1]).auto] == [1 << 20]
 
 
 def test_flags_given_as_strings_are_refused_not_taken_as_true(torch_):

@@ -614,3 +614,131 @@ def test_the_parameter_check_reads_the_last_steps_graph_not_its_whole_stretch(sl
     compare(step, lambda: torch.zeros(2, 6, requires_grad=True), T, list(cell.parameters()), slots=slots, taped=True)
     assert len(walks) == 2  # step 0's parameters found, then the check
     assert 0 < walks[1] <= one_step, (walks, one_step)
+
+
+@pytest.mark.parametrize("memory", [dict(steps=12, slots=2), dict(steps=12, budget="1MiB", taped=True),
+                                    dict(until=lambda k, x: k == 12, slots=2),
+                                    dict(steps=12, slots=3, snapshots="disk")])
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_without_grad_the_plain_loop_runs_on_an_inference_tensor_too(memory, mode):
+    """Under no_grad (evaluation) nothing is differentiated: the plain loop's x_T from T step calls. x_0 made under
+    inference_mode, which the plain loop takes under no_grad, raised PyTorch's "Setting requires_grad=True on
+    inference tensor outside InferenceMode" (remat ran step 0 with grad on to find the parameters)."""
+    cell = nn.GRUCell(3, 5)
+    inputs = torch.randn(12, 2, 3)
+    calls = []
+
+    def step(k, h):
+        calls.append(k)
+        return cell(inputs[k], h)
+
+    with torch.inference_mode():
+        h0 = torch.randn(2, 5)
+    with mode():
+        expected = plain_loop(step, h0, 12)
+        calls.clear()
+        out = remat.torch.checkpoint_loop(step, h0, **memory)
+    assert torch.equal(out, expected) and not out.requires_grad
+    assert calls == list(range(12))
+    with pytest.raises(remat.ArgumentError, match="slots must be at least 1"), mode():
+        remat.torch.checkpoint_loop(step, h0, 12, slots=0)
+
+
+@pytest.mark.parametrize("tuple_state", [False, True])
+def test_an_inference_tensor_x0_under_grad_is_refused_naming_it(tuple_state):
+    """Outside no_grad, x_0 made under inference_mode (which autograd cannot save: the plain loop fails with
+    "Inference tensors cannot be saved for backward") raised PyTorch's "Setting requires_grad=True on inference
+    tensor outside InferenceMode", which names nothing the caller did; now a remat.ArgumentError naming x0."""
+    with torch.inference_mode():
+        h0 = torch.randn(2, 5)
+    x0 = (torch.arange(3), h0) if tuple_state else h0
+    w = torch.randn(5, 5, requires_grad=True)
+
+    def step(k, x):
+        return (x[0], torch.tanh(x[1] @ w)) if tuple_state else torch.tanh(x @ w)
+
+    for memory in (dict(steps=6, slots=2), dict(steps=6, slots=4, taped=True),
+                   dict(until=lambda k, x: k == 6, slots=2)):
+        with pytest.raises(remat.ArgumentError, match=r"x0( \(part 1\))? is an inference tensor"):
+            remat.torch.checkpoint_loop(step, x0, **memory)
+
+
+class _DropoutNormStep(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.norm, self.drop = nn.Linear(4, 4), nn.BatchNorm1d(4), nn.Dropout(0.5)
+
+    def forward(self, k, x):
+        return torch.tanh(self.norm(self.lin(self.drop(x))))
+
+
+@pytest.mark.parametrize("memory", [dict(steps=10, slots=3), dict(steps=10, slots=8, taped=True),
+                                    dict(until=lambda k, x: k == 10, slots=3)])
+def test_a_module_switched_to_eval_between_forward_and_backward_is_re_run_as_the_forward_ran_it(memory):
+    """Plain autograd's backward reads the graph the forward saved, whatever mode the module is in by then (a
+    validation pass under model.eval() between a forward and its backward); the backward's re-runs ran in eval
+    mode (no dropout, the running statistics): other gradients, silently. They run in the forward's modes now,
+    and the caller's modes are as it left them after the backward."""
+    torch.manual_seed(0)
+    step = _DropoutNormStep()
+    results = []
+    for use_remat in (False, True):
+        step.train()
+        step.zero_grad()
+        torch.manual_seed(3)
+        x0 = torch.randn(6, 4, requires_grad=True)
+        x = remat.torch.checkpoint_loop(step, x0, **memory) if use_remat else plain_loop(step, x0, 10)
+        step.eval()
+        step.drop.train()  # one submodule in its own mode
+        x.pow(2).sum().backward()
+        assert not step.training and not step.norm.training and step.drop.training
+        results.append([p.grad.clone() for p in step.parameters()] + [x0.grad.clone()] + list(step.buffers()))
+    assert_same(*results)
+
+
+def test_a_taped_plan_the_planner_refuses_is_refused_naming_the_loop_and_the_way_out():
+    """Past remat.taped_revolve's work limit (8000 steps in 100 snapshots' memory, a tape 3 of them, here) the
+    loop raised the planner's "pass taped_revolve a larger work_limit", naming a call the caller did not make
+    and cannot pass anything to; now the loop's own refusal, the planner's reason in it, and taped=False."""
+    calls = []
+    x0 = torch.randn(4, requires_grad=True)
+
+    def step(k, x):
+        calls.append(k)
+        return torch.cat([x[1:], x[:1]]) * torch.tanh(x)  # saves x and tanh(x): a tape of 3 states
+
+    with pytest.raises(remat.ArgumentError, match=r"checkpoint_loop: taped=True plans 8000 steps within 100 "
+                                                  r"snapshots' memory, a tape 3 of them, .*work_limit.*taped=False"):
+        remat.torch.checkpoint_loop(step, x0, 8000, slots=100, taped=True, preserve_rng_state=False)
+    assert calls == [0]  # step 0 measured the tape; nothing else ran
+
+
+@pytest.mark.parametrize("memory", [dict(budget="1KiB"), dict(budget="1KiB", taped=True)])
+def test_an_empty_batch_without_rng_states_runs_within_a_budget(memory):
+    """A state of no bytes (an empty last batch) with preserve_rng_state=False makes snapshots of no bytes: the
+    library refused planning for them ("the state size must be at least 1 byte") and taped=True raised
+    ZeroDivisionError. Such a slot is priced as one byte now, and the loop is the plain loop's."""
+    cell = nn.GRUCell(3, 5)
+    inputs = torch.randn(10, 0, 3)
+
+    def step(k, h):
+        return cell(inputs[k], h)
+
+    compare(step, lambda: torch.zeros(0, 5, requires_grad=True), 10, list(cell.parameters()),
+            loss=lambda x: (x ** 2).sum() + sum(p.sum() for p in cell.parameters()), preserve_rng_state=False,
+            **memory)
+
+
+def test_disk_snapshots_keep_the_states_layout():
+    """A state kept column-major (x_0 a transposed tensor, each step keeping its layout) came back from disk
+    row-major: a re-run reduced over it in another order than the forward's run, and the gradients were up to
+    8e-6 off plain autograd's. Restored in the layout it was stored in now (as a copy keeps it): torch.equal."""
+    if not remat.has_hdf5:
+        pytest.skip("built without HDF5")
+    torch.manual_seed(0)
+    w = torch.randn(257, requires_grad=True)
+
+    def step(k, x):  # the row sums read along the stored layout's strided dimension
+        return torch.tanh(x * w + x.sum(1, keepdim=True) * 1e-3).t().contiguous().t()
+
+    compare(step, lambda: torch.randn(257, 33).t().requires_grad_(), 20, [w], slots=3, snapshots="disk")

@@ -65,3 +65,33 @@ def test_nothing_of_the_steps_stays_alive_without_a_backward_or_after_a_failure(
     if total > forward:  # the backward re-runs steps: the first of those fails (call 25 came only without tapes)
         assert states_alive_after(fail_at=forward + 1, backward=True, **options) == 0
     assert states_alive_after(backward=True, **options) == 0
+
+
+@pytest.mark.parametrize("memory", [dict(steps=10, slots=3), dict(until=lambda k, x: k == 10, slots=3),
+                                    dict(until=lambda k, x: k == 10, slots=3, snapshots="disk")])
+def test_an_output_let_go_without_a_backward_frees_the_snapshots_without_the_collector(memory, tmp_path):
+    """The online forward returned x_T's own tensors as the Function's outputs while the loop still held them:
+    output -> its graph node -> the loop -> output, a cycle that kept every snapshot (and the "disk" directory)
+    alive until Python's collector ran, where the offline loop lets them go with its output."""
+    torch.manual_seed(0)
+    w = torch.randn(16, 16, requires_grad=True)
+    made = []
+
+    def step(k, x):
+        y = torch.tanh(x @ w)
+        made.append(weakref.ref(y))
+        return y
+
+    if memory.get("snapshots") == "disk":
+        memory = dict(memory, directory=tmp_path)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        y = remat.torch.checkpoint_loop(step, torch.randn(4, 16, requires_grad=True), **memory)
+        assert sum(r() is not None for r in made) > 0 or memory.get("snapshots") == "disk"
+        del y
+        assert sum(r() is not None for r in made) == 0
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        if enabled:
+            gc.enable()

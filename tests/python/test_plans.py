@@ -464,3 +464,22 @@ def test_taped_chain_plans_are_equal_by_value_and_unhashable():
     assert math.isnan(remat.chain_taped(zero, 64 * 1024).overhead)
     assert remat.chain_taped(zero, 64 * 1024) == remat.chain_taped(zero, 64 * 1024)
     assert remat.chain_taped(zero, 64 * 1024) != remat.chain_taped([(0.0, 0.0, 1024, 0, 1024)] * 5, 64 * 1024)
+
+
+def test_taped_revolve_takes_the_work_limit_its_refusal_tells_the_user_to_raise():
+    """Past the planner's default work (under 1 s) remat.taped_revolve is refused with the library's "pass
+    taped_revolve a larger work_limit", which it did not take (a TypeError). It takes one now: the plan is the
+    same (its equality leaves the limit out, as the report does), and a limit below the work refuses it."""
+    with pytest.raises(remat.ArgumentError, match="larger work_limit"):
+        remat.taped_revolve(8000, 100, 3)
+    limit = remat._remat.taped_revolve_work_limit
+    plan = remat.taped_revolve(8000, 100, 3, work_limit=4 * limit)
+    assert plan.evaluations >= 8000 and plan.peak_units <= 100
+    small = remat.taped_revolve(40, 10, 3)
+    assert small == remat.taped_revolve(40, 10, 3, work_limit=limit) and hash(small) == hash(
+        remat.taped_revolve(40, 10, 3, work_limit=10 * limit))
+    with pytest.raises(remat.ArgumentError, match="needs more planning work than work_limit = 1 "):
+        remat.taped_revolve(40, 10, 3, work_limit=1)
+    for bad, error in (("1e9", remat.ArgumentError), (-1, remat.ArgumentError), (2**64, remat.CountOverflowError)):
+        with pytest.raises(error, match="work_limit"):
+            remat.taped_revolve(40, 10, 3, work_limit=bad)

@@ -29,7 +29,7 @@ import atexit
 import operator
 import weakref
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -40,6 +40,8 @@ from .._plans import Plan, TapedChainPlan, chain, chain_taped
 from .._remat import Advance, Reverse
 from ._action_groups import grouped
 from ._autocast import AutocastState
+from ._autocast import describe as describe_autocast
+from ._autocast import settings_key as autocast_settings
 from ._blocks import bad_block_output, block_modified_input
 from ._chain_budget import least_plan, plan_taped_within, priced_plan
 from ._modes import ProfiledModes
@@ -368,10 +370,14 @@ class _Stack(torch.autograd.Function):
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
                                     "supported below plain autograd's peak: the re-run blocks' gradients would not "
                                     "be differentiable")
-            # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
-            # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
-            run.buffers.backward_begins(run.split.start)
-            with torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+            # the re-runs run in the modes the forward ran in (checked there to be the profiled ones), whatever the
+            # caller switched to since (model.eval() for a validation pass): _modes.py
+            modes = getattr(run.owner, "_profiled_modes", None)
+            with modes.entered() if modes is not None else nullcontext(), \
+                    torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+                # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
+                # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
+                run.buffers.backward_begins(run.split.start)
                 try:
                     adjoint, sums = run.backward(grad, accumulate)
                 finally:
@@ -407,6 +413,9 @@ class AutoCheckpoint(torch.nn.Module):
         # What else the profile's bytes depend on: each block's and submodule's mode (dropout saves its mask in
         # training mode only, batch norm its statistics)
         self._profiled_modes = ProfiledModes(blocks)
+        self._profiled_autocast = autocast_settings()  # profiled where it is made (auto_checkpoint, tradeoff)
+        # which parameters required grad when profiled, in _params' order (each block's parameters() in turn)
+        self._profiled_grads = tuple(p.requires_grad for b in blocks for p in b.parameters())
         params = [p for b in blocks for p in b.parameters()]
         self._counter = SavedBytes(params + [t for b in blocks for t in b.buffers()])
         self._rng = RngStates([sample, *params]) if preserve_rng_state else None
@@ -512,7 +521,24 @@ class AutoCheckpoint(torch.nn.Module):
         params = self._params_by_flags.get(flags)
         if params is None:
             params = self._params_by_flags[flags] = _Params(self._param_lists)
+            params.unfrozen = self._unfrozen_since_profiled(flags)
         return params
+
+    def _unfrozen_since_profiled(self, flags: tuple) -> Optional[Tuple[int, str]]:
+        """(block index, parameter name) of the first parameter that requires grad now (`flags`) and did not when
+        the blocks were profiled; None where there is none."""
+        profiled = getattr(self, "_profiled_grads", None)  # None: pickled before it was recorded
+        if profiled is None or len(profiled) != len(flags):
+            return None
+        i = next((i for i, (now, was) in enumerate(zip(flags, profiled)) if now and not was), None)
+        if i is None:
+            return None
+        for k, block in enumerate(self.blocks):
+            names = [name for name, _ in block.named_parameters()]
+            if i < len(names):
+                return k, names[i]
+            i -= len(names)
+        return None
 
     def __getstate__(self):
         """For copy.deepcopy and pickle: without the caches of this module's own parameter objects and their
@@ -550,6 +576,13 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._check_profiled_conditions(x)
+        if getattr(params, "unfrozen", None) is not None:
+            k, name = params.unfrozen
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: block {k}'s parameter {name!r} requires grad, but it did not when the "
+                f"blocks were profiled; what autograd saves depends on it (a layer's input, for its weight's "
+                f"gradient), so the predicted peak would not be what it measures, nor hold a budget near it (call "
+                f"auto_checkpoint again with the parameters as they are now; freezing more needs no new profile)")
         if x.requires_grad and getattr(self.profiles[0], "grad_input_extra_bytes", 0):
             raise ArgumentError(
                 f"remat.torch.auto_checkpoint: the input requires grad, but the sample did not, and block 0 saves "
@@ -561,6 +594,7 @@ class AutoCheckpoint(torch.nn.Module):
         if measuring or self.measure_memory is False:  # None past the first: the first's peak is kept
             self._counter.reset_peak()
         self._ran = True
+        self._counter.own_bytes(x)  # a slice of a larger tensor counts its own bytes, as profiled
         if self.plan is None:
             # Plain autograd's plan (every block taped, in order) is one ordinary graph: no boundary between
             # blocks, nothing of remat's in the backward.
@@ -594,7 +628,16 @@ class AutoCheckpoint(torch.nn.Module):
         """Refuses a forward with grad whose activations the profile did not measure: a block, or any submodule
         of one, in another mode than when it was profiled (profiled in eval mode and run in training mode,
         dropout's masks and batch norm's statistics were saved uncounted: measured peaks past the predicted and
-        the budget), named with the submodule's path."""
+        the budget), named with the submodule's path; or under other autocast settings (profiled in float32 and
+        run under bfloat16 autocast, its copies of the weights were saved uncounted: 24x the budget)."""
+        profiled_autocast = getattr(self, "_profiled_autocast", None)  # None: pickled before it was recorded
+        if profiled_autocast is not None and autocast_settings() != profiled_autocast:
+            raise ArgumentError(
+                f"remat.torch.auto_checkpoint: the forward runs {describe_autocast(autocast_settings())}, but the "
+                f"blocks were profiled {describe_autocast(profiled_autocast)}; what autograd saves depends on it "
+                f"(low-precision activations, the weights' low-precision copies), so the predicted peak would not be "
+                f"what it measures, nor hold a budget near it (call auto_checkpoint under the same autocast; under "
+                f"torch.no_grad any runs)")
         profiled = getattr(self, "_profiled_modes", None)
         if profiled is not None:
             changed = profiled.changed()
@@ -736,6 +779,10 @@ def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:
             raise ArgumentError(f"remat.torch.auto_checkpoint: block {k} is a {type(b).__name__}, not an nn.Module")
     if not isinstance(sample, torch.Tensor):
         raise ArgumentError(f"remat.torch.auto_checkpoint: the sample must be a tensor, got {type(sample).__name__}")
+    if sample.numel() == 0:  # the chain planner refused its blocks' inputs of no bytes, naming a "step 0"
+        raise ArgumentError(f"remat.torch.auto_checkpoint: the sample has no elements (shape {tuple(sample.shape)}); "
+                            f"the blocks are profiled on it, their bytes and times, so it must be a batch shaped "
+                            f"like the ones to come")
     # Profiling measures what autograd saves and its backward's time: neither exists under inference_mode.
     if torch.is_inference_mode_enabled():
         raise ArgumentError("remat.torch.auto_checkpoint: the blocks cannot be profiled under torch.inference_mode "

@@ -48,3 +48,17 @@ def _settings(device: str) -> dict:
     else:
         enabled, dtype = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
     return dict(enabled=enabled, dtype=dtype, cache_enabled=torch.is_autocast_cache_enabled())
+
+
+def settings_key() -> tuple:
+    """The autocast settings in force now that change what a graph saves: per device (CPU, CUDA) whether autocast
+    is on and, where it is, its dtype (None where it is off). A tape or a profile measured under other settings
+    measured other bytes (autocast's low-precision copies of the weights among them)."""
+    now = AutocastState()
+    return tuple((s["dtype"] if s["enabled"] else None) for s in (now.cpu, now.cuda))
+
+
+def describe(key: tuple) -> str:
+    """A settings_key() in words: "outside torch.autocast" or "under torch.autocast (cpu: torch.bfloat16)"."""
+    on = [f"{device}: {dtype}" for device, dtype in zip(("cpu", "cuda"), key) if dtype is not None]
+    return f"under torch.autocast ({', '.join(on)})" if on else "outside torch.autocast"

@@ -37,12 +37,14 @@ from .._errors import ArgumentError, BackwardError, CapacityError
 from .._plans import plan_for_budget, revolve, taped_revolve
 from ._action_groups import Reverses, grouped
 from ._autocast import AutocastState
+from ._autocast import settings_key as autocast_settings
 from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
+from ._modes import ForwardModes
 from ._norm_stats import LoopBuffers
 from ._rng import RngStates
 from ._saved import storage_key
-from ._snapshots import make_slots
+from ._snapshots import PLACEMENTS, make_slots
 from ._state import State, StateSpec
 from ._stretch import Stretches, Tape, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._versions import modified, versions
@@ -108,27 +110,35 @@ atexit.register(_taped_plan.cache_clear)  # release the plans before the extensi
 atexit.register(_taped_actions.cache_clear)
 
 
-#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices): its tape's bytes}
-#: as measured on its first taped call. Finding the storages alive before step 0 walks every object Python
-#: holds (0.02-0.03 s with PyTorch loaded, docs/python.md), which a training loop's later calls with the same
-#: step need not repeat.
+#: Per step (a function or module, weakly held): {(the state's shapes, dtypes and devices, the autocast settings,
+#: a module step's modes and which of its parameters require grad): its tape's bytes} as measured on its first
+#: taped call. Finding the storages alive before step 0 walks every object Python holds (0.02-0.03 s with PyTorch
+#: loaded, docs/python.md), which a training loop's later calls with the same step need not repeat.
 _tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
 
 
-def _tape_key(spec: StateSpec) -> tuple:
-    return (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices))
+def _tape_key(step, spec: StateSpec) -> tuple:
+    # What a step's graph saves depends on these besides the state: autocast (its low-precision copies of the
+    # weights are the step's own tensors), a module's submodules' modes (a Dropout in training mode saves its
+    # mask) and which parameters require grad (a layer's input is saved for its weight's gradient). A size
+    # measured outside autocast, in eval mode or with a layer frozen and reused otherwise held 5.5x, 2.5x and
+    # 1.7x the budget.
+    state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), autocast_settings())
+    if not isinstance(step, torch.nn.Module):
+        return state
+    return state + (tuple(m.training for m in step.modules()), tuple(p.requires_grad for p in step.parameters()))
 
 
 def _known_tape_bytes(step, spec: StateSpec) -> Optional[int]:
     try:
-        return _tape_bytes.get(step, {}).get(_tape_key(spec))
+        return _tape_bytes.get(step, {}).get(_tape_key(step, spec))
     except TypeError:  # a step that cannot be weakly referenced (or hashed): measured at every call
         return None
 
 
 def _remember_tape_bytes(step, spec: StateSpec, nbytes: int) -> None:
     try:
-        _tape_bytes.setdefault(step, {})[_tape_key(spec)] = nbytes
+        _tape_bytes.setdefault(step, {})[_tape_key(step, spec)] = nbytes
     except TypeError:
         pass
 
@@ -263,8 +273,11 @@ class _Loop:
     """Everything one checkpoint_loop call needs, from its forward to the end of its backward."""
 
     def __init__(self, step, spec: StateSpec, params: List[torch.Tensor], rng: Optional[RngStates], slots,
-                 actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None):
+                 actions=None, online=None, until=None, first=None, buffers: Optional[LoopBuffers] = None,
+                 modes: Optional[ForwardModes] = None):
         self.step = step
+        # a module step's submodules' modes in the forward, entered again for the backward's re-runs
+        self.modes = modes
         # a module step's buffers (None for a function): its others kept with each snapshot (_norm_stats.py)
         self.buffers = buffers
         self.spec = spec
@@ -389,7 +402,10 @@ class _Loop:
         while True:
             if k >= 1 and self.until(k, self.spec.pack(self._now())):
                 cursor.end_state()
-                return self.current
+                # x_T's own tensors as the outputs, held here too, made a cycle (output, its node, the loop) that
+                # kept every snapshot until Python's collector ran; the backward restores what it needs
+                out, self.current = self.current, None
+                return tuple(o.detach() for o in out)
             cursor.answer(False)
             for a in cursor.take():
                 self.apply(a)
@@ -478,6 +494,15 @@ class _Loop:
             slots.close()
 
 
+def _plain_loop(step, spec: StateSpec, x0, steps: Optional[int], until):
+    """x_T as the plain loop computes it (each step's result checked to be a state like x_0)."""
+    x, k = x0, 0
+    while (k < steps) if until is None else not until(k, x):
+        x = spec.pack(spec.check(k, _call(step, k, x)))
+        k += 1
+    return x
+
+
 class _CheckpointLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, loop: _Loop, *tensors):
@@ -505,11 +530,13 @@ class _CheckpointLoop(torch.autograd.Function):
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
                                     "supported: the re-run steps' gradients would not be differentiable")
-            # the re-runs must not update a module step's norm layers' running statistics again, and leave its
-            # other buffers as the forward did (_norm_stats.py, LoopBuffers)
-            if loop.buffers is not None:
-                loop.buffers.backward_begins()
-            with torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), ctx.autocast.uncached():
+            modes = loop.modes.entered() if loop.modes is not None else nullcontext()
+            with modes, torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), \
+                    ctx.autocast.uncached():
+                # the re-runs must not update a module step's norm layers' running statistics again, and leave its
+                # other buffers as the forward did (_norm_stats.py, LoopBuffers)
+                if loop.buffers is not None:
+                    loop.buffers.backward_begins()
                 try:
                     adjoint, sums = loop.backward(grads)
                 finally:
@@ -528,7 +555,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                     preserve_rng_state: bool = True, taped: bool = False) -> State:
     """x_T of the loop x_{k+1} = step(k, x_k), k = 0..T-1, differentiable by autograd, holding at most
     `slots` snapshots of the state (x_0's included) or as many as `budget` bytes hold, along revolve's
-    optimal schedule: the fewest recomputed steps for that memory.
+    optimal schedule: the fewest recomputed steps for that memory. Under no_grad or inference_mode it runs the
+    plain loop (nothing is differentiated).
 
     step: a function or an nn.Module called as step(k, x) -> x_{k+1}; it must return new tensors of the
       state's shapes, dtypes and devices and not modify x_k in place (remat.ArgumentError naming step k
@@ -553,11 +581,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     snapshots: "device" (the state's tensors where they are), "host" (copies in host memory) or "disk"
       (remat's HDF5 level, in a directory of its own under `directory`, removed when done).
     preserve_rng_state: save the RNG states with each snapshot and set them again where a step is
-      recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does).
+      recomputed, so that dropout replays the same masks (as torch.utils.checkpoint does): the default
+      generators' (a torch.Generator of the step's own is not seen; its draws differ in a re-run).
     taped: plan with remat.taped_revolve instead: the memory also holds steps' tapes (a step run with grad
       and its graph kept until its reverse, which then needs no re-run), a tape costing ceil(tape bytes /
       snapshot bytes) slots, the tape bytes measured on step 0 (what its graph saves, each storage once,
-      parameters left out, plus the input state) of the first taped call with this step and state shapes.
+      parameters left out, plus the input state) of the first taped call with this step, state shapes and autocast
+      settings (and a module step's modes, train()/eval(), and which of its parameters require grad).
       slots= counts snapshots and tapes (as without tapes, not the graph of a step while a reverse re-runs
       it); budget= is everything the loop holds at its peak, in bytes: snapshots, tapes, and the re-run
       step's graph (a tape) while a reverse from a snapshot runs, as the saved-tensor hooks measure it
@@ -577,11 +607,20 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
     steps = None if steps is None else count(steps, "remat.torch.checkpoint_loop: steps")
     slots = None if slots is None else count(slots, "remat.torch.checkpoint_loop: slots")
     taped = flag(taped, "remat.torch.checkpoint_loop: taped")
+    if not isinstance(snapshots, str) or snapshots not in PLACEMENTS:  # here: a loop of no steps checks it too
+        raise ArgumentError(f"remat.torch.checkpoint_loop: snapshots must be one of {', '.join(PLACEMENTS)}, got "
+                            f"{snapshots!r}")
     if directory is not None and not isinstance(directory, (str, os.PathLike)):
         raise ArgumentError(f"remat.torch.checkpoint_loop: directory must be a path (str or os.PathLike), got "
                             f"{type(directory).__name__}")
     preserve_rng_state = flag(preserve_rng_state, "remat.torch.checkpoint_loop: preserve_rng_state")
     if params is not None:  # a generator is read once, here
+        # a tensor iterates over its rows (views, not the parameter the step uses: refused in the backward as a
+        # tensor left out) and a module over nothing: both are the common slip for [t] and module.parameters()
+        if isinstance(params, (torch.Tensor, torch.nn.Module)) or not hasattr(params, "__iter__"):
+            hint = "[t] for one tensor" if isinstance(params, torch.Tensor) else "module.parameters() for a module"
+            raise ArgumentError(f"remat.torch.checkpoint_loop: params must be an iterable of tensors ({hint}), got "
+                                f"{type(params).__name__}")
         params = list(params)
         for i, p in enumerate(params):
             if not isinstance(p, torch.Tensor):
@@ -604,10 +643,13 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                          list(step.parameters()) if is_module else [])
     rng = RngStates(rng_probe) if preserve_rng_state else None
     snapshot_bytes = spec.nbytes + (rng.nbytes if rng is not None else 0)
+    # What a slot is priced at: a snapshot of no bytes (an empty batch, preserve_rng_state=False) as one byte,
+    # so that a budget still counts slots (the library refused a state of 0 bytes, taped=True divided by it)
+    unit = max(snapshot_bytes, 1)
 
     def slots_within(budget_bytes: int) -> int:
         # more slots than a 64-bit count never help (nor than steps): a huge budget is capped, not refused
-        slots = min(budget_bytes // max(snapshot_bytes, 1), INT64_MAX)
+        slots = min(budget_bytes // unit, INT64_MAX)
         if slots == 0:  # the RNG state is most of a small state's snapshot: say so, and how to leave it out
             parts = (f" (the state's {spec.nbytes} and its RNG state's {rng.nbytes}; preserve_rng_state=False "
                      "leaves the RNG state out)" if rng is not None else "")
@@ -615,23 +657,32 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
                                 f"of {snapshot_bytes} bytes{parts}; at least one is needed")
         return slots
 
-    if steps is not None and steps <= 0:
-        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
-        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts)
-        if steps < 0:
-            raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+    if steps is not None and steps < 0:
+        raise ArgumentError(f"remat.torch.checkpoint_loop: steps must be >= 0, got {steps}")
+    if (steps is not None and steps == 0) or not torch.is_grad_enabled():
+        # What a loop of steps refuses, these refuse too
         if budget is not None:
             slots_within(parse_bytes(budget, "budget"))
         elif slots < 1:
             raise ArgumentError(f"remat.torch.checkpoint_loop: slots must be at least 1, got {slots}")
-        return x0
+        # A loop of no steps returns x_0 itself, as the plain loop does and as until= does where it is True at
+        # x_0 (steps=0 was refused with the library's "steps must be at least 1", which until= accepts). Under
+        # no_grad or inference_mode nothing is differentiated: the plain loop, without snapshots (finding the
+        # parameters ran step 0 with grad on, which refused an inference tensor x_0 that the plain loop takes).
+        return _plain_loop(step, spec, x0, steps, until)
+    for i, (p, d) in enumerate(zip(x0_parts, spec.differentiable)):
+        if d and p.is_inference():  # step 0's run with grad, to find the parameters, failed in PyTorch's words
+            where = f" (part {i})" if spec.is_tuple else ""
+            raise ArgumentError(f"remat.torch.checkpoint_loop: x0{where} is an inference tensor (made under "
+                                f"torch.inference_mode), which autograd cannot save; pass one made outside it (a "
+                                f"clone), or run the loop under torch.no_grad")
     if taped:
         pass  # planned below, once step 0 has shown its tape's size
     elif until is None:
         if budget is not None:
             budget_bytes = parse_bytes(budget, "budget")
             slots_within(budget_bytes)  # refuses a budget that holds no snapshot, naming its parts
-            slots = plan_for_budget(steps, budget_bytes, snapshot_bytes).slots
+            slots = plan_for_budget(steps, budget_bytes, unit).slots
         plan = revolve(steps, slots)
         actions = itertools.chain.from_iterable(plan._schedule.batches())
         online = None
@@ -671,25 +722,34 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             excluded = {storage_key(t)[0] for t in found} | existing
             if is_module:
                 excluded |= {storage_key(t)[0] for t in step.buffers()}
-            inputs = {storage_key(t)[0]: storage_key(t)[1] for t in x0_parts}
+            # the input state's own bytes, as a snapshot counts them: x_0 may view a larger storage (a batch
+            # sliced from a dataset tensor), whose bytes made the tape the dataset's and the plan refused
+            inputs = {storage_key(t)[0]: n for t, n in zip(x0_parts, spec.part_bytes)}
             tape = {k: n for k, n in saved.items() if k not in excluded}
             tape.update({k: n for k, n in inputs.items() if k not in tape})
             known_tape_bytes = sum(tape.values())
             _remember_tape_bytes(step, spec, known_tape_bytes)
-        tape_units = max(1, math.ceil(known_tape_bytes / snapshot_bytes))
+        tape_units = max(1, math.ceil(known_tape_bytes / unit))
         # budget= prices the graph a reverse's re-run holds (a tape) as well; slots= leaves it out, as revolve does
         rerun_units = tape_units if budget is not None else 0
         least = rerun_units + 1 if steps >= 2 else max(rerun_units, 1)
         if slots < least:
             raise CapacityError(f"remat.torch.checkpoint_loop: a budget of {budget_bytes} bytes is below the least "
-                                f"for taped=True, {least * snapshot_bytes} bytes: a snapshot of x_0 ({snapshot_bytes} "
+                                f"for taped=True, {least * unit} bytes: a snapshot of x_0 ({snapshot_bytes} "
                                 f"bytes) beside the graph of a step re-run for its reverse ({tape_units} snapshots' "
                                 f"worth: {known_tape_bytes} bytes measured)")
-        if steps <= 20000:
-            actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
-        else:
-            plan = _taped_plan(steps, slots, tape_units, rerun_units)
-            actions = grouped(itertools.chain.from_iterable(plan._schedule.batches()))
+        try:
+            if steps <= 20000:
+                actions = iter(_taped_actions(steps, slots, tape_units, rerun_units))
+            else:
+                plan = _taped_plan(steps, slots, tape_units, rerun_units)
+                actions = grouped(itertools.chain.from_iterable(plan._schedule.batches()))
+        except ArgumentError as e:
+            # the planner's refusal names its own limits ("pass taped_revolve a larger work_limit"), which the
+            # caller of checkpoint_loop neither called nor can pass: say which plan it was, and the way out
+            raise ArgumentError(f"remat.torch.checkpoint_loop: taped=True plans {steps} steps within {slots} "
+                                f"snapshots' memory, a tape {tape_units} of them, with remat.taped_revolve, which "
+                                f"refuses it: {e} (taped=False plans with remat.revolve, which takes any steps)") from e
     unique, seen = [], set()
     for p in found:
         if id(p) not in seen and p.requires_grad:
@@ -697,7 +757,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             unique.append(p)
     placement = make_slots(snapshots, spec, slots, directory)
     loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
-                 buffers=buffers)
+                 buffers=buffers, modes=ForwardModes([step]) if is_module else None)
     if params is not None:
         loop.found_by = "the tensors given as params="
     elif is_module:

@@ -85,14 +85,24 @@ class DiskSlots:
     def store(self, slot: int, step: int, parts: Sequence[torch.Tensor], kept) -> None:
         # Each part as its bytes: the extension reads tensors through DLPack, which PyTorch 1.13 has no bool for.
         self.level.write(slot, step, [p.detach().to("cpu").contiguous().reshape(-1).view(torch.uint8) for p in parts])
-        self.kept[slot] = kept
+        # and its layout, as a copy keeps it (a dense column-major state stays so; a strided view becomes dense):
+        # restored row-major, a re-run reduced in another order than the forward's run (gradients up to 8e-6 off)
+        layouts = [torch.empty_like(p, device="meta").stride() for p in parts]
+        self.kept[slot] = (kept, layouts)
 
     def restore(self, slot: int, step: int) -> Tuple[tuple, object]:
         # each part's bytes as x_0 has them, which every stored state shares (StateSpec checks each step)
         buffers = [torch.empty(n, dtype=torch.uint8) for n in self.spec.part_bytes]
         self.level.read(slot, step, buffers)
-        parts = (b.view(dtype).reshape(shape) for b, dtype, shape in zip(buffers, self.spec.dtypes, self.spec.shapes))
-        return tuple(p.to(d) for p, d in zip(parts, self.spec.devices)), self.kept[slot]
+        kept, layouts = self.kept[slot]
+        parts = []
+        for b, dtype, shape, device, stride in zip(buffers, self.spec.dtypes, self.spec.shapes, self.spec.devices,
+                                                   layouts):
+            p = b.view(dtype).reshape(shape)
+            if p.stride() != stride:
+                p = torch.empty_strided(shape, stride, dtype=dtype).copy_(p)
+            parts.append(p.to(device))
+        return tuple(parts), kept
 
     def free(self, slot: int) -> None:
         self.level.release(slot)

@@ -223,8 +223,14 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     for name, given in (("loss", loss), ("progress", progress)):
         if given is not None and not callable(given):
             raise ArgumentError(f"remat.torch.tradeoff: {name} must be a function or None, got {type(given).__name__}")
-    if isinstance(segments, (str, bytes)):
+    if isinstance(segments, (str, bytes)) or (segments is not None and not hasattr(segments, "__iter__")):
         raise ArgumentError(f"remat.torch.tradeoff: segments must be a list of ints, got {type(segments).__name__}")
+    # Checked here, before the minutes of profiling and measuring that come before the budgets are used: a str
+    # was read a character at a time ("1MiB": 'got "M"'), an int was a TypeError.
+    if isinstance(budgets, (str, bytes)) or (budgets is not None and not hasattr(budgets, "__iter__")):
+        raise ArgumentError(f"remat.torch.tradeoff: budgets must be a list of byte counts (ints or strings such as "
+                            f"\"64MiB\"), got {type(budgets).__name__}")
+    given_budgets = None if budgets is None else sorted({parse_bytes(b, "budget") for b in budgets})
     n = len(blocks)
     if segments is None:
         segments = range(1, n + 1)
@@ -280,7 +286,7 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     if budgets is None:
         wanted = sorted({c[4] for c in configs} | {least})
     else:
-        wanted = sorted({parse_bytes(b, "budget") for b in budgets})
+        wanted = given_budgets
     refused = []
     for budget in wanted:
         try:
