@@ -103,3 +103,35 @@ def test_auto_checkpoint_refuses_other_autocast_settings_than_profiled_with_grad
             assert fast(x).shape == x.shape
     fast(x).sum().backward()
     assert fast.measured_peak_bytes <= fast.predicted_peak_bytes <= budget
+
+
+def test_a_backward_inside_an_autocast_region_runs_its_kernels_as_plain_autograds_do():
+    """A forward outside autocast whose backward the caller runs inside an autocast region: plain autograd's
+    backward kernels then cast their inputs (float32 gradients to bfloat16), so the stretches' backward must
+    run under the caller's settings while their re-runs run under the forward's (autocast off). They ran all
+    under the forward's: gradients of the blocks and steps re-run differed from plain autograd's (as
+    torch.utils.checkpoint's re-run and backward do not). Now bit-equal, for both forms."""
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(16, 16), nn.Tanh()) for _ in range(6)])
+    x = torch.randn(4, 16, requires_grad=True)
+    tensors = [*model.parameters(), x]
+
+    def grads(run, region=True):
+        for t in tensors:
+            t.grad = None
+        y = run()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=region):
+            y.sum().backward()
+        return [t.grad.clone() for t in tensors]
+
+    want = grads(lambda: model(x))
+    assert not all(torch.equal(a, b) for a, b in zip(want, grads(lambda: model(x), region=False)))
+    for taped in (False, True):
+        least = remat.torch.auto_checkpoint(model, x, budget="1GiB", repeats=0, taped=taped).least_budget_bytes
+        fast = remat.torch.auto_checkpoint(model, x, budget=least, repeats=0, taped=taped)
+        assert fast.recomputed_blocks > 0
+        assert all(torch.equal(a, b) for a, b in zip(want, grads(lambda: fast(x))))
+    step = lambda k, h: model[k](h)  # noqa: E731
+    for options in (dict(slots=2), dict(slots=2, taped=True)):
+        got = grads(lambda: remat.torch.checkpoint_loop(step, x, steps=6, params=list(model.parameters()), **options))
+        assert all(torch.equal(a, b) for a, b in zip(want, got)), options

@@ -91,6 +91,8 @@ class _Run:
         self.x0_grad = False
         self.buffers = ForwardBuffers(owner._buffer_slots)  # what the forward's runs modified (_norm_stats.py)
         self.in_backward = False
+        # the backward's own autocast settings where they compute otherwise than the forward's, for its engine calls
+        self.engine_autocast: Optional[AutocastState] = None
 
     def _call(self, k: int, x: torch.Tensor) -> torch.Tensor:
         """Block k on x, its output checked to be a tensor: in the forward, its buffers kept where it modifies
@@ -211,11 +213,12 @@ class _Run:
         tape = self.stretches.take(k, current, self._block, self._leaves)
         self.current = current = None  # x_k lives on only where the tape saves it
         if accumulate:
-            return backpropagate(tape, (adjoint,), accumulate=True)[0]
+            return backpropagate(tape, (adjoint,), accumulate=True, autocast=self.engine_autocast)[0]
         params, positions = self.params.of_stretch(tape.start, tape.stop)
         # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current after a
         # reverse): the tape is this function's only, so it goes with it, not held until the next reverse
-        return backpropagate(tape, (adjoint,), params, positions, sums, through_grad_fields=through_grad_fields)[0]
+        return backpropagate(tape, (adjoint,), params, positions, sums, through_grad_fields=through_grad_fields,
+                             autocast=self.engine_autocast)[0]
 
     def close(self) -> None:
         self.stretches.clear()
@@ -373,6 +376,7 @@ class _Stack(torch.autograd.Function):
             # the re-runs run in the modes the forward ran in (checked there to be the profiled ones), whatever the
             # caller switched to since (model.eval() for a validation pass): _modes.py
             modes = getattr(run.owner, "_profiled_modes", None)
+            run.engine_autocast = ctx.autocast.differing_now()  # before the forward's settings are entered
             with modes.entered() if modes is not None else nullcontext(), \
                     torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
                 # the re-runs start from the buffers the forward's runs started from, and leave them as the forward

@@ -278,6 +278,8 @@ class _Loop:
         self.step = step
         # a module step's submodules' modes in the forward, entered again for the backward's re-runs
         self.modes = modes
+        # the backward's own autocast settings where they compute otherwise than the forward's, for its engine calls
+        self.engine_autocast: Optional[AutocastState] = None
         # a module step's buffers (None for a function): its others kept with each snapshot (_norm_stats.py)
         self.buffers = buffers
         self.spec = spec
@@ -478,7 +480,7 @@ class _Loop:
                 f"params= (params=layers.parameters() for a step that runs layers[k]; a tensor the steps use that "
                 f"was computed from it before the loop, as an encoder's output a module step keeps, in its place)")
         return backpropagate(tape, adjoint, self.params, self.positions, sums,
-                             through_grad_fields=self.through_grad_fields)
+                             through_grad_fields=self.through_grad_fields, autocast=self.engine_autocast)
 
     def close(self) -> None:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""
@@ -531,6 +533,7 @@ class _CheckpointLoop(torch.autograd.Function):
                 raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
                                     "supported: the re-run steps' gradients would not be differentiable")
             modes = loop.modes.entered() if loop.modes is not None else nullcontext()
+            loop.engine_autocast = ctx.autocast.differing_now()  # before the forward's settings are entered
             with modes, torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), \
                     ctx.autocast.uncached():
                 # the re-runs must not update a module step's norm layers' running statistics again, and leave its

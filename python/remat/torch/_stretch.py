@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sys
 import threading
+from contextlib import nullcontext
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
+from ._autocast import AutocastState
 from ._stretch_input import StretchInput, differentiated
 
 Parts = Tuple[torch.Tensor, ...]
@@ -139,7 +141,8 @@ class Stretches:
 
 def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params: Sequence[torch.Tensor] = (),
                   positions: Sequence[int] = (), sums: Optional[List[Optional[torch.Tensor]]] = None,
-                  accumulate: bool = False, through_grad_fields: bool = False) -> List[Optional[torch.Tensor]]:
+                  accumulate: bool = False, through_grad_fields: bool = False,
+                  autocast: Optional[AutocastState] = None) -> List[Optional[torch.Tensor]]:
     """Back-propagates `adjoint` (x_stop's parts' gradients, None where none) through the tape; returns the
     gradients of its leaves (None where a leaf is not differentiated).
 
@@ -159,7 +162,15 @@ def backpropagate(tape: Tape, adjoint: Sequence[Optional[torch.Tensor]], params:
 
     accumulate=True: one torch.autograd.backward, as torch.utils.checkpoint does: every leaf the graph reaches
     accumulates its gradient into its .grad (the parameters as plain autograd's backward does, where each
-    gets its gradient from this stretch alone), and the tape's leaves' .grad are returned."""
+    gets its gradient from this stretch alone), and the tape's leaves' .grad are returned.
+
+    autocast: the settings the engine call runs under, where they are not those in force (the caller's backward's,
+    while the re-runs run under the forward's: AutocastState.differing_now)."""
+    with autocast.entered() if autocast is not None else nullcontext():
+        return _backpropagate(tape, adjoint, params, positions, sums, accumulate, through_grad_fields)
+
+
+def _backpropagate(tape, adjoint, params, positions, sums, accumulate, through_grad_fields):
     outputs, grad_outputs = [], []
     for o, g in zip(tape.out, adjoint):
         if g is not None and o.requires_grad:
