@@ -2,7 +2,9 @@
 under the caller's autocast; the backward runs outside it (autograd's engine does not carry it), so a re-run
 computed in another precision than the forward did: other values, and gradients that were not plain
 autograd's. As torch.utils.checkpoint does, the settings the forward ran under (CPU and CUDA) are kept and
-the backward runs under them.
+the re-runs run under them; the stretches' backward (the engine calls) runs under the settings the backward
+itself was called in, as plain autograd's backward kernels do (inside a caller's autocast region they cast
+their inputs).
 
 Both run with autocast's cache of casts off. The cache keeps the low-precision copy of a parameter made by
 its first use in an autocast region, grad mode or not: a copy made by a step run under no_grad (the
