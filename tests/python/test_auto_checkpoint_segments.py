@@ -137,3 +137,14 @@ def test_given_actions_are_followed_priced_and_checked():
     broken = segments_actions(len(model), 2)[1:]  # the first snapshot never stored
     with pytest.raises(remat.ArgumentError, match="action"):
         AutoCheckpoint(list(model), x, 1 << 40, probe.profiles, probe.plain_peak_bytes, True, actions=broken)
+    # plain autograd's plan as a module reports it, given back: the same gradients (its last block is reversed
+    # where x_{T-1} stands, never advanced: an advance of it, which the chain model prices, ran the block twice)
+    plain = probe.actions()
+    assert not any(a.kind == "advance" and a.stop == len(model) for a in plain)
+    again = AutoCheckpoint(list(model), x, 1 << 40, probe.profiles, probe.plain_peak_bytes, True, actions=plain)
+    assert all(torch.equal(a, b) for a, b in zip(gradients(model, again, x), expected))
+    twice = plain[:len(model) - 1] + [remat.Advance(len(model) - 1, len(model), True)] + plain[len(model) - 1:]
+    with pytest.raises(remat.ArgumentError, match="advances the last block"):
+        AutoCheckpoint(list(model), x, 1 << 40, probe.profiles, probe.plain_peak_bytes, True, actions=twice)
+    with pytest.raises(remat.CapacityError, match="above the budget of 1"):
+        AutoCheckpoint(list(model), x, 1, probe.profiles, probe.plain_peak_bytes, True, actions=plain)

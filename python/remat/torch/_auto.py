@@ -47,9 +47,10 @@ from ._chain_budget import least_plan, plan_taped_within, priced_plan
 from ._modes import ProfiledModes
 from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
+from ._reruns import rerunning
 from ._rng import RngStates
 from ._saved import SavedBytes
-from ._stretch import Stretches, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
+from ._stretch import Handover, Stretches, accumulators, backpropagate, backward_adds_to, sums_through_grad_fields
 from ._stretch_input import StretchInput
 from ._versions import modified, snapshot_modified, versions
 
@@ -67,8 +68,9 @@ MAX_REPEATS = 10_000
 
 
 def _plain_actions(blocks: int) -> List[Action]:
-    """Plain autograd as a plan: every block advanced with its tape kept, then reversed from the last."""
-    actions: List[Action] = [Advance(k, k + 1, True) for k in range(blocks)]
+    """Plain autograd as a plan: every block but the last advanced with its tape kept, then each reversed from
+    the last (whose reverse runs it where x_{T-1} stands, as every plan of the chain planner has it)."""
+    actions: List[Action] = [Advance(k, k + 1, True) for k in range(blocks - 1)]
     return actions + [Reverse(k) for k in reversed(range(blocks))]
 
 
@@ -91,8 +93,6 @@ class _Run:
         self.x0_grad = False
         self.buffers = ForwardBuffers(owner._buffer_slots)  # what the forward's runs modified (_norm_stats.py)
         self.in_backward = False
-        # the backward's own autocast settings where they compute otherwise than the forward's, for its engine calls
-        self.engine_autocast: Optional[AutocastState] = None
 
     def _call(self, k: int, x: torch.Tensor) -> torch.Tensor:
         """Block k on x, its output checked to be a tensor: in the forward, its buffers kept where it modifies
@@ -100,7 +100,7 @@ class _Run:
         if self.in_backward:
             self.buffers.rerun(k)
             out = self.blocks[k](x)
-        elif self.buffers.watched[k]:
+        elif self.buffers.blocks[k].others:  # a buffer its forward run may modify (most blocks have none)
             out = self.buffers.forward_run(k, lambda: self.blocks[k](x))
         else:
             out = self.blocks[k](x)
@@ -125,11 +125,11 @@ class _Run:
             return (leaf.view(x),), (leaf,)
         return (x,), (x,)
 
-    def _handed_over(self):
-        """The current state as a stretch's input parts, no longer held here: through the stretch's later blocks
-        x_k lives on only where its first block saves it, as the chain model counts its tape."""
-        parts, self.current = (self.current,), None
-        return parts
+    def _handed_over(self) -> Handover:
+        """The current state as a stretch's input, no longer held here: through the stretch's later blocks x_k
+        lives on only where its first block saves it, as the chain model counts its tape."""
+        handover, self.current = Handover((self.current,)), None
+        return handover
 
     def apply(self, a) -> None:
         """One action other than reverse (the plan's actions grouped: _action_groups.py)."""
@@ -176,7 +176,7 @@ class _Run:
         out, self.current = self.current.detach(), None
         return out
 
-    def backward(self, grad: torch.Tensor, accumulate: bool):
+    def backward(self, grad: torch.Tensor, accumulate: bool, engine_autocast: Optional[AutocastState] = None):
         """(x_0's gradient, the parameters' gradient sums) from x_j's gradient: accumulate=True, every
         parameter's gradient added to its .grad by the stretch that reverses its block (sums all None); else
         returned as sums."""
@@ -185,40 +185,29 @@ class _Run:
         self.in_backward = True
         through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
                                and self.params.accumulated_by_this_backward())
-        stretches = self.stretches
-        for a in self.split.backward:
-            kind = a.kind
-            if kind == "reverse":
-                top = bottom = a.step
-            elif kind == "reverses":
-                top, bottom = a.top, a.bottom
-            else:
+        for a in self.split.backward:  # grouped: every reverse is in a group (_action_groups.Reverses)
+            if a.kind != "reverses":
                 self.apply(a)
                 continue
-            k = top
-            while k >= bottom:
-                done = stretches.reversed_from
-                if done is not None and k >= done:  # a kept stretch's backward has reversed it already
-                    k = done - 1
-                    continue
-                adjoint = self._reverse(k, adjoint, sums, accumulate, through_grad_fields)
-                k -= 1
+            for k in self.stretches.reverses(a.top, a.bottom):
+                adjoint = self._reverse(k, adjoint, sums, accumulate, through_grad_fields, engine_autocast)
         return adjoint, sums
 
     def _reverse(self, k: int, adjoint: torch.Tensor, sums: List[Optional[torch.Tensor]], accumulate: bool,
-                 through_grad_fields: bool) -> torch.Tensor:
+                 through_grad_fields: bool, engine_autocast: Optional[AutocastState]) -> torch.Tensor:
         """`reverse k`: back-propagates through the tape through block k (the whole stretch k ends, kept or
-        re-run now), x_k's gradient returned."""
+        re-run now), x_k's gradient returned; the engine call under `engine_autocast` where given
+        (_reruns.py)."""
         current = (self.current,) if self.current is not None else None
         tape = self.stretches.take(k, current, self._block, self._leaves)
         self.current = current = None  # x_k lives on only where the tape saves it
         if accumulate:
-            return backpropagate(tape, (adjoint,), accumulate=True, autocast=self.engine_autocast)[0]
+            return backpropagate(tape, (adjoint,), accumulate=True, autocast=engine_autocast)[0]
         params, positions = self.params.of_stretch(tape.start, tape.stop)
         # the reversed stretch's output, x_{k+1}, is no state of the plan's any more (none is current after a
         # reverse): the tape is this function's only, so it goes with it, not held until the next reverse
         return backpropagate(tape, (adjoint,), params, positions, sums, through_grad_fields=through_grad_fields,
-                             autocast=self.engine_autocast)[0]
+                             autocast=engine_autocast)[0]
 
     def close(self) -> None:
         self.stretches.clear()
@@ -273,7 +262,9 @@ class _Params:
     their positions in `unique`, whether a parameter serves more than one block, and each one's gradient
     accumulator (the graph node through which plain autograd's backward adds to its .grad)."""
 
-    def __init__(self, per_block: List[List[torch.Tensor]]):
+    def __init__(self, per_block: List[List[torch.Tensor]], unfrozen: Optional[Tuple[int, str]] = None):
+        #: (block index, parameter name) of one that requires grad and did not when the blocks were profiled
+        self.unfrozen = unfrozen
         self.unique: List[torch.Tensor] = []
         where: Dict[int, int] = {}
         self.per_block: List[List[torch.Tensor]] = []
@@ -362,7 +353,6 @@ class _Stack(torch.autograd.Function):
         run: _Run = ctx.run
         if run.done:
             raise BackwardError("remat.torch.auto_checkpoint: backward through the same forward twice")
-        devices = run.rng.devices if run.rng is not None else []
         # Where each parameter serves one block and this backward adds to every parameter's .grad, each
         # stretch's backward adds its blocks' gradients itself (torch.utils.checkpoint's way, the cheapest:
         # no gradient handed back through this node), exactly as plain autograd would add them. Otherwise
@@ -373,17 +363,14 @@ class _Stack(torch.autograd.Function):
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
                                     "supported below plain autograd's peak: the re-run blocks' gradients would not "
                                     "be differentiable")
-            # the re-runs run in the modes the forward ran in (checked there to be the profiled ones), whatever the
-            # caller switched to since (model.eval() for a validation pass): _modes.py
-            modes = getattr(run.owner, "_profiled_modes", None)
-            run.engine_autocast = ctx.autocast.differing_now()  # before the forward's settings are entered
-            with modes.entered() if modes is not None else nullcontext(), \
-                    torch.random.fork_rng(devices=devices, enabled=run.rng is not None), ctx.autocast.uncached():
+            # the re-runs run in the modes the forward ran in (checked there to be the profiled ones), its RNG
+            # and autocast settings (_reruns.py)
+            with rerunning(getattr(run.owner, "_profiled_modes", None), run.rng, ctx.autocast) as engine_autocast:
                 # the re-runs start from the buffers the forward's runs started from, and leave them as the forward
                 # did: BatchNorm's running statistics, spectral_norm's vectors (_norm_stats.py)
                 run.buffers.backward_begins(run.split.start)
                 try:
-                    adjoint, sums = run.backward(grad, accumulate)
+                    adjoint, sums = run.backward(grad, accumulate, engine_autocast)
                 finally:
                     run.buffers.backward_ends()
         finally:
@@ -434,7 +421,15 @@ class AutoCheckpoint(torch.nn.Module):
         self.plan: Optional[Union[TapedChainPlan, Plan]]
         if actions is not None:
             _refuse_contexts(profiles, plain_peak_bytes)
-            self.plan = plan = priced_plan(self.chain_steps, self.final_state_bytes, list(actions), budget_bytes)
+            actions = list(actions)
+            self.plan = plan = priced_plan(self.chain_steps, self.final_state_bytes, actions, budget_bytes)
+            last = next((i for i, a in enumerate(actions) if a.kind == "advance" and a.stop == len(profiles)), None)
+            if last is not None:  # the runtime runs block T-1 where x_{T-1} stands, after the plan's forward
+                raise ArgumentError(f"remat.torch.auto_checkpoint: action {last} ({actions[last]}) advances the last "
+                                    f"block; a plan reverses it where x_{len(profiles) - 1} stands, never advances it")
+            if plan.peak_bytes > budget_bytes:
+                raise CapacityError(f"remat.torch.auto_checkpoint: the given actions peak at {plan.peak_bytes} bytes "
+                                    f"under the chain model, above the budget of {budget_bytes}")
             self.method = "given actions"
             self.predicted_peak_bytes = int(plan.peak_bytes or 0)
             self.predicted_cost = plan.predicted_cost
@@ -524,8 +519,7 @@ class AutoCheckpoint(torch.nn.Module):
         flags = tuple(map(_requires_grad, self._flat_params))
         params = self._params_by_flags.get(flags)
         if params is None:
-            params = self._params_by_flags[flags] = _Params(self._param_lists)
-            params.unfrozen = self._unfrozen_since_profiled(flags)
+            params = self._params_by_flags[flags] = _Params(self._param_lists, self._unfrozen_since_profiled(flags))
         return params
 
     def _unfrozen_since_profiled(self, flags: tuple) -> Optional[Tuple[int, str]]:
@@ -580,7 +574,7 @@ class AutoCheckpoint(torch.nn.Module):
                                 f"{x.dtype}; the plan was made for the sample's {self.input_shape} and "
                                 f"{self.input_dtype} (call auto_checkpoint again with such a sample)")
         self._check_profiled_conditions(x)
-        if getattr(params, "unfrozen", None) is not None:
+        if params.unfrozen is not None:
             k, name = params.unfrozen
             raise ArgumentError(
                 f"remat.torch.auto_checkpoint: block {k}'s parameter {name!r} requires grad, but it did not when the "

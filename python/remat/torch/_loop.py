@@ -42,6 +42,7 @@ from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
 from ._modes import ForwardModes
 from ._norm_stats import LoopBuffers
+from ._reruns import rerunning
 from ._rng import RngStates
 from ._saved import storage_key
 from ._snapshots import PLACEMENTS, make_slots
@@ -278,8 +279,6 @@ class _Loop:
         self.step = step
         # a module step's submodules' modes in the forward, entered again for the backward's re-runs
         self.modes = modes
-        # the backward's own autocast settings where they compute otherwise than the forward's, for its engine calls
-        self.engine_autocast: Optional[AutocastState] = None
         # a module step's buffers (None for a function): its others kept with each snapshot (_norm_stats.py)
         self.buffers = buffers
         self.spec = spec
@@ -317,7 +316,6 @@ class _Loop:
             self.first = None
             return x1
         return _checked_call(self.step, self.spec, k, parts)
-
 
     def apply(self, a) -> None:
         """One action other than reverse."""
@@ -430,24 +428,23 @@ class _Loop:
         x = tuple(p.detach().requires_grad_() if d else p.detach() for p, d in zip(parts, self.spec.differentiable))
         return x, x
 
-    def backward(self, grads):
+    def backward(self, grads, engine_autocast: Optional[AutocastState] = None):
+        """(x_0's gradients, the parameters' gradient sums) from x_T's; the engine calls under `engine_autocast`
+        where given (_reruns.py)."""
         adjoint = list(grads)
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params)
         # read at each backward: hooks may have been registered since the forward
         self.through_grad_fields = (sums_through_grad_fields(self.params)
                                     and backward_adds_to(accumulators(self.params)))
         if self.kept is not None:  # `reverse T-1`, which the forward took from the plan
-            adjoint = self._reverse(self.kept, adjoint, sums)
+            adjoint = self._reverse(self.kept, adjoint, sums, engine_autocast)
         pending, self.pending = self.pending, None
         for a in itertools.chain((pending,) if pending is not None else (), self._remaining()):
             kind = a.kind
-            if kind == "reverses":
-                k, bottom = a.top, a.bottom
-                while k >= bottom:  # each reverse, then on below the steps its stretch covered
-                    adjoint = self._reverse(k, adjoint, sums)
-                    k = min(k, self.stretches.reversed_from) - 1
-            elif kind == "reverse":
-                adjoint = self._reverse(a.step, adjoint, sums)
+            if kind == "reverses" or kind == "reverse":  # grouped, or one by one (online revolve's)
+                top, bottom = (a.top, a.bottom) if kind == "reverses" else (a.step, a.step)
+                for k in self.stretches.reverses(top, bottom):
+                    adjoint = self._reverse(k, adjoint, sums, engine_autocast)
             else:
                 self.apply(a)
         return adjoint, sums
@@ -457,20 +454,14 @@ class _Loop:
             return self.actions
         return itertools.chain.from_iterable(iter(self.online.take, []))
 
-    def _reverse(self, k: int, adjoint, sums):
+    def _reverse(self, k: int, adjoint, sums, engine_autocast: Optional[AutocastState]):
         """Reverses step k and, where k ends a kept stretch, the stretch's other steps with it: one backward
         through the stretch's graph (the plain loop's own for those steps). Every step shares the parameters,
         so their gradients are summed here (in the plain backward's order, _stretch.backpropagate) and
         returned, never left added to .grad by each stretch."""
         self.kept = None
-        stretches = self.stretches
-        if stretches.reversed_from is not None and k >= stretches.reversed_from:
-            stretches.open, self.current = None, None  # reversed with a later step's stretch (take's None)
-            return adjoint
-        tape = stretches.take(k, self._now(), self.run, self._leaves)
+        tape = self.stretches.take(k, self._now(), self.run, self._leaves)
         self.current = None
-        if tape is None:
-            return adjoint  # a kept stretch's backward has reversed it already
         unknown = self.leaf_check.unknown_leaf(tape.out, tape.leaves)
         if unknown is not None:
             raise BackwardError(
@@ -480,7 +471,7 @@ class _Loop:
                 f"params= (params=layers.parameters() for a step that runs layers[k]; a tensor the steps use that "
                 f"was computed from it before the loop, as an encoder's output a module step keeps, in its place)")
         return backpropagate(tape, adjoint, self.params, self.positions, sums,
-                             through_grad_fields=self.through_grad_fields, autocast=self.engine_autocast)
+                             through_grad_fields=self.through_grad_fields, autocast=engine_autocast)
 
     def close(self) -> None:
         """Frees every snapshot, the kept graph and the schedule (after the backward, or a failure)."""
@@ -527,21 +518,17 @@ class _CheckpointLoop(torch.autograd.Function):
         if loop.slots is None:
             raise BackwardError("remat.torch.checkpoint_loop: backward through the same loop twice (its snapshots "
                                 "are freed by the first backward)")
-        devices = loop.rng.devices if loop.rng is not None else []
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.checkpoint_loop: double backward (create_graph=True) is not "
                                     "supported: the re-run steps' gradients would not be differentiable")
-            modes = loop.modes.entered() if loop.modes is not None else nullcontext()
-            loop.engine_autocast = ctx.autocast.differing_now()  # before the forward's settings are entered
-            with modes, torch.random.fork_rng(devices=devices, enabled=loop.rng is not None), \
-                    ctx.autocast.uncached():
+            with rerunning(loop.modes, loop.rng, ctx.autocast) as engine_autocast:
                 # the re-runs must not update a module step's norm layers' running statistics again, and leave its
                 # other buffers as the forward did (_norm_stats.py, LoopBuffers)
                 if loop.buffers is not None:
                     loop.buffers.backward_begins()
                 try:
-                    adjoint, sums = loop.backward(grads)
+                    adjoint, sums = loop.backward(grads, engine_autocast)
                 finally:
                     if loop.buffers is not None:
                         loop.buffers.backward_ends()

@@ -77,8 +77,6 @@ class ForwardBuffers:
 
     def __init__(self, blocks: Sequence[BlockBuffers]):
         self.blocks = blocks
-        #: per block, whether it has buffers other than norm statistics (whose changes forward_run looks for)
-        self.watched = [bool(b.others) for b in blocks]
         self.before: Dict[int, Copies] = {}
         self.after: Copies = []
 

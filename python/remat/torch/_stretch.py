@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from contextlib import nullcontext
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -32,6 +32,21 @@ class Tape:
 
     def __init__(self, start: int, leaves: Parts, out: Parts):
         self.start, self.stop, self.leaves, self.out = start, start + 1, leaves, out
+
+
+class Handover:
+    """A state handed to a stretch as its only reference, emptied when taken. A tuple passed as an argument stays
+    referenced by the calling frame until the call returns (before Python 3.11), so that x_start would live
+    through the whole run even where its first step does not save it, one state the chain model does not count."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Parts):
+        self.parts: Optional[Parts] = parts
+
+    def take(self) -> Optional[Parts]:
+        parts, self.parts = self.parts, None
+        return parts
 
 
 def _run_from(k: int, current: Parts, run: Run, leaves: Leaves) -> Tape:
@@ -73,12 +88,14 @@ class Stretches:
         self.advance_run(k, k + 1, current, run, leaves)
         return self.output() if detached else None
 
-    def advance_run(self, start: int, stop: int, current: Optional[Parts], run: Run, leaves: Leaves,
+    def advance_run(self, start: int, stop: int, current: Union[Parts, Handover, None], run: Run, leaves: Leaves,
                     run_on: Optional[Run] = None) -> None:
         """`advance k k+1 tape` for k = start..stop-1 in one loop: the first continues the open stretch where that
         ends at x_start (no cut in the graph; current is not read then), else starts one from current. The
         first step runs through `run`, the others through `run_on` (default `run`): from a state only this
-        run holds."""
+        run holds. `current` as a Handover: held no longer than the first step runs."""
+        if isinstance(current, Handover):
+            current = current.take()
         run_on = run if run_on is None else run_on
         tape, tapes = self.open, self.tapes
         with torch.enable_grad():
@@ -87,7 +104,7 @@ class Stretches:
                 tape = _run_from(start, current, run, leaves)
                 tapes[start] = tape
                 k += 1
-            current = None  # held on by the caller only where it holds x_start (a snapshot): not through the run
+            current = None  # x_start lives on where the tape saves it or a caller holds it (a snapshot)
             self.open = tape
             out = tape.out
             if k < stop and k == start:  # continuing the open stretch: x_start may be held (a store)
@@ -111,13 +128,25 @@ class Stretches:
         tape = self.tapes.get(k - 1)
         self.open = tape if tape is not None and tape.stop == k else None
 
-    def take(self, k: int, current: Optional[Parts], run: Run, leaves: Leaves) -> Optional[Tape]:
-        """For `reverse k`: the tape through step k, ending there (step k re-run with grad from x_k = current
-        where none is kept: as the open stretch's continuation where that ends at x_k), and its steps taken
-        off; None where the reverse of a later stretch covered k."""
+    def reverses(self, top: int, bottom: int) -> Iterator[int]:
+        """The steps of `reverse top` .. `reverse bottom` (k, k-1, ... as the plan gives them) that are still to
+        reverse, in turn: those a kept stretch's backward reversed with a later step skipped. Read as the caller
+        reverses each (take moves reversed_from)."""
+        k = top
+        while k >= bottom:
+            done = self.reversed_from
+            if done is not None and k >= done:
+                self.open = None  # as take leaves it
+                k = done - 1
+                continue
+            yield k
+            k -= 1
+
+    def take(self, k: int, current: Optional[Parts], run: Run, leaves: Leaves) -> Tape:
+        """For `reverse k` (one that reverses yields): the tape through step k, ending there (step k re-run with
+        grad from x_k = current where none is kept: as the open stretch's continuation where that ends at x_k),
+        and its steps taken off."""
         tape, self.open = self.open, None
-        if self.reversed_from is not None and k >= self.reversed_from:
-            return None
         if tape is None or tape.stop != k or k in self.tapes:
             tape = self.tapes.get(k)
         if tape is None:  # not kept: re-run step k with grad from x_k
