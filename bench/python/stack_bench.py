@@ -404,7 +404,7 @@ def main():
                        "rows": executor_rows(name, model, x, t, rounds, device)})
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
     bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,
-                           "torch": torch.__version__, "threads": args.threads})
+                           "torch": torch.__version__})
 
 
 if __name__ == "__main__":

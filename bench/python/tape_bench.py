@@ -56,7 +56,7 @@ def main():
              "notes": [f"blocks re-run over every budget: default tape {total['default tape']}, "
                        f"block tapes {total['block tapes']}"]}
     bc.emit(args, [table], {"model": args.model, "blocks": len(model), "plain_peak_bytes": probe.plain_peak_bytes,
-                            "total_re_runs": total, "torch": torch.__version__, "threads": args.threads})
+                            "total_re_runs": total, "torch": torch.__version__})
 
 
 if __name__ == "__main__":

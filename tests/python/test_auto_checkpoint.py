@@ -659,7 +659,6 @@ def test_a_copy_checks_its_own_submodules_modes():
         twin(x)
 
 
-
 @pytest.mark.parametrize("taped", [True, False])
 def test_a_model_switched_to_eval_between_forward_and_backward_is_re_run_as_the_forward_ran_it(taped):
     """Plain autograd's backward reads the graph its forward saved, whatever mode the model is in by then (a

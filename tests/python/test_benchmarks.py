@@ -19,7 +19,10 @@ sys.path.insert(0, str(ROOT / "bench" / "python"))
 
 def run_bench(name, capsys, monkeypatch, *args):
     module = importlib.import_module(name)
-    monkeypatch.setattr(sys, "argv", [name + ".py", "--quick", "--format", "json", "--rounds", "1", *args])
+    # --malloc default: settling glibc's allocator would last for the rest of this process's tests
+    # (test_settled_malloc_keeps_tensors_on_the_heap checks settling, in interpreters of its own)
+    monkeypatch.setattr(sys, "argv", [name + ".py", "--quick", "--format", "json", "--rounds", "1", "--malloc",
+                                      "default", *args])
     capsys.readouterr()
     module.main()
     out = capsys.readouterr()
