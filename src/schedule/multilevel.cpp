@@ -227,12 +227,35 @@ cost_model clamped(cost_model model, step_t steps)
     return model;
 }
 
+// Refuses costs so large that every schedule's (its adjoints' aside, which never change it) exceeds the largest
+// double: every entry of the tables is then infinite and their splits meaningless (100 steps on one unlimited
+// level writing and reading at 1e307 were planned as a lone `reverse 0`). Counts beyond 64 bits are left to
+// planning, which names them.
+void require_finite_cost(step_t steps, cost_model model)
+{
+    model.reverse_cost = 0;
+    if (std::isfinite(multilevel_lower_bound(steps, model)))
+        return;
+    std::uint64_t slots = 0; // revolve's over all the slots: the fewest forward steps of any plan
+    for (const level_spec& level : model.levels)
+        slots = std::min(slots + static_cast<std::uint64_t>(level.slots), static_cast<std::uint64_t>(steps - 1));
+    try {
+        (void)revolve(steps, static_cast<slot_t>(std::max<std::uint64_t>(slots, 1))).cost();
+    } catch (const overflow_error&) {
+        return;
+    }
+    throw argument_error("every schedule of " + std::to_string(steps) +
+                         " steps costs more than the largest double (1.8e308) under these step, write and read "
+                         "costs; scale them down");
+}
+
 } // namespace
 
 multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
 {
     detail::require_positive_steps(steps);
     validate(model);
+    require_finite_cost(steps, model);
     multilevel_plan base;
     base.steps = steps;
     base.model = clamped(model, steps);
