@@ -2,6 +2,7 @@
 // chain_stages.hpp), in blocks where its table is too short, and takes the cheaper listed plan where one is.
 #include "remat/schedule/chain.hpp"
 
+#include "chain_cost_limit.hpp"
 #include "chain_plan.hpp"
 #include "chain_refetch.hpp"
 #include "chain_stages.hpp"
@@ -80,6 +81,7 @@ using detail::chain_plan;
 chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
 {
     validate(model);
+    detail::require_costs_within(model, std::numeric_limits<float>::max(), "float");
     auto p = std::make_shared<chain_plan>();
     p->fine = std::move(model);
     p->budget = budget_bytes;

@@ -3,6 +3,7 @@
 // model in true bytes (remat::price_taped_chain, chain_taped_price.cpp).
 #include "remat/schedule/chain_taped.hpp"
 
+#include "chain_cost_limit.hpp"
 #include "chain_taped_emit.hpp"
 #include "chain_taped_table.hpp"
 #include "remat/error.hpp"
@@ -126,6 +127,7 @@ std::uint64_t all_taped_bytes(const chain_model& chain)
 taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget_bytes, std::uint64_t granularity)
 {
     validate(chain);
+    detail::require_costs_within(chain, std::numeric_limits<double>::max(), "double");
     const auto n = static_cast<std::uint64_t>(chain.size());
     const std::uint64_t rows = n * (n + 1) / 2;
     // Past this no granularity makes a table that plans anything (the search for one never ended: from 4,096
