@@ -184,6 +184,11 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", bad("t.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
             "tape_bytes": -1}], "final_state_bytes": 8})")},
          "\"tape_bytes\" must be a whole number of bytes"},
+        // JSON reads 1e3 as a float: the message said only "must be a whole number of bytes >= 0, got 1000.0"
+        {{"plan", "--chain", bad("w.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 1e3}],
+            "final_state_bytes": 8})")},
+         "\"state_bytes\" must be a whole number of bytes >= 0 written as an integer, without a point or exponent, "
+         "got 1000.0"},
         {{"plan", "--chain", bad("u.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
             "tape_bytes": 18446744073709551615}], "final_state_bytes": 8})")},
          "state and tape sizes add up to more than 2^64-1 bytes"},

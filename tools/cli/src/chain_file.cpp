@@ -36,7 +36,10 @@ std::uint64_t bytes_field(const json& object, const char* name, const std::strin
     }
     const json& v = object.at(name);
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-        throw usage_error(where + ": \"" + name + "\" must be a whole number of bytes >= 0, got " + v.dump());
+        // 1e3 and 1000.0 are JSON floats: "must be a whole number, got 1000.0" named no fault
+        throw usage_error(where + ": \"" + name + "\" must be a whole number of bytes >= 0" +
+                          (v.is_number_float() ? " written as an integer, without a point or exponent" : "") +
+                          ", got " + v.dump());
     return v.get<std::uint64_t>();
 }
 
