@@ -236,3 +236,31 @@ BOOST_AUTO_TEST_CASE(draw_to_an_unwritable_place_fails_cleanly)
     BOOST_TEST(r.err.find("/nonexistent-dir/x.svg") != std::string::npos, r.err);
     BOOST_TEST(!std::filesystem::exists("/nonexistent-dir"));
 }
+
+BOOST_AUTO_TEST_CASE(an_empty_value_is_refused_not_read_as_the_option_left_out)
+{
+    // A script's unset variable (`--step-cost "$COST"`) gave the default cost 1, `--schedule ""` revolve,
+    // `--chain ""` "--steps is required", `--reverse-cost ""` a reverse cost of 0: every value given must say
+    // something.
+    const std::vector<std::vector<std::string>> cases{
+        {"plan", "--steps", "10", "--slots", "3", "--step-cost", ""},
+        {"plan", "--steps", "10", "--slots", "3", "--schedule", ""},
+        {"plan", "--steps", "10", "--slots", "3", "--reverse-cost", ""},
+        {"plan", "--steps", "", "--slots", "3"},
+        {"plan", "--steps", "10", "--slots", ""},
+        {"plan", "--chain", "", "--budget", "1MiB"},
+        {"plan", "--steps", "10", "--slots", "3", "--format", ""},
+        {"draw", "--steps", "10", "--slots", "3", "--every", "", "-o", "x.svg"},
+        {"tradeoff", "--steps", "10", "--reverse-cost", ""},
+        {"tradeoff", "--steps", "10", "--max-overhead", ""},
+        {"calibrate", "--disk", "", "--repeats", "1"},
+        {"inspect", ""},
+    };
+    for (const auto& args : cases) {
+        std::string given;
+        for (std::size_t i = 1; i < args.size(); ++i)
+            if (args[i].empty())
+                given = args[i - 1].starts_with("-") ? args[i - 1] : "file";
+        test::check_usage_error(args, given + ": expected a value, got \"\"");
+    }
+}
