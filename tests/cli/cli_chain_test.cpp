@@ -195,6 +195,8 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", bad("h.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8}]})")},
          "missing \"final_state_bytes\""},
         {{"plan", "--chain", (dir / "missing.json").string()}, "cannot be read"},
+        // read as empty text, it was "not valid JSON (... unexpected end of input ...)"
+        {{"plan", "--chain", dir.path().string(), "--budget", "1MiB"}, "is a directory, not a chain file"},
         {{"plan", "--chain", good, "--budget", "1MiB"}, "below what step 0 alone needs"},
         {{"plan", "--chain", good, "--budget", "5767168"}, "no schedule of this chain fits"},
         {{"plan", "--chain", good}, "--chain needs --budget"},

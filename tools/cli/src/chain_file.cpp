@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -92,6 +93,10 @@ chain_model parse_chain(const std::string& text, const std::string& source)
 
 chain_model read_chain_file(const std::string& path)
 {
+    // A directory opens, and read as empty text: "not valid JSON (... unexpected end of input)".
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw usage_error("--chain " + path + ": is a directory, not a chain file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw usage_error("--chain " + path + ": cannot be read (" + std::strerror(errno) + ")");
