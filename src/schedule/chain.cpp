@@ -30,7 +30,10 @@ namespace {
         choose_horizon(roomy, opts);
         build_inner(roomy);
         build_outer(roomy);
-        least = "; it needs at least " + std::to_string(least_units(roomy) * p.granularity) + " bytes";
+        std::uint64_t bytes = 0; // a granularity near 2^64 wrapped: "at least 18446744073709551614 bytes"
+        least = __builtin_mul_overflow(least_units(roomy), p.granularity, &bytes)
+                    ? "; it needs more than 2^64-1 bytes at this granularity"
+                    : "; it needs at least " + std::to_string(bytes) + " bytes";
     } catch (const capacity_error&) {
         least = "; it needs more (every snapshot it must keep, and a step running on top)";
     }

@@ -240,6 +240,17 @@ BOOST_AUTO_TEST_CASE(costs_past_a_double_are_refused_not_reported_as_no_fit)
     BOOST_TEST(std::abs(plan.cost - 3e300) <= 1e-12 * 3e300, plan.cost);
 }
 
+BOOST_AUTO_TEST_CASE(a_least_budget_beyond_64_bits_is_named_not_wrapped)
+{
+    // Two units of 2^64-1 bytes: the least budget named was their product wrapped, 18446744073709551614 bytes.
+    const chain_model m = chain_model::uniform(4, 1, 2, 100);
+    BOOST_CHECK_EXCEPTION((void)plan_taped_chain(m, 700, UINT64_MAX), capacity_error, [](const capacity_error& e) {
+        return std::string(e.what()) == "no schedule of this chain fits a budget of 700 bytes at a granularity of "
+                                        "18446744073709551615 bytes; it needs more than 2^64-1 bytes at this "
+                                        "granularity";
+    });
+}
+
 BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)
 {
     // 70 steps of odd sizes: the automatic units are capped by the table (2^23 entries), and rounding every

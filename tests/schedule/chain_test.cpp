@@ -487,6 +487,12 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
                "no schedule of this chain fits a budget of 650 bytes at a granularity of 100 bytes; it needs at "
                "least 700 bytes");
     BOOST_CHECK_NO_THROW(chain(m, 700));
+    // Two units of 2^64-1 bytes: the least budget named was their product wrapped, 18446744073709551614 bytes
+    chain::options widest;
+    widest.granularity = UINT64_MAX;
+    BOOST_TEST(message([&] { chain(m, 700, widest); }) ==
+               "no schedule of this chain fits a budget of 700 bytes at a granularity of 18446744073709551615 bytes; "
+               "it needs more than 2^64-1 bytes at this granularity");
     BOOST_CHECK_THROW(chain(chain_model{}, 1000), argument_error);
     chain::options tiny;
     tiny.granularity = 1;
