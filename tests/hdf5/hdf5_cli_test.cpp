@@ -217,6 +217,12 @@ BOOST_AUTO_TEST_CASE(calibrate_reports_costs_against_the_raw_disk)
     const result missing = run(dir, tool("calibrate --disk " + (dir / "nowhere").string()));
     BOOST_TEST(missing.status == 1);
     BOOST_TEST(lines(missing.err) == 1u, missing.err);
+    // A path that does not exist was "not a directory"; a file is one.
+    BOOST_TEST(missing.err.find("nowhere: no such directory") != std::string::npos, missing.err);
+    const auto file = make_file(dir);
+    const result not_directory = run(dir, tool("calibrate --disk " + file.string()));
+    BOOST_TEST(not_directory.status == 1);
+    BOOST_TEST(not_directory.err.find("snapshots.h5: not a directory") != std::string::npos, not_directory.err);
 }
 
 BOOST_AUTO_TEST_CASE(h5dump_reads_the_file_and_xxhsum_agrees_with_the_checksums)
