@@ -310,3 +310,24 @@ BOOST_AUTO_TEST_CASE(tape_sizes_in_the_file_plan_as_the_library_with_them)
                    {"--chain", file, "--budget", std::to_string(all_taped_bytes(m)), "--taped-advances"})["taped_steps"]
                    .get<std::uint64_t>() == 11u);
 }
+
+BOOST_AUTO_TEST_CASE(a_chain_that_costs_nothing_reports_an_overhead_of_one_in_both_formats)
+{
+    // Store-all's cost 0: the text said 1.000x and the JSON 0/0, written as null.
+    test::scratch_dir dir;
+    const std::string file = write(dir, "free.json", to_json(chain_model::uniform(3, 0, 0, 10)));
+    for (const bool taped : {false, true}) {
+        std::vector<std::string> args{"plan", "--chain", file, "--budget", "40"};
+        if (taped)
+            args.emplace_back("--taped-advances");
+        const test::tool_result text = test::run_tool(args);
+        BOOST_TEST_REQUIRE(text.status == 0, text.err);
+        BOOST_TEST(text.out.find("; 1.000x)") != std::string::npos, text.out);
+        args.insert(args.end(), {"--format", "json"});
+        const test::tool_result json = test::run_tool(args);
+        BOOST_TEST_REQUIRE(json.status == 0, json.err);
+        const auto doc = nlohmann::json::parse(json.out);
+        BOOST_TEST_REQUIRE(doc["overhead"].is_number(), taped << ": " << json.out);
+        BOOST_TEST(doc["overhead"].get<double>() == 1.0);
+    }
+}
