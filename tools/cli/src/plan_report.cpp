@@ -21,6 +21,13 @@ double recompute_ratio(const schedule_cost& c)
     return baseline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(baseline);
 }
 
+// How far above the lower bound the plan costs, as a fraction. The bound is 0 only at T = 1 with no reverse cost,
+// where the plan costs 0 too: 0 / 0 printed "-nan% above" and JSON null.
+double gap_to_lower_bound(const plan_choice& choice, const schedule_cost& c)
+{
+    return *choice.lower_bound > 0 ? predicted_cost(c, choice.model) / *choice.lower_bound - 1.0 : 0.0;
+}
+
 // An online schedule against the offline optimum for the T it found.
 double offline_ratio(const schedule_cost& c, std::uint64_t offline)
 {
@@ -81,7 +88,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     if (choice.lower_bound) {
         // Every schedule costs at least the bound: the gap says how far from optimal this plan can be.
         j["lower_bound"] = *choice.lower_bound;
-        j["gap_to_lower_bound"] = predicted_cost(c, choice.model) / *choice.lower_bound - 1.0;
+        j["gap_to_lower_bound"] = gap_to_lower_bound(choice, c);
         j["levels_used"] = choice.levels_used;
         // The work it took to plan (table iterations; the limit is 2*10^9 whatever T and the levels).
         j["planning_work"] = choice.planning_work;
@@ -183,7 +190,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
                        choice.model.reverse_cost);
     if (choice.lower_bound)
         out << fmt::format("lower bound    {:.6g} (every schedule costs at least this; this plan is {:.3f}% above)\n",
-                           *choice.lower_bound, 100.0 * (predicted_cost(c, choice.model) / *choice.lower_bound - 1.0));
+                           *choice.lower_bound, 100.0 * gap_to_lower_bound(choice, c));
 }
 
 void write_actions(std::ostream& out, const any_schedule& plan)
