@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ostream>
 
 namespace remat::cli {
@@ -40,6 +41,18 @@ double plan_cost(const plan_choice& choice, const schedule_cost& c)
     return choice.tape_units ? c.predicted_cost : predicted_cost(c, choice.model);
 }
 
+// Refuses a predicted cost past the largest double, before any output: the text said "inf" and the JSON null.
+// The schedule itself does not depend on the costs, so --format actions still lists it.
+void require_finite_cost(const plan_choice& choice, const schedule_cost& c)
+{
+    if (!std::isfinite(plan_cost(choice, c)))
+        throw usage_error(fmt::format("--step-cost {:g}, --reverse-cost {:g}: the predicted cost of {} forward steps "
+                                      "and {} reverse steps passes the largest double, 1.8e308; scale the costs down "
+                                      "(the schedule does not change)",
+                                      choice.model.step_cost, choice.model.reverse_cost, c.forward_steps,
+                                      c.reverse_steps));
+}
+
 } // namespace
 
 void add_counts(nlohmann::ordered_json& j, const schedule_cost& c)
@@ -57,6 +70,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     if (choice.chain || choice.taped_chain)
         return chain_json(choice);
     const schedule_cost c = choice.plan.cost();
+    require_finite_cost(choice, c);
     nlohmann::ordered_json j;
     j["schedule"] = choice.name;
     j["steps"] = c.steps;
@@ -132,6 +146,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.chain || choice.taped_chain)
         return write_chain_text(out, choice);
     const schedule_cost c = choice.plan.cost();
+    require_finite_cost(choice, c);
     // Before any output: a peak beyond 64 bits of bytes is refused, not half a report.
     const std::uint64_t peak_bytes = choice.state_bytes ? snapshot_bytes(c.peak_slots, *choice.state_bytes) : 0;
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
