@@ -2,6 +2,7 @@
 // chain_stages.hpp), in blocks where its table is too short, and takes the cheaper listed plan where one is.
 #include "remat/schedule/chain.hpp"
 
+#include "chain_cost_limit.hpp"
 #include "chain_plan.hpp"
 #include "chain_refetch.hpp"
 #include "chain_stages.hpp"
@@ -29,7 +30,10 @@ namespace {
         choose_horizon(roomy, opts);
         build_inner(roomy);
         build_outer(roomy);
-        least = "; it needs at least " + std::to_string(least_units(roomy) * p.granularity) + " bytes";
+        std::uint64_t bytes = 0; // a granularity near 2^64 wrapped: "at least 18446744073709551614 bytes"
+        least = __builtin_mul_overflow(least_units(roomy), p.granularity, &bytes)
+                    ? "; it needs more than 2^64-1 bytes at this granularity"
+                    : "; it needs at least " + std::to_string(bytes) + " bytes";
     } catch (const capacity_error&) {
         least = "; it needs more (every snapshot it must keep, and a step running on top)";
     }
@@ -80,6 +84,7 @@ using detail::chain_plan;
 chain::chain(chain_model model, std::uint64_t budget_bytes, const options& opts)
 {
     validate(model);
+    detail::require_costs_within(model, std::numeric_limits<float>::max(), "float");
     auto p = std::make_shared<chain_plan>();
     p->fine = std::move(model);
     p->budget = budget_bytes;

@@ -3,6 +3,7 @@
 // model in true bytes (remat::price_taped_chain, chain_taped_price.cpp).
 #include "remat/schedule/chain_taped.hpp"
 
+#include "chain_cost_limit.hpp"
 #include "chain_taped_emit.hpp"
 #include "chain_taped_table.hpp"
 #include "remat/error.hpp"
@@ -126,6 +127,7 @@ std::uint64_t all_taped_bytes(const chain_model& chain)
 taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget_bytes, std::uint64_t granularity)
 {
     validate(chain);
+    detail::require_costs_within(chain, std::numeric_limits<double>::max(), "double");
     const auto n = static_cast<std::uint64_t>(chain.size());
     const std::uint64_t rows = n * (n + 1) / 2;
     // Past this no granularity makes a table that plans anything (the search for one never ended: from 4,096
@@ -154,9 +156,10 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
                                      : auto_granularity(chain, all_taped_bytes(chain));
         const unit_chain wide(chain, g2);
         std::uint64_t least_bytes = 0;
+        bool beyond = false; // a granularity near 2^64 wrapped: "at least 18446744073709551614 bytes"
         if ((wide.all_taped() + 1) * rows <= max_entries) {
             const auto all = detail::taped_chain_solve(wide, wide.all_taped());
-            least_bytes = all->least(wide.all_taped()) * g2;
+            beyond = __builtin_mul_overflow(all->least(wide.all_taped()), g2, &least_bytes);
         } else {
             // ...where one fits: every size rounded up to a unit of its own, the all-taped peak is T units at least,
             // and from about 250 steps no such table fits (it was filled all the same: gigabytes, or bad_alloc).
@@ -164,8 +167,9 @@ taped_chain_plan plan_taped_chain(const chain_model& chain, std::uint64_t budget
             least_bytes = plan_taped_chain_least(chain).least_budget_bytes;
         }
         throw capacity_error("no schedule of this chain fits a budget of " + std::to_string(budget_bytes) +
-                             " bytes at a granularity of " + std::to_string(g) + " bytes; it needs at least " +
-                             std::to_string(least_bytes) + " bytes");
+                             " bytes at a granularity of " + std::to_string(g) + " bytes; it needs " +
+                             (beyond ? "more than 2^64-1 bytes at this granularity"
+                                     : "at least " + std::to_string(least_bytes) + " bytes"));
     }
     const std::uint64_t least = t.least(u);
     taped_chain_plan plan;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -128,13 +129,14 @@ plan_ptr plan_without(const multilevel_plan& base, std::size_t drop, const multi
 }
 
 // `plan`, or the plan of a subset that drops one level when that is cheaper: the most promising (lowest bound)
-// first, since the sooner the cost in hand falls, the more of the others its bound skips.
+// first, since the sooner the cost in hand falls, the more of the others its bound skips. A null `plan` (none of
+// the store's own structures could be made) gives the cheapest subset's, or null.
 plan_ptr cheapest_with_subsets(plan_ptr plan, const multilevel_plan& base, const multilevel::options& opts,
                                std::unordered_map<std::uint32_t, plan_ptr>& memo, std::uint32_t levels,
                                const std::vector<level_t>& original)
 {
     const std::size_t n = base.model.levels.size();
-    double cost = plan_cost(*plan).predicted_cost;
+    double cost = plan ? plan_cost(*plan).predicted_cost : infinity;
     struct candidate {
         std::size_t drop;
         double bound;
@@ -201,16 +203,28 @@ plan_ptr plan_levels(const multilevel_plan& base, const multilevel::options& opt
         const std::uint64_t own = capped ? own_part(opts.near_optimal_work_limit, n) : opts.near_optimal_work_limit;
         const std::uint64_t exact_limit =
             opts.how == method::automatic ? std::min(opts.exact_work_limit, own) : opts.exact_work_limit;
-        {
+        // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
+        const bool subsets = capped && n <= 4 && n >= 2;
+        std::exception_ptr refused; // none of the store's own structures: a subset's plan may still be made
+        try {
             multilevel::options mine = opts;
             mine.near_optimal_work_limit = own;
             const detail::work_cap cap(capped ? own : ~std::uint64_t{0}); // its own, whatever the caller's cap
             plan = choose_structure(base, mine, exact_limit, nullptr);
+        } catch (const overflow_error&) { // every structure's counts pass 64 bits (a host of 4 beside an unlimited
+            if (!subsets)                 // disk from T = 8e18, where the disk alone plans)
+                throw;
+            refused = std::current_exception();
+        } catch (const capacity_error&) {
+            if (!subsets)
+                throw;
+            refused = std::current_exception();
         }
-        const bool optimal = plan->used == method::exact || plan->used == method::binomial;
-        // Up to four levels (at most 15 subsets); beyond, the hundreds of subsets would cost more than the plan.
-        if (!optimal && capped && n <= 4 && n >= 2)
+        const bool optimal = plan && (plan->used == method::exact || plan->used == method::binomial);
+        if (!optimal && subsets)
             plan = cheapest_with_subsets(plan, base, opts, memo, levels, original);
+        if (!plan)
+            std::rethrow_exception(refused);
     }
     memo.emplace(levels, plan);
     return plan;
@@ -227,12 +241,35 @@ cost_model clamped(cost_model model, step_t steps)
     return model;
 }
 
+// Refuses costs so large that every schedule's (its adjoints' aside, which never change it) exceeds the largest
+// double: every entry of the tables is then infinite and their splits meaningless (100 steps on one unlimited
+// level writing and reading at 1e307 were planned as a lone `reverse 0`). Counts beyond 64 bits are left to
+// planning, which names them.
+void require_finite_cost(step_t steps, cost_model model)
+{
+    model.reverse_cost = 0;
+    if (std::isfinite(multilevel_lower_bound(steps, model)))
+        return;
+    std::uint64_t slots = 0; // revolve's over all the slots: the fewest forward steps of any plan
+    for (const level_spec& level : model.levels)
+        slots = std::min(slots + static_cast<std::uint64_t>(level.slots), static_cast<std::uint64_t>(steps - 1));
+    try {
+        (void)revolve(steps, static_cast<slot_t>(std::max<std::uint64_t>(slots, 1))).cost();
+    } catch (const overflow_error&) {
+        return;
+    }
+    throw argument_error("every schedule of " + std::to_string(steps) +
+                         " steps costs more than the largest double (1.8e308) under these step, write and read "
+                         "costs; scale them down");
+}
+
 } // namespace
 
 multilevel::multilevel(step_t steps, const cost_model& model, const options& opts)
 {
     detail::require_positive_steps(steps);
     validate(model);
+    require_finite_cost(steps, model);
     multilevel_plan base;
     base.steps = steps;
     base.model = clamped(model, steps);

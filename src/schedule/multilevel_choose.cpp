@@ -73,6 +73,7 @@ struct chooser {
     bool whole_loop_exact = false; ///< the spine offered the exact plan: its table spans the loop
     plan_ptr best;
     double best_cost = infinity;
+    bool counts_beyond_64_bits = false; ///< a structure was refused for counts past 64 bits
 
     [[nodiscard]] std::uint64_t work_left() const
     {
@@ -148,7 +149,8 @@ struct chooser {
                 best = p;
                 best_cost = c;
             }
-        } catch (const overflow_error&) {       // NOLINT(bugprone-empty-catch): no candidate
+        } catch (const overflow_error&) { // no candidate
+            counts_beyond_64_bits = true;
         } catch (const table_work_exhausted&) { // NOLINT(bugprone-empty-catch): no candidate
         }
     }
@@ -287,9 +289,13 @@ plan_ptr last_resort(const chooser& c)
         throw overflow_error("no multi-level plan for " + std::to_string(steps) +
                              " steps has counts within 64 bits; give the levels more slots");
     }
+    // A host of 4 beside an unlimited disk at T = 8e18: the structures within the limit count more than 2^64-1
+    // forward steps, which the message blamed on the work limit alone.
     throw capacity_error("no multi-level plan for " + std::to_string(steps) + " steps fits the work limit of " +
-                         std::to_string(c.opts.near_optimal_work_limit) +
-                         " iterations; raise options::near_optimal_work_limit");
+                         std::to_string(c.opts.near_optimal_work_limit) + " iterations" +
+                         (c.counts_beyond_64_bits ? " with counts within 64 bits (those that fit count more)" : "") +
+                         "; raise options::near_optimal_work_limit" +
+                         (c.counts_beyond_64_bits ? ", or plan fewer steps" : ""));
 }
 
 } // namespace

@@ -83,6 +83,9 @@ void host_store::write(slot_t slot, step_t step, const_parts parts)
     if (e.step >= 0)
         throw schedule_error("store into host slot " + std::to_string(slot) + ", which still holds x_" +
                              std::to_string(e.step) + " (free it first)");
+    if (step < 0) // -1 marks an empty slot
+        throw schedule_error("store of x_" + std::to_string(step) + " into host slot " + std::to_string(slot) +
+                             ": a step is at least 0");
     if (e.allocated < src.size) {
         const std::uint64_t after = allocated_bytes_ - e.allocated + src.size;
         if (after > capacity_.bytes)

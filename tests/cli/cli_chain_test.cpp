@@ -184,12 +184,19 @@ BOOST_AUTO_TEST_CASE(bad_files_and_budgets_exit_2_with_one_line)
         {{"plan", "--chain", bad("t.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
             "tape_bytes": -1}], "final_state_bytes": 8})")},
          "\"tape_bytes\" must be a whole number of bytes"},
+        // JSON reads 1e3 as a float: the message said only "must be a whole number of bytes >= 0, got 1000.0"
+        {{"plan", "--chain", bad("w.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 1e3}],
+            "final_state_bytes": 8})")},
+         "\"state_bytes\" must be a whole number of bytes >= 0 written as an integer, without a point or exponent, "
+         "got 1000.0"},
         {{"plan", "--chain", bad("u.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8,
             "tape_bytes": 18446744073709551615}], "final_state_bytes": 8})")},
          "state and tape sizes add up to more than 2^64-1 bytes"},
         {{"plan", "--chain", bad("h.json", R"({"steps": [{"forward": 1, "adjoint": 1, "state_bytes": 8}]})")},
          "missing \"final_state_bytes\""},
         {{"plan", "--chain", (dir / "missing.json").string()}, "cannot be read"},
+        // read as empty text, it was "not valid JSON (... unexpected end of input ...)"
+        {{"plan", "--chain", dir.path().string(), "--budget", "1MiB"}, "is a directory, not a chain file"},
         {{"plan", "--chain", good, "--budget", "1MiB"}, "below what step 0 alone needs"},
         {{"plan", "--chain", good, "--budget", "5767168"}, "no schedule of this chain fits"},
         {{"plan", "--chain", good}, "--chain needs --budget"},
@@ -302,4 +309,25 @@ BOOST_AUTO_TEST_CASE(tape_sizes_in_the_file_plan_as_the_library_with_them)
     BOOST_TEST(test::plan_json(
                    {"--chain", file, "--budget", std::to_string(all_taped_bytes(m)), "--taped-advances"})["taped_steps"]
                    .get<std::uint64_t>() == 11u);
+}
+
+BOOST_AUTO_TEST_CASE(a_chain_that_costs_nothing_reports_an_overhead_of_one_in_both_formats)
+{
+    // Store-all's cost 0: the text said 1.000x and the JSON 0/0, written as null.
+    test::scratch_dir dir;
+    const std::string file = write(dir, "free.json", to_json(chain_model::uniform(3, 0, 0, 10)));
+    for (const bool taped : {false, true}) {
+        std::vector<std::string> args{"plan", "--chain", file, "--budget", "40"};
+        if (taped)
+            args.emplace_back("--taped-advances");
+        const test::tool_result text = test::run_tool(args);
+        BOOST_TEST_REQUIRE(text.status == 0, text.err);
+        BOOST_TEST(text.out.find("; 1.000x)") != std::string::npos, text.out);
+        args.insert(args.end(), {"--format", "json"});
+        const test::tool_result json = test::run_tool(args);
+        BOOST_TEST_REQUIRE(json.status == 0, json.err);
+        const auto doc = nlohmann::json::parse(json.out);
+        BOOST_TEST_REQUIRE(doc["overhead"].is_number(), taped << ": " << json.out);
+        BOOST_TEST(doc["overhead"].get<double>() == 1.0);
+    }
 }

@@ -192,3 +192,17 @@ BOOST_AUTO_TEST_CASE(bad_levels_exit_2_with_one_line_naming_the_text)
         test::check_usage_error(args, c.mentions);
     }
 }
+
+BOOST_AUTO_TEST_CASE(one_step_is_zero_above_its_lower_bound)
+{
+    // T = 1 costs 0 and so does its bound: the text said "this plan is -nan% above" and the JSON null.
+    const std::vector<std::string> args{"--steps", "1", "--level", "host:1", "--level", "disk:inf:1:1"};
+    const auto j = plan_json(args);
+    BOOST_TEST_REQUIRE(j["gap_to_lower_bound"].is_number(), j.dump());
+    BOOST_TEST(j["gap_to_lower_bound"].get<double>() == 0.0);
+    std::vector<std::string> text{"plan"};
+    text.insert(text.end(), args.begin(), args.end());
+    const result r = run_tool(text);
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    BOOST_TEST(r.out.find("this plan is 0.000% above") != std::string::npos, r.out);
+}

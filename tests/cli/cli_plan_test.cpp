@@ -168,6 +168,26 @@ BOOST_AUTO_TEST_CASE(every_command_names_the_unknown_option_given)
     }
 }
 
+BOOST_AUTO_TEST_CASE(a_predicted_cost_past_a_double_is_refused_not_printed_as_inf_or_null)
+{
+    // 490 forward steps at 1e308: the text said "predicted cost inf" and the JSON "predicted_cost": null.
+    for (const std::vector<std::string>& costs :
+         {std::vector<std::string>{"--step-cost", "1e308"}, std::vector<std::string>{"--reverse-cost", "1e307"}}) {
+        for (const char* format : {"text", "json"}) {
+            std::vector<std::string> args{"plan", "--steps", "100", "--slots", "3", "--format", format};
+            args.insert(args.end(), costs.begin(), costs.end());
+            test::check_usage_error(args, "passes the largest double");
+        }
+        std::vector<std::string> args{"plan", "--steps", "100", "--slots", "3", "--format", "actions"};
+        args.insert(args.end(), costs.begin(), costs.end());
+        const result actions = run_tool(args); // the schedule does not depend on the costs
+        BOOST_TEST(actions.status == 0, actions.err);
+    }
+    const result taped = run_tool({"plan", "--steps", "100", "--slots", "5", "--schedule", "taped", "--tape-units", "2",
+                                   "--step-cost", "1e307", "--format", "json"});
+    BOOST_TEST(taped.status == 2, taped.out);
+}
+
 BOOST_AUTO_TEST_CASE(uncountable_plans_fail_with_a_runtime_error)
 {
     const result r = run_tool({"plan", "--steps", "9223372036854775807", "--slots", "100"});
@@ -235,4 +255,32 @@ BOOST_AUTO_TEST_CASE(draw_to_an_unwritable_place_fails_cleanly)
     BOOST_TEST(r.status == 1);
     BOOST_TEST(r.err.find("/nonexistent-dir/x.svg") != std::string::npos, r.err);
     BOOST_TEST(!std::filesystem::exists("/nonexistent-dir"));
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_value_is_refused_not_read_as_the_option_left_out)
+{
+    // A script's unset variable (`--step-cost "$COST"`) gave the default cost 1, `--schedule ""` revolve,
+    // `--chain ""` "--steps is required", `--reverse-cost ""` a reverse cost of 0: every value given must say
+    // something.
+    const std::vector<std::vector<std::string>> cases{
+        {"plan", "--steps", "10", "--slots", "3", "--step-cost", ""},
+        {"plan", "--steps", "10", "--slots", "3", "--schedule", ""},
+        {"plan", "--steps", "10", "--slots", "3", "--reverse-cost", ""},
+        {"plan", "--steps", "", "--slots", "3"},
+        {"plan", "--steps", "10", "--slots", ""},
+        {"plan", "--chain", "", "--budget", "1MiB"},
+        {"plan", "--steps", "10", "--slots", "3", "--format", ""},
+        {"draw", "--steps", "10", "--slots", "3", "--every", "", "-o", "x.svg"},
+        {"tradeoff", "--steps", "10", "--reverse-cost", ""},
+        {"tradeoff", "--steps", "10", "--max-overhead", ""},
+        {"calibrate", "--disk", "", "--repeats", "1"},
+        {"inspect", ""},
+    };
+    for (const auto& args : cases) {
+        std::string given;
+        for (std::size_t i = 1; i < args.size(); ++i)
+            if (args[i].empty())
+                given = args[i - 1].starts_with("-") ? args[i - 1] : "file";
+        test::check_usage_error(args, given + ": expected a value, got \"\"");
+    }
 }

@@ -508,6 +508,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_named_on_one_line)
         {{"tradeoff", "-T", "100", "--level", "host"}, "host"},
         {{"tradeoff", "-T", "100", "--level", "host:4:-1:0"}, "host:4:-1:0"},
         {{"tradeoff", "-T", "100", "-o", ""}, "\"\""},
+        // 100 adjoint steps at 1e308 pass a double: every overhead was inf/inf, printed as -nan (JSON null)
+        {{"tradeoff", "-T", "100", "--reverse-cost", "1e308"}, "--reverse-cost 1e+308"},
+        {{"tradeoff", "-T", "100", "--reverse-cost", "1e308", "--format", "json"}, "--reverse-cost 1e+308"},
     };
     for (const auto& c : cases)
         test::check_usage_error(c.args, c.mentions);

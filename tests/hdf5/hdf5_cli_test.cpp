@@ -84,6 +84,30 @@ BOOST_AUTO_TEST_CASE(inspect_lists_the_snapshots)
     BOOST_TEST(doc["snapshots"][1]["element_type"] == "float64");
 }
 
+BOOST_AUTO_TEST_CASE(inspect_aligns_the_columns_for_any_step)
+{
+    // Steps go to 2^63-1: the step column was 12 wide, and x_9223372036854775807 pushed the rest of its line right.
+    scratch_dir dir;
+    const auto file = dir / "wide.h5";
+    {
+        hdf5_store store(file, level_capacity{});
+        store.write(5, 9223372036854775807, view(pattern_bytes(1, 16)));
+        store.write(2, 7, view(pattern_bytes(2, 4096)));
+    }
+    const result r = run(dir, tool("inspect " + file.string()));
+    BOOST_TEST_REQUIRE(r.status == 0, r.err);
+    std::vector<std::string> rows;
+    for (std::size_t at = 0, end = 0; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1)
+        rows.push_back(r.out.substr(at, end - at));
+    BOOST_TEST_REQUIRE(rows.size() == 4u, r.out); // the file's line, the header, two snapshots
+    const std::size_t bytes_end = rows[1].find("bytes") + 5;
+    const std::size_t element_end = rows[1].find("element") + 7;
+    for (std::size_t i = 2; i < rows.size(); ++i) {
+        BOOST_TEST(rows[i].find(i == 2 ? "4096 " : "16 ") + (i == 2 ? 4 : 2) == bytes_end, r.out);
+        BOOST_TEST(rows[i].find("uint8") + 5 == element_end, r.out);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(inspect_prints_the_part_sizes_of_multi_part_snapshots)
 {
     // x_4 of three parts (1024, 8 and 16 bytes) in slot 1, x_9 of one part in slot 0: the text gives
@@ -193,6 +217,12 @@ BOOST_AUTO_TEST_CASE(calibrate_reports_costs_against_the_raw_disk)
     const result missing = run(dir, tool("calibrate --disk " + (dir / "nowhere").string()));
     BOOST_TEST(missing.status == 1);
     BOOST_TEST(lines(missing.err) == 1u, missing.err);
+    // A path that does not exist was "not a directory"; a file is one.
+    BOOST_TEST(missing.err.find("nowhere: no such directory") != std::string::npos, missing.err);
+    const auto file = make_file(dir);
+    const result not_directory = run(dir, tool("calibrate --disk " + file.string()));
+    BOOST_TEST(not_directory.status == 1);
+    BOOST_TEST(not_directory.err.find("snapshots.h5: not a directory") != std::string::npos, not_directory.err);
 }
 
 BOOST_AUTO_TEST_CASE(h5dump_reads_the_file_and_xxhsum_agrees_with_the_checksums)

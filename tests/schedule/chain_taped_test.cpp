@@ -227,6 +227,30 @@ BOOST_AUTO_TEST_CASE(tapes_that_add_up_past_64_bits_are_refused_not_wrapped)
     BOOST_TEST(all_taped_bytes(fits) == 13 * ((std::uint64_t{1} << 60) + 1) + 1 + (std::uint64_t{1} << 60));
 }
 
+BOOST_AUTO_TEST_CASE(costs_past_a_double_are_refused_not_reported_as_no_fit)
+{
+    // Three steps at 1.7e308 each: their sums are infinite, and a budget that fits every tape was refused as "no
+    // schedule of this chain fits a budget of 30 bytes ...; it needs at least 30 bytes".
+    const chain_model huge = chain_model::uniform(3, 1.7e308, 1.7e308, 10);
+    BOOST_CHECK_EXCEPTION((void)plan_taped_chain(huge, 30), argument_error, [](const argument_error& e) {
+        return std::string(e.what()).find("too large for the planner's double tables") != std::string::npos;
+    });
+    const taped_chain_plan plan = plan_taped_chain(chain_model::uniform(3, 1e300, 1e300, 10), 30);
+    // Two steps taped (f_0 + f_1, their reverses max(0, b - f) = 0) and the last reversed where it stands (b_2).
+    BOOST_TEST(std::abs(plan.cost - 3e300) <= 1e-12 * 3e300, plan.cost);
+}
+
+BOOST_AUTO_TEST_CASE(a_least_budget_beyond_64_bits_is_named_not_wrapped)
+{
+    // Two units of 2^64-1 bytes: the least budget named was their product wrapped, 18446744073709551614 bytes.
+    const chain_model m = chain_model::uniform(4, 1, 2, 100);
+    BOOST_CHECK_EXCEPTION((void)plan_taped_chain(m, 700, UINT64_MAX), capacity_error, [](const capacity_error& e) {
+        return std::string(e.what()) == "no schedule of this chain fits a budget of 700 bytes at a granularity of "
+                                        "18446744073709551615 bytes; it needs more than 2^64-1 bytes at this "
+                                        "granularity";
+    });
+}
+
 BOOST_AUTO_TEST_CASE(long_chains_get_units_that_fit_the_table)
 {
     // 70 steps of odd sizes: the automatic units are capped by the table (2^23 entries), and rounding every

@@ -487,11 +487,42 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_naming_the_value)
                "no schedule of this chain fits a budget of 650 bytes at a granularity of 100 bytes; it needs at "
                "least 700 bytes");
     BOOST_CHECK_NO_THROW(chain(m, 700));
+    // Two units of 2^64-1 bytes: the least budget named was their product wrapped, 18446744073709551614 bytes
+    chain::options widest;
+    widest.granularity = UINT64_MAX;
+    BOOST_TEST(message([&] { chain(m, 700, widest); }) ==
+               "no schedule of this chain fits a budget of 700 bytes at a granularity of 18446744073709551615 bytes; "
+               "it needs more than 2^64-1 bytes at this granularity");
     BOOST_CHECK_THROW(chain(chain_model{}, 1000), argument_error);
     chain::options tiny;
     tiny.granularity = 1;
     tiny.max_table_entries = 100;
     BOOST_CHECK_THROW(chain(m, 100000, tiny), capacity_error);
+}
+
+BOOST_AUTO_TEST_CASE(costs_past_the_float_tables_are_refused_not_reported_as_no_fit)
+{
+    // Finite costs past a float (the tables' type) made every entry infinite: "no schedule of this chain fits a
+    // budget of 100 bytes ...; it needs at least 30 bytes", of a chain that store-all plans in 20.
+    const chain_model huge = chain_model::uniform(2, 1e100, 1, 10);
+    try {
+        (void)chain(huge, 100);
+        BOOST_ERROR("planned");
+    } catch (const argument_error& e) {
+        BOOST_TEST(std::string(e.what()).find("too large for the planner's float tables") != std::string::npos,
+                   e.what());
+    }
+    // T * (sum of forward costs) + (sum of adjoint costs) within a float: planned, legal, and the plan of the same
+    // chain at costs 1e30 times smaller.
+    chain_model large = chain_model::uniform(6, 1e36, 2e36, 10);
+    large.steps[2].forward = 3e36;
+    chain_model small = chain_model::uniform(6, 1e6, 2e6, 10);
+    small.steps[2].forward = 3e6;
+    for (const std::uint64_t budget : {30, 40, 70}) {
+        const chain plan(large, budget);
+        (void)check_plan(plan, large, budget);
+        BOOST_TEST(plan.cost().forward_steps == chain(small, budget).cost().forward_steps);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(evaluate_prices_other_schedules_like_the_replay)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -178,4 +179,28 @@ BOOST_AUTO_TEST_CASE(exact_tables_beyond_the_limits_are_refused_before_any_is_bu
         const multilevel plan(steps, m);
         BOOST_TEST((plan.method_used() == multilevel::method::near_optimal));
     }
+}
+
+BOOST_AUTO_TEST_CASE(a_level_added_beside_one_that_plans_alone_never_makes_the_store_unplannable)
+{
+    // From T = 8e18 every structure over host and disk counts more than 2^64-1 forward steps, and the store was
+    // refused ("fits the work limit ...; raise options::near_optimal_work_limit") while the disk alone plans: the
+    // store's plan is now the cheapest subset's, as when its own structures cost more.
+    const cost_model disk{{{"disk", inf, 5, 5}}, 1, 0};
+    const cost_model both{{{"host", 4, 0, 0}, {"disk", inf, 5, 5}}, 1, 0};
+    for (const step_t t : {step_t{8'000'000'000'000'000'000}, std::numeric_limits<step_t>::max()}) {
+        const multilevel alone(t, disk);
+        const multilevel store(t, both);
+        BOOST_TEST(store.cost().predicted_cost <= alone.cost().predicted_cost, t);
+        BOOST_TEST((store.levels_used() == std::vector<level_t>{1}), t);
+        BOOST_TEST(store.cost().forward_steps == alone.cost().forward_steps, t);
+    }
+    // Where no subset plans either, the refusal names both causes.
+    multilevel::options spine_only;
+    spine_only.how = multilevel::method::near_optimal;
+    spine_only.only = multilevel::structure::spine;
+    BOOST_CHECK_EXCEPTION((void)multilevel(std::numeric_limits<step_t>::max(), both, spine_only), capacity_error,
+                          [](const capacity_error& e) {
+                              return std::string(e.what()).find("with counts within 64 bits") != std::string::npos;
+                          });
 }

@@ -343,3 +343,29 @@ BOOST_AUTO_TEST_CASE(bad_models_are_refused_naming_the_level)
     o.max_table_entries = 1000;
     BOOST_CHECK_THROW((void)multilevel(1000, models[0], o), capacity_error);
 }
+
+BOOST_AUTO_TEST_CASE(costs_beyond_a_double_are_refused_not_planned_as_nonsense)
+{
+    // 100 steps writing and reading at 1e307 on one unlimited level: every plan costs more than 1.8e308, every
+    // table entry was infinite, and the plan was a lone `reverse 0` (no forward steps, cost 0).
+    for (const cost_model& m :
+         {cost_model{{{"disk", inf, 1e307, 1e307}}, 1, 0}, cost_model{{{"disk", inf, 1.7e308, 1.7e308}}, 1, 0},
+          cost_model{{{"host", 2, 1e307, 1e307}, {"disk", inf, 1e307, 1e307}}, 1, 0},
+          cost_model{{{"disk", inf, 0, 0}}, 1e307, 0}}) {
+        const std::string what = test::describe(100, m);
+        try {
+            (void)multilevel(100, m);
+            BOOST_ERROR(what << ": planned");
+        } catch (const argument_error& e) {
+            BOOST_TEST(std::string(e.what()).find("costs more than the largest double") != std::string::npos,
+                       what << ": " << e.what());
+        }
+    }
+    // Just below: one store and 99 reads at 1e306 cost 1e308, a legal plan counted exactly; a reverse cost that
+    // overflows alone never changes the schedule and is not refused.
+    check_replay(multilevel(100, {{{"disk", inf, 1e306, 1e306}}, 1, 0}));
+    check_replay(multilevel(100, {{{"host", 2, 1e306, 1e306}, {"disk", inf, 1e306, 1e306}}, 1, 0}));
+    const multilevel reversed(100, {{{"host", 2, 0, 0}, {"disk", inf, 1, 1}}, 1, 1e308});
+    BOOST_TEST(reversed.cost().forward_steps ==
+               multilevel(100, {{{"host", 2, 0, 0}, {"disk", inf, 1, 1}}, 1, 0}).cost().forward_steps);
+}

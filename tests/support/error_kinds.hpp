@@ -74,6 +74,12 @@ void check_error_kinds(const std::string& name, Make make)
         expect_kind<schedule_error>(name + ": write into a slot the level lacks", [&] { level.write(2, 0, in(five)); },
                                     {"slot 2", " 2 slots"});
         expect_kind<schedule_error>(name + ": write into slot -1", [&] { level.write(-1, 0, in(five)); }, {"slot -1"});
+        // x_-1 was stored, then read as "holds no snapshot" (a step of -1 marks an empty slot) and overwritten
+        expect_kind<schedule_error>(name + ": write of step -1", [&] { level.write(1, -1, in(five)); },
+                                    {"x_-1", "slot 1"});
+        expect_kind<schedule_error>(name + ": write of step -7", [&] { level.write(1, -7, in(five)); },
+                                    {"x_-7", "slot 1"});
+        BOOST_TEST(level.snapshot_bytes(1) == 0u, name << ": a refused step left bytes");
         expect_kind<schedule_error>(name + ": read of a slot the level lacks", [&] { level.read(7, 0, out(back)); },
                                     {"slot 7"});
         expect_kind<schedule_error>(name + ": read of a slot never written", [&] { level.read(1, 3, out(back)); },

@@ -70,7 +70,8 @@ public:
     void write(slot_t slot, step_t step, const_bytes src)
     {
         slot_entry* e = plain_entry(slot);
-        if (e != nullptr && e->step < 0 && e->allocated >= src.size && src.space == memory_space::host) [[likely]]
+        if (e != nullptr && e->step < 0 && step >= 0 && e->allocated >= src.size && src.space == memory_space::host)
+            [[likely]]
             return fill(*e, step, src);
         write(slot, step, const_parts(&src, 1));
     }

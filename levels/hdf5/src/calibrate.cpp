@@ -124,7 +124,8 @@ void check_timing_arguments(const char* caller, const char* doing, const std::fi
                              std::to_string(snapshot_bytes) + " and " + std::to_string(repeats));
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        throw io_error(std::string("cannot ") + doing + " in " + dir.string() + ": not a directory");
+        throw io_error(std::string("cannot ") + doing + " in " + dir.string() + ": " +
+                       (std::filesystem::exists(dir, ec) ? "not a directory" : "no such directory"));
 }
 
 // Snapshot bytes as a user's state holds them (in an ordinary, unaligned vector) and the buffer they are read

@@ -622,6 +622,9 @@ void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
     if (e.step >= 0)
         throw schedule_error("store into disk slot " + std::to_string(slot) + ", which still holds x_" +
                              std::to_string(e.step) + " (free it first)");
+    if (step < 0) // -1 marks an empty slot, in the file as in memory
+        throw schedule_error("store of x_" + std::to_string(step) + " into disk slot " + std::to_string(slot) +
+                             ": a step is at least 0");
     const std::size_t element = element_bytes(s.opts.element);
     if (src.size % element != 0)
         throw argument_error("a snapshot of " + std::to_string(src.size) + " bytes is no whole number of " +

@@ -41,6 +41,14 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     add_inspect_command(app, out);
     add_calibrate_command(app, out);
     add_tradeoff_command(app, out, err);
+    // An empty value read as the option left out: `--step-cost ""` (a script's unset variable) priced steps at
+    // the default 1, `--schedule ""` planned revolve, `--chain ""` asked for --steps. Every value must say something.
+    for (CLI::App* command : app.get_subcommands({}))
+        for (CLI::Option* option : command->get_options())
+            if (option->get_type_size() > 0)
+                option->check(CLI::Validator(
+                    [](const std::string& value) { return value.empty() ? "expected a value, got \"\" (empty)" : ""; },
+                    ""));
     try {
         // CLI11 would only say "a subcommand is required"; name the word it did not know.
         if (argc >= 2 && argv[1][0] != '-' &&

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -36,7 +37,10 @@ std::uint64_t bytes_field(const json& object, const char* name, const std::strin
     }
     const json& v = object.at(name);
     if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
-        throw usage_error(where + ": \"" + name + "\" must be a whole number of bytes >= 0, got " + v.dump());
+        // 1e3 and 1000.0 are JSON floats: "must be a whole number, got 1000.0" named no fault
+        throw usage_error(where + ": \"" + name + "\" must be a whole number of bytes >= 0" +
+                          (v.is_number_float() ? " written as an integer, without a point or exponent" : "") +
+                          ", got " + v.dump());
     return v.get<std::uint64_t>();
 }
 
@@ -89,6 +93,10 @@ chain_model parse_chain(const std::string& text, const std::string& source)
 
 chain_model read_chain_file(const std::string& path)
 {
+    // A directory opens, and read as empty text: "not valid JSON (... unexpected end of input)".
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw usage_error("--chain " + path + ": is a directory, not a chain file");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw usage_error("--chain " + path + ": cannot be read (" + std::strerror(errno) + ")");

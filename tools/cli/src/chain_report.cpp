@@ -25,7 +25,8 @@ nlohmann::ordered_json taped_chain_json(const plan_choice& choice)
     j["store_all_cost"] = m.store_all_cost();
     j["store_all_bytes"] = m.store_all_bytes();
     j["all_taped_bytes"] = all_taped_bytes(m);
-    j["overhead"] = plan.cost / m.store_all_cost();
+    const double all = m.store_all_cost();
+    j["overhead"] = all > 0 ? plan.cost / all : 1.0; // as the text says: 0 / 0 was null
     j["least_budget_bytes"] = plan.least_budget_bytes;
     j["granularity_bytes"] = plan.granularity;
     j["exact"] = true;
@@ -75,7 +76,8 @@ nlohmann::ordered_json chain_json(const plan_choice& choice)
     j["predicted_cost"] = c.predicted_cost;
     j["store_all_cost"] = m.store_all_cost();
     j["store_all_bytes"] = m.store_all_bytes();
-    j["overhead"] = c.predicted_cost / m.store_all_cost();
+    const double all = m.store_all_cost();
+    j["overhead"] = all > 0 ? c.predicted_cost / all : 1.0; // as the text says: 0 / 0 was null
     j["least_budget_bytes"] = plan.least_budget_bytes();
     j["granularity_bytes"] = plan.granularity();
     j["memory_units"] = plan.units();

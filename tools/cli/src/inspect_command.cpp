@@ -83,15 +83,22 @@ void write_text(std::ostream& out, const hdf5_file_contents& c)
                            c.slots_in_writing.size() == 1 ? "" : "s", fmt::join(c.slots_in_writing, ", "));
     if (c.snapshots.empty())
         return;
-    out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}\n", "slot", "step", "bytes", "parts", "element",
-                       "checksum", "state");
+    // Columns as wide as their widest value: a step of 19 digits (T up to 2^63-1) pushed its line right.
+    const auto text_of = [](std::int64_t v) { return v >= 0 ? std::to_string(v) : std::string("-"); };
+    std::size_t slot_width = 8;
+    std::size_t step_width = 12;
+    std::size_t bytes_width = 14;
     for (const hdf5_snapshot_info& s : c.snapshots) {
-        const std::string slot = s.slot >= 0 ? std::to_string(s.slot) : "-";
-        const std::string step = s.step >= 0 ? std::to_string(s.step) : "-";
-        out << fmt::format("{:>8} {:>12} {:>14}  {:<16} {:>8}  {:<18}  {}  ({})\n", slot, step, s.bytes,
-                           parts_text(s, c), s.element_type.empty() ? "-" : s.element_type, hex(s.checksum),
-                           state_text(s), s.dataset);
+        slot_width = std::max(slot_width, text_of(s.slot).size());
+        step_width = std::max(step_width, text_of(s.step).size());
+        bytes_width = std::max(bytes_width, std::to_string(s.bytes).size());
     }
+    out << fmt::format("{:>{}} {:>{}} {:>{}}  {:<16} {:>8}  {:<18}  {}\n", "slot", slot_width, "step", step_width,
+                       "bytes", bytes_width, "parts", "element", "checksum", "state");
+    for (const hdf5_snapshot_info& s : c.snapshots)
+        out << fmt::format("{:>{}} {:>{}} {:>{}}  {:<16} {:>8}  {:<18}  {}  ({})\n", text_of(s.slot), slot_width,
+                           text_of(s.step), step_width, s.bytes, bytes_width, parts_text(s, c),
+                           s.element_type.empty() ? "-" : s.element_type, hex(s.checksum), state_text(s), s.dataset);
 }
 
 nlohmann::ordered_json to_json(const hdf5_file_contents& c, bool verify)

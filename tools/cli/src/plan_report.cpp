@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ostream>
 
 namespace remat::cli {
@@ -19,6 +20,13 @@ double recompute_ratio(const schedule_cost& c)
 {
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
     return baseline == 0 ? 1.0 : static_cast<double>(c.forward_steps) / static_cast<double>(baseline);
+}
+
+// How far above the lower bound the plan costs, as a fraction. The bound is 0 only at T = 1 with no reverse cost,
+// where the plan costs 0 too: 0 / 0 printed "-nan% above" and JSON null.
+double gap_to_lower_bound(const plan_choice& choice, const schedule_cost& c)
+{
+    return *choice.lower_bound > 0 ? predicted_cost(c, choice.model) / *choice.lower_bound - 1.0 : 0.0;
 }
 
 // An online schedule against the offline optimum for the T it found.
@@ -31,6 +39,18 @@ double offline_ratio(const schedule_cost& c, std::uint64_t offline)
 double plan_cost(const plan_choice& choice, const schedule_cost& c)
 {
     return choice.tape_units ? c.predicted_cost : predicted_cost(c, choice.model);
+}
+
+// Refuses a predicted cost past the largest double, before any output: the text said "inf" and the JSON null.
+// The schedule itself does not depend on the costs, so --format actions still lists it.
+void require_finite_cost(const plan_choice& choice, const schedule_cost& c)
+{
+    if (!std::isfinite(plan_cost(choice, c)))
+        throw usage_error(fmt::format("--step-cost {:g}, --reverse-cost {:g}: the predicted cost of {} forward steps "
+                                      "and {} reverse steps passes the largest double, 1.8e308; scale the costs down "
+                                      "(the schedule does not change)",
+                                      choice.model.step_cost, choice.model.reverse_cost, c.forward_steps,
+                                      c.reverse_steps));
 }
 
 } // namespace
@@ -50,6 +70,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     if (choice.chain || choice.taped_chain)
         return chain_json(choice);
     const schedule_cost c = choice.plan.cost();
+    require_finite_cost(choice, c);
     nlohmann::ordered_json j;
     j["schedule"] = choice.name;
     j["steps"] = c.steps;
@@ -81,7 +102,7 @@ nlohmann::ordered_json plan_json(const plan_choice& choice)
     if (choice.lower_bound) {
         // Every schedule costs at least the bound: the gap says how far from optimal this plan can be.
         j["lower_bound"] = *choice.lower_bound;
-        j["gap_to_lower_bound"] = predicted_cost(c, choice.model) / *choice.lower_bound - 1.0;
+        j["gap_to_lower_bound"] = gap_to_lower_bound(choice, c);
         j["levels_used"] = choice.levels_used;
         // The work it took to plan (table iterations; the limit is 2*10^9 whatever T and the levels).
         j["planning_work"] = choice.planning_work;
@@ -125,6 +146,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
     if (choice.chain || choice.taped_chain)
         return write_chain_text(out, choice);
     const schedule_cost c = choice.plan.cost();
+    require_finite_cost(choice, c);
     // Before any output: a peak beyond 64 bits of bytes is refused, not half a report.
     const std::uint64_t peak_bytes = choice.state_bytes ? snapshot_bytes(c.peak_slots, *choice.state_bytes) : 0;
     const std::uint64_t baseline = store_all_forward_steps(c.steps);
@@ -183,7 +205,7 @@ void write_plan_text(std::ostream& out, const plan_choice& choice)
                        choice.model.reverse_cost);
     if (choice.lower_bound)
         out << fmt::format("lower bound    {:.6g} (every schedule costs at least this; this plan is {:.3f}% above)\n",
-                           *choice.lower_bound, 100.0 * (predicted_cost(c, choice.model) / *choice.lower_bound - 1.0));
+                           *choice.lower_bound, 100.0 * gap_to_lower_bound(choice, c));
 }
 
 void write_actions(std::ostream& out, const any_schedule& plan)

@@ -54,6 +54,10 @@ tradeoff::tradeoff(tradeoff_setup setup) : setup_(std::move(setup))
     const step_t t = setup_.steps;
     all_ = std::max<step_t>(t - 1, 1);
     baseline_ = predicted_cost(store_all(t, all_).cost(), single_level_model(all_, setup_.reverse_cost));
+    if (!std::isfinite(baseline_)) // every overhead would be inf / inf
+        throw usage_error(fmt::format("--reverse-cost {}: store-all's predicted cost ({} forward steps and {} adjoint "
+                                      "steps at that cost) passes the largest double, 1.8e308",
+                                      setup_.reverse_cost, t - 1, t));
     sqrt_every_ = std::max<step_t>(1, std::llround(std::sqrt(static_cast<double>(t))));
     const schedule_cost c = uniform(t, sqrt_every_).cost();
     sqrt_rule_ = make_row(tradeoff_schedule::sqrt_rule, std::max<slot_t>(c.peak_slots, 1), c,

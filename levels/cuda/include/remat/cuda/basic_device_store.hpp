@@ -170,6 +170,9 @@ public:
         if (e.step >= 0)
             throw schedule_error("store into device slot " + std::to_string(slot) + ", which still holds x_" +
                                  std::to_string(e.step) + " (free it first)");
+        if (step < 0) // -1 marks an empty slot
+            throw schedule_error("store of x_" + std::to_string(step) + " into device slot " + std::to_string(slot) +
+                                 ": a step is at least 0");
         require_fits(size);
         runtime_.record(user_ready_, options_.user_stream);
         runtime_.wait(copy_stream_, user_ready_);
@@ -293,6 +296,9 @@ public:
         if (e.step >= 0)
             throw schedule_error("copy into device slot " + std::to_string(slot) + ", which still holds x_" +
                                  std::to_string(e.step) + " (free it first)");
+        if (step < 0) // -1 marks an empty slot
+            throw schedule_error("copy of x_" + std::to_string(step) + " into device slot " + std::to_string(slot) +
+                                 ": a step is at least 0");
         require_fits(src.size);
         runtime_.wait(transfer_stream_, e.done);
         runtime_.copy(slot_data(slot), Runtime::device_memory, src.data, src.space, src.size, transfer_stream_);
