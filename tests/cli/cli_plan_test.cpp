@@ -270,7 +270,7 @@ BOOST_AUTO_TEST_CASE(an_empty_value_is_refused_not_read_as_the_option_left_out)
         {"plan", "--steps", "10", "--slots", ""},
         {"plan", "--chain", "", "--budget", "1MiB"},
         {"plan", "--steps", "10", "--slots", "3", "--format", ""},
-        {"draw", "--steps", "10", "--slots", "3", "--every", "", "-o", "x.svg"},
+        {"draw", "--steps", "10", "--slots", "3", "--every", "", "-o", "/nonexistent-dir/x.svg"}, // never written
         {"tradeoff", "--steps", "10", "--reverse-cost", ""},
         {"tradeoff", "--steps", "10", "--max-overhead", ""},
         {"calibrate", "--disk", "", "--repeats", "1"},
