@@ -193,8 +193,10 @@ void offer_grids(chooser& c)
         const step_t steps = c.base.steps;
         const std::uint64_t per_length = multilevel_table::entries(c.n, c.exact_limits, 0);
         const double most = std::sqrt(static_cast<double>(limit) / 2.0 / static_cast<double>(per_length));
-        const step_t finest = std::max<step_t>(2, (steps + static_cast<step_t>(most) - 1) /
-                                                      std::max<step_t>(2, static_cast<step_t>(most)));
+        const auto m = static_cast<std::uint64_t>(most); // at most about 4e9: the square root of a 64-bit count
+        // (steps + m - 1) / max(2, m) in unsigned 64 bits: the signed sum overflowed from T = 2^63 - m
+        const auto finest = std::max<step_t>(
+            2, static_cast<step_t>((static_cast<std::uint64_t>(steps) + m - 1) / std::max<std::uint64_t>(2, m)));
         sizes.clear();
         for (const step_t factor : {2, 3, 4, 6, 10, 16})
             if (const step_t g = finest * factor / 2; sizes.empty() || g != sizes.back())

@@ -44,8 +44,10 @@ plan_ptr plan_grid(const multilevel_plan& base, const std::vector<std::uint64_t>
 {
     const step_t steps = base.steps;
     const std::size_t n = base.model.levels.size();
-    const step_t segments = (steps + g - 1) / g;
-    if (g < 2 || segments < 2 || g >= steps)
+    if (g < 2 || g >= steps)
+        return nullptr;
+    const step_t segments = steps / g + (steps % g != 0 ? 1 : 0); // ceil(T/g): steps + g - 1 overflowed near 2^63
+    if (segments < 2)
         return nullptr;
     if (!forced && (!affordable(n, limits, g, work_limit / 2, max_entries) ||
                     !affordable(n, limits, segments, work_limit / 2, max_entries / 2)))
