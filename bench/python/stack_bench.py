@@ -273,17 +273,15 @@ def executor_rows(name, model, x, t, rounds, device):
     import torch
 
     from remat.torch._auto import AutoCheckpoint
+    from remat.torch._tradeoff import _iteration
 
     blocks, n = list(model), len(model)
     x = x.detach().clone().requires_grad_()  # as tradeoff measures: every method computes the input's gradient
     params = [p for p in model.parameters() if p.requires_grad]
     loss = lambda y: y.sum()  # noqa: E731  (tradeoff's default loss)
 
-    def iteration(run):
-        for p in params:
-            p.grad = None
-        x.grad = None
-        loss(run(x)).backward()
+    def iteration(run):  # as tradeoff times one: the gradients set to None first
+        _iteration(run, x, params, loss)
 
     def grads(run):
         iteration(run)

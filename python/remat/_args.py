@@ -23,8 +23,8 @@ def shown(value: int) -> str:
 
 
 def integer(value: object) -> Optional[int]:
-    """`value` as an int where it is an integer: an int or any type with __index__ (numpy's integers, a 0-dim
-    integer tensor), as the action classes take them; None for anything else, a bool of any kind (Python's,
+    """`value` as an int where it is an integer: an int or any type with __index__ (numpy's integers, an
+    integer tensor of one element), as the action classes take them; None for anything else, a bool of any kind (Python's,
     numpy's, a bool tensor: each has an __index__) and a float tensor (whose __index__ raises) included."""
     if isinstance(value, bool) or str(getattr(value, "dtype", "")) in ("bool", "torch.bool"):
         return None

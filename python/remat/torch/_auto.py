@@ -422,11 +422,12 @@ class AutoCheckpoint(torch.nn.Module):
         if actions is not None:
             _refuse_contexts(profiles, plain_peak_bytes)
             actions = list(actions)
-            self.plan = plan = priced_plan(self.chain_steps, self.final_state_bytes, actions, budget_bytes)
-            last = next((i for i, a in enumerate(actions) if a.kind == "advance" and a.stop == len(profiles)), None)
+            last = next((i for i, a in enumerate(actions)
+                         if getattr(a, "kind", None) == "advance" and a.stop == len(profiles)), None)
             if last is not None:  # the runtime runs block T-1 where x_{T-1} stands, after the plan's forward
                 raise ArgumentError(f"remat.torch.auto_checkpoint: action {last} ({actions[last]}) advances the last "
                                     f"block; a plan reverses it where x_{len(profiles) - 1} stands, never advances it")
+            self.plan = plan = priced_plan(self.chain_steps, self.final_state_bytes, actions, budget_bytes)
             if plan.peak_bytes > budget_bytes:
                 raise CapacityError(f"remat.torch.auto_checkpoint: the given actions peak at {plan.peak_bytes} bytes "
                                     f"under the chain model, above the budget of {budget_bytes}")

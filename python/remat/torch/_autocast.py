@@ -41,6 +41,11 @@ class AutocastState:
             return contextlib.nullcontext()
         return self._entered(cache_enabled=False)
 
+    def key(self) -> tuple:
+        """What these settings compute in: per device (CPU, CUDA) autocast's dtype where it is on, None where
+        it is off (the cache of casts aside)."""
+        return tuple((s["dtype"] if s["enabled"] else None) for s in (self.cpu, self.cuda))
+
     def entered(self) -> ContextManager[None]:
         """These settings entered as they are, their cache of casts included."""
         return self._entered()
@@ -51,8 +56,7 @@ class AutocastState:
         called in, as plain autograd's backward kernels do (a caller's autocast region casts their inputs:
         float32 gradients cast to bfloat16), while its re-runs enter the forward's (uncached)."""
         now = AutocastState()
-        same = all(_computes_alike(a, b) for a, b in ((self.cpu, now.cpu), (self.cuda, now.cuda)))
-        return None if same else now
+        return None if now.key() == self.key() else now
 
     def _entered(self, **override) -> contextlib.ExitStack:
         stack = contextlib.ExitStack()
@@ -60,11 +64,6 @@ class AutocastState:
         if self.cuda["enabled"] or torch.cuda.is_available():
             stack.enter_context(torch.autocast("cuda", **{**self.cuda, **override}))
         return stack
-
-
-def _computes_alike(a: dict, b: dict) -> bool:
-    """Whether two devices' settings compute alike: both off, or both on in the same dtype."""
-    return a["enabled"] == b["enabled"] and (not a["enabled"] or a["dtype"] == b["dtype"])
 
 
 def _enabled_now() -> bool:
@@ -91,8 +90,7 @@ def settings_key() -> tuple:
     """The autocast settings in force now that change what a graph saves: per device (CPU, CUDA) whether autocast
     is on and, where it is, its dtype (None where it is off). A tape or a profile measured under other settings
     measured other bytes (autocast's low-precision copies of the weights among them)."""
-    now = AutocastState()
-    return tuple((s["dtype"] if s["enabled"] else None) for s in (now.cpu, now.cuda))
+    return AutocastState().key()
 
 
 def describe(key: tuple) -> str:
