@@ -4,6 +4,7 @@ activation bytes.
 
     python bench/python/stack_bench.py [--model transformer|hetero|resnet|hvit|both|all] [--quick]
                                        [--format json] [--rounds N] [--device cpu|cuda] [--svg DIR]
+                                       [--reach-parameters yes|no]
 
 The stacks: "transformer", 24 nn.TransformerEncoderLayer (d_model 64, 4 heads, feed-forward 256) on a batch of 2
 sequences of 32; "hetero", 24 blocks over four widths (32, 96, 48, 128): per width two attention blocks
@@ -28,6 +29,10 @@ autograd saves, each storage once, plus the snapshots auto_checkpoint holds; par
 counted), the same rule for every method; checkpoint_sequential at every segment count, auto_checkpoint at
 the budgets those reach (each one's measured peak) and plain autograd's. The input requires grad, so every
 method also computes its gradient (reentrant checkpoint would otherwise skip the first segment's parameters).
+auto_checkpoint runs with reach_parameters=False unless --reach-parameters yes: as checkpoint_sequential's
+reentrant checkpoint (torch 1.13's only form for it), its autograd node then does not take the parameters, so
+torch.autograd.grad cannot reach them through it (loss.backward(), which the bench times, adds to every .grad
+the same); the last table times the runtime both ways on the segments' own schedule, which prices that reach.
 
 Times: the median over interleaved rounds of the wall time (what the goals name), and the least over the rounds
 of the process's CPU time (the other processes' turns do not count in it, and the least round is the one
@@ -267,9 +272,11 @@ def segments_priced(profiles, segments):
 
 def executor_rows(name, model, x, t, rounds, device):
     """checkpoint_sequential at each segment count against auto_checkpoint's runtime following the segments' own
-    schedule (segments_actions given as its actions): the same blocks run, stored, re-run and reversed in the
-    same order, so that their paired ratio is what the runtime costs apart from the plan (the goals' rows
-    compare plans as well). Gradients (the parameters' and the input's) compared bit for bit, once each."""
+    schedule (segments_actions given as its actions), with reach_parameters=False (as the reentrant
+    checkpoint) and True (the default: its node takes the parameters, for torch.autograd.grad): the same blocks
+    run, stored, re-run and reversed in the same order, so that their paired ratio is what the runtime costs
+    apart from the plan (the goals' rows compare plans as well). Gradients (the parameters' and the input's)
+    compared bit for bit, once each."""
     import torch
 
     from remat.torch._auto import AutoCheckpoint
@@ -291,19 +298,28 @@ def executor_rows(name, model, x, t, rounds, device):
     for s in (p.segments for p in t.sequential if p.segments > 1):
         sequential = (lambda s: lambda v: torch.utils.checkpoint.checkpoint_sequential(model, s, v))(s)
         actions = segments_actions(n, s)
-        following = AutoCheckpoint(blocks, x, segments_priced(t.profiles, s)[0], t.profiles, t.plain.peak_bytes,
-                                   True, True, actions=actions)
-        following.measure_memory = False
-        equal[s] = all(torch.equal(a, b) for a, b in zip(grads(sequential), grads(following)))
-        runs[f"sequential {s}"], runs[f"runtime {s}"] = sequential, following
+        runs[f"sequential {s}"] = sequential
+        want = grads(sequential)
+        equal[s] = True
+        for reach in (False, True):
+            following = AutoCheckpoint(blocks, x, segments_priced(t.profiles, s)[0], t.profiles, t.plain.peak_bytes,
+                                       True, True, actions=actions, reach_parameters=reach)
+            following.measure_memory = False
+            equal[s] = equal[s] and all(torch.equal(a, b) for a, b in zip(want, grads(following)))
+            runs[f"runtime {s} {reach}"] = following
     cpu = {}
     sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     wall = bc.interleaved({k: (lambda r: lambda: iteration(r))(r) for k, r in runs.items()}, rounds, sync,
                           f"{name}: runtime on the segments' schedule: ", cpu)
+    def slower(times, s, reach):
+        return -bc.faster_paired(times[f"runtime {s} {reach}"], times[f"sequential {s}"])
+
     return [{"stack": name, "segments": s, "sequential s/iter": bc.median(wall[f"sequential {s}"]),
-             "runtime s/iter": bc.median(wall[f"runtime {s}"]),
-             "runtime slower by (paired wall)": -bc.faster_paired(wall[f"runtime {s}"], wall[f"sequential {s}"]),
-             "runtime slower by (paired cpu)": -bc.faster_paired(cpu[f"runtime {s}"], cpu[f"sequential {s}"]),
+             "runtime s/iter": bc.median(wall[f"runtime {s} False"]),
+             "runtime slower by (paired wall)": slower(wall, s, False),
+             "runtime slower by (paired cpu)": slower(cpu, s, False),
+             "reaching parameters: slower by (paired wall)": slower(wall, s, True),
+             "reaching parameters: slower by (paired cpu)": slower(cpu, s, True),
              "gradients bit-equal": equal[s]} for s in equal]
 
 
@@ -363,7 +379,11 @@ def main():
                    help="one stack, both (transformer and hetero) or all four (default)")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu")
     p.add_argument("--svg", metavar="DIR", help="write each stack's tradeoff picture as DIR/STACK.svg")
+    p.add_argument("--reach-parameters", choices=("yes", "no"), default="no",
+                   help="auto_checkpoint's reach_parameters in the tradeoff (default no: as checkpoint_sequential's "
+                        "reentrant checkpoint, torch.autograd.grad cannot reach the parameters through its node)")
     args = p.parse_args()
+    reach = args.reach_parameters == "yes"
     rounds = bc.rounds_of(args, 5, 2)
     import torch
 
@@ -375,13 +395,15 @@ def main():
     tables, summaries, data = [], [], {}
     for name in names:
         model, x = MODELS[name](args.quick, device)
-        t = remat.torch.tradeoff(model, x, rounds=rounds, progress=lambda s, n=name: bc.progress(f"{n}: {s}"))
+        t = remat.torch.tradeoff(model, x, rounds=rounds, reach_parameters=reach,
+                                 progress=lambda s, n=name: bc.progress(f"{n}: {s}"))
         data[name] = t.as_dict()
         if args.svg:
             os.makedirs(args.svg, exist_ok=True)
             t.save_svg(os.path.join(args.svg, f"{name}.svg"), title=f"{name} stack ({device.type}, {len(model)} "
                        "blocks): measured peak against time per iteration")
-        tables.append({"title": f"{name} stack: every configuration ({device.type}, {rounds} rounds)",
+        tables.append({"title": f"{name} stack: every configuration ({device.type}, {rounds} rounds, auto_checkpoint "
+                                f"with reach_parameters={reach})",
                        "columns": ["method", "setting", "plan", "measured peak bytes", "predicted peak bytes",
                                    "recomputed blocks", "s/iter", "x plain", "least cpu s/iter",
                                    "x plain (least cpu)"],
@@ -398,11 +420,12 @@ def main():
         summaries.append(summary)
         tables.append({"title": f"{name} stack: auto_checkpoint's runtime on checkpoint_sequential's own schedule",
                        "columns": ["segments", "sequential s/iter", "runtime s/iter", "runtime slower by (paired wall)",
-                                   "runtime slower by (paired cpu)", "gradients bit-equal"],
+                                   "runtime slower by (paired cpu)", "reaching parameters: slower by (paired wall)",
+                                   "reaching parameters: slower by (paired cpu)", "gradients bit-equal"],
                        "rows": executor_rows(name, model, x, t, rounds, device)})
     tables.append({"title": "summary", "columns": list(summaries[0].keys()), "rows": summaries})
     bc.emit(args, tables, {"device": str(device), "rounds": rounds, "tradeoffs": data,
-                           "torch": torch.__version__})
+                           "torch": torch.__version__, "reach_parameters": reach})
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ def table(data, prefix):
 def test_stack_bench(capsys, monkeypatch):
     data = run_bench("stack_bench", capsys, monkeypatch)
     assert set(data["tradeoffs"]) == {"transformer", "hetero", "resnet", "hvit"}
+    assert data["reach_parameters"] is False  # the default: as checkpoint_sequential's reentrant checkpoint
     for name in ("transformer", "hetero", "resnet", "hvit"):
         points = data["tradeoffs"][name]["points"]
         n = max(p["segments"] for p in points if p["segments"] is not None)

@@ -93,6 +93,10 @@ class _Run:
         self.x0_grad = False
         self.buffers = ForwardBuffers(owner._buffer_slots)  # what the forward's runs modified (_norm_stats.py)
         self.in_backward = False
+        #: reach_parameters=False: the AccumulateGrad node of the module's sentinel, the Function's one input
+        #: besides x_0; whether the engine runs it tells loss.backward() from torch.autograd.grad (None: the
+        #: parameters are the Function's inputs)
+        self.sentinel_node = None
 
     def _call(self, k: int, x: torch.Tensor) -> torch.Tensor:
         """Block k on x, its output checked to be a tensor: in the forward, its buffers kept where it modifies
@@ -183,7 +187,9 @@ class _Run:
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
         self.in_backward = True
-        through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
+        # (never with reach_parameters=False: a backward without inputs= would add to the parameters' .grad)
+        through_grad_fields = (not accumulate and self.sentinel_node is None
+                               and sums_through_grad_fields(self.params.unique)
                                and self.params.accumulated_by_this_backward())
         for a in self.split.backward:  # grouped: every reverse is in a group (_action_groups.Reverses)
             if a.kind != "reverses":
@@ -357,7 +363,16 @@ class _Stack(torch.autograd.Function):
         # stretch's backward adds its blocks' gradients itself (torch.utils.checkpoint's way, the cheapest:
         # no gradient handed back through this node), exactly as plain autograd would add them. Otherwise
         # (a parameter shared between blocks; torch.autograd.grad) they are summed and returned.
-        accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
+        if run.sentinel_node is None:
+            accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
+        else:
+            # reach_parameters=False: the parameters are no inputs of this node. Under loss.backward() each
+            # stretch's backward adds to their .grad (as torch.utils.checkpoint's reentrant form's does); under
+            # torch.autograd.grad or backward(inputs=...) (which cannot reach them here) only x_0's gradient is
+            # computed, no .grad touched.
+            accumulate = backward_adds_to((run.sentinel_node,))
+            if not accumulate:
+                run.params = _Params([[] for _ in run.blocks])
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
@@ -379,6 +394,8 @@ class _Stack(torch.autograd.Function):
             # The graph outlives its backward where the output is kept (a script's global): drop the run
             # (its plan's actions) with it, so that nothing of the extension's is alive at interpreter exit.
             ctx.run = _done_run
+        if run.sentinel_node is not None:
+            return None, adjoint if ctx.needs_input_grad[1] else None, None
         return (None, adjoint if ctx.needs_input_grad[1] else None, *sums[:len(ctx.needs_input_grad) - 2])
 
 
@@ -388,7 +405,8 @@ class AutoCheckpoint(torch.nn.Module):
 
     def __init__(self, blocks: Sequence[torch.nn.Module], sample: torch.Tensor, budget_bytes: int,
                  profiles: List[BlockProfile], plain_peak_bytes: int, preserve_rng_state: bool,
-                 taped: bool = True, actions: Optional[Sequence[Action]] = None) -> None:
+                 taped: bool = True, actions: Optional[Sequence[Action]] = None,
+                 reach_parameters: bool = True) -> None:
         """`actions`: a plan of the chain model with taped advances given as its actions (checked by its rules,
         priced by it: remat.ArgumentError names an action that breaks them), followed in place of the planner's
         plan within the budget: what stack_bench.py runs checkpoint_sequential's own schedule with, to measure
@@ -461,6 +479,8 @@ class AutoCheckpoint(torch.nn.Module):
         self._params_by_flags: Dict[tuple, _Params] = {}
         self._least: Optional[int] = None
         self.measure_memory = None
+        self.reach_parameters = reach_parameters
+        self._sentinel: Optional[tuple] = None  # (tensor, its AccumulateGrad node): reach_parameters=False
         self._forwards = 0
 
     @property
@@ -479,6 +499,32 @@ class AutoCheckpoint(torch.nn.Module):
             raise ArgumentError(f"remat.torch.auto_checkpoint: measure_memory must be None, True or False, got "
                                 f"{value!r}")
         self._measure_memory = None if value is None else bool(value)
+
+    @property
+    def reach_parameters(self) -> bool:
+        """Whether torch.autograd.grad and backward(inputs=...) reach every parameter (True, the default): the
+        blocks' parameters before the final stretch are inputs of the autograd graph's remat node. False leaves
+        them out, as torch.utils.checkpoint's reentrant form does (each costs autograd's engine about 1.3 us a
+        backward, 1.6% of a 24-layer transformer stack's iteration on a CPU): loss.backward() still adds every
+        parameter's gradient to its .grad, bit-equal, but torch.autograd.grad(out, those parameters) raises
+        autograd's "appears to not have been used in the graph" (gives None with allow_unused=True) and
+        backward(inputs=...) leaves their .grad alone; x's gradient is right either way. Where a parameter
+        serves more than one block it has no effect (their sums are returned through the node)."""
+        return self._reach_parameters
+
+    @reach_parameters.setter
+    def reach_parameters(self, value: bool) -> None:
+        self._reach_parameters = flag(value, "remat.torch.auto_checkpoint: reach_parameters")
+
+    def _sentinel_node(self) -> tuple:
+        """(a leaf of no elements that requires grad, its AccumulateGrad node): with reach_parameters=False the
+        remat node's one input besides x, so that its backward runs where x needs no gradient, and tells
+        loss.backward() (which runs every AccumulateGrad node) from torch.autograd.grad (which runs none but its
+        inputs')."""
+        if self._sentinel is None:
+            leaf = torch.empty(0, requires_grad=True)
+            self._sentinel = (leaf, accumulators([leaf])[0])
+        return self._sentinel
 
     def measure_next(self) -> None:
         """The next forward and its backward count the activation bytes again where measure_memory is None (as
@@ -545,11 +591,13 @@ class AutoCheckpoint(torch.nn.Module):
         parameters' storages, not a copy's); __setstate__ makes them again."""
         state = self.__dict__.copy()
         state.update(_param_lists=None, _flat_params=[], _params_by_flags={}, _counter=None, _ran=False,
-                     _forwards=0)
+                     _forwards=0, _sentinel=None)
         return state
 
     def __setstate__(self, state) -> None:
         state.setdefault("_forwards", 0)  # pickled before the first forward alone was counted
+        state.setdefault("_reach_parameters", True)  # pickled before it could be turned off
+        state.setdefault("_sentinel", None)
         if "measure_memory" in state:  # an attribute then, True by default
             state["_measure_memory"] = bool(state.pop("measure_memory"))
         super().__setstate__(state)
@@ -604,10 +652,15 @@ class AutoCheckpoint(torch.nn.Module):
         if split.start > 0:
             run = _Run(self, split, params)
             run.measuring = measuring
-            # The Function takes the parameters of the blocks it reverses (all of them where one is shared: the
-            # split is then whole), so that torch.autograd.grad on the output reaches them; every parameter
-            # where those blocks have none, so that its output still needs its backward, which frees the run.
-            x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
+            if self._reach_parameters or params.shared:
+                # The Function takes the parameters of the blocks it reverses (all of them where one is shared:
+                # the split is then whole), so that torch.autograd.grad on the output reaches them; every
+                # parameter where those blocks have none, so that its output still needs its backward, which
+                # frees the run.
+                x = _Stack.apply(run, x, *(params.inputs_before(split.start) or params.unique))
+            else:
+                leaf, run.sentinel_node = self._sentinel_node()
+                x = _Stack.apply(run, x, leaf)
         try:
             with self._counter.hooks() if measuring else nullcontext():
                 # in line, not through _run_blocks: its caller's x would hold the final stretch's input, x_j,
@@ -720,7 +773,7 @@ def _least_budget(steps, final_state_bytes: int, taped: bool) -> int:
 
 
 def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB", *, preserve_rng_state: bool = True,
-                    repeats: int = 3, taped: bool = True) -> AutoCheckpoint:
+                    repeats: int = 3, taped: bool = True, reach_parameters: bool = True) -> AutoCheckpoint:
     """A module that computes what `model` computes (an nn.Sequential, an nn.ModuleList, or a list or tuple of
     nn.Modules, each taking and returning one tensor and leaving its input as it found it: no in-place block),
     with a forward and backward that hold at most `budget` bytes of activations along the cheapest schedule remat
@@ -743,6 +796,10 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     preserve_rng_state: save the RNG states with each snapshot and set them again where a block is re-run,
       so that dropout replays the same masks (as torch.utils.checkpoint does).
     repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).
+    reach_parameters: False leaves the parameters out of the autograd graph's remat node, as
+      torch.utils.checkpoint's reentrant form does: a little faster; loss.backward() adds to every .grad as
+      before, but torch.autograd.grad cannot reach the parameters of the blocks the plan re-runs (the module's
+      reach_parameters attribute says more; it can be set later).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
     remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,
@@ -756,10 +813,12 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     """
     blocks = _blocks_of(model, sample, repeats)
     taped = flag(taped, "remat.torch.auto_checkpoint: taped")
+    reach_parameters = flag(reach_parameters, "remat.torch.auto_checkpoint: reach_parameters")
     preserve_rng_state = flag(preserve_rng_state, "remat.torch.auto_checkpoint: preserve_rng_state")
     budget_bytes = parse_bytes(budget, "budget")
     profiles, plain_peak, _ = profile_blocks(blocks, sample, repeats)
-    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, taped)
+    return AutoCheckpoint(blocks, sample, budget_bytes, profiles, plain_peak, preserve_rng_state, taped,
+                          reach_parameters=reach_parameters)
 
 
 def _blocks_of(model, sample, repeats) -> List[torch.nn.Module]:

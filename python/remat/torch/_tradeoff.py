@@ -174,7 +174,7 @@ def _sync(x: torch.Tensor) -> None:
 
 def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = None, *,
              segments: Optional[Sequence[int]] = None, rounds: int = 3, repeats: int = 3, taped: bool = True,
-             loss: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
+             reach_parameters: bool = True, loss: Optional[Callable[[torch.Tensor], torch.Tensor]] = None,
              progress: Optional[Callable[[str], None]] = None) -> Tradeoff:
     """Measures peak activation bytes and time per iteration (forward and backward of loss(model(sample)),
     default loss: the output's sum; the sample is made to require grad, so that every method computes the
@@ -184,9 +184,8 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     measured, the least budget auto_checkpoint plans within, and for each of those peaks the largest
     measured-within budget raised by the bytes its plan left unused, again from each raised plan kept (up
     to 4 times), where that gives a cheaper plan whose measured peak is still within: a plan's peak can
-    fall short of its budget). The blocks are
-    profiled once (`repeats`, `taped` as auto_checkpoint's) and every budget's module is made from that
-    profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
+    fall short of its budget). The blocks are profiled once (`repeats`, `taped`, `reach_parameters` as
+    auto_checkpoint's) and every budget's module is made from that profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
     per step (e.g. print to stderr).
 
         t = remat.torch.tradeoff(model, x)
@@ -198,7 +197,7 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     """
     blocks = _blocks_of(model, sample, repeats)
     with _left_as_it_was(blocks, sample):
-        return _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress)
+        return _measure(blocks, sample, budgets, segments, rounds, repeats, taped, reach_parameters, loss, progress)
 
 
 @contextlib.contextmanager
@@ -215,11 +214,13 @@ def _left_as_it_was(blocks: List[torch.nn.Module], sample: torch.Tensor):
             p.grad = g
 
 
-def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, progress) -> Tradeoff:
+def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, reach_parameters, loss,
+             progress) -> Tradeoff:
     if not bounded(rounds, 1, MAX_REPEATS):  # numpy's ints too, as every count of remat's
         raise ArgumentError(f"remat.torch.tradeoff: rounds must be an int in 1..{MAX_REPEATS}, got "
                             f"{type(rounds).__name__} {rounds!r}")
     taped = flag(taped, "remat.torch.tradeoff: taped")
+    reach_parameters = flag(reach_parameters, "remat.torch.tradeoff: reach_parameters")
     for name, given in (("loss", loss), ("progress", progress)):
         if given is not None and not callable(given):
             raise ArgumentError(f"remat.torch.tradeoff: {name} must be a function or None, got {type(given).__name__}")
@@ -290,7 +291,8 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
     refused = []
     for budget in wanted:
         try:
-            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, taped)
+            module = AutoCheckpoint(blocks, x, budget, profiles, plain_peak, True, taped,
+                                    reach_parameters=reach_parameters)
         except CapacityError:
             refused.append(budget)
             continue
@@ -299,7 +301,7 @@ def _measure(blocks, sample, budgets, segments, rounds, repeats, taped, loss, pr
         configs.append(["auto_checkpoint", budget, module, module, module.measured_peak_bytes, recomputed])
     if budgets is None:
         _add_budgets_up_to_measured_peaks(configs, refused, lambda b: AutoCheckpoint(
-            blocks, x, b, profiles, plain_peak, True, taped), measure, say)
+            blocks, x, b, profiles, plain_peak, True, taped, reach_parameters=reach_parameters), measure, say)
 
     measuring = {}
     for c in configs:  # timed as users run them past the first iteration: auto_checkpoint's counting hooks off

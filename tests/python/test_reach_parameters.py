@@ -1,0 +1,144 @@
+"""auto_checkpoint(reach_parameters=False): the parameters are no inputs of the autograd graph's remat node (as
+torch.utils.checkpoint's reentrant form has it). Under loss.backward() every parameter's .grad is still plain
+autograd's bit for bit (each stretch's backward adds to it); under torch.autograd.grad and backward(inputs=...)
+x's gradient is right and no .grad is touched, and the re-run blocks' parameters are out of reach, as
+documented; where a parameter serves two blocks the setting has no effect."""
+
+import copy
+import pickle
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import remat  # noqa: E402
+import remat.torch  # noqa: E402
+from test_auto_checkpoint import STACKS, budgets_of, run  # noqa: E402
+from torch.autograd.function import BackwardCFunction  # noqa: E402
+
+nn = torch.nn
+
+
+def remat_node_inputs(y):
+    """The number of inputs of the remat node (the autograd.Function) in y's graph: x and what else it takes."""
+    stack, seen = [y.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if isinstance(node, BackwardCFunction):
+            return len(node.next_functions)
+        stack.extend(n for n, _ in node.next_functions)
+    raise AssertionError("no remat node in the graph")
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_backward_gradients_equal_plain_autograd(name):
+    """Every budget below plain autograd's peak: output, x's and every parameter's gradient torch.equal to plain
+    autograd's (the conv stack's input needs no gradient: the node's backward runs all the same), the node
+    taking x and one sentinel only; a second backward adds onto .grad as plain autograd's does."""
+    model, make_x = STACKS[name]()
+    x = make_x()
+    plain_y, plain_grads, plain_x_grad = run(model, x, seed=5)
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    for budget in budgets_of(probe):
+        if budget >= probe.plain_peak_bytes:
+            continue
+        fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0, reach_parameters=False)
+        assert not fast.reach_parameters
+        torch.manual_seed(5)
+        assert remat_node_inputs(fast(x)) == 2, budget
+        y, grads, x_grad = run(fast, x, seed=5)
+        assert torch.equal(y, plain_y), budget
+        assert (x_grad is None and plain_x_grad is None) or torch.equal(x_grad, plain_x_grad)
+        assert all(torch.equal(a, b) for a, b in zip(grads, plain_grads)), budget
+        for p in model.parameters():
+            p.grad = None
+        for seed in (6, 7):  # the second adds onto the first's .grad
+            torch.manual_seed(seed)
+            (fast(x) ** 2).sum().backward()
+        summed = [p.grad.clone() for p in model.parameters()]
+        for p in model.parameters():
+            p.grad = None
+        for seed in (6, 7):
+            torch.manual_seed(seed)
+            (model(x) ** 2).sum().backward()
+        assert all(torch.equal(p.grad, s) for p, s in zip(model.parameters(), summed)), budget
+
+
+def test_the_default_node_takes_the_parameters():
+    """The remat node with reach_parameters=True (the default) takes the re-run blocks' parameters besides x,
+    which is what lets torch.autograd.grad reach them (the count above is not the same either way)."""
+    model, make_x = STACKS["mlp"]()
+    x = make_x()
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0)
+    assert fast.reach_parameters and remat_node_inputs(fast(x)) > 2
+
+
+def test_autograd_grad_gives_x_gradient_and_touches_no_grad():
+    """torch.autograd.grad(out, [x]) and backward(inputs=[x]): plain autograd's x gradient, no parameter's .grad
+    written (the stretches' backward then computes x's gradient alone); torch.autograd.grad on a re-run block's
+    parameter raises autograd's own error (None with allow_unused=True), while the final stretch's parameters,
+    in the caller's own graph, are reached."""
+    model, make_x = STACKS["transformer"]()
+    x = make_x().requires_grad_()
+    params = list(model.parameters())
+    torch.manual_seed(5)
+    want = torch.autograd.grad((model(x) ** 2).sum(), [x, *params])
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0, reach_parameters=False)
+    torch.manual_seed(5)
+    got = torch.autograd.grad((fast(x) ** 2).sum(), [x])
+    assert torch.equal(got[0], want[0])
+    assert all(p.grad is None for p in params) and x.grad is None
+    torch.manual_seed(5)
+    (fast(x) ** 2).sum().backward(inputs=[x])
+    assert torch.equal(x.grad, want[0]) and all(p.grad is None for p in params)
+    x.grad = None
+    first = list(model[0].parameters())
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        torch.autograd.grad((fast(x) ** 2).sum(), first)
+    last = list(model[-1].parameters())
+    torch.manual_seed(5)
+    got = torch.autograd.grad((fast(x) ** 2).sum(), first + last, allow_unused=True)
+    assert all(g is None for g in got[:len(first)])
+    assert all(torch.equal(g, w) for g, w in zip(got[len(first):], want[1 + len(params) - len(last):]))
+    assert all(p.grad is None for p in params)
+
+
+def test_shared_parameter_still_reached():
+    """A parameter serving two blocks keeps every parameter an input of the node (their sums are returned
+    through it): torch.autograd.grad reaches them all, plain autograd's gradients."""
+    torch.manual_seed(4)
+    a = nn.Sequential(nn.Linear(8, 8), nn.GELU())
+    model = nn.Sequential(a, nn.Linear(8, 8), nn.Tanh(), a, nn.GELU(), a, nn.Linear(8, 8), a)
+    x = torch.randn(5, 8, requires_grad=True)
+    params = list(model.parameters())
+    want = torch.autograd.grad((model(x) ** 2).sum(), [x, *params])
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0, reach_parameters=False)
+    assert fast.method != "plain autograd"
+    got = torch.autograd.grad((fast(x) ** 2).sum(), [x, *params])
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+def test_setting_checked_and_kept_by_copies():
+    """Not a bool: refused naming it, before profiling; set on the module later; kept by deepcopy and pickle,
+    whose copies compute plain autograd's gradients."""
+    model, make_x = STACKS["mlp"]()
+    x = make_x()
+    with pytest.raises(remat.ArgumentError, match="reach_parameters"):
+        remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0, reach_parameters="no")
+    probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
+    fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0)
+    with pytest.raises(remat.ArgumentError, match="reach_parameters"):
+        fast.reach_parameters = None
+    fast.reach_parameters = False
+    assert remat_node_inputs(fast(x)) == 2
+    _, plain_grads, _ = run(model, x, seed=5)
+    for copied in (copy.deepcopy(fast), pickle.loads(pickle.dumps(fast))):
+        assert copied.reach_parameters is False
+        assert remat_node_inputs(copied(x)) == 2
+        _, grads, _ = run(copied, x, seed=5)
+        assert all(torch.equal(a, b) for a, b in zip(grads, plain_grads))
