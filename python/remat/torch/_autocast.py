@@ -66,24 +66,29 @@ class AutocastState:
         return stack
 
 
+#: PyTorch 2.4's per-device queries (the older per-device functions warn there); 1.13 has one function per device
+_PER_DEVICE_QUERIES = hasattr(torch, "get_autocast_dtype")
+
+
+def _enabled(device: str) -> bool:
+    if _PER_DEVICE_QUERIES:
+        return torch.is_autocast_enabled(device)
+    return torch.is_autocast_cpu_enabled() if device == "cpu" else torch.is_autocast_enabled()
+
+
 def _enabled_now() -> bool:
     """Whether autocast is on now on the CPU or CUDA (a backward called inside the caller's autocast region
     runs the re-runs on the calling thread, in that region, unless they enter the forward's settings)."""
-    if hasattr(torch, "get_autocast_dtype"):
-        return torch.is_autocast_enabled("cpu") or torch.is_autocast_enabled("cuda")
-    return torch.is_autocast_cpu_enabled() or torch.is_autocast_enabled()
+    return _enabled("cpu") or _enabled("cuda")
 
 
 def _settings(device: str) -> dict:
-    """torch.autocast's arguments for `device` as they are now: PyTorch 2.4's per-device queries where there
-    (the older per-device functions warn there), else 1.13's."""
-    if hasattr(torch, "get_autocast_dtype"):
-        enabled, dtype = torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)
-    elif device == "cpu":
-        enabled, dtype = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+    """torch.autocast's arguments for `device` as they are now."""
+    if _PER_DEVICE_QUERIES:
+        dtype = torch.get_autocast_dtype(device)
     else:
-        enabled, dtype = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
-    return dict(enabled=enabled, dtype=dtype, cache_enabled=torch.is_autocast_cache_enabled())
+        dtype = torch.get_autocast_cpu_dtype() if device == "cpu" else torch.get_autocast_gpu_dtype()
+    return dict(enabled=_enabled(device), dtype=dtype, cache_enabled=torch.is_autocast_cache_enabled())
 
 
 def settings_key() -> tuple:

@@ -118,28 +118,28 @@ atexit.register(_taped_actions.cache_clear)
 _tape_bytes: "weakref.WeakKeyDictionary[object, Dict[tuple, int]]" = weakref.WeakKeyDictionary()
 
 
-def _tape_key(step, spec: StateSpec) -> tuple:
+def _tape_key(step, spec: StateSpec, modes: Optional[ForwardModes]) -> tuple:
     # What a step's graph saves depends on these besides the state: autocast (its low-precision copies of the
     # weights are the step's own tensors), a module's submodules' modes (a Dropout in training mode saves its
     # mask) and which parameters require grad (a layer's input is saved for its weight's gradient). A size
     # measured outside autocast, in eval mode or with a layer frozen and reused otherwise held 5.5x, 2.5x and
     # 1.7x the budget.
     state = (tuple(map(tuple, spec.shapes)), tuple(spec.dtypes), tuple(spec.devices), autocast_settings())
-    if not isinstance(step, torch.nn.Module):
+    if modes is None:  # not a module
         return state
-    return state + (tuple(m.training for m in step.modules()), tuple(p.requires_grad for p in step.parameters()))
+    return state + (modes.flags, tuple(p.requires_grad for p in step.parameters()))
 
 
-def _known_tape_bytes(step, spec: StateSpec) -> Optional[int]:
+def _known_tape_bytes(step, spec: StateSpec, modes: Optional[ForwardModes]) -> Optional[int]:
     try:
-        return _tape_bytes.get(step, {}).get(_tape_key(step, spec))
+        return _tape_bytes.get(step, {}).get(_tape_key(step, spec, modes))
     except TypeError:  # a step that cannot be weakly referenced (or hashed): measured at every call
         return None
 
 
-def _remember_tape_bytes(step, spec: StateSpec, nbytes: int) -> None:
+def _remember_tape_bytes(step, spec: StateSpec, modes: Optional[ForwardModes], nbytes: int) -> None:
     try:
-        _tape_bytes.setdefault(step, {})[_tape_key(step, spec)] = nbytes
+        _tape_bytes.setdefault(step, {})[_tape_key(step, spec, modes)] = nbytes
     except TypeError:
         pass
 
@@ -684,7 +684,8 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
         online = _remat.OnlineCursor(slots)
         if until(0, x0):  # a loop of no steps
             return x0
-    known_tape_bytes = _known_tape_bytes(step, spec) if taped else None
+    modes = ForwardModes([step]) if is_module else None  # every submodule's mode, as this call runs them
+    known_tape_bytes = _known_tape_bytes(step, spec, modes) if taped else None
     # Measured once: a later call runs step 0 under the caller's own saved-tensor hooks, if any, not these.
     saved = {} if taped and known_tape_bytes is None else None
     existing = _live_storages() if taped and known_tape_bytes is None else set()
@@ -718,7 +719,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             tape = {k: n for k, n in saved.items() if k not in excluded}
             tape.update({k: n for k, n in inputs.items() if k not in tape})
             known_tape_bytes = sum(tape.values())
-            _remember_tape_bytes(step, spec, known_tape_bytes)
+            _remember_tape_bytes(step, spec, modes, known_tape_bytes)
         tape_units = max(1, math.ceil(known_tape_bytes / unit))
         # budget= prices the graph a reverse's re-run holds (a tape) as well; slots= leaves it out, as revolve does
         rerun_units = tape_units if budget is not None else 0
@@ -747,7 +748,7 @@ def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module],
             unique.append(p)
     placement = make_slots(snapshots, spec, slots, directory)
     loop = _Loop(step, spec, unique, rng, placement, actions=actions, online=online, until=until, first=first,
-                 buffers=buffers, modes=ForwardModes([step]) if is_module else None)
+                 buffers=buffers, modes=modes)
     if params is not None:
         loop.found_by = "the tensors given as params="
     elif is_module:

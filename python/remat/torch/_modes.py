@@ -54,6 +54,11 @@ class ForwardModes:
         self._modules = list({id(m): m for top in modules for m in top.modules()}.values())
         self._flags = [m.training for m in self._modules]
 
+    @property
+    def flags(self) -> tuple:
+        """Each submodule's mode (training), each module once: what checkpoint_loop keeps its tape sizes by."""
+        return tuple(self._flags)
+
     def entered(self) -> ContextManager[None]:
         """The forward's modes while the block runs, the modes found set back after it."""
         return entered(self._modules, self._flags)
