@@ -43,6 +43,7 @@ from ._autocast import AutocastState
 from ._autocast import describe as describe_autocast
 from ._autocast import settings_key as autocast_settings
 from ._blocks import bad_block_output, block_modified_input
+from ._inside import inside, running
 from ._chain_budget import least_plan, plan_taped_within, priced_plan
 from ._modes import ProfiledModes
 from ._norm_stats import BlockBuffers, ForwardBuffers
@@ -81,7 +82,7 @@ class _Run:
         self.owner = owner
         self.measuring = False  # whether the forward that made it counts the activation bytes (its re-runs too)
         self.blocks = owner._block_list  # indexing a ModuleList costs ~10 us (it checks and wraps the index)
-        self.saves_input = owner._saves_input
+        self.plain_leaves = params.plain_leaves
         self.params = params
         self.counter: SavedBytes = owner._counter
         self.rng: Optional[RngStates] = owner._rng
@@ -129,7 +130,7 @@ class _Run:
         Linear(8, 8) blocks)."""
         x = parts[0].detach()
         if (k > 0 or self.x0_grad) and (x.is_floating_point() or x.is_complex()):
-            if self.saves_input[k]:
+            if self.plain_leaves[k]:
                 x.requires_grad_()
                 return (x,), (x,)
             leaf = StretchInput()
@@ -194,9 +195,7 @@ class _Run:
         sums: List[Optional[torch.Tensor]] = [None] * len(self.params.unique)
         adjoint = grad
         self.in_backward = True
-        # (never with reach_parameters=False: a backward without inputs= would add to the parameters' .grad)
-        through_grad_fields = (not accumulate and self.sentinel_node is None
-                               and sums_through_grad_fields(self.params.unique)
+        through_grad_fields = (not accumulate and sums_through_grad_fields(self.params.unique)
                                and self.params.accumulated_by_this_backward())
         for a in self.split.backward:  # grouped: every reverse is in a group (_action_groups.Reverses)
             if a.kind != "reverses":
@@ -264,6 +263,10 @@ class _Split:
 
 _requires_grad = operator.attrgetter("requires_grad")
 
+#: Whether autograd tells a backward's nodes to run (torch._C._will_engine_execute_node), which tells
+#: loss.backward() from torch.autograd.grad: without it reach_parameters=False would lose gradients.
+_ENGINE_QUERY = hasattr(torch._C, "_will_engine_execute_node")
+
 
 def _is_taped(a, k: int) -> bool:
     return a.kind == "advance" and a.taped and a.start == k and a.stop == k + 1
@@ -275,9 +278,12 @@ class _Params:
     their positions in `unique`, whether a parameter serves more than one block, and each one's gradient
     accumulator (the graph node through which plain autograd's backward adds to its .grad)."""
 
-    def __init__(self, per_block: List[List[torch.Tensor]], unfrozen: Optional[Tuple[int, str]] = None):
+    def __init__(self, per_block: List[List[torch.Tensor]], unfrozen: Optional[Tuple[int, str]] = None,
+                 plain_leaves: Optional[List[bool]] = None):
         #: (block index, parameter name) of one that requires grad and did not when the blocks were profiled
         self.unfrozen = unfrozen
+        #: per block, whether a stretch starting there takes x_k as a plain leaf (_Run._leaves)
+        self.plain_leaves = plain_leaves if plain_leaves is not None else [False] * len(per_block)
         self.unique: List[torch.Tensor] = []
         where: Dict[int, int] = {}
         self.per_block: List[List[torch.Tensor]] = []
@@ -352,7 +358,7 @@ class _Stack(torch.autograd.Function):
         # the backward's re-runs run under the forward's autocast; both without its cache of casts (_autocast.py)
         ctx.autocast = AutocastState()
         try:
-            with ctx.autocast.uncached():
+            with running(), ctx.autocast.uncached():
                 out = run.forward(x0)
         except BaseException:
             run.close()
@@ -379,7 +385,15 @@ class _Stack(torch.autograd.Function):
             # computed, no .grad touched.
             accumulate = backward_adds_to((run.sentinel_node,))
             if not accumulate:
-                run.params = _Params([[] for _ in run.blocks])
+                run.close()
+                run.done = True
+                ctx.run = _done_run
+                raise BackwardError(
+                    "remat.torch.auto_checkpoint: with reach_parameters=False only loss.backward() without inputs= "
+                    "reaches the parameters (as torch.utils.checkpoint's reentrant form, which refuses these too): "
+                    "torch.autograd.grad and backward(inputs=...) cannot reach those of the blocks before the plan's "
+                    "final stretch, and would leave their gradients out silently; set reach_parameters=True (the "
+                    "default) for them")
         try:
             if torch.is_grad_enabled():  # the engine runs a backward with grad on only for create_graph=True
                 raise BackwardError("remat.torch.auto_checkpoint: double backward (create_graph=True) is not "
@@ -514,10 +528,13 @@ class AutoCheckpoint(torch.nn.Module):
         blocks' parameters before the final stretch are inputs of the autograd graph's remat node. False leaves
         them out, as torch.utils.checkpoint's reentrant form does (each costs autograd's engine about 1.3 us a
         backward, 1.6% of a 24-layer transformer stack's iteration on a CPU): loss.backward() still adds every
-        parameter's gradient to its .grad, bit-equal, but torch.autograd.grad(out, those parameters) raises
-        autograd's "appears to not have been used in the graph" (gives None with allow_unused=True) and
-        backward(inputs=...) leaves their .grad alone; x's gradient is right either way. Where a parameter
-        serves more than one block it has no effect (their sums are returned through the node)."""
+        parameter's gradient to its .grad, bit-equal, but a backward through the node by torch.autograd.grad or
+        backward(inputs=...) is refused (remat.BackwardError: it could not reach them), and
+        torch.autograd.grad(out, those parameters) alone raises autograd's "appears to not have been used in
+        the graph" (gives None with allow_unused=True), as with torch.utils.checkpoint's reentrant form. No
+        effect where a parameter serves more than one block (their sums are returned through the node), where
+        torch lacks _will_engine_execute_node, or inside remat's runtime (a block of another auto_checkpoint,
+        a checkpoint_loop's step: _inside.py)."""
         return self._reach_parameters
 
     @reach_parameters.setter
@@ -574,8 +591,22 @@ class AutoCheckpoint(torch.nn.Module):
         flags = tuple(map(_requires_grad, self._flat_params))
         params = self._params_by_flags.get(flags)
         if params is None:
-            params = self._params_by_flags[flags] = _Params(self._param_lists, self._unfrozen_since_profiled(flags))
+            params = self._params_by_flags[flags] = _Params(self._param_lists, self._unfrozen_since_profiled(flags),
+                                                            self._plain_leaves(flags))
         return params
+
+    def _plain_leaves(self, flags: tuple) -> List[bool]:
+        """Per block: whether a stretch starting at it takes x_k as a plain leaf: the block saves its input as
+        profiled, with its parameters requiring grad as they did then (a weight frozen since, its layer may no
+        longer save its input for it, and the leaf would hold x_k beside the tape, uncounted)."""
+        profiled = getattr(self, "_profiled_grads", None)
+        leaves, i = [], 0
+        for k, ps in enumerate(self._param_lists):
+            n = len(ps)
+            same = profiled is not None and len(profiled) == len(flags) and flags[i:i + n] == profiled[i:i + n]
+            leaves.append(bool(self._saves_input[k] and same))
+            i += n
+        return leaves
 
     def _unfrozen_since_profiled(self, flags: tuple) -> Optional[Tuple[int, str]]:
         """(block index, parameter name) of the first parameter that requires grad now (`flags`) and did not when
@@ -662,7 +693,7 @@ class AutoCheckpoint(torch.nn.Module):
         if split.start > 0:
             run = _Run(self, split, params)
             run.measuring = measuring
-            if self._reach_parameters or params.shared:
+            if self._reach_parameters or params.shared or not _ENGINE_QUERY or inside():
                 # The Function takes the parameters of the blocks it reverses (all of them where one is shared:
                 # the split is then whole), so that torch.autograd.grad on the output reaches them; every
                 # parameter where those blocks have none, so that its output still needs its backward, which
@@ -808,8 +839,9 @@ def auto_checkpoint(model: Blocks, sample: torch.Tensor, budget: Bytes = "8GiB",
     repeats: timed runs of each block's forward and backward, after one warm-up (0..10000).
     reach_parameters: False leaves the parameters out of the autograd graph's remat node, as
       torch.utils.checkpoint's reentrant form does: a little faster; loss.backward() adds to every .grad as
-      before, but torch.autograd.grad cannot reach the parameters of the blocks the plan re-runs (the module's
-      reach_parameters attribute says more; it can be set later).
+      before, but torch.autograd.grad and backward(inputs=...) are refused (remat.BackwardError): they cannot
+      reach the parameters of the blocks before the plan's final stretch (the module's reach_parameters
+      attribute says more; it can be set later).
 
     The module has `method` ("plain autograd", "remat.chain_taped" or "remat.chain"), `plan` (the
     remat.TapedChainPlan or remat.Plan, None for plain autograd), `actions()`, `predicted_peak_bytes`,

@@ -40,6 +40,7 @@ from ._autocast import AutocastState
 from ._autocast import settings_key as autocast_settings
 from ._contexts import ContextRecorder, context_over
 from ._graph import leaves_reached
+from ._inside import runtime
 from ._modes import ForwardModes
 from ._norm_stats import LoopBuffers
 from ._reruns import rerunning
@@ -538,6 +539,7 @@ class _CheckpointLoop(torch.autograd.Function):
         return (None, *x0_grads, *sums)
 
 
+@runtime  # its steps run inside remat's runtime: an auto_checkpoint among them takes its parameters (_inside.py)
 def checkpoint_loop(step: Union[Callable[[int, State], State], torch.nn.Module], x0: State,
                     steps: Optional[int] = None, *, slots: Optional[int] = None, budget: Optional[Bytes] = None,
                     until: Optional[Callable[[int, State], bool]] = None, snapshots: str = "device",

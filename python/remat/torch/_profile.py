@@ -17,6 +17,7 @@ import torch
 
 from ._blocks import bad_block_output, block_modified_input
 from ._contexts import ContextRecorder
+from ._inside import runtime
 from ._norm_stats import BlockBuffers, copied, each_once, set_back
 from ._saved import SavedBytes, storage_key
 from ._versions import modified, versions
@@ -108,6 +109,7 @@ def profile_blocks(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repe
         return profile_unrestored(blocks, sample, repeats)
 
 
+@runtime  # it times each block's backward with torch.autograd.grad: a nested auto_checkpoint takes its parameters
 def profile_unrestored(blocks: Sequence[torch.nn.Module], sample: torch.Tensor, repeats: int = 3):
     """profile_blocks without setting the buffers and the RNG states back, for a caller inside
     left_as_they_were around more than the profile (remat.torch.tradeoff: one copy of each buffer)."""

@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 import torch
 
 from ._autocast import AutocastState
+from ._inside import running
 from ._rng import RngStates
 
 
@@ -23,6 +24,6 @@ def rerunning(modes, rng: Optional[RngStates], autocast: AutocastState) -> Itera
     ForwardModes (None: none to enter)."""
     engine = autocast.differing_now()  # read before the forward's settings are entered
     devices = rng.devices if rng is not None else []
-    with modes.entered() if modes is not None else nullcontext(), \
+    with running(), modes.entered() if modes is not None else nullcontext(), \
             torch.random.fork_rng(devices=devices, enabled=rng is not None), autocast.uncached():
         yield engine

@@ -185,8 +185,8 @@ def tradeoff(model: Blocks, sample: torch.Tensor, budgets: Optional[Sequence] = 
     measured-within budget raised by the bytes its plan left unused, again from each raised plan kept (up
     to 4 times), where that gives a cheaper plan whose measured peak is still within: a plan's peak can
     fall short of its budget). The blocks are profiled once (`repeats`, `taped`, `reach_parameters` as
-    auto_checkpoint's) and every budget's module is made from that profile. `rounds`: timed iterations of each configuration, interleaved; `progress`: called with a line
-    per step (e.g. print to stderr).
+    auto_checkpoint's) and every budget's module is made from that profile. `rounds`: timed iterations of
+    each configuration, interleaved; `progress`: called with a line per step (e.g. print to stderr).
 
         t = remat.torch.tradeoff(model, x)
         t.save_svg("tradeoff.svg")          # peak bytes (x) against seconds per iteration (y)
