@@ -49,9 +49,15 @@ constexpr std::array units{unit{"", 1},
                            unit{"gb", 1000000000},
                            unit{"t", 1ull << 40},
                            unit{"tib", 1ull << 40},
-                           unit{"tb", 1000000000000}};
+                           unit{"tb", 1000000000000},
+                           unit{"p", 1ull << 50},
+                           unit{"pib", 1ull << 50},
+                           unit{"pb", 1000000000000000},
+                           unit{"eib", 1ull << 60}, // not "e" alone: "1e" is an exponent left unfinished
+                           unit{"eb", 1000000000000000000}};
 
-// The decimal digits of digits x scale (scale <= 2^40: each digit's product and carry stay below 10 x 2^40).
+// The decimal digits of digits x scale (scale <= 2^60: each digit's product and carry stay below 10 x 2^60,
+// which is below 2^64).
 std::string times(const std::string& digits, std::uint64_t scale)
 {
     std::string reversed;

@@ -8,8 +8,9 @@
 namespace remat {
 
 /// The bytes of `text`: a decimal number (digits, an optional fraction, an optional unsigned exponent: 4096,
-/// 1.5, 1e9, 2.5e3), optionally followed by a unit, case-insensitive: B; KiB, MiB, GiB, TiB (powers of 1024; K, M,
-/// G, T alike); kB, MB, GB, TB (powers of 1000). Spaces may surround the number and the unit. The value is read
+/// 1.5, 1e9, 2.5e3), optionally followed by a unit, case-insensitive: B; KiB, MiB, GiB, TiB, PiB, EiB (powers of
+/// 1024; K, M, G, T, P alike, but not E: "1e" is an unfinished exponent); kB, MB, GB, TB, PB, EB (powers of
+/// 1000): every unit the tool prints. Spaces may surround the number and the unit. The value is read
 /// exactly from its digits (no floating point): it must be a whole number of bytes (1.5 and 0.1KiB are not)
 /// and at most 2^64-1. Throws remat::argument_error for any other text or a fraction of a byte and
 /// remat::overflow_error past 2^64-1, each naming `what` (the option or argument) and the text.

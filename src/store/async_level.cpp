@@ -10,6 +10,7 @@
 
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/slot_checks.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
@@ -290,9 +291,8 @@ void async_level::write(slot_t slot, step_t step, const_parts parts)
     std::unique_lock lock(mutex_);
     raise_failure(lock);
     slot_info& s = info(slot);
-    if (s.step >= 0)
-        throw schedule_error("store into slot " + std::to_string(slot) + " of level " + name_ +
-                             ", which still holds x_" + std::to_string(s.step) + " (free it first)");
+    detail::require_slot_takes(s.step, step, "store",
+                               [&] { return "slot " + std::to_string(slot) + " of level " + name_; });
     if (capacity_.bytes != level_capacity::unlimited_bytes && bytes_in_use_ + src.size > capacity_.bytes)
         throw capacity_error("level " + name_ + "'s " + std::to_string(capacity_.bytes) +
                              "-byte capacity cannot hold another snapshot of " + std::to_string(src.size) + " bytes (" +

@@ -2,6 +2,7 @@
 
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
+#include "remat/store/detail/slot_checks.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 
 #include <algorithm>
@@ -80,12 +81,7 @@ void host_store::write(slot_t slot, step_t step, const_parts parts)
 {
     const const_bytes src{nullptr, total_bytes(parts), memory_space::host}; // the whole snapshot, for its size
     slot_entry& e = entry(slot, true);
-    if (e.step >= 0)
-        throw schedule_error("store into host slot " + std::to_string(slot) + ", which still holds x_" +
-                             std::to_string(e.step) + " (free it first)");
-    if (step < 0) // -1 marks an empty slot
-        throw schedule_error("store of x_" + std::to_string(step) + " into host slot " + std::to_string(slot) +
-                             ": a step is at least 0");
+    detail::require_slot_takes(e.step, step, "store", [&] { return "host slot " + std::to_string(slot); });
     if (e.allocated < src.size) {
         const std::uint64_t after = allocated_bytes_ - e.allocated + src.size;
         if (after > capacity_.bytes)

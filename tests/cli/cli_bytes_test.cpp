@@ -7,6 +7,7 @@
 #include "tool_runner.hpp"
 
 #include "remat/bytes.hpp"
+#include "remat/cli/parse.hpp"
 #include "remat/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -99,4 +100,21 @@ BOOST_AUTO_TEST_CASE(the_tools_options_read_the_table_alike)
                                            "--budget: ");
         }
     }
+}
+
+// Every unit the tool prints (remat::cli::format_bytes: B to EiB) is one --budget reads back: it refused PiB and
+// EiB. 16.0 EiB, what it prints for 2^64-1 bytes, is past a 64-bit count and refused as such.
+BOOST_AUTO_TEST_CASE(the_budget_reads_every_unit_the_tool_prints)
+{
+    for (int k = 0; k <= 6; ++k) {
+        const std::uint64_t bytes = std::uint64_t{3} << (10 * k);
+        const std::string shown = remat::cli::format_bytes(bytes); // "3 B", "3.00 KiB", ..., "3.00 EiB"
+        const nlohmann::json j = remat::test::plan_json({"--steps", "10", "--budget", shown, "--state-bytes", "1"});
+        BOOST_TEST(j.at("budget_bytes").get<std::uint64_t>() == bytes, shown);
+    }
+    const std::uint64_t most = ~std::uint64_t{0};
+    BOOST_TEST(remat::cli::format_bytes(most) == "16.0 EiB");
+    remat::test::check_usage_error({"plan", "--steps", "10", "--budget", "16.0 EiB", "--state-bytes", "1"},
+                                   "--budget: \"16.0 EiB\" is 18446744073709551616 bytes, more than a 64-bit count "
+                                   "holds (2^64-1)");
 }

@@ -188,11 +188,21 @@ BOOST_AUTO_TEST_CASE(a_predicted_cost_past_a_double_is_refused_not_printed_as_in
     BOOST_TEST(taped.status == 2, taped.out);
 }
 
-BOOST_AUTO_TEST_CASE(uncountable_plans_fail_with_a_runtime_error)
+// A plan whose counts pass 64 bits exited 1, a runtime failure, where a --budget past 64 bits, a peak of snapshot
+// bytes past 64 bits and an online count past the tool's limit exit 2: each follows from the arguments.
+BOOST_AUTO_TEST_CASE(uncountable_plans_are_bad_usage_like_every_count_past_64_bits)
 {
-    const result r = run_tool({"plan", "--steps", "9223372036854775807", "--slots", "100"});
-    BOOST_TEST(r.status == 1);
-    BOOST_TEST(r.err.find("64-bit") != std::string::npos, r.err);
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"plan", "--steps", "9223372036854775807", "--slots", "100"},
+                                               {"plan", "--steps", "1e18", "--slots", "2"},
+                                               {"plan", "--steps", "100", "--budget", "2e19", "--state-bytes", "1"},
+                                               {"plan", "--steps", "100", "--level", "host:4", "--level",
+                                                "disk:inf:5:5", "--state-bytes", "4000000TiB"}}) {
+        const result r = run_tool(args);
+        BOOST_TEST(r.status == 2, args[2] << " " << args[4]);
+        BOOST_TEST(r.out.empty());
+        BOOST_TEST((r.err.find("64-bit") != std::string::npos || r.err.find("2^64-1") != std::string::npos), r.err);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(draw_writes_a_detailed_diagram_for_small_loops)

@@ -173,6 +173,62 @@ BOOST_AUTO_TEST_CASE(least_slots_is_exact_against_brute_force)
             }
 }
 
+// At T = 1e18 a cost near 3e18 is a double rounded to a multiple of 512: compared in doubles, --max-overhead 1.5
+// answered revolve with 499999999999999870 slots, 130 short of the fewest (review12). The answer is checked
+// exactly and independently of the tool's arithmetic: the forward steps F of the library's plan with s slots
+// reach X = p/q where (F + R T) q <= (T - 1 + R T) p in 128-bit integers, and with s - 1 slots do not.
+BOOST_AUTO_TEST_CASE(least_slots_is_exact_at_t_near_1e18)
+{
+    __extension__ using u128 = unsigned __int128;
+    const step_t t = 1'000'000'000'000'000'000;
+    struct limit {
+        std::string text;
+        std::uint64_t p, q;
+    };
+    for (const std::uint64_t r : {0u, 2u})
+        for (const limit& x : {limit{"1.5", 3, 2}, limit{"1.2", 6, 5}}) {
+            const auto j = tradeoff_json({"-T", "1e18", "--reverse-cost", std::to_string(r), "--max-overhead", x.text});
+            const u128 adjoint = u128{r} * static_cast<u128>(t);
+            const auto reaches = [&](std::optional<std::uint64_t> forward) {
+                return forward && (*forward + adjoint) * x.q <= (static_cast<u128>(t - 1) + adjoint) * x.p;
+            };
+            const auto forward = [&](const std::string& name, slot_t s) -> std::optional<std::uint64_t> {
+                if (name == "revolve")
+                    return revolve(t, s).cost().forward_steps;
+                if (s < uniform::min_slots(t))
+                    return std::nullopt;
+                return uniform::fit(t, s).cost().forward_steps;
+            };
+            for (const std::string name : {"revolve", "uniform"}) {
+                const std::string where = name + " R=" + std::to_string(r) + " X=" + x.text;
+                BOOST_TEST_REQUIRE(!j["least_slots"][name].is_null(), where);
+                const auto s = j["least_slots"][name]["slots"].get<slot_t>();
+                BOOST_TEST(j["least_slots"][name]["forward_steps"].get<std::uint64_t>() == *forward(name, s), where);
+                BOOST_TEST(reaches(forward(name, s)), where << ": " << s << " slots");
+                BOOST_TEST(!reaches(forward(name, s - 1)), where << ": " << s - 1 << " slots");
+            }
+        }
+}
+
+// The limit is the fraction its text says and the costs sums of exact terms: an overhead of exactly 6/5 is within
+// "1.2" however it is written, not within the double nearest 1.2 (a hex float, read as that double), which is
+// below 6/5; a cost of 2^-1074 (the least double) is compared as itself; over a base of 0 the overhead is 1.
+BOOST_AUTO_TEST_CASE(an_overhead_limit_is_compared_exactly)
+{
+    const std::vector<cli::cost_term> six{{1.0, 6}}, five{{1.0, 5}}, none{{2.0, 0}};
+    for (const std::string text : {"1.2", "+1.2", " 1.2", "12e-1", "0.12E+1", "1.20000000000000000000000000000"})
+        BOOST_TEST(cli::overhead_limit(text, std::stod(text)).admits(six, five), text);
+    BOOST_TEST(!cli::overhead_limit("0x1.3333333333333p+0", std::stod("0x1.3333333333333p+0")).admits(six, five));
+    BOOST_TEST(!cli::overhead_limit(1.2).admits(six, five)); // the double, exactly
+    BOOST_TEST(!cli::overhead_limit("1.19999999999999999999", 1.2).admits(six, five));
+    const double least = std::numeric_limits<double>::denorm_min();
+    const std::vector<cli::cost_term> one_and_least{{1.0, 1}, {least, 1}}, one{{1.0, 1}};
+    BOOST_TEST(!cli::overhead_limit(1.0).admits(one_and_least, one)); // 1 + 2^-1074 is a double's 1 + 0
+    BOOST_TEST(cli::overhead_limit(1.0).admits(one, one_and_least));
+    BOOST_TEST(cli::overhead_limit("1", 1.0).admits(six, none));
+    BOOST_TEST(!cli::overhead_limit("0.999", 0.999).admits(six, none));
+}
+
 // docs/tradeoff.md: least_slots (and within_budget's schedules) are keyed by schedule, null where there is
 // no answer; a schedule the library refused to answer (online's work limit at T = 10^10) is null too, its
 // reason listed beside, not a missing key.
@@ -470,10 +526,12 @@ BOOST_AUTO_TEST_CASE(least_slots_charges_each_online_count_it_tries_once)
     std::vector<cli::omitted_row> omitted;
     (void)report.rows(omitted);
     const std::uint64_t left = report.online_work_left();
-    const std::optional<cli::tradeoff_row> offline = report.least_slots(cli::tradeoff_schedule::revolve, limit);
+    const std::optional<cli::tradeoff_row> offline =
+        report.least_slots(cli::tradeoff_schedule::revolve, cli::overhead_limit(limit));
     BOOST_TEST_REQUIRE(offline.has_value());
     BOOST_TEST(report.online_work_left() == left); // revolve's search spends nothing
-    const std::optional<cli::tradeoff_row> online = report.least_slots(cli::tradeoff_schedule::online, limit);
+    const std::optional<cli::tradeoff_row> online =
+        report.least_slots(cli::tradeoff_schedule::online, cli::overhead_limit(limit));
     BOOST_TEST_REQUIRE(online.has_value());
     std::uint64_t tried = 0;
     for (slot_t s = offline->slots; s <= online->slots; ++s)

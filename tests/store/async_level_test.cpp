@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace {
@@ -242,6 +243,26 @@ BOOST_AUTO_TEST_CASE(a_failure_on_the_worker_is_raised_once_and_by_each_read_of_
     BOOST_CHECK_THROW(e.read(1, 20, snapshot), remat::io_error);
     BOOST_CHECK_THROW(e.read(1, 20, snapshot), remat::io_error);
     BOOST_TEST(e.read(0, 10, snapshot) == pattern(10, snapshot)); // written before the failure
+}
+
+// A write is checked on the caller, in the words every store uses (remat/store/detail/slot_checks.hpp): x_-1
+// was handed to the worker, and the slot then read as empty while a staging buffer held it.
+BOOST_AUTO_TEST_CASE(a_write_is_checked_on_the_caller_as_every_store_checks_it)
+{
+    engine e(2);
+    e.write(0, 10, pattern(10, snapshot));
+    const auto says = [](const char* message) {
+        return [message](const remat::schedule_error& x) { return std::string(x.what()) == message; };
+    };
+    BOOST_CHECK_EXCEPTION(e.write(0, 11, pattern(11, snapshot)), remat::schedule_error,
+                          says("store into slot 0 of level recording, which still holds x_10 (free it first)"));
+    BOOST_CHECK_EXCEPTION(e.write(1, -1, pattern(1, snapshot)), remat::schedule_error,
+                          says("store of x_-1 into slot 1 of level recording: a step is at least 0"));
+    e.level.flush();
+    BOOST_TEST(e.written(-1) == 0u);
+    BOOST_TEST(e.level.snapshot_bytes(1) == 0u);
+    e.write(1, 20, pattern(20, snapshot)); // the slot is still empty
+    BOOST_TEST(e.read(1, 20, snapshot) == pattern(20, snapshot));
 }
 
 BOOST_AUTO_TEST_CASE(random_transfers_read_back_what_a_map_holds)

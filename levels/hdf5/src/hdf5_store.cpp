@@ -11,6 +11,7 @@
 #include "remat/hdf5_internal/hdf5_handle.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/part_layout.hpp"
+#include "remat/store/detail/slot_checks.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/detail/use_copier.hpp"
 #include "remat/store/level_accounting.hpp"
@@ -619,12 +620,7 @@ void hdf5_store::write(slot_t slot, step_t step, const_parts parts)
     impl& s = *impl_;
     s.require_open();
     const impl::slot_entry& e = s.entry(slot, true); // (write_new may grow the table: not used after it)
-    if (e.step >= 0)
-        throw schedule_error("store into disk slot " + std::to_string(slot) + ", which still holds x_" +
-                             std::to_string(e.step) + " (free it first)");
-    if (step < 0) // -1 marks an empty slot, in the file as in memory
-        throw schedule_error("store of x_" + std::to_string(step) + " into disk slot " + std::to_string(slot) +
-                             ": a step is at least 0");
+    detail::require_slot_takes(e.step, step, "store", [&] { return "disk slot " + std::to_string(slot); });
     const std::size_t element = element_bytes(s.opts.element);
     if (src.size % element != 0)
         throw argument_error("a snapshot of " + std::to_string(src.size) + " bytes is no whole number of " +

@@ -82,6 +82,11 @@ int run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     } catch (const capacity_error& e) {
         err << "remat: " << one_line(e.what()) << '\n';
         return 2;
+    } catch (const overflow_error& e) {
+        // Counts past 64 bits follow from the arguments ("use more slots or fewer steps"), as a --budget or a peak
+        // of snapshot bytes past 64 bits does, which were already bad usage: one status for all of them.
+        err << "remat: " << one_line(e.what()) << '\n';
+        return 2;
     } catch (const std::exception& e) {
         err << "remat: " << one_line(e.what()) << '\n';
         return 1;

@@ -53,7 +53,9 @@ tradeoff::tradeoff(tradeoff_setup setup) : setup_(std::move(setup))
 {
     const step_t t = setup_.steps;
     all_ = std::max<step_t>(t - 1, 1);
-    baseline_ = predicted_cost(store_all(t, all_).cost(), single_level_model(all_, setup_.reverse_cost));
+    const schedule_cost base = store_all(t, all_).cost();
+    baseline_ = predicted_cost(base, single_level_model(all_, setup_.reverse_cost));
+    baseline_terms_ = cost_terms(base, single_level_model(all_, setup_.reverse_cost));
     if (!std::isfinite(baseline_)) // every overhead would be inf / inf
         throw usage_error(fmt::format("--reverse-cost {}: store-all's predicted cost ({} forward steps and {} adjoint "
                                       "steps at that cost) passes the largest double, 1.8e308",
@@ -132,10 +134,27 @@ std::vector<slot_t> tradeoff::grid() const
     return {g.begin(), g.end()};
 }
 
+cost_model tradeoff::model_for(tradeoff_schedule schedule, slot_t slots) const
+{
+    if (schedule != tradeoff_schedule::multilevel)
+        return single_level_model(slots, setup_.reverse_cost);
+    cost_model model;
+    model.reverse_cost = setup_.reverse_cost;
+    for (const parsed_level& l : setup_.levels)
+        model.levels.push_back(l.spec);
+    model.levels.front().slots = slots;
+    return model;
+}
+
+bool tradeoff::reaches(const tradeoff_row& r, const overhead_limit& limit) const
+{
+    return limit.admits(cost_terms(r.cost, model_for(r.schedule, r.slots)), baseline_terms_);
+}
+
 std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slots) const
 {
     const step_t t = setup_.steps;
-    const cost_model plain = single_level_model(slots, setup_.reverse_cost);
+    const cost_model plain = model_for(schedule, slots);
     switch (schedule) {
     case tradeoff_schedule::revolve: {
         const schedule_cost c = revolve(t, slots).cost();
@@ -161,13 +180,8 @@ std::optional<tradeoff_row> tradeoff::row(tradeoff_schedule schedule, slot_t slo
         return make_row(schedule, slots, c, predicted_cost(c, plain));
     }
     case tradeoff_schedule::multilevel: {
-        cost_model model;
-        model.reverse_cost = setup_.reverse_cost;
-        for (const parsed_level& l : setup_.levels)
-            model.levels.push_back(l.spec);
-        model.levels.front().slots = slots;
-        const schedule_cost c = multilevel(t, model).cost(); // as `remat plan` plans it;
-        return make_row(schedule, slots, c, predicted_cost(c, model));
+        const schedule_cost c = multilevel(t, plain).cost(); // as `remat plan` plans it;
+        return make_row(schedule, slots, c, predicted_cost(c, plain));
     }
     }
     return std::nullopt;
@@ -239,7 +253,7 @@ std::vector<tradeoff_row> tradeoff::rows(std::vector<omitted_row>& omitted,
     return out;
 }
 
-std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, double max_overhead) const
+std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, const overhead_limit& max_overhead) const
 {
     // Each count tried is priced once, its row kept for the answer: an online row priced again would charge the
     // report's online work budget again (and replay its sweep again), multilevel plans take seconds each.
@@ -250,19 +264,19 @@ std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, do
             return std::nullopt;
         }
     };
-    const auto reaches = [&](const std::optional<tradeoff_row>& r) { return r && r->overhead <= max_overhead; };
+    const auto within = [&](const std::optional<tradeoff_row>& r) { return r && reaches(*r, max_overhead); };
     switch (schedule) {
     case tradeoff_schedule::sqrt_rule:
-        return sqrt_rule_.overhead <= max_overhead ? std::optional(sqrt_rule_) : std::nullopt;
+        return reaches(sqrt_rule_, max_overhead) ? std::optional(sqrt_rule_) : std::nullopt;
     case tradeoff_schedule::store_all: {
         std::optional<tradeoff_row> r = row(schedule, all_);
-        return reaches(r) ? r : std::nullopt;
+        return within(r) ? r : std::nullopt;
     }
     case tradeoff_schedule::revolve:
     case tradeoff_schedule::uniform:
     case tradeoff_schedule::multilevel: {
         std::optional<tradeoff_row> best = priced(schedule, all_); // the row at hi
-        if (!reaches(best))
+        if (!within(best))
             return std::nullopt;
         slot_t lo =
             schedule == tradeoff_schedule::uniform ? std::clamp<slot_t>(uniform::min_slots(setup_.steps), 1, all_) : 1;
@@ -270,7 +284,7 @@ std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, do
         while (lo < hi) {
             const slot_t mid = lo + (hi - lo) / 2;
             std::optional<tradeoff_row> r = priced(schedule, mid);
-            if (reaches(r)) {
+            if (within(r)) {
                 hi = mid;
                 best = std::move(r);
             } else {
@@ -286,7 +300,7 @@ std::optional<tradeoff_row> tradeoff::least_slots(tradeoff_schedule schedule, do
         if (!offline)
             return std::nullopt;
         for (slot_t s = offline->slots; s <= all_; ++s)
-            if (std::optional<tradeoff_row> r = priced(schedule, s); reaches(r))
+            if (std::optional<tradeoff_row> r = priced(schedule, s); within(r))
                 return r;
         return std::nullopt;
     }

@@ -3,6 +3,7 @@
 // reaches). docs/tradeoff.md explains the numbers.
 #pragma once
 
+#include "exact_overhead.hpp"
 #include "level_option.hpp"
 
 #include "remat/schedule/cost.hpp"
@@ -98,16 +99,21 @@ public:
                                                  const std::function<void(std::size_t, std::size_t)>& done = {}) const;
 
     /// The row with the fewest slots (in 1 .. store_all_slots()) whose overhead is at most
-    /// `max_overhead`; nullopt when none is. Exact: revolve, uniform and multilevel cost no more with
-    /// more slots (binary search); online costs at least revolve's, so its search starts at revolve's
-    /// answer and goes up one slot at a time.
-    [[nodiscard]] std::optional<tradeoff_row> least_slots(tradeoff_schedule schedule, double max_overhead) const;
+    /// `max_overhead`, compared exactly (exact_overhead.hpp); nullopt when none is. Exact: revolve, uniform
+    /// and multilevel cost no more with more slots (binary search); online costs at least revolve's, so its
+    /// search starts at revolve's answer and goes up one slot at a time.
+    [[nodiscard]] std::optional<tradeoff_row> least_slots(tradeoff_schedule schedule,
+                                                          const overhead_limit& max_overhead) const;
+    /// Whether `r`'s predicted cost is at most `limit` times store-all's, exactly.
+    [[nodiscard]] bool reaches(const tradeoff_row& r, const overhead_limit& limit) const;
 
     /// The schedule with all of `slots` slots (at most store_all_slots() are used), or the √T rule and
     /// store-all where they fit in them; nullopt where it does not fit.
     [[nodiscard]] std::optional<tradeoff_row> within(tradeoff_schedule schedule, slot_t slots) const;
 
 private:
+    /// The model `schedule`'s rows with `slots` slots are priced under.
+    [[nodiscard]] cost_model model_for(tradeoff_schedule schedule, slot_t slots) const;
     /// The online row with `slots` slots, whose count takes `work` units (online_revolve::cost_work), charged to
     /// what is left of online_work_budget; argument_error where it does not fit in it.
     [[nodiscard]] tradeoff_row online_row(slot_t slots, std::uint64_t work) const;
@@ -117,6 +123,7 @@ private:
     tradeoff_setup setup_;
     slot_t all_ = 1;
     double baseline_ = 0;
+    std::vector<cost_term> baseline_terms_; // baseline_ as exact terms
     step_t sqrt_every_ = 1;
     tradeoff_row sqrt_rule_;
     mutable std::uint64_t online_work_left_ = online_work_budget; // spent by row(online, ...)

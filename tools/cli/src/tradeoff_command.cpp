@@ -36,8 +36,8 @@ struct tradeoff_request {
     std::string output;
 };
 
-// An overhead limit: a finite number > 0 (below 1 nothing reaches it, which the answer says).
-double parse_overhead(const std::string& text)
+// An overhead limit: a finite number > 0 (below 1 nothing reaches it, which the answer says), read exactly.
+overhead_limit parse_overhead(const std::string& text)
 {
     std::size_t used = 0;
     double value = 0;
@@ -48,7 +48,7 @@ double parse_overhead(const std::string& text)
     }
     if (used == 0 || used != text.size() || !std::isfinite(value) || value <= 0)
         throw usage_error("--max-overhead: expected a number > 0 such as 1.5, got \"" + text + "\"");
-    return value;
+    return {text, value};
 }
 
 tradeoff_setup setup_from(const tradeoff_request& r)
@@ -107,7 +107,7 @@ void add_tradeoff_command(CLI::App& app, std::ostream& out, std::ostream& err)
         if (request->format != "text" && request->format != "json" && request->format != "svg")
             throw usage_error("--format: expected text, json or svg, got \"" + request->format + "\"");
         const tradeoff_setup setup = setup_from(*request);
-        std::optional<double> max_overhead;
+        std::optional<overhead_limit> max_overhead;
         if (!request->max_overhead.empty())
             max_overhead = parse_overhead(request->max_overhead);
         std::optional<std::uint64_t> budget;

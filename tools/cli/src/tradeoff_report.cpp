@@ -113,8 +113,8 @@ std::string answer_text(const tradeoff& t, const tradeoff_row& r)
 
 } // namespace
 
-tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, std::optional<std::uint64_t> budget,
-                        std::ostream& progress_out)
+tradeoff_answers answer(const tradeoff& t, const std::optional<overhead_limit>& max_overhead,
+                        std::optional<std::uint64_t> budget, std::ostream& progress_out)
 {
     tradeoff_answers a;
     // Shown only once the work has lasted half a second: quick trade-offs print nothing extra.
@@ -129,9 +129,10 @@ tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, s
     });
     if (bar)
         bar->finish();
-    a.max_overhead = max_overhead;
-    if (max_overhead)
+    if (max_overhead) {
+        a.max_overhead = max_overhead->value();
         ask_each(t, [&](tradeoff_schedule s) { return t.least_slots(s, *max_overhead); }, a.least, a.least_omitted, 0);
+    }
     if (budget) {
         a.budget_bytes = budget;
         const std::uint64_t fitting = *budget / *t.setup().state_bytes;

@@ -29,8 +29,8 @@ struct tradeoff_answers {
 
 /// Computes the rows and the answers the options ask for; work that lasts over half a second shows its
 /// progress on `progress_out`.
-tradeoff_answers answer(const tradeoff& t, std::optional<double> max_overhead, std::optional<std::uint64_t> budget,
-                        std::ostream& progress_out);
+tradeoff_answers answer(const tradeoff& t, const std::optional<overhead_limit>& max_overhead,
+                        std::optional<std::uint64_t> budget, std::ostream& progress_out);
 
 /// {"steps", "reverse_cost", ..., "rows": [...], "least_slots": {...}, "within_budget": {...}}.
 nlohmann::ordered_json tradeoff_json(const tradeoff& t, const tradeoff_answers& a);

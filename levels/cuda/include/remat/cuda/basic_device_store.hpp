@@ -29,6 +29,7 @@
 #include "remat/error.hpp"
 #include "remat/store/detail/describe_snapshot.hpp"
 #include "remat/store/detail/part_layout.hpp"
+#include "remat/store/detail/slot_checks.hpp"
 #include "remat/store/detail/store_capacity.hpp"
 #include "remat/store/level_accounting.hpp"
 #include "remat/store/snapshot_view.hpp"
@@ -167,12 +168,7 @@ public:
         if (base_ == nullptr)
             allocate_slots(size);
         slot_entry& e = entry(slot);
-        if (e.step >= 0)
-            throw schedule_error("store into device slot " + std::to_string(slot) + ", which still holds x_" +
-                                 std::to_string(e.step) + " (free it first)");
-        if (step < 0) // -1 marks an empty slot
-            throw schedule_error("store of x_" + std::to_string(step) + " into device slot " + std::to_string(slot) +
-                                 ": a step is at least 0");
+        remat::detail::require_slot_takes(e.step, step, "store", [&] { return "device slot " + std::to_string(slot); });
         require_fits(size);
         runtime_.record(user_ready_, options_.user_stream);
         runtime_.wait(copy_stream_, user_ready_);
@@ -293,12 +289,7 @@ public:
         if (base_ == nullptr)
             allocate_slots(src.size);
         slot_entry& e = entry(slot);
-        if (e.step >= 0)
-            throw schedule_error("copy into device slot " + std::to_string(slot) + ", which still holds x_" +
-                                 std::to_string(e.step) + " (free it first)");
-        if (step < 0) // -1 marks an empty slot
-            throw schedule_error("copy of x_" + std::to_string(step) + " into device slot " + std::to_string(slot) +
-                                 ": a step is at least 0");
+        remat::detail::require_slot_takes(e.step, step, "copy", [&] { return "device slot " + std::to_string(slot); });
         require_fits(src.size);
         runtime_.wait(transfer_stream_, e.done);
         runtime_.copy(slot_data(slot), Runtime::device_memory, src.data, src.space, src.size, transfer_stream_);
