@@ -20,7 +20,7 @@ def _fits(nbytes: int, what: str) -> int:
 
 
 def parse_bytes(value: Bytes, what: str = "budget") -> int:
-    """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units; K, M, G, T alike), "8GB"
+    """Bytes as an int: `value` an int >= 0, or a string such as "8GiB" (binary units; K, M, G, T, P alike, and EiB), "8GB"
     (decimal), "1.5e9", read exactly from its digits by the `remat` tool's own parser (remat::parse_bytes): it
     must be a whole number of bytes. remat.ArgumentError naming `what` for anything else; remat.CountOverflowError
     past 2^64-1 bytes.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import _remat
@@ -62,7 +63,11 @@ class Tradeoff:
         self._levels = list(levels)
         self.store_all_slots = max(steps - 1, 1)
         self.store_all_forward_steps = max(steps - 1, 0)
-        self._baseline = store_all(steps, slots=self.store_all_slots, reverse_cost=reverse_cost).predicted_cost
+        #: (schedule, slots) -> the row's predicted cost, exactly (_exact_cost), for least_slots' comparisons
+        self._exact_costs: Dict[Tuple[str, int], Fraction] = {}
+        baseline = store_all(steps, slots=self.store_all_slots, reverse_cost=reverse_cost)
+        self._baseline = baseline.predicted_cost
+        self._exact_baseline = _exact_cost(baseline)
         self._uniform_least = _remat.uniform_min_slots(steps)
         every = max(1, _round(math.sqrt(steps)))
         plan = uniform(steps, every=every, reverse_cost=reverse_cost)
@@ -88,6 +93,7 @@ class Tradeoff:
         # A row's counts stand where its bytes pass 64 bits (T near 2^63 has rows of every size): it says so.
         nbytes = None if self.state_bytes is None else plan.peak_slots * self.state_bytes
         beyond = nbytes is not None and nbytes >= 2**64
+        self._exact_costs[(name, slots)] = _exact_cost(plan)
         return TradeoffRow(
             schedule=name, slots=slots, peak_slots=plan.peak_slots, forward_steps=plan.forward_steps,
             recompute_ratio=1.0 if base == 0 else float(plan.forward_steps) / float(base),
@@ -174,6 +180,7 @@ class Tradeoff:
         none is."""
         name, max_overhead = self._known(name), _max_overhead(max_overhead)
         top = self.store_all_slots
+        limit = _exact_limit(max_overhead)
 
         # Each count tried is priced once and its row kept for the answer: an online row priced again would
         # charge online_work_left again (as the tool's least_slots).
@@ -184,10 +191,19 @@ class Tradeoff:
                 return None
 
         def reaches(r: Optional[TradeoffRow]) -> bool:
-            return r is not None and r.overhead <= max_overhead
+            """Whether r's cost is at most the limit times store-all's, exactly (as the tool decides it: in
+            doubles the answer at T = 1e18 was 130 slots short, and 1,107 at 2^63-1 with 1.01)."""
+            if r is None:
+                return False
+            if limit is None:  # an infinite limit
+                return True
+            base = self._exact_baseline
+            if base == 0:  # an overhead over a base of 0 is 1, as TradeoffRow.overhead says it
+                return 1 <= limit
+            return self._exact_costs[(r.schedule, r.slots)] <= limit * base
 
         if name == "sqrt-rule":
-            return self.sqrt_rule if self.sqrt_rule.overhead <= max_overhead else None
+            return self.sqrt_rule if reaches(self.sqrt_rule) else None
         if name == "store-all":
             r = self.row(name, top)
             return r if reaches(r) else None
@@ -273,6 +289,25 @@ class Tradeoff:
 
     def __repr__(self) -> str:
         return f"Tradeoff(steps={self.steps}, rows={len(self.rows)})"
+
+
+def _exact_cost(plan) -> Fraction:
+    """A plan's predicted cost as the exact sum of its terms, which predicted_cost sums in doubles (near T = 1e18
+    to a multiple of 128): step_cost x forward steps, reverse_cost x reverse steps, each level's write and read
+    costs x its stores and restores (the tool's cost_terms)."""
+    total = Fraction(plan.step_cost) * plan.forward_steps + Fraction(plan.reverse_cost) * plan.reverse_steps
+    for level in plan.levels:
+        if level.write_cost is not None:  # a level of the cost model (a single-level plan's has none)
+            total += Fraction(level.write_cost) * level.stores + Fraction(level.read_cost) * level.restores
+    return total
+
+
+def _exact_limit(max_overhead: float) -> Optional[Fraction]:
+    """The overhead limit as the fraction its shortest decimal says (1.2 is 6/5, as the tool reads "1.2"), the
+    decimal a user types and Python prints for the float; None for infinity (every schedule is within it)."""
+    if math.isinf(max_overhead):
+        return None
+    return Fraction(repr(float(max_overhead)))
 
 
 def _max_overhead(value: object) -> float:

@@ -483,3 +483,21 @@ def test_taped_revolve_takes_the_work_limit_its_refusal_tells_the_user_to_raise(
     for bad, error in (("1e9", remat.ArgumentError), (-1, remat.ArgumentError), (2**64, remat.CountOverflowError)):
         with pytest.raises(error, match="work_limit"):
             remat.taped_revolve(40, 10, 3, work_limit=bad)
+
+
+def test_tradeoff_least_slots_is_exact_near_1e18():
+    """least_slots compares costs exactly, as the tool does: at T = 1e18 the fewest revolve slots within 1.5x
+    store-all's cost are 5e17, and within 1.2x at reverse cost 2, 4e17, checked here against the plans' own
+    counts in integers; compared as doubles (costs rounded to multiples of 128 there) both answers were 130
+    slots short (the float comparison of the rows' overheads answered 499999999999999870)."""
+    for limit, rc, want in ((1.5, 0.0, 5 * 10**17), (1.2, 2.0, 4 * 10**17)):
+        t = remat.tradeoff(10**18, max_overhead=limit, reverse_cost=rc)
+        assert t.least["revolve"].slots == want
+        num, den = (3, 2) if limit == 1.5 else (6, 5)
+        base = remat.store_all(10**18, slots=10**18 - 1, reverse_cost=rc)
+
+        def cost(p):  # in units of the step cost, exactly: forward steps + rc x reverse steps (rc an integer)
+            return p.forward_steps + int(rc) * p.reverse_steps
+
+        assert cost(remat.revolve(10**18, want, reverse_cost=rc)) * den <= cost(base) * num
+        assert cost(remat.revolve(10**18, want - 1, reverse_cost=rc)) * den > cost(base) * num
