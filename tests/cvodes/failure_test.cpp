@@ -256,3 +256,53 @@ BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_
         BOOST_TEST(contains(refused, "is not finite"), refused);
     }
 }
+
+// Quadrature tolerances are handed to CVODES whether or not the quadratures take part in the error control,
+// and a backward problem's only in the reverse sweep; zero relative and absolute tolerances give CVODES a
+// zero error weight, which it refuses at its first step. Each is refused when the solver is made, naming
+// the setting, as the state's own tolerances are.
+BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_up_front)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::argument_error& e) {
+            return e.what();
+        }
+        return "no argument_error";
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const double bad : {-1.0, nan, std::numeric_limits<double>::infinity()}) {
+        auto f = model.forward();
+        f.settings.quadrature_relative_tolerance = bad;
+        std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_relative_tolerance "), refused);
+        f = model.forward();
+        f.settings.quadrature_error_control = false;
+        f.settings.quadrature_absolute_tolerance = bad;
+        refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_absolute_tolerance "), refused);
+        auto b = model.backward();
+        b[0].settings.quadrature_absolute_tolerance = bad;
+        refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+        BOOST_TEST(contains(refused, "backward problem 0's settings: quadrature_absolute_tolerance "), refused);
+    }
+    auto f = model.forward();
+    f.settings.relative_tolerance = 0;
+    f.settings.absolute_tolerances = {1e-8, 0, 1e-6};
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+                        "relative_tolerance 0 with absolute_tolerances[1] = 0"));
+    f = model.forward();
+    f.settings.quadrature_relative_tolerance = 0;
+    f.settings.quadrature_absolute_tolerance = 0;
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+                        "quadrature_relative_tolerance 0 with quadrature_absolute_tolerance 0"));
+    f.settings.quadrature_error_control = false; // then CVODES weighs no quadrature error
+    BOOST_CHECK_NO_THROW(cvodes::adjoint_solver(f, model.backward()));
+    auto b = model.backward();
+    b[1].settings.relative_tolerance = 0;
+    b[1].settings.absolute_tolerance = 0;
+    b[1].settings.absolute_tolerances.clear();
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), b); }),
+                        "backward problem 1's settings: relative_tolerance 0 with absolute_tolerance 0"));
+}
