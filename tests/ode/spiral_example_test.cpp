@@ -163,6 +163,20 @@ BOOST_AUTO_TEST_CASE(failures_exit_1_with_the_cause_and_leave_no_output)
         BOOST_TEST(!std::filesystem::exists(dir / "spiral_loss.svg"));
     }
     {
+        // store-all keeps all 199 states (12,736 bytes): a budget that holds fewer is refused, not exceeded
+        // in silence (it ran with 199 slots and reported a peak of 20x the budget); one that holds them runs.
+        const remat::test::scratch_dir dir;
+        const auto r = spiral(small + " --schedule store-all --budget 640 --output-dir " + dir.path().string());
+        BOOST_TEST(r.status == 1, r.err);
+        BOOST_TEST(r.err.find("--schedule store-all keeps 199 states of 64 bytes (12736 bytes); a budget of 640 "
+                              "bytes holds 10") != std::string::npos,
+                   r.err);
+        BOOST_TEST(!std::filesystem::exists(dir / "spiral_loss.svg"));
+        const auto fits = spiral(small + " --schedule store-all --budget 12736 --output-dir " + dir.path().string());
+        BOOST_TEST_REQUIRE(fits.status == 0, fits.err);
+        BOOST_TEST(nlohmann::json::parse(fits.out)["peak_snapshot_bytes"].get<std::uint64_t>() == 12736u);
+    }
+    {
         // Absurd steps blow the parameters up: the states overflow, the run stops naming where.
         const remat::test::scratch_dir dir;
         const auto r = spiral(small + " --learning-rate 1e200 --output-dir " + dir.path().string());
