@@ -214,8 +214,17 @@ int run(const options& o)
     const remat::mpi::budget_plan* b = budget ? &*budget : nullptr;
     if (o.schedule == "uniform")
         return run_with(o, part, remat::uniform::fit(o.steps, slots), slots, b);
-    if (o.schedule == "store-all")
-        return run_with(o, part, remat::store_all(o.steps, o.steps), o.steps, b);
+    if (o.schedule == "store-all") {
+        const remat::store_all plan(o.steps, o.steps);
+        // It keeps every state but the last whatever the budget: one that holds fewer is refused, not run over
+        // (every rank has the same slots from plan_for_budget, so every rank throws).
+        const auto kept = static_cast<remat::slot_t>(plan.cost().peak_slots);
+        if (budget && budget->plan.slots < kept)
+            throw remat::capacity_error("--schedule store-all keeps " + std::to_string(kept) +
+                                        " states; the budget holds " + std::to_string(budget->plan.slots) +
+                                        " (use --schedule revolve)");
+        return run_with(o, part, plan, o.steps, b);
+    }
     return run_with(o, part, remat::revolve(o.steps, slots), slots, b);
 }
 
