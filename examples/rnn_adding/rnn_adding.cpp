@@ -140,10 +140,11 @@ int main(int argc, char** argv)
                    "revolve, uniform, store-all, taped (remat::taped_revolve: steps' tapes kept where they pay) or "
                    "checkpoint-sequential (PyTorch's plan: segment inputs, each segment re-run with tapes)")
         ->capture_default_str();
-    app.add_option("--slots", o.slots,
-                   "snapshot slots (default: 2 sqrt(T), or what --budget buys); taped schedules share them, in "
-                   "states, between snapshots and tapes");
-    app.add_option("--budget", c.budget, "snapshot memory, e.g. 4MiB (instead of --slots)");
+    auto* slots = app.add_option("--slots", o.slots,
+                                 "snapshot slots (default: 2 sqrt(T), or what --budget buys); taped schedules share "
+                                 "them, in states, between snapshots and tapes");
+    // Both given, the budget won in silence.
+    app.add_option("--budget", c.budget, "snapshot memory, e.g. 4MiB (instead of --slots)")->excludes(slots);
     app.add_option("--store", o.store, "host or device (GPU memory under --device cuda)")->capture_default_str();
     app.add_option("--device", c.device, "cpu or cuda")->capture_default_str();
     app.add_flag("--float64", o.float64, "double precision (default: float)");
