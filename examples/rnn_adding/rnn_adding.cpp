@@ -18,10 +18,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 using namespace remat;
 
@@ -165,8 +167,15 @@ int main(int argc, char** argv)
             throw argument_error("format '" + c.format + "' (expected text or json)");
         if (c.device != "cpu" && c.device != "cuda")
             throw argument_error("device '" + c.device + "' (expected cpu or cuda)");
-        if (o.slots < 0 || o.batch < 1 || o.hidden < 1 || o.iterations < 1)
+        // 0 is "not given" inside: --slots 0 took the default in silence.
+        if ((slots->count() > 0 && o.slots < 1) || o.batch < 1 || o.hidden < 1 || o.iterations < 1)
             throw argument_error("--slots, --batch, --hidden and --iterations must be positive");
+        // A negative or NaN value turned clipping, the time limit or the early stop off in silence.
+        for (const auto& [name, value] : {std::pair{"--clip", o.clip}, std::pair{"--time-limit", o.time_limit},
+                                          std::pair{"--target-loss", o.target_loss}})
+            if (!(std::isfinite(value) && value >= 0))
+                throw argument_error(std::string(name) + " wants a finite number >= 0, got " +
+                                     app.get_option(name)->as<std::string>());
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0)
             return app.exit(e);
