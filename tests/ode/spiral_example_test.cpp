@@ -103,6 +103,11 @@ BOOST_AUTO_TEST_CASE(bad_options_exit_2_naming_them)
              {"--starts 300 --steps 200", "--starts 300"},
              {"--iterations -3", "--iterations"},
              {"--seed -1", "--seed"},
+             // NaN passed CLI11's PositiveNumber; infinity was named by a range of 309 digits.
+             {"--learning-rate nan", "--learning-rate: wants a finite number > 0, got nan"},
+             {"--learning-rate inf", "--learning-rate: wants a finite number > 0, got inf"},
+             {"--horizon nan", "--horizon: wants a finite number >= 0, got nan"},
+             {"--horizon -1", "--horizon: wants a finite number >= 0, got -1"},
              // More slots than the 199 states a gradient keeps: refused, no longer capped in silence.
              {"--steps 200 --slots 500", "--slots 500"},
              {"--slots 2000", "--slots 2000"},
