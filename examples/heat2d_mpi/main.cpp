@@ -23,6 +23,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
@@ -33,6 +34,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -74,6 +76,7 @@ std::pair<std::int64_t, std::int64_t> rank_and_value(std::string_view option, st
 options parse(int argc, char** argv)
 {
     options o;
+    std::vector<std::string_view> given;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (i + 1 >= argc)
@@ -127,7 +130,14 @@ options parse(int argc, char** argv)
             o.other_slots = std::max<remat::slot_t>(s, 1);
         } else
             throw remat::cli::usage_error("unknown option '" + std::string(a) + "'");
+        given.emplace_back(a);
     }
+    // Both given, the budget won in silence; a scope without a budget was ignored.
+    const auto has = [&](std::string_view name) { return std::ranges::find(given, name) != given.end(); };
+    if (has("--slots") && has("--budget"))
+        throw remat::cli::usage_error("--slots and --budget exclude each other (a budget chooses the slots)");
+    if (has("--budget-scope") && !has("--budget"))
+        throw remat::cli::usage_error("--budget-scope needs --budget");
     return o;
 }
 
