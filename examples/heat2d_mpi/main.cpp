@@ -29,6 +29,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -69,7 +70,8 @@ std::pair<std::int64_t, std::int64_t> rank_and_value(std::string_view option, st
     const auto colon = text.find(':');
     if (colon == std::string_view::npos)
         throw remat::cli::usage_error(std::string(option) + " wants RANK:VALUE, got '" + std::string(text) + "'");
-    return {remat::cli::parse_count(option, text.substr(0, colon), 0),
+    // The rank as an int (a larger one was cut to its low 32 bits: 4294967296 became rank 0).
+    return {remat::cli::parse_count(option, text.substr(0, colon), 0, std::numeric_limits<int>::max()),
             remat::cli::parse_count(option, text.substr(colon + 1), 0)};
 }
 
@@ -212,6 +214,12 @@ int run(const options& o)
 {
     heat2d::part part(MPI_COMM_WORLD, o.problem);
     const int me = part.rows().rank;
+    // Fault injection on a rank the job does not have did nothing, in silence (every rank refuses alike).
+    for (const auto& [option, rank] : {std::pair{"--fail-on", o.fail_rank}, std::pair{"--slots-on", o.other_slots_rank},
+                                       std::pair{"--file-limit", o.limited_rank}})
+        if (rank >= part.rows().ranks)
+            throw remat::cli::usage_error(std::string(option) + " names rank " + std::to_string(rank) +
+                                          "; the job has ranks 0.." + std::to_string(part.rows().ranks - 1));
     std::optional<remat::mpi::budget_plan> budget;
     remat::slot_t slots = o.slots;
     if (o.budget_bytes) {

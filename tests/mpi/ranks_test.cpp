@@ -159,12 +159,16 @@ BOOST_AUTO_TEST_CASE(bad_usage_says_why)
     const timed_result t = heat2d(2, "--schedule sideways");
     BOOST_TEST(t.result.status != 0);
     BOOST_TEST(contains(t.result.err, "--schedule wants revolve, uniform or store-all, got 'sideways'"), t.result.err);
-    // --slots with --budget (the budget won in silence), a scope without a budget (ignored): exit 2 on one rank.
+    // --slots with --budget (the budget won in silence), a scope without a budget (ignored): exit 2.
     for (const auto& [args, says] :
          {std::pair<std::string, std::string>{"--slots 3 --budget 1KiB",
                                               "--slots and --budget exclude each other (a budget chooses the slots)"},
-          {"--budget-scope job", "--budget-scope needs --budget"}}) {
-        const timed_result bad = heat2d(1, "--nx 4 --ny 4 --steps 10 " + args);
+          {"--budget-scope job", "--budget-scope needs --budget"},
+          // Fault injection on a rank the job does not have did nothing; a rank past int was cut to rank 0.
+          {"--fail-on 2:3", "--fail-on names rank 2; the job has ranks 0..1"},
+          {"--slots-on 5:3", "--slots-on names rank 5; the job has ranks 0..1"},
+          {"--fail-on 4294967296:3", "--fail-on: expected an integer from 0 to 2147483647"}}) {
+        const timed_result bad = heat2d(2, "--nx 4 --ny 4 --steps 10 " + args);
         BOOST_TEST(bad.result.status == 2, args << ": " << bad.result.err);
         BOOST_TEST(contains(bad.result.err, "heat2d_mpi: " + says), args << ": " << bad.result.err);
         BOOST_TEST(bad.result.out.empty(), args);
