@@ -306,3 +306,29 @@ BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_u
     BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), b); }),
                         "backward problem 1's settings: relative_tolerance 0 with absolute_tolerance 0"));
 }
+
+// A negative Anderson depth reached SUNNonlinSol_FixedPoint, which crashed in the first window (a
+// segmentation fault, nothing to catch); a negative Krylov dimension became SUNDIALS's default in silence.
+// Both are refused when the solver is made, forward and backward.
+BOOST_AUTO_TEST_CASE(a_negative_anderson_depth_or_krylov_dimension_is_refused_up_front)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::argument_error& e) {
+            return e.what();
+        }
+        return "no argument_error";
+    };
+    auto f = model.forward();
+    f.settings.iteration = cvodes::fixed_point{.anderson_depth = -1};
+    std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+    BOOST_TEST(contains(refused, "the forward problem's settings: fixed_point anderson_depth -1 is negative"), refused);
+    auto b = model.backward();
+    b[1].settings.iteration = cvodes::newton_gmres{.krylov_dimension = -3};
+    refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+    BOOST_TEST(contains(refused, "backward problem 1's settings: newton_gmres krylov_dimension -3 is negative"),
+               refused);
+    refused = message([&] { (void)cvodes::solve_in_ram(f, model.backward(), model.tf, 100); });
+    BOOST_TEST(contains(refused, "anderson_depth -1"), refused);
+}

@@ -166,6 +166,13 @@ void check_settings(const integrator_settings& s, std::size_t size, bool quadrat
     if (!positive(s.nonlinear_convergence_coefficient))
         bad("nonlinear_convergence_coefficient " + format(s.nonlinear_convergence_coefficient) +
             " is not a finite value >= 0");
+    // SUNNonlinSol_FixedPoint crashed on a negative depth (a segmentation fault in the first window); SPGMR
+    // took a negative dimension as its default.
+    if (const auto* fp = std::get_if<fixed_point>(&s.iteration); fp && fp->anderson_depth < 0)
+        bad("fixed_point anderson_depth " + std::to_string(fp->anderson_depth) + " is negative (0: no acceleration)");
+    if (const auto* gmres = std::get_if<newton_gmres>(&s.iteration); gmres && gmres->krylov_dimension < 0)
+        bad("newton_gmres krylov_dimension " + std::to_string(gmres->krylov_dimension) +
+            " is negative (0: SUNDIALS's default)");
     if (const auto* band = std::get_if<newton_band>(&s.iteration)) {
         const auto n = static_cast<std::int64_t>(size);
         if (band->upper < 0 || band->lower < 0 || band->upper >= n || band->lower >= n)
