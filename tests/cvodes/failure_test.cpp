@@ -332,3 +332,25 @@ BOOST_AUTO_TEST_CASE(a_negative_anderson_depth_or_krylov_dimension_is_refused_up
     refused = message([&] { (void)cvodes::solve_in_ram(f, model.backward(), model.tf, 100); });
     BOOST_TEST(contains(refused, "anderson_depth -1"), refused);
 }
+
+// CVodeAdjInit allocates the interpolation data of steps_per_checkpoint + 1 steps up front: at 2^62 the
+// allocation's size wrapped inside SUNDIALS (a solve that never ended) and window_working_bytes() said 272
+// bytes. A count whose bytes pass 64 bits is refused; below that the estimate is exact.
+BOOST_AUTO_TEST_CASE(steps_per_checkpoint_past_64_bits_of_bytes_is_refused)
+{
+    cvodes::solver_options huge;
+    huge.steps_per_checkpoint = 1L << 62;
+    try {
+        cvodes::adjoint_solver s(model.forward(), model.backward(), huge);
+        BOOST_ERROR("no argument_error; window_working_bytes() = " << s.window_working_bytes());
+    } catch (const argument_error& e) {
+        BOOST_TEST(contains(e.what(), "steps_per_checkpoint 4611686018427387904 needs more than 2^64 bytes of "
+                                      "interpolation data for 3 unknowns"),
+                   e.what());
+    }
+    cvodes::solver_options large;
+    large.steps_per_checkpoint = 1L << 40;
+    const cvodes::adjoint_solver s(model.forward(), model.backward(), large);
+    // (Nd + 1) steps of y and y' (3 unknowns), and a Nordsieck array of order 5 + 2 over y and q (3 + 1).
+    BOOST_TEST(s.window_working_bytes() == 8 * (((1ULL << 40) + 1) * 2 * 3 + 7 * 4));
+}
