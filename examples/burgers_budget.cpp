@@ -23,6 +23,7 @@ static int example_main(int argc, char** argv)
             "Example (b): the gradient of the final energy of a 1-D viscous Burgers flow (10^4 grid points, 10^4\n"
             "explicit steps) with respect to the initial field, within a snapshot budget of 1% of store-all.\n"))
         return 0;
+    remat::examples::at_most_arguments(argc, argv, 3);
     using remat::examples::positive_number;
     using remat::examples::whole_number;
     // Two steps at least: one step keeps no state, so no budget can be a share of store-all's.

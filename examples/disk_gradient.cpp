@@ -41,6 +41,7 @@ static int example_main(int argc, char** argv)
                                        "usage: disk_gradient [file.h5] [steps] [points]\n"
                                        "Example: snapshots in RAM and on disk.\n"))
         return 0;
+    remat::examples::at_most_arguments(argc, argv, 3);
     const std::string file = argc > 1 ? argv[1] : "remat_snapshots.h5";
     // Two steps at least: the all-RAM comparison keeps T - 1 states.
     const remat::step_t steps = argc > 2 ? remat::examples::whole_number("steps", argv[2], 2) : 2000;

@@ -1,4 +1,4 @@
-// Positional arguments of the examples that take numbers (burgers_budget, disk_gradient): the whole text,
+// Positional arguments of the examples (burgers_budget, disk_gradient, manual_loop): the whole text, and no more,
 // in range, or remat::argument_error naming the argument (report_errors.hpp turns it into one line and exit
 // 2). std::stoll and friends took "10x" as 10, wrapped "-1" points into 2^64 - 1 and let a negative, NaN or
 // infinite percentage reach a conversion to an integer.
@@ -14,6 +14,13 @@
 #include <string>
 
 namespace remat::examples {
+
+/// Refuses arguments past the first `count` (they were ignored in silence).
+inline void at_most_arguments(int argc, char** argv, int count)
+{
+    if (argc > count + 1)
+        throw argument_error("unexpected argument '" + std::string(argv[count + 1]) + "'");
+}
 
 /// `text` as a whole number >= `least`.
 inline long long whole_number(const std::string& name, const char* text, long long least)
