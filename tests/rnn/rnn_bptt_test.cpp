@@ -340,3 +340,20 @@ BOOST_AUTO_TEST_CASE(the_model_refuses_a_step_outside_the_sequence_or_a_sequence
     for (double g : test::to_host(grad))
         BOOST_TEST_REQUIRE(g == 7.0);
 }
+
+// Hidden size x batch is bounded by 2^34 (the kernels' indices): compared before multiplying, since a product
+// past 2^63 overflowed (undefined; hidden 1024 x batch 2^54 wrapped to 0), passed the bound, and the model
+// ended in std::bad_alloc instead of the argument_error naming the sizes.
+BOOST_AUTO_TEST_CASE(hidden_size_times_batch_is_bounded_without_overflow)
+{
+    const rnn::rnn_layout layout({.cell = rnn::cell_kind::gru, .input = 2, .hidden = 1024, .output = 1});
+    dense::blas b;
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, layout, std::int64_t{1} << 54); },
+                                 "RNN hidden size 1024 x batch 18014398509481984 (at most 2^34 supported)");
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, layout, std::int64_t{1} << 24); },
+                                 "RNN hidden size 1024 x batch 16777216");
+    const rnn::rnn_layout odd({.cell = rnn::cell_kind::gru, .input = 1, .hidden = 3, .output = 1});
+    // 3 x 5726623061 = 2^34 - 1 is within the bound; one more member is not.
+    BOOST_TEST(((std::int64_t{1} << 34) - 1) / 3 == 5726623061);
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, odd, 5726623062); }, "x batch 5726623062");
+}

@@ -58,9 +58,11 @@ public:
             throw argument_error("RNN batch size " + std::to_string(batch) + " (expected at least 1)");
         batch_ = batch;
         const rnn_shape& s = layout_.shape();
+        // Compared before multiplying: a product past 2^63 overflowed (to 0 for hidden 1024 and batch 2^54) and passed.
+        if (batch > ((std::int64_t(1) << 34) - 1) / s.hidden) // hidden x batch >= 2^34
+            throw argument_error("RNN hidden size " + std::to_string(s.hidden) + " x batch " + std::to_string(batch) +
+                                 " (at most 2^34 supported)");
         count_ = s.hidden * batch;
-        if (count_ >= (std::int64_t(1) << 34))
-            throw argument_error("RNN hidden size x batch = " + std::to_string(count_) + " (at most 2^34 supported)");
         layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + (output_on_tape() ? count_ : 0);
         params_.assign(static_cast<std::size_t>(layout_.parameter_count()), T(0));
         tape_.assign(static_cast<std::size_t>(layer_tape_ * s.layers), T(0));
