@@ -317,6 +317,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_the_value_named)
     BOOST_CHECK_EXCEPTION((ode::adaptive<double, ode::mlp<double>>(ode::dopri5(), f, b, {.rtol = -1}, {1.0}, 0.0)),
                           argument_error, has("rtol = -1"));
     BOOST_CHECK_EXCEPTION(ode::mlp<double>(b, layout, 0), argument_error, has("batch size 0"));
+    // A batch whose buffers pass 2^63 elements: the products overflowed (undefined) before any check.
+    BOOST_CHECK_EXCEPTION(ode::mlp<double>(b, layout, std::int64_t{1} << 62), argument_error,
+                          has("MLP batch size 4611686018427387904 x 7 values a member overflows 64 bits"));
     BOOST_CHECK_EXCEPTION(ode::mlp_layout({.dim = 2, .hidden = {4, 0}}), argument_error, has("layer 1 has width 0"));
     BOOST_CHECK_EXCEPTION((void)ode::method("rk45"), argument_error, has("unknown method 'rk45'"));
     BOOST_CHECK_EXCEPTION(f.set_parameters(std::vector<double>(3)), argument_error, has("got 3 values"));
