@@ -5,6 +5,7 @@
 #include "program_help.hpp"
 
 #include "burgers.hpp"
+#include "parse_args.hpp"
 #include "report_errors.hpp"
 
 #include <remat/remat.hpp>
@@ -22,10 +23,14 @@ static int example_main(int argc, char** argv)
             "Example (b): the gradient of the final energy of a 1-D viscous Burgers flow (10^4 grid points, 10^4\n"
             "explicit steps) with respect to the initial field, within a snapshot budget of 1% of store-all.\n"))
         return 0;
-    const remat::step_t steps = argc > 1 ? std::stoll(argv[1]) : 10'000;
+    remat::examples::at_most_arguments(argc, argv, 3);
+    using remat::examples::positive_number;
+    using remat::examples::whole_number;
+    // Two steps at least: one step keeps no state, so no budget can be a share of store-all's.
+    const remat::step_t steps = argc > 1 ? whole_number("steps", argv[1], 2) : 10'000;
     remat::examples::burgers model;
-    model.points = argc > 2 ? std::stoul(argv[2]) : 10'000;
-    const double percent = argc > 3 ? std::stod(argv[3]) : 1.0;
+    model.points = argc > 2 ? static_cast<std::size_t>(whole_number("points", argv[2], 1)) : 10'000;
+    const double percent = argc > 3 ? positive_number("budget-percent", argv[3]) : 1.0;
 
     const std::uint64_t state_bytes = model.points * sizeof(double);
     const std::uint64_t store_all_bytes = static_cast<std::uint64_t>(steps - 1) * state_bytes;

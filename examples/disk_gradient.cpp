@@ -7,6 +7,7 @@
 #include "program_help.hpp"
 
 #include "burgers.hpp"
+#include "parse_args.hpp"
 #include "report_errors.hpp"
 
 #include <remat/hdf5/hdf5_store.hpp>
@@ -40,10 +41,13 @@ static int example_main(int argc, char** argv)
                                        "usage: disk_gradient [file.h5] [steps] [points]\n"
                                        "Example: snapshots in RAM and on disk.\n"))
         return 0;
+    remat::examples::at_most_arguments(argc, argv, 3);
     const std::string file = argc > 1 ? argv[1] : "remat_snapshots.h5";
-    const remat::step_t steps = argc > 2 ? std::stoll(argv[2]) : 2000;
+    // Two steps at least: the all-RAM comparison keeps T - 1 states.
+    const remat::step_t steps = argc > 2 ? remat::examples::whole_number("steps", argv[2], 2) : 2000;
     remat::examples::burgers model;
-    model.points = argc > 3 ? std::stoul(argv[3]) : 65536; // 512 KiB states
+    model.points = argc > 3 ? static_cast<std::size_t>(remat::examples::whole_number("points", argv[3], 1))
+                            : 65536; // 512 KiB states
     model.dt = 1e-7;
 
     // 4 snapshots in RAM for free; any number on disk at 2 forward steps per write or read.

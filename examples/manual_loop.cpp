@@ -7,6 +7,7 @@
 #include "program_help.hpp"
 
 #include "lorenz63.hpp"
+#include "parse_args.hpp"
 #include "report_errors.hpp"
 
 #include <remat/remat.hpp>
@@ -65,5 +66,8 @@ int main(int argc, char** argv)
             "Driving a schedule by hand: a plain std::visit loop over the actions, with the snapshots in a vector\n"
             "of your own.\n"))
         return 0;
-    return remat::examples::report_errors("manual_loop", [&] { return example_main(); });
+    return remat::examples::report_errors("manual_loop", [&] {
+        remat::examples::at_most_arguments(argc, argv, 0);
+        return example_main();
+    });
 }

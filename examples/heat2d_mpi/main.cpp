@@ -23,16 +23,19 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -67,13 +70,15 @@ std::pair<std::int64_t, std::int64_t> rank_and_value(std::string_view option, st
     const auto colon = text.find(':');
     if (colon == std::string_view::npos)
         throw remat::cli::usage_error(std::string(option) + " wants RANK:VALUE, got '" + std::string(text) + "'");
-    return {remat::cli::parse_count(option, text.substr(0, colon), 0),
+    // The rank as an int (a larger one was cut to its low 32 bits: 4294967296 became rank 0).
+    return {remat::cli::parse_count(option, text.substr(0, colon), 0, std::numeric_limits<int>::max()),
             remat::cli::parse_count(option, text.substr(colon + 1), 0)};
 }
 
 options parse(int argc, char** argv)
 {
     options o;
+    std::vector<std::string_view> given;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
         if (i + 1 >= argc)
@@ -127,7 +132,14 @@ options parse(int argc, char** argv)
             o.other_slots = std::max<remat::slot_t>(s, 1);
         } else
             throw remat::cli::usage_error("unknown option '" + std::string(a) + "'");
+        given.emplace_back(a);
     }
+    // Both given, the budget won in silence; a scope without a budget was ignored.
+    const auto has = [&](std::string_view name) { return std::ranges::find(given, name) != given.end(); };
+    if (has("--slots") && has("--budget"))
+        throw remat::cli::usage_error("--slots and --budget exclude each other (a budget chooses the slots)");
+    if (has("--budget-scope") && !has("--budget"))
+        throw remat::cli::usage_error("--budget-scope needs --budget");
     return o;
 }
 
@@ -202,6 +214,12 @@ int run(const options& o)
 {
     heat2d::part part(MPI_COMM_WORLD, o.problem);
     const int me = part.rows().rank;
+    // Fault injection on a rank the job does not have did nothing, in silence (every rank refuses alike).
+    for (const auto& [option, rank] : {std::pair{"--fail-on", o.fail_rank}, std::pair{"--slots-on", o.other_slots_rank},
+                                       std::pair{"--file-limit", o.limited_rank}})
+        if (rank >= part.rows().ranks)
+            throw remat::cli::usage_error(std::string(option) + " names rank " + std::to_string(rank) +
+                                          "; the job has ranks 0.." + std::to_string(part.rows().ranks - 1));
     std::optional<remat::mpi::budget_plan> budget;
     remat::slot_t slots = o.slots;
     if (o.budget_bytes) {
@@ -214,8 +232,17 @@ int run(const options& o)
     const remat::mpi::budget_plan* b = budget ? &*budget : nullptr;
     if (o.schedule == "uniform")
         return run_with(o, part, remat::uniform::fit(o.steps, slots), slots, b);
-    if (o.schedule == "store-all")
-        return run_with(o, part, remat::store_all(o.steps, o.steps), o.steps, b);
+    if (o.schedule == "store-all") {
+        const remat::store_all plan(o.steps, o.steps);
+        // It keeps every state but the last whatever the budget: one that holds fewer is refused, not run over
+        // (every rank has the same slots from plan_for_budget, so every rank throws).
+        const auto kept = static_cast<remat::slot_t>(plan.cost().peak_slots);
+        if (budget && budget->plan.slots < kept)
+            throw remat::capacity_error("--schedule store-all keeps " + std::to_string(kept) +
+                                        " states; the budget holds " + std::to_string(budget->plan.slots) +
+                                        " (use --schedule revolve)");
+        return run_with(o, part, plan, o.steps, b);
+    }
     return run_with(o, part, remat::revolve(o.steps, slots), slots, b);
 }
 

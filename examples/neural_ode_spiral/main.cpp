@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -59,6 +60,22 @@ struct options {
     std::string format = "text";
     std::filesystem::path output_dir = ".";
 };
+
+// A finite number > 0 (or >= 0). CLI11's PositiveNumber let NaN through (--horizon nan trained on NaN
+// weights, --learning-rate nan failed only once training had started) and named infinity's range as 0 to
+// the largest double written out in 309 digits.
+CLI::Validator finite_number(bool zero_allowed)
+{
+    return CLI::Validator(
+        [zero_allowed](const std::string& text) {
+            double v = 0;
+            const bool parsed = CLI::detail::lexical_cast(text, v);
+            if (parsed && std::isfinite(v) && (v > 0 || (zero_allowed && v == 0)))
+                return std::string();
+            return std::string("wants a finite number ") + (zero_allowed ? ">= 0" : "> 0") + ", got " + text;
+        },
+        zero_allowed ? "NONNEGATIVE" : "POSITIVE"); // as CLI11 names them in --help
+}
 
 std::vector<std::int64_t> parse_widths(const std::string& text)
 {
@@ -197,10 +214,10 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({"tanh", "softplus"}));
     app.add_option("--learning-rate", c.learning_rate, "Adam's learning rate")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(finite_number(false));
     app.add_option("--horizon", c.horizon, "the gradient's loss weights decay as exp(-tau / horizon) (0: none)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_number(true));
     app.add_option("--output-dir", o.output_dir, "where the SVG files go")->capture_default_str();
     app.add_option("--format", o.format, "text or json")->capture_default_str()->check(CLI::IsMember({"text", "json"}));
     try {

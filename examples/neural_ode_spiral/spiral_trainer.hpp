@@ -347,13 +347,24 @@ void with_schedule(const spiral_config& config, step_t steps, slot_t slots, Body
     }
 }
 
-/// The slots the configuration allows (store-all: one per state x_0..x_{T-1}).
+/// The slots the configuration allows (store-all: one per state x_0..x_{T-2}; a budget that holds fewer is a
+/// remat::capacity_error, not a budget exceeded).
 inline slot_t slots_for(const spiral_config& config, std::uint64_t state_bytes)
 {
-    if (config.schedule == spiral_schedule::store_all)
-        return config.steps - 1;
+    const slot_t budget_slots =
+        config.budget_bytes ? plan_for_budget(config.steps, *config.budget_bytes, state_bytes).slots : 0;
+    if (config.schedule == spiral_schedule::store_all) {
+        const slot_t all = config.steps - 1;
+        if (config.budget_bytes && budget_slots < all)
+            throw capacity_error("--schedule store-all keeps " + std::to_string(all) + " states of " +
+                                 std::to_string(state_bytes) + " bytes (" +
+                                 std::to_string(static_cast<std::uint64_t>(all) * state_bytes) +
+                                 " bytes); a budget of " + std::to_string(*config.budget_bytes) + " bytes holds " +
+                                 std::to_string(budget_slots) + " (use --schedule revolve)");
+        return all;
+    }
     if (config.budget_bytes)
-        return plan_for_budget(config.steps, *config.budget_bytes, state_bytes).slots;
+        return budget_slots;
     return config.slots.value_or(50);
 }
 

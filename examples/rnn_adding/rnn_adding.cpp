@@ -18,10 +18,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 
 using namespace remat;
 
@@ -140,10 +142,11 @@ int main(int argc, char** argv)
                    "revolve, uniform, store-all, taped (remat::taped_revolve: steps' tapes kept where they pay) or "
                    "checkpoint-sequential (PyTorch's plan: segment inputs, each segment re-run with tapes)")
         ->capture_default_str();
-    app.add_option("--slots", o.slots,
-                   "snapshot slots (default: 2 sqrt(T), or what --budget buys); taped schedules share them, in "
-                   "states, between snapshots and tapes");
-    app.add_option("--budget", c.budget, "snapshot memory, e.g. 4MiB (instead of --slots)");
+    auto* slots = app.add_option("--slots", o.slots,
+                                 "snapshot slots (default: 2 sqrt(T), or what --budget buys); taped schedules share "
+                                 "them, in states, between snapshots and tapes");
+    // Both given, the budget won in silence.
+    app.add_option("--budget", c.budget, "snapshot memory, e.g. 4MiB (instead of --slots)")->excludes(slots);
     app.add_option("--store", o.store, "host or device (GPU memory under --device cuda)")->capture_default_str();
     app.add_option("--device", c.device, "cpu or cuda")->capture_default_str();
     app.add_flag("--float64", o.float64, "double precision (default: float)");
@@ -164,8 +167,15 @@ int main(int argc, char** argv)
             throw argument_error("format '" + c.format + "' (expected text or json)");
         if (c.device != "cpu" && c.device != "cuda")
             throw argument_error("device '" + c.device + "' (expected cpu or cuda)");
-        if (o.slots < 0 || o.batch < 1 || o.hidden < 1 || o.iterations < 1)
+        // 0 is "not given" inside: --slots 0 took the default in silence.
+        if ((slots->count() > 0 && o.slots < 1) || o.batch < 1 || o.hidden < 1 || o.iterations < 1)
             throw argument_error("--slots, --batch, --hidden and --iterations must be positive");
+        // A negative or NaN value turned clipping, the time limit or the early stop off in silence.
+        for (const auto& [name, value] : {std::pair{"--clip", o.clip}, std::pair{"--time-limit", o.time_limit},
+                                          std::pair{"--target-loss", o.target_loss}})
+            if (!(std::isfinite(value) && value >= 0))
+                throw argument_error(std::string(name) + " wants a finite number >= 0, got " +
+                                     app.get_option(name)->as<std::string>());
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0)
             return app.exit(e);

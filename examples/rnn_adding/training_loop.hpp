@@ -90,8 +90,17 @@ training_result train(const training_options& o, const training_progress& progre
         slots = plan_for_budget(o.steps, o.budget, result.state_bytes).slots;
     if (slots == 0)
         slots = static_cast<slot_t>(2 * std::ceil(std::sqrt(static_cast<double>(o.steps))));
-    if (o.schedule == "store-all")
+    if (o.schedule == "store-all") {
         slots = o.steps;
+        // It keeps every state but the last: a budget that holds fewer is refused, not exceeded in silence.
+        const std::uint64_t kept = store_all(o.steps, o.steps).cost().peak_slots;
+        if (o.budget > 0 && o.budget < kept * result.state_bytes)
+            throw capacity_error("--schedule store-all keeps " + std::to_string(kept) + " states of " +
+                                 std::to_string(result.state_bytes) + " bytes (" +
+                                 std::to_string(kept * result.state_bytes) + " bytes); a budget of " +
+                                 std::to_string(o.budget) + " bytes holds " +
+                                 std::to_string(o.budget / result.state_bytes) + " (use --schedule revolve)");
+    }
     result.slots = slots;
     // A step's tape (taped schedules): h_k and the step's gates and outputs, planned in whole states.
     result.tape_bytes = bp.tape_bytes();

@@ -256,3 +256,101 @@ BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_
         BOOST_TEST(contains(refused, "is not finite"), refused);
     }
 }
+
+// Quadrature tolerances are handed to CVODES whether or not the quadratures take part in the error control,
+// and a backward problem's only in the reverse sweep; zero relative and absolute tolerances give CVODES a
+// zero error weight, which it refuses at its first step. Each is refused when the solver is made, naming
+// the setting, as the state's own tolerances are.
+BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_up_front)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::argument_error& e) {
+            return e.what();
+        }
+        return "no argument_error";
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const double bad : {-1.0, nan, std::numeric_limits<double>::infinity()}) {
+        auto f = model.forward();
+        f.settings.quadrature_relative_tolerance = bad;
+        std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_relative_tolerance "), refused);
+        f = model.forward();
+        f.settings.quadrature_error_control = false;
+        f.settings.quadrature_absolute_tolerance = bad;
+        refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_absolute_tolerance "), refused);
+        auto b = model.backward();
+        b[0].settings.quadrature_absolute_tolerance = bad;
+        refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+        BOOST_TEST(contains(refused, "backward problem 0's settings: quadrature_absolute_tolerance "), refused);
+    }
+    auto f = model.forward();
+    f.settings.relative_tolerance = 0;
+    f.settings.absolute_tolerances = {1e-8, 0, 1e-6};
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+                        "relative_tolerance 0 with absolute_tolerances[1] = 0"));
+    f = model.forward();
+    f.settings.quadrature_relative_tolerance = 0;
+    f.settings.quadrature_absolute_tolerance = 0;
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+                        "quadrature_relative_tolerance 0 with quadrature_absolute_tolerance 0"));
+    f.settings.quadrature_error_control = false; // then CVODES weighs no quadrature error
+    BOOST_CHECK_NO_THROW(cvodes::adjoint_solver(f, model.backward()));
+    auto b = model.backward();
+    b[1].settings.relative_tolerance = 0;
+    b[1].settings.absolute_tolerance = 0;
+    b[1].settings.absolute_tolerances.clear();
+    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), b); }),
+                        "backward problem 1's settings: relative_tolerance 0 with absolute_tolerance 0"));
+}
+
+// A negative Anderson depth reached SUNNonlinSol_FixedPoint, which crashed in the first window (a
+// segmentation fault, nothing to catch); a negative Krylov dimension became SUNDIALS's default in silence.
+// Both are refused when the solver is made, forward and backward.
+BOOST_AUTO_TEST_CASE(a_negative_anderson_depth_or_krylov_dimension_is_refused_up_front)
+{
+    auto message = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const remat::argument_error& e) {
+            return e.what();
+        }
+        return "no argument_error";
+    };
+    auto f = model.forward();
+    f.settings.iteration = cvodes::fixed_point{.anderson_depth = -1};
+    std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+    BOOST_TEST(contains(refused, "the forward problem's settings: fixed_point anderson_depth -1 is negative"), refused);
+    auto b = model.backward();
+    b[1].settings.iteration = cvodes::newton_gmres{.krylov_dimension = -3};
+    refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+    BOOST_TEST(contains(refused, "backward problem 1's settings: newton_gmres krylov_dimension -3 is negative"),
+               refused);
+    refused = message([&] { (void)cvodes::solve_in_ram(f, model.backward(), model.tf, 100); });
+    BOOST_TEST(contains(refused, "anderson_depth -1"), refused);
+}
+
+// CVodeAdjInit allocates the interpolation data of steps_per_checkpoint + 1 steps up front: at 2^62 the
+// allocation's size wrapped inside SUNDIALS (a solve that never ended) and window_working_bytes() said 272
+// bytes. A count whose bytes pass 64 bits is refused; below that the estimate is exact.
+BOOST_AUTO_TEST_CASE(steps_per_checkpoint_past_64_bits_of_bytes_is_refused)
+{
+    cvodes::solver_options huge;
+    huge.steps_per_checkpoint = 1L << 62;
+    try {
+        cvodes::adjoint_solver s(model.forward(), model.backward(), huge);
+        BOOST_ERROR("no argument_error; window_working_bytes() = " << s.window_working_bytes());
+    } catch (const argument_error& e) {
+        BOOST_TEST(contains(e.what(), "steps_per_checkpoint 4611686018427387904 needs more than 2^64 bytes of "
+                                      "interpolation data for 3 unknowns"),
+                   e.what());
+    }
+    cvodes::solver_options large;
+    large.steps_per_checkpoint = 1L << 40;
+    const cvodes::adjoint_solver s(model.forward(), model.backward(), large);
+    // (Nd + 1) steps of y and y' (3 unknowns), and a Nordsieck array of order 5 + 2 over y and q (3 + 1).
+    BOOST_TEST(s.window_working_bytes() == 8 * (((1ULL << 40) + 1) * 2 * 3 + 7 * 4));
+}

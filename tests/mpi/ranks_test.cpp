@@ -75,6 +75,25 @@ BOOST_AUTO_TEST_CASE(budget_for_the_job_plans_the_same_on_any_split)
     BOOST_TEST(four["gradient_xxh64"] == one["gradient_xxh64"]);
 }
 
+BOOST_AUTO_TEST_CASE(store_all_refuses_a_budget_that_cannot_hold_its_states)
+{
+    // 20 steps: store-all keeps 19 states; rank 0's part is 19 rows of 40 doubles (6080 bytes), rank 1's 18.
+    // A budget one byte short ran over it in silence (19 slots, and a job peak reported from the budget's plan).
+    const std::string small = "--nx 40 --ny 37 --steps 20 --schedule store-all ";
+    for (const std::string budget : {"--budget 115519", "--budget 224959 --budget-scope job"}) {
+        const timed_result t = heat2d(2, small + budget);
+        BOOST_TEST(t.result.status == 1, budget << ": " << t.result.err);
+        BOOST_TEST(contains(t.result.err, "heat2d_mpi: --schedule store-all keeps 19 states; the budget holds 18"),
+                   budget << ": " << t.result.err);
+        BOOST_TEST(t.result.out.empty(), budget);
+    }
+    for (const std::string budget : {"--budget 115520", "--budget 224960 --budget-scope job"}) {
+        const nlohmann::json j = json_of(2, small + budget);
+        BOOST_TEST(j["rank0_peak_snapshot_bytes"] == 19 * 6080, budget);
+        BOOST_TEST(j["job_peak_snapshot_bytes"] == 19 * (6080 + 5760), budget);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(another_schedule_on_one_rank_is_refused_naming_it)
 {
     const timed_result t = heat2d(4, grid + " --slots 6 --slots-on 2:7");
@@ -140,4 +159,18 @@ BOOST_AUTO_TEST_CASE(bad_usage_says_why)
     const timed_result t = heat2d(2, "--schedule sideways");
     BOOST_TEST(t.result.status != 0);
     BOOST_TEST(contains(t.result.err, "--schedule wants revolve, uniform or store-all, got 'sideways'"), t.result.err);
+    // --slots with --budget (the budget won in silence), a scope without a budget (ignored): exit 2.
+    for (const auto& [args, says] :
+         {std::pair<std::string, std::string>{"--slots 3 --budget 1KiB",
+                                              "--slots and --budget exclude each other (a budget chooses the slots)"},
+          {"--budget-scope job", "--budget-scope needs --budget"},
+          // Fault injection on a rank the job does not have did nothing; a rank past int was cut to rank 0.
+          {"--fail-on 2:3", "--fail-on names rank 2; the job has ranks 0..1"},
+          {"--slots-on 5:3", "--slots-on names rank 5; the job has ranks 0..1"},
+          {"--fail-on 4294967296:3", "--fail-on: expected an integer from 0 to 2147483647"}}) {
+        const timed_result bad = heat2d(2, "--nx 4 --ny 4 --steps 10 " + args);
+        BOOST_TEST(bad.result.status == 2, args << ": " << bad.result.err);
+        BOOST_TEST(contains(bad.result.err, "heat2d_mpi: " + says), args << ": " << bad.result.err);
+        BOOST_TEST(bad.result.out.empty(), args);
+    }
 }

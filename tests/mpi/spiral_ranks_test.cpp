@@ -81,3 +81,14 @@ BOOST_AUTO_TEST_CASE(a_batch_smaller_than_the_ranks_is_refused)
     BOOST_TEST(r.status != 0);
     BOOST_TEST(r.err.find("--starts 2 gives fewer trajectories than the 4 ranks") != std::string::npos, r.err);
 }
+
+BOOST_AUTO_TEST_CASE(steps_beyond_what_the_data_can_hold_are_a_usage_error)
+{
+    // 2^40 steps passed the check and ended in "std::bad_alloc" (the data are 16 bytes a step); the bound is
+    // neural_ode_spiral's.
+    const remat::test::tool_result r = trainer(1, "--steps 1099511627776 --iterations 1");
+    BOOST_TEST(r.status == 2, r.err);
+    BOOST_TEST(r.err.find("neural_ode_spiral_mpi: --steps: expected an integer from 2 to 100000000, got") !=
+                   std::string::npos,
+               r.err);
+}

@@ -317,6 +317,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_the_value_named)
     BOOST_CHECK_EXCEPTION((ode::adaptive<double, ode::mlp<double>>(ode::dopri5(), f, b, {.rtol = -1}, {1.0}, 0.0)),
                           argument_error, has("rtol = -1"));
     BOOST_CHECK_EXCEPTION(ode::mlp<double>(b, layout, 0), argument_error, has("batch size 0"));
+    // A batch whose buffers pass 2^63 elements: the products overflowed (undefined) before any check.
+    BOOST_CHECK_EXCEPTION(ode::mlp<double>(b, layout, std::int64_t{1} << 62), argument_error,
+                          has("MLP batch size 4611686018427387904 x 7 values a member overflows 64 bits"));
     BOOST_CHECK_EXCEPTION(ode::mlp_layout({.dim = 2, .hidden = {4, 0}}), argument_error, has("layer 1 has width 0"));
     BOOST_CHECK_EXCEPTION((void)ode::method("rk45"), argument_error, has("unknown method 'rk45'"));
     BOOST_CHECK_EXCEPTION(f.set_parameters(std::vector<double>(3)), argument_error, has("got 3 values"));
@@ -326,4 +329,69 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_the_value_named)
     const std::vector<double> bad{0.0, std::numeric_limits<double>::quiet_NaN(), 0.0, 0.0};
     ode::adaptive_state<double> x = solver.start(device(bad));
     BOOST_CHECK_EXCEPTION(solver.step(x), ode::numerical_error, has("error estimate nan"));
+}
+
+namespace {
+
+ode::tableau heun()
+{
+    return {.name = "heun", .stages = 2, .order = 2, .a = {{}, {1.0}}, .b = {0.5, 0.5}, .c = {0.0, 1.0}};
+}
+
+} // namespace
+
+// A method of one's own (the tableau is a public aggregate): the solver keeps its own copy, and refuses
+// coefficients that do not fit the stages. It kept a reference: a tableau changed or gone after the solver
+// was made (a temporary) changed the steps or was read after it was freed, and short coefficient vectors
+// were read past their ends.
+BOOST_AUTO_TEST_CASE(a_method_of_ones_own_is_copied_and_checked)
+{
+    dense::blas b;
+    const ode::mlp_layout layout(shapes[0]);
+    ode::mlp<double> f(b, layout, 2);
+    f.set_parameters(layout.initial_parameters(3));
+    const auto y0 = uniform_values(static_cast<std::size_t>(f.state_size()), 5, -1.0, 1.0);
+    using fixed = ode::fixed_step<double, ode::mlp<double>>;
+    auto one_step = [&](fixed& solver) {
+        thrust::device_vector<double> y = device(y0);
+        solver.step(0, y);
+        return host_copy_of(y);
+    };
+    const ode::tableau kept = heun();
+    fixed reference(kept, f, b, 0.0, 0.1);
+    const std::vector<double> expected = one_step(reference);
+    BOOST_TEST_REQUIRE(expected != y0);
+
+    ode::tableau changing = heun();
+    fixed after_change(changing, f, b, 0.0, 0.1);
+    changing.name = "changed";
+    changing.b = {1.0, 0.0};
+    BOOST_TEST(after_change.method().name == "heun");
+    BOOST_TEST(one_step(after_change) == expected);
+
+    fixed from_temporary(heun(), f, b, 0.0, 0.1);
+    BOOST_TEST(from_temporary.method().name == "heun");
+    BOOST_TEST(one_step(from_temporary) == expected);
+
+    auto has = [](const std::string& text) {
+        return [text](const remat::error& e) { return std::string(e.what()).find(text) != std::string::npos; };
+    };
+    ode::tableau bad = heun();
+    bad.b = {1.0};
+    BOOST_CHECK_EXCEPTION(fixed(bad, f, b, 0.0, 0.1), argument_error,
+                          has("method heun: b has 1 coefficients (expected 2)"));
+    bad = heun();
+    bad.a = {{}, {}};
+    BOOST_CHECK_EXCEPTION(fixed(bad, f, b, 0.0, 0.1), argument_error,
+                          has("method heun: row 1 of a has 0 coefficients (expected 1)"));
+    bad = heun();
+    bad.a = {{}};
+    BOOST_CHECK_EXCEPTION(fixed(bad, f, b, 0.0, 0.1), argument_error, has("method heun: a has 1 rows (expected 2)"));
+    bad = heun();
+    bad.c[1] = std::numeric_limits<double>::quiet_NaN();
+    BOOST_CHECK_EXCEPTION(fixed(bad, f, b, 0.0, 0.1), argument_error, has("method heun: c has the coefficient nan"));
+    bad = ode::dopri5();
+    bad.e.pop_back();
+    BOOST_CHECK_EXCEPTION((ode::adaptive<double, ode::mlp<double>>(bad, f, b, {}, {1.0}, 0.0)), argument_error,
+                          has("method dopri5: e has 6 coefficients (expected 7)"));
 }

@@ -103,6 +103,11 @@ BOOST_AUTO_TEST_CASE(bad_options_exit_2_naming_them)
              {"--starts 300 --steps 200", "--starts 300"},
              {"--iterations -3", "--iterations"},
              {"--seed -1", "--seed"},
+             // NaN passed CLI11's PositiveNumber; infinity was named by a range of 309 digits.
+             {"--learning-rate nan", "--learning-rate: wants a finite number > 0, got nan"},
+             {"--learning-rate inf", "--learning-rate: wants a finite number > 0, got inf"},
+             {"--horizon nan", "--horizon: wants a finite number >= 0, got nan"},
+             {"--horizon -1", "--horizon: wants a finite number >= 0, got -1"},
              // More slots than the 199 states a gradient keeps: refused, no longer capped in silence.
              {"--steps 200 --slots 500", "--slots 500"},
              {"--slots 2000", "--slots 2000"},
@@ -161,6 +166,20 @@ BOOST_AUTO_TEST_CASE(failures_exit_1_with_the_cause_and_leave_no_output)
         BOOST_TEST(r.status == 1, r.err);
         BOOST_TEST(r.err.find("budget") != std::string::npos, r.err);
         BOOST_TEST(!std::filesystem::exists(dir / "spiral_loss.svg"));
+    }
+    {
+        // store-all keeps all 199 states (12,736 bytes): a budget that holds fewer is refused, not exceeded
+        // in silence (it ran with 199 slots and reported a peak of 20x the budget); one that holds them runs.
+        const remat::test::scratch_dir dir;
+        const auto r = spiral(small + " --schedule store-all --budget 640 --output-dir " + dir.path().string());
+        BOOST_TEST(r.status == 1, r.err);
+        BOOST_TEST(r.err.find("--schedule store-all keeps 199 states of 64 bytes (12736 bytes); a budget of 640 "
+                              "bytes holds 10") != std::string::npos,
+                   r.err);
+        BOOST_TEST(!std::filesystem::exists(dir / "spiral_loss.svg"));
+        const auto fits = spiral(small + " --schedule store-all --budget 12736 --output-dir " + dir.path().string());
+        BOOST_TEST_REQUIRE(fits.status == 0, fits.err);
+        BOOST_TEST(nlohmann::json::parse(fits.out)["peak_snapshot_bytes"].get<std::uint64_t>() == 12736u);
     }
     {
         // Absurd steps blow the parameters up: the states overflow, the run stops naming where.

@@ -297,3 +297,63 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_with_a_clear_message)
     const rnn::bptt_result r = bp.gradient(revolve(4, 2), store, data, grad);
     BOOST_TEST(r.loss == test::store_all_gradient(model, data).loss);
 }
+
+// The model's own step functions are public (plain BPTT by hand: docs/rnn.md): each refuses a step outside
+// the sequence and a sequence that does not fit the model, as step() does, instead of reading past the
+// inputs or targets (loss_term and backward_step read the targets of step k, and backward_step its input).
+BOOST_AUTO_TEST_CASE(the_model_refuses_a_step_outside_the_sequence_or_a_sequence_that_does_not_fit)
+{
+    const rnn::rnn_shape shape{.cell = rnn::cell_kind::lstm, .input = 2, .hidden = 4, .layers = 2, .output = 1};
+    const rnn::rnn_layout layout(shape);
+    dense::blas b;
+    rnn::sequence_model<double> model(b, layout, 3);
+    model.set_parameters(layout.initial_parameters(1));
+    const auto data = test::random_sequence<double>(shape, 3, 4, rnn::loss_at::every_step, 5);
+    const rnn::rnn_shape wide_shape{.cell = rnn::cell_kind::lstm, .input = 2, .hidden = 4, .layers = 2, .output = 3};
+    const auto wide = test::random_sequence<double>(wide_shape, 3, 4, rnn::loss_at::every_step, 5);
+    thrust::device_vector<double> state(static_cast<std::size_t>(model.state_size()), 0.25);
+    thrust::device_vector<double> adjoint(static_cast<std::size_t>(model.state_size()), 1.0);
+    thrust::device_vector<double> tape(static_cast<std::size_t>(model.tape_size()), 0.5);
+    thrust::device_vector<double> grad(static_cast<std::size_t>(model.parameter_count()), 7.0);
+    const auto s = dense::view(std::as_const(state));
+    const auto t = dense::view(std::as_const(tape));
+    for (const step_t k : {step_t{-1}, step_t{4}, step_t{1} << 40}) {
+        const std::string outside = "RNN step " + std::to_string(k) + " outside the sequence's steps 0..3";
+        expect_error<argument_error>([&] { model.step(k, data, dense::view(state)); }, outside);
+        expect_error<argument_error>([&] { (void)model.loss_term(k, data, s); }, outside);
+        expect_error<argument_error>(
+            [&] { (void)model.adjoint_step(k, data, s, dense::view(adjoint), dense::view(grad)); }, outside);
+        expect_error<argument_error>([&] { model.record_step(k, data, dense::view(state), dense::view(tape)); },
+                                     outside);
+        expect_error<argument_error>(
+            [&] { (void)model.backward_step(k, data, s, t, dense::view(adjoint), dense::view(grad)); }, outside);
+    }
+    const std::string misfit = "sequence of 2 input features, 3 targets, batch 3 does not fit the model";
+    expect_error<argument_error>([&] { (void)model.loss_term(3, wide, s); }, misfit);
+    expect_error<argument_error>(
+        [&] { (void)model.backward_step(3, wide, s, t, dense::view(adjoint), dense::view(grad)); }, misfit);
+    // Nothing was touched.
+    for (double v : test::to_host(state))
+        BOOST_TEST_REQUIRE(v == 0.25);
+    for (double v : test::to_host(adjoint))
+        BOOST_TEST_REQUIRE(v == 1.0);
+    for (double g : test::to_host(grad))
+        BOOST_TEST_REQUIRE(g == 7.0);
+}
+
+// Hidden size x batch is bounded by 2^34 (the kernels' indices): compared before multiplying, since a product
+// past 2^63 overflowed (undefined; hidden 1024 x batch 2^54 wrapped to 0), passed the bound, and the model
+// ended in std::bad_alloc instead of the argument_error naming the sizes.
+BOOST_AUTO_TEST_CASE(hidden_size_times_batch_is_bounded_without_overflow)
+{
+    const rnn::rnn_layout layout({.cell = rnn::cell_kind::gru, .input = 2, .hidden = 1024, .output = 1});
+    dense::blas b;
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, layout, std::int64_t{1} << 54); },
+                                 "RNN hidden size 1024 x batch 18014398509481984 (at most 2^34 supported)");
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, layout, std::int64_t{1} << 24); },
+                                 "RNN hidden size 1024 x batch 16777216");
+    const rnn::rnn_layout odd({.cell = rnn::cell_kind::gru, .input = 1, .hidden = 3, .output = 1});
+    // 3 x 5726623061 = 2^34 - 1 is within the bound; one more member is not.
+    BOOST_TEST(((std::int64_t{1} << 34) - 1) / 3 == 5726623061);
+    expect_error<argument_error>([&] { rnn::sequence_model<float> m(b, odd, 5726623062); }, "x batch 5726623062");
+}

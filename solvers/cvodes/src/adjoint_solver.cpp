@@ -11,6 +11,7 @@
 #include "setup.hpp"
 #include "vector_pool.hpp"
 
+#include "remat/detail/checked_math.hpp"
 #include "remat/error.hpp"
 
 #include <algorithm>
@@ -42,6 +43,20 @@ struct window_memory {
     {
     }
 };
+
+// What window_working_bytes() reports, saturated at 2^64 - 1 (the constructor refuses that).
+std::uint64_t working_bytes(std::uint64_t n, std::uint64_t nq, std::uint64_t nd, const integrator_settings& s) noexcept
+{
+    using remat::detail::add_saturated;
+    using remat::detail::mul_saturated;
+    const std::uint64_t order = s.max_order > 0        ? static_cast<std::uint64_t>(s.max_order)
+                                : s.lmm == method::bdf ? 5
+                                                       : 12;
+    // Hermite data: y and y' per stored step; one in-window checkpoint: the Nordsieck array of y and q.
+    const std::uint64_t elements = add_saturated(mul_saturated(add_saturated(nd, 1), mul_saturated(2, n)),
+                                                 mul_saturated(order + 2, add_saturated(n, nq)));
+    return mul_saturated(elements, sizeof(double));
+}
 
 } // namespace
 
@@ -257,6 +272,13 @@ adjoint_solver::adjoint_solver(forward_problem forward, std::vector<backward_pro
     if (options.steps_per_checkpoint <= 0)
         throw argument_error("remat::cvodes: steps_per_checkpoint " + std::to_string(options.steps_per_checkpoint) +
                              " is not positive");
+    // CVodeAdjInit allocates the interpolation data of steps_per_checkpoint + 1 steps up front: a count past 64
+    // bits of bytes wrapped inside SUNDIALS (a small allocation, then a solve that never ended).
+    if (working_bytes(forward.y0.size(), forward.q0.size(), static_cast<std::uint64_t>(options.steps_per_checkpoint),
+                      forward.settings) == remat::detail::uint64_max)
+        throw argument_error("remat::cvodes: steps_per_checkpoint " + std::to_string(options.steps_per_checkpoint) +
+                             " needs more than 2^64 bytes of interpolation data for " +
+                             std::to_string(forward.y0.size()) + " unknowns");
     impl_ = std::make_unique<impl>(std::move(forward), std::move(backward), std::move(options));
 }
 
@@ -312,14 +334,8 @@ const forward_problem& adjoint_solver::problem() const noexcept
 
 std::uint64_t adjoint_solver::window_working_bytes() const noexcept
 {
-    const auto n = static_cast<std::uint64_t>(impl_->n);
-    const auto nq = static_cast<std::uint64_t>(impl_->nq);
-    const auto nd = static_cast<std::uint64_t>(impl_->options.steps_per_checkpoint);
-    const int order = impl_->problem.settings.max_order > 0        ? impl_->problem.settings.max_order
-                      : impl_->problem.settings.lmm == method::bdf ? 5
-                                                                   : 12;
-    // Hermite data: y and y' per stored step; one in-window checkpoint: the Nordsieck array of y and q.
-    return sizeof(double) * ((nd + 1) * 2 * n + (static_cast<std::uint64_t>(order) + 2) * (n + nq));
+    return working_bytes(impl_->n, impl_->nq, static_cast<std::uint64_t>(impl_->options.steps_per_checkpoint),
+                         impl_->problem.settings);
 }
 
 } // namespace remat::cvodes

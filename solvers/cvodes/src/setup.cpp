@@ -121,7 +121,7 @@ void make_solvers(const iteration& it, N_Vector y, SUNContext ctx, system_object
         it);
 }
 
-void check_settings(const integrator_settings& s, std::size_t size, const std::string& who)
+void check_settings(const integrator_settings& s, std::size_t size, bool quadratures, const std::string& who)
 {
     auto bad = [&](const std::string& what) { throw argument_error(who + ": " + what); };
     auto positive = [](double v) { return std::isfinite(v) && v >= 0; };
@@ -136,6 +136,26 @@ void check_settings(const integrator_settings& s, std::size_t size, const std::s
         if (!positive(s.absolute_tolerances[i]))
             bad("absolute_tolerances[" + std::to_string(i) + "] = " + format(s.absolute_tolerances[i]) +
                 " is not a finite value >= 0");
+    // CVODES weighs the error of component i by 1 / (rtol |y_i| + atol_i): with both zero it refuses the
+    // first step (a backward problem's only after the whole forward sweep).
+    if (s.relative_tolerance == 0) {
+        if (s.absolute_tolerances.empty() && s.absolute_tolerance == 0)
+            bad("relative_tolerance 0 with absolute_tolerance 0 (no error weight: set either above 0)");
+        for (std::size_t i = 0; i < s.absolute_tolerances.size(); ++i)
+            if (s.absolute_tolerances[i] == 0)
+                bad("relative_tolerance 0 with absolute_tolerances[" + std::to_string(i) +
+                    "] = 0 (no error weight: set either above 0)");
+    }
+    // Handed to CVODES whenever there are quadratures, in or out of the error control (CVODES itself lets a
+    // NaN through).
+    if (quadratures && !positive(s.quadrature_relative_tolerance))
+        bad("quadrature_relative_tolerance " + format(s.quadrature_relative_tolerance) + " is not a finite value >= 0");
+    if (quadratures && !positive(s.quadrature_absolute_tolerance))
+        bad("quadrature_absolute_tolerance " + format(s.quadrature_absolute_tolerance) + " is not a finite value >= 0");
+    if (quadratures && s.quadrature_error_control && s.quadrature_relative_tolerance == 0 &&
+        s.quadrature_absolute_tolerance == 0)
+        bad("quadrature_relative_tolerance 0 with quadrature_absolute_tolerance 0 under quadrature_error_control "
+            "(no error weight: set either above 0)");
     if (s.max_steps <= 0)
         bad("max_steps " + std::to_string(s.max_steps) + " is not positive");
     if (s.max_order < 0 || s.max_order > (s.lmm == method::bdf ? 5 : 12))
@@ -146,6 +166,13 @@ void check_settings(const integrator_settings& s, std::size_t size, const std::s
     if (!positive(s.nonlinear_convergence_coefficient))
         bad("nonlinear_convergence_coefficient " + format(s.nonlinear_convergence_coefficient) +
             " is not a finite value >= 0");
+    // SUNNonlinSol_FixedPoint crashed on a negative depth (a segmentation fault in the first window); SPGMR
+    // took a negative dimension as its default.
+    if (const auto* fp = std::get_if<fixed_point>(&s.iteration); fp && fp->anderson_depth < 0)
+        bad("fixed_point anderson_depth " + std::to_string(fp->anderson_depth) + " is negative (0: no acceleration)");
+    if (const auto* gmres = std::get_if<newton_gmres>(&s.iteration); gmres && gmres->krylov_dimension < 0)
+        bad("newton_gmres krylov_dimension " + std::to_string(gmres->krylov_dimension) +
+            " is negative (0: SUNDIALS's default)");
     if (const auto* band = std::get_if<newton_band>(&s.iteration)) {
         const auto n = static_cast<std::int64_t>(size);
         if (band->upper < 0 || band->lower < 0 || band->upper >= n || band->lower >= n)
@@ -265,7 +292,7 @@ void validate(const forward_problem& p)
         throw argument_error("remat::cvodes: a forward quadrature callable but no initial values (q0 is empty)");
     check_finite(p.y0, "remat::cvodes: the forward problem", "y0");
     check_finite(p.q0, "remat::cvodes: the forward problem", "q0");
-    check_settings(p.settings, p.y0.size(), "remat::cvodes: the forward problem's settings");
+    check_settings(p.settings, p.y0.size(), !p.q0.empty(), "remat::cvodes: the forward problem's settings");
 }
 
 void validate(const backward_problem& b, std::size_t index, const forward_problem& p)
@@ -284,7 +311,7 @@ void validate(const backward_problem& b, std::size_t index, const forward_proble
     if (!std::isfinite(b.t_start) || b.t_start <= p.t0)
         throw argument_error(who + ": t_start = " + format(b.t_start) +
                              " is not a finite time after t0 = " + format(p.t0));
-    check_settings(b.settings, p.y0.size(), who + "'s settings");
+    check_settings(b.settings, p.y0.size(), b.quadratures > 0, who + "'s settings");
 }
 
 } // namespace remat::cvodes::detail

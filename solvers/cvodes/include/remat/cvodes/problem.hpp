@@ -84,11 +84,11 @@ struct newton_band {
 };
 /// Newton iteration with matrix-free GMRES (SUNLinSol_SPGMR, no preconditioner): large stiff systems.
 struct newton_gmres {
-    int krylov_dimension = 0; ///< 0: SUNDIALS's default (5)
+    int krylov_dimension = 0; ///< 0: SUNDIALS's default (5); not negative
 };
 /// Fixed-point (functional) iteration (SUNNonlinSol_FixedPoint), no linear solver: non-stiff problems.
 struct fixed_point {
-    int anderson_depth = 0; ///< Anderson acceleration vectors (0: plain fixed point)
+    int anderson_depth = 0; ///< Anderson acceleration vectors (0: plain fixed point); not negative
 };
 using iteration = std::variant<newton_dense, newton_band, newton_gmres, fixed_point>;
 

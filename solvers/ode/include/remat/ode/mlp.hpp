@@ -22,7 +22,9 @@
 #include <thrust/device_vector.h>
 #include <thrust/host_vector.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,14 +58,12 @@ template <class T>
 class mlp {
 public:
     mlp(dense::blas& b, mlp_layout layout, std::int64_t batch)
-        : blas_(&b), layout_(std::move(layout)), batch_(batch),
+        : blas_(&b), layout_(std::move(layout)), batch_(checked_batch(layout_, batch)),
           params_(static_cast<std::size_t>(layout_.parameter_count()), T(0)),
-          grad_(2 * static_cast<std::size_t>(layout_.max_width() * (batch > 0 ? batch : 0))),
+          grad_(2 * static_cast<std::size_t>(layout_.max_width() * batch_)),
           time_bias_(static_cast<std::size_t>(layout_.max_width())),
           row_scratch_(static_cast<std::size_t>(layout_.max_width()))
     {
-        if (batch < 1)
-            throw argument_error("MLP batch size " + std::to_string(batch) + " (expected at least 1)");
     }
 
     [[nodiscard]] std::int64_t state_size() const noexcept { return layout_.shape().dim * batch_; }
@@ -165,6 +165,19 @@ public:
     }
 
 private:
+    // The batch, refused before any buffer is sized from it: below 1, or so large that a state, the tape or
+    // the two activation-gradient buffers would pass 2^63 elements (the products overflowed).
+    static std::int64_t checked_batch(const mlp_layout& layout, std::int64_t batch)
+    {
+        if (batch < 1)
+            throw argument_error("MLP batch size " + std::to_string(batch) + " (expected at least 1)");
+        const std::int64_t widest =
+            2 * std::max({layout.shape().dim, layout.max_width(), layout.hidden_total()}); // 2: grad_'s two halves
+        if (batch > std::numeric_limits<std::int64_t>::max() / widest)
+            throw argument_error("MLP batch size " + std::to_string(batch) + " x " + std::to_string(widest / 2) +
+                                 " values a member overflows 64 bits");
+        return batch;
+    }
     void check_sizes(const char* call, std::int64_t y, std::int64_t dy, std::int64_t tape) const
     {
         dense::detail::check_same_size(call, "the state length", state_size(), y);

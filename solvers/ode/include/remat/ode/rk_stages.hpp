@@ -19,6 +19,7 @@
 
 #include <thrust/device_vector.h>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ inline namespace REMAT_DENSE_BACKEND_NS {
 
 /// The stages of one step of `method` for `field`, with the workspace they need (allocated once, in the
 /// constructor: about 3 s n + s tape elements for s stages, n = field.state_size()). Not thread-safe;
-/// the field and the BLAS must outlive it.
+/// the field and the BLAS must outlive it (the method is copied).
 ///
 ///     remat::ode::rk_stages<double, remat::ode::mlp<double>> rk(remat::ode::rk4(), f, b);
 ///     rk.compute(t, h, y, /*record=*/false);
@@ -39,15 +40,12 @@ template <class T, class Field>
 class rk_stages {
 public:
     rk_stages(const tableau& method, Field& field, dense::blas& b)
-        : method_(method), field_(&field), blas_(&b), n_(field.state_size()), tape_size_(field.tape_size()),
-          k_(size(method.stages, n_)), y_(size(method.stages, n_)), y_bar_(size(method.stages, n_)),
-          k_bar_(static_cast<std::size_t>(n_)), tape_(size(method.stages, tape_size_))
+        : method_(checked(method)), field_(&field), blas_(&b), n_(field.state_size()), tape_size_(field.tape_size()),
+          k_(size(method_.stages, n_)), y_(size(method_.stages, n_)), y_bar_(size(method_.stages, n_)),
+          k_bar_(static_cast<std::size_t>(n_)), tape_(size(method_.stages, tape_size_))
     {
-        if (method.stages < 1 || method.stages > rk_impl::max_terms)
-            throw argument_error("method " + method.name + " has " + std::to_string(method.stages) +
-                                 " stages (expected 1.." + std::to_string(rk_impl::max_terms) + ")");
-        for (int i = 0; i < method.stages; ++i)
-            contributes_.push_back(method.contributes(i));
+        for (int i = 0; i < method_.stages; ++i)
+            contributes_.push_back(method_.contributes(i));
     }
 
     [[nodiscard]] const tableau& method() const noexcept { return method_; }
@@ -125,6 +123,35 @@ public:
     }
 
 private:
+    // The method, refused unless its coefficients fit its stages (a user's own tableau was read past its
+    // vectors) and are finite.
+    static const tableau& checked(const tableau& m)
+    {
+        const std::string who = "method " + m.name;
+        if (m.stages < 1 || m.stages > rk_impl::max_terms)
+            throw argument_error(who + " has " + std::to_string(m.stages) + " stages (expected 1.." +
+                                 std::to_string(rk_impl::max_terms) + ")");
+        const auto stages = static_cast<std::size_t>(m.stages);
+        auto check = [&](const std::vector<double>& v, const std::string& what, std::size_t expected) {
+            if (v.size() != expected)
+                throw argument_error(who + ": " + what + " has " + std::to_string(v.size()) +
+                                     " coefficients (expected " + std::to_string(expected) + ")");
+            for (const double x : v)
+                if (!std::isfinite(x))
+                    throw argument_error(who + ": " + what + " has the coefficient " + std::to_string(x) +
+                                         " (expected finite numbers)");
+        };
+        if (m.a.size() != stages)
+            throw argument_error(who + ": a has " + std::to_string(m.a.size()) + " rows (expected " +
+                                 std::to_string(stages) + ")");
+        for (std::size_t i = 0; i < stages; ++i)
+            check(m.a[i], "row " + std::to_string(i) + " of a", i);
+        check(m.b, "b", stages);
+        check(m.c, "c", stages);
+        if (m.embedded())
+            check(m.e, "e", stages);
+        return m;
+    }
     static std::size_t size(int stages, std::int64_t n)
     {
         return static_cast<std::size_t>(stages) * static_cast<std::size_t>(n);
@@ -142,7 +169,7 @@ private:
         rk_impl::apply(*blas_, n_, c);
     }
 
-    const tableau& method_;
+    tableau method_; // a copy: a caller's own tableau may be a temporary
     Field* field_;
     dense::blas* blas_;
     std::int64_t n_;

@@ -39,7 +39,9 @@ inline namespace REMAT_DENSE_BACKEND_NS {
 /// The model for a batch of `batch` sequences: its parameters (device memory; layout: rnn_layout),
 /// the scratch and tape of one step, and a reference to the BLAS it runs on (which must outlive it).
 /// Allocates only in the constructor. Dropout (shape().dropout > 0) is on while training() is set;
-/// its masks are keyed by (dropout_seed(), step, layer).
+/// its masks are keyed by (dropout_seed(), step, layer). Every step function (step, loss_term, adjoint_step,
+/// record_step, backward_step) throws remat::argument_error, before changing anything, for a step k outside
+/// 0..T-1 of `data`, data that does not fit the model, or a vector of the wrong length.
 ///
 ///     remat::dense::blas b;
 ///     remat::rnn::rnn_layout layout({.cell = remat::rnn::cell_kind::gru, .input = 2, .hidden = 64, .output = 1});
@@ -56,9 +58,11 @@ public:
             throw argument_error("RNN batch size " + std::to_string(batch) + " (expected at least 1)");
         batch_ = batch;
         const rnn_shape& s = layout_.shape();
+        // Compared before multiplying: a product past 2^63 overflowed (to 0 for hidden 1024 and batch 2^54) and passed.
+        if (batch > ((std::int64_t(1) << 34) - 1) / s.hidden) // hidden x batch >= 2^34
+            throw argument_error("RNN hidden size " + std::to_string(s.hidden) + " x batch " + std::to_string(batch) +
+                                 " (at most 2^34 supported)");
         count_ = s.hidden * batch;
-        if (count_ >= (std::int64_t(1) << 34))
-            throw argument_error("RNN hidden size x batch = " + std::to_string(count_) + " (at most 2^34 supported)");
         layer_tape_ = (s.layers > 1 ? 1 : 0) * count_ + gate_tape() * count_ + (output_on_tape() ? count_ : 0);
         params_.assign(static_cast<std::size_t>(layout_.parameter_count()), T(0));
         tape_.assign(static_cast<std::size_t>(layer_tape_ * s.layers), T(0));
@@ -157,6 +161,7 @@ public:
     [[nodiscard]] double loss_term(step_t k, const sequence<T>& data, dense::vector_view<const T> state)
     {
         check_state("sequence_model::loss_term", state.size);
+        check_step(k, data);
         if (!data.has_target(k))
             return 0;
         const std::int64_t top = (layout_.shape().layers - 1) * layout_.state_parts() * count_;
@@ -200,6 +205,7 @@ public:
     {
         check_state("sequence_model::backward_step", state.size);
         dense::detail::check_same_size("sequence_model::backward_step", "the tape length", tape_size(), tape.size);
+        check_step(k, data);
         const detail::flush_denormals_scope flush(flush_denormals_);
         return backward(k, data, state.data, tape.data, adjoint, grad);
     }
@@ -248,6 +254,14 @@ private:
             return layer_output(tape, l);
         return out ? out + l * layout_.state_parts() * count_ : raw(spare_) + count_;
     }
+    // Every call that reads step k's input or target: `data` fits, and k is one of its steps.
+    void check_step(step_t k, const sequence<T>& data) const
+    {
+        check(data);
+        if (k < 0 || k >= data.steps())
+            throw argument_error("RNN step " + std::to_string(k) + " outside the sequence's steps 0.." +
+                                 std::to_string(data.steps() - 1));
+    }
     void check_state(const char* call, std::int64_t size) const
     {
         dense::detail::check_same_size(call, "the state length", state_size(), size);
@@ -273,10 +287,7 @@ private:
     // outputs onto it, and (when `out` is given) h_{k+1} and c_{k+1} into `out` (which may be `in`).
     void run_step(step_t k, const sequence<T>& data, const T* in, T* out, T* tape)
     {
-        check(data);
-        if (k < 0 || k >= data.steps())
-            throw argument_error("RNN step " + std::to_string(k) + " outside the sequence's steps 0.." +
-                                 std::to_string(data.steps() - 1));
+        check_step(k, data);
         const rnn_shape& s = layout_.shape();
         const std::int64_t parts = layout_.state_parts();
         const std::int64_t rows = layout_.gate_rows();
