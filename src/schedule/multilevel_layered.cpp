@@ -46,12 +46,11 @@ std::vector<std::uint64_t> fewer_inner_slots(const cost_model& model, step_t g, 
     return limits;
 }
 
-// Its outer tables over `units` units: the outer level's slots (unlimited when they could hold a
-// snapshot at every unit), no other level.
-std::vector<std::uint64_t> outer_limits(const cost_model& model, step_t units, level_t outer)
+// Its outer tables over `units` units: `slots` of the outer level (unlimited when they could hold a snapshot at
+// every unit), no other level.
+std::vector<std::uint64_t> outer_limits(std::size_t n, step_t units, level_t outer, slot_t slots)
 {
-    std::vector<std::uint64_t> limits(model.levels.size(), 0);
-    const slot_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
+    std::vector<std::uint64_t> limits(n, 0);
     limits[static_cast<std::size_t>(outer)] =
         slots >= units ? detail::unlimited_free : static_cast<std::uint64_t>(slots);
     return limits;
@@ -60,7 +59,7 @@ std::vector<std::uint64_t> outer_limits(const cost_model& model, step_t units, l
 // A layered plan over units of g steps on level `outer`, with inner tables for leaves that end with a
 // full unit (`interior`) and with the loop's last unit (`loop_inner`; the same table when g = 1 or it is
 // a table over steps). Null when it has no finite cost.
-plan_ptr layered_with(const multilevel_plan& base, level_t outer, step_t g,
+plan_ptr layered_with(const multilevel_plan& base, level_t outer, slot_t outer_slots, step_t g,
                       const std::shared_ptr<const multilevel_table>& interior,
                       const std::shared_ptr<const multilevel_table>& loop_inner,
                       std::vector<std::shared_ptr<const multilevel_table>> parts, std::uint64_t max_entries)
@@ -69,7 +68,7 @@ plan_ptr layered_with(const multilevel_plan& base, level_t outer, step_t g,
     const step_t steps = base.steps;
     const step_t units = (steps - 1) / g + 1;
     const step_t last = steps - (units - 1) * g;
-    const auto limits = outer_limits(model, units, outer);
+    const auto limits = outer_limits(model.levels.size(), units, outer, outer_slots);
     std::shared_ptr<const multilevel_table> loop;
     if (g == 1) {
         loop = std::make_shared<const multilevel_table>(model, limits, units, max_entries,
@@ -98,12 +97,6 @@ plan_ptr layered_with(const multilevel_plan& base, level_t outer, step_t g,
     return plan;
 }
 
-// The layered structure on level `outer`: outer tables over units of g steps (the smallest g that fits the
-// work limit, or opts.grid; two tables when g > 1, the loop's last unit being shorter) and an inner table
-// over K steps (the largest that fits, or opts.horizon). When leaves of K steps cannot span the loop (and
-// opts.horizon leaves K free), also inner grid tables over units of max(g, 2) steps, whose leaves reach
-// further, exact within each unit; the cheaper plan wins. Null when neither applies (a unit longer than a
-
 // The largest argument in [1, hi] for which `fits` holds (it holds for all smaller ones), or 0.
 template <class Fits>
 step_t largest(step_t hi, Fits&& fits)
@@ -118,48 +111,63 @@ step_t largest(step_t hi, Fits&& fits)
     return lo;
 }
 
-// Whether the outer tables over units of g steps fit: two (interior and the loop's) share the limit when g > 1.
-bool outer_tables_fit(const cost_model& model, step_t steps, level_t outer, step_t g, std::uint64_t limit,
+// Whether the outer tables over units of g steps with `slots` on the outer level fit: two (interior and the loop's)
+// share the limit when g > 1.
+bool outer_tables_fit(const cost_model& model, step_t steps, level_t outer, slot_t slots, step_t g, std::uint64_t limit,
                       std::uint64_t max_entries)
 {
     const step_t units = (steps - 1) / g + 1;
     const std::uint64_t tables = g > 1 ? 2 : 1;
-    const auto limits = outer_limits(model, units, outer);
+    const auto limits = outer_limits(model.levels.size(), units, outer, slots);
     return multilevel_table::work(1, limits, units) <= limit / tables &&
            multilevel_table::entries(model.levels.size(), limits, units) <= max_entries / tables;
 }
 
-} // namespace
+// The smallest unit whose outer tables with `slots` on the outer level fit (opts.grid when set), or 0 when none does.
+step_t smallest_unit(const multilevel_plan& base, level_t outer, slot_t slots, const multilevel::options& opts)
+{
+    if (opts.grid > 0)
+        return opts.grid;
+    const step_t steps = base.steps;
+    const auto fits = [&](step_t g) {
+        return outer_tables_fit(base.model, steps, outer, slots, g, opts.near_optimal_work_limit,
+                                opts.max_table_entries);
+    };
+    if (!fits(steps - 1))
+        return 0;
+    step_t lo = 0;
+    step_t g = steps - 1;
+    while (g - lo > 1) {
+        const step_t mid = lo + (g - lo) / 2;
+        (fits(mid) ? g : lo) = mid;
+    }
+    return g;
+}
 
-// leaf, or no plan with these tables).
-plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilevel::options& opts)
+// The layered structure on level `outer` with `outer_slots` there: outer tables over units of g steps (the smallest
+// g that fits the work limit, or opts.grid; two tables when g > 1, the loop's last unit being shorter) and an inner
+// table over K steps (the largest that fits, or opts.horizon). When leaves of K steps cannot span the loop (and
+// opts.horizon leaves K free), also inner grid tables over units of max(g, 2) steps, whose leaves reach further,
+// exact within each unit; the cheaper plan wins. Null when neither applies (a unit longer than a leaf, or no plan
+// with these tables).
+plan_ptr layered_on(const multilevel_plan& base, level_t outer, slot_t outer_slots, const multilevel::options& opts)
 {
     const cost_model& model = base.model;
     const step_t steps = base.steps;
     const std::size_t n = model.levels.size();
     const std::uint64_t limit = opts.near_optimal_work_limit;
     const std::uint64_t max_entries = opts.max_table_entries;
-    if (n < 2 || steps < 3)
-        return nullptr;
     // The inner levels' slots: all of them, unless capped below.
     std::vector<std::uint64_t> cap(n, detail::unlimited_free);
     const auto leaf_limits = [&](step_t k) { return capped(inner_limits(model, k, outer), cap); };
     step_t horizon = opts.horizon > 0 ? std::min(opts.horizon, steps) : largest(steps, [&](step_t k) {
         return affordable(n, leaf_limits(k), k, limit, max_entries);
     });
-    const auto outer_fits = [&](step_t g) { return outer_tables_fit(model, steps, outer, g, limit, max_entries); };
-    step_t g = opts.grid;
-    if (g == 0) { // the smallest that fits
-        if (!outer_fits(steps - 1))
-            return nullptr;
-        step_t lo = 0;
-        g = steps - 1;
-        while (g - lo > 1) {
-            const step_t mid = lo + (g - lo) / 2;
-            (outer_fits(mid) ? g : lo) = mid;
-        }
-    }
-    if (g >= steps)
+    const auto outer_fits = [&](step_t g) {
+        return outer_tables_fit(model, steps, outer, outer_slots, g, limit, max_entries);
+    };
+    const step_t g = smallest_unit(base, outer, outer_slots, opts);
+    if (g == 0 || g >= steps)
         return nullptr;
     // The smallest unit may be a little longer than the longest leaf (a slot more on the outer level, a row more
     // in its tables): then leaves of one unit, when their table fits twice the limit (with the outer tables,
@@ -191,7 +199,7 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
         keep([&] {
             const auto inner =
                 std::make_shared<const multilevel_table>(model, leaf_limits(horizon), horizon, max_entries);
-            return layered_with(base, outer, g, inner, inner, {inner}, max_entries);
+            return layered_with(base, outer, outer_slots, g, inner, inner, {inner}, max_entries);
         });
     }
     if (opts.horizon == 0 && horizon < steps) {
@@ -217,12 +225,53 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
                 const auto loop_inner = std::make_shared<const multilevel_table>(
                     model, within_steps, inner_units, max_entries,
                     detail::multilevel_grid{fine.get(), unit, last, interior.get()});
-                return layered_with(base, outer, unit, interior, loop_inner, {interior, fine, loop_inner}, max_entries);
+                return layered_with(base, outer, outer_slots, unit, interior, loop_inner, {interior, fine, loop_inner},
+                                    max_entries);
             });
             if (spanning == finest)
                 break;
         }
     }
+    return best;
+}
+
+} // namespace
+
+plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilevel::options& opts)
+{
+    const cost_model& model = base.model;
+    const step_t steps = base.steps;
+    if (model.levels.size() < 2 || steps < 3)
+        return nullptr;
+    const slot_t slots = model.levels[static_cast<std::size_t>(outer)].slots;
+    const std::uint64_t limit = opts.near_optimal_work_limit;
+    // Whether a leaf table over one unit of g steps fits twice the limit with every inner slot.
+    const auto unit_leaves_fit = [&](step_t g) {
+        return affordable(model.levels.size(), inner_limits(model, g, outer), g, 2 * limit, opts.max_table_entries);
+    };
+    plan_ptr best;
+    const auto keep = [&](plan_ptr p) {
+        if (p && (!best || combined_counts(*p).predicted_cost < combined_counts(*best).predicted_cost))
+            best = std::move(p);
+    };
+    if (const step_t g = smallest_unit(base, outer, slots, opts); opts.horizon == 0 && opts.grid == 0 && g > 0 &&
+                                                                  g < steps && slots < (steps - 1) / g + 1 &&
+                                                                  !unit_leaves_fit(g)) {
+        // The unit outgrew the leaf table with every inner slot, and the outer tables count the outer level's slots
+        // (fewer than the units: else it has no row factor to shed). Fewer slots there (fewer rows, finer units) may
+        // keep every inner slot: the most that do, first (the work limit may not leave room for both). One disk slot
+        // more on device:4 + host:8:1:1 + disk:16:4:4 at T = 768,601 coarsened the unit from 710 to 733 steps, whose
+        // leaves then had to leave a host slot unused: 4,865,719 against 4,821,580 with disk:15 (0.92%); now
+        // 4,821,580 with both. At most `slots` (< units, bounded by the limit) searches for a unit.
+        for (slot_t fewer = slots - 1; fewer >= 1; --fewer) {
+            const step_t unit = smallest_unit(base, outer, fewer, opts);
+            if (unit > 0 && unit < steps && unit_leaves_fit(unit)) {
+                keep(layered_on(base, outer, fewer, opts));
+                break;
+            }
+        }
+    }
+    keep(layered_on(base, outer, slots, opts));
     return best;
 }
 

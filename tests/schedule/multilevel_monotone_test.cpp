@@ -113,6 +113,9 @@ void check_at(step_t steps, const cost_model& m, double slack)
         BOOST_TEST_REQUIRE(cost <= (1 + slack) * c + margin, what << " costs " << cost << ", more than " << 1 + slack
                                                                   << " times " << c << " with one slot fewer on level "
                                                                   << i);
+        if (cost > c + margin) // the gaps docs/multilevel.md reports
+            BOOST_TEST_MESSAGE(what << ": " << cost << " against " << c << " with one slot fewer on level " << i << " ("
+                                    << 100.0 * (cost / c - 1) << "% more)");
     }
     // A finite level made unlimited is a capacity that grows too; it changes which tables fit (an unlimited level
     // adds no row factor but another structure may then win), so it is held to 0.5%.
@@ -253,18 +256,21 @@ BOOST_AUTO_TEST_CASE(one_slot_more_at_a_unit_boundary_of_the_layered_plan)
     BOOST_TEST(cost <= 1.001 * with_fewer, cost << " with 16 disk slots against " << with_fewer << " with 15");
 }
 
-BOOST_AUTO_TEST_CASE(one_slot_more_on_an_inner_level_when_the_leaf_table_outgrows_a_unit)
+BOOST_AUTO_TEST_CASE(one_slot_more_when_the_leaf_table_outgrows_a_unit)
 {
-    // With the default limits the layered plan's unit (733 steps) was longer than its leaf table over steps reaches;
-    // a leaf table over one unit fitted twice the per-table limit with host:7 (35.6 M iterations) but not with host:8
-    // (40.0 M against 39.96 M): the layered plans were dropped and the plan with one host slot more, nested, cost
-    // 4,903,740 against 4,865,719 (0.78% more; found by the full grid at T = 768,601). Its leaves now leave a host
-    // slot unused instead.
+    // With the default limits the layered plan's unit (733 steps with 16 disk slots, 710 with 15) was longer than its
+    // leaf table over steps reaches; a leaf table over one unit fitted twice the per-table limit with host:7 (35.6 M
+    // iterations) but not with host:8 (40.0 M against 39.96 M): the layered plans were dropped and the plan, nested,
+    // cost 4,903,740 against 4,865,719 with host:7 (0.78% more) and 4,821,580 with disk:15 (1.70% more; both found
+    // by the full grid at T = 768,601). The outer tables now use 15 disk slots there, and where no such count fits,
+    // the leaves use fewer host slots.
     const cost_model m{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}};
-    cost_model fewer = m;
-    fewer.levels[1].slots = 7;
     constexpr step_t steps = 768'601;
     const double cost = multilevel(steps, m).cost().predicted_cost;
-    const double with_fewer = multilevel(steps, fewer).cost().predicted_cost;
-    BOOST_TEST(cost <= with_fewer, cost << " with 8 host slots against " << with_fewer << " with 7");
+    for (const std::size_t level : {std::size_t{1}, std::size_t{2}}) {
+        cost_model fewer = m;
+        --fewer.levels[level].slots;
+        const double with_fewer = multilevel(steps, fewer).cost().predicted_cost;
+        BOOST_TEST(cost <= with_fewer, cost << " against " << with_fewer << " with one slot fewer on level " << level);
+    }
 }
