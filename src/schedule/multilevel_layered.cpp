@@ -249,29 +249,40 @@ plan_ptr plan_layered(const multilevel_plan& base, level_t outer, const multilev
     const auto unit_leaves_fit = [&](step_t g) {
         return affordable(model.levels.size(), inner_limits(model, g, outer), g, 2 * limit, opts.max_table_entries);
     };
-    plan_ptr best;
-    const auto keep = [&](plan_ptr p) {
-        if (p && (!best || combined_counts(*p).predicted_cost < combined_counts(*best).predicted_cost))
-            best = std::move(p);
-    };
+    // The outer level's slot counts to plan with, in turn (the work limit may leave room for the first only).
+    std::vector<slot_t> counts{slots};
     if (const step_t g = smallest_unit(base, outer, slots, opts); opts.horizon == 0 && opts.grid == 0 && g > 0 &&
                                                                   g < steps && slots < (steps - 1) / g + 1 &&
                                                                   !unit_leaves_fit(g)) {
         // The unit outgrew the leaf table with every inner slot, and the outer tables count the outer level's slots
-        // (fewer than the units: else it has no row factor to shed). Fewer slots there (fewer rows, finer units) may
-        // keep every inner slot: the most that do, first (the work limit may not leave room for both). One disk slot
-        // more on device:4 + host:8:1:1 + disk:16:4:4 at T = 768,601 coarsened the unit from 710 to 733 steps, whose
-        // leaves then had to leave a host slot unused: 4,865,719 against 4,821,580 with disk:15 (0.92%); now
-        // 4,821,580 with both. At most `slots` (< units, bounded by the limit) searches for a unit.
+        // (fewer than the units: else it has no row factor to shed). The leaves may leave inner slots unused
+        // (layered_on), or fewer outer slots (fewer rows, finer units) may keep them all: the most that do. Whichever
+        // leaves fewer slots unused goes first, the outer level's on a tie. One disk slot more on device:4 +
+        // host:8:1:1 + disk:16:4:4 at T = 768,601 coarsened the unit from 710 to 733 steps, whose leaves then left a
+        // host slot unused: 4,865,719 against 4,821,580 with disk:15 (0.92%); now 4,821,580 with both. One device slot
+        // more at T = 849,853 would need three disk slots fewer, and one device slot unused gives device:3's plan.
+        // At most `slots` (< units, bounded by the limit) searches for a unit.
         for (slot_t fewer = slots - 1; fewer >= 1; --fewer) {
             const step_t unit = smallest_unit(base, outer, fewer, opts);
             if (unit > 0 && unit < steps && unit_leaves_fit(unit)) {
-                keep(layered_on(base, outer, fewer, opts));
+                const std::vector<std::uint64_t> all = inner_limits(model, g, outer);
+                const std::vector<std::uint64_t> kept =
+                    fewer_inner_slots(model, g, outer, 2 * limit, opts.max_table_entries);
+                std::uint64_t unused = 0; // inner slots the leaves leave unused (all of them when none fits)
+                for (std::size_t i = 0; i < all.size(); ++i)
+                    if (all[i] != detail::unlimited_free)
+                        unused += all[i] - (kept.empty() ? 0 : kept[i]);
+                const bool outer_first = kept.empty() || static_cast<std::uint64_t>(slots - fewer) <= unused;
+                counts.insert(outer_first ? counts.begin() : counts.end(), fewer);
                 break;
             }
         }
     }
-    keep(layered_on(base, outer, slots, opts));
+    plan_ptr best;
+    for (const slot_t count : counts)
+        if (plan_ptr p = layered_on(base, outer, count, opts);
+            p && (!best || combined_counts(*p).predicted_cost < combined_counts(*best).predicted_cost))
+            best = std::move(p);
     return best;
 }
 
