@@ -113,6 +113,9 @@ void check_at(step_t steps, const cost_model& m, double slack)
         BOOST_TEST_REQUIRE(cost <= (1 + slack) * c + margin, what << " costs " << cost << ", more than " << 1 + slack
                                                                   << " times " << c << " with one slot fewer on level "
                                                                   << i);
+        if (cost > c + margin) // the gaps docs/multilevel.md reports
+            BOOST_TEST_MESSAGE(what << ": " << cost << " against " << c << " with one slot fewer on level " << i << " ("
+                                    << 100.0 * (cost / c - 1) << "% more)");
     }
     // A finite level made unlimited is a capacity that grows too; it changes which tables fit (an unlimited level
     // adds no row factor but another structure may then win), so it is held to 0.5%.
@@ -251,4 +254,30 @@ BOOST_AUTO_TEST_CASE(one_slot_more_at_a_unit_boundary_of_the_layered_plan)
     const double cost = multilevel(steps, m).cost().predicted_cost;
     const double with_fewer = multilevel(steps, fewer).cost().predicted_cost;
     BOOST_TEST(cost <= 1.001 * with_fewer, cost << " with 16 disk slots against " << with_fewer << " with 15");
+}
+
+BOOST_AUTO_TEST_CASE(one_slot_more_when_the_leaf_table_outgrows_a_unit)
+{
+    // With the default limits the layered plan's unit (733 steps with 16 disk slots, 710 with 15) was longer than its
+    // leaf table over steps reaches; a leaf table over one unit fitted twice the per-table limit with host:7 (35.6 M
+    // iterations) but not with host:8 (40.0 M against 39.96 M): the layered plans were dropped and the plan, nested,
+    // cost 4,903,740 against 4,865,719 with host:7 (0.78% more) and 4,821,580 with disk:15 (1.70% more; both found
+    // by the full grid at T = 768,601). The outer tables now use 15 disk slots there. At T = 849,853 the nested plan
+    // (5,511,365) was 0.34% above device:3's layered one (5,492,802): its leaves now leave host slots unused (two:
+    // the level with the most gives them), 5,495,244.
+    const cost_model m{{{"device", 4, 0, 0}, {"host", 8, 1, 1}, {"disk", 16, 4, 4}}};
+    struct instance {
+        step_t steps;
+        std::size_t level; ///< the level with one slot fewer
+        double slack;
+    };
+    for (const instance& x : {instance{768'601, 1, 0}, instance{768'601, 2, 0}, instance{849'853, 0, 0.001}}) {
+        const double cost = multilevel(x.steps, m).cost().predicted_cost;
+        cost_model fewer = m;
+        --fewer.levels[x.level].slots;
+        const double with_fewer = multilevel(x.steps, fewer).cost().predicted_cost;
+        BOOST_TEST(cost <= (1 + x.slack) * with_fewer, test::describe(x.steps, m)
+                                                           << ": " << cost << " against " << with_fewer
+                                                           << " with one slot fewer on level " << x.level);
+    }
 }

@@ -187,6 +187,25 @@ BOOST_AUTO_TEST_CASE(layered_leaves_reach_beyond_a_table_over_steps)
     }
 }
 
+BOOST_AUTO_TEST_CASE(layered_plans_leave_slots_unused_when_a_unit_outgrows_the_leaf_table)
+{
+    // With 10^5 iterations the outer tables' smallest unit is longer than a leaf table over steps reaches (device 2 +
+    // host 4, 15 rows), and a table over one unit does not fit twice the limit with every host slot. Then the outer
+    // tables use fewer disk slots (finer units) where the leaves keep every slot (T = 8,669: two of the disk's three),
+    // else the leaves use fewer host slots (T = 10,488: two of four); before, the layered structure did not apply.
+    const cost_model m{{{"device", 2, 0, 0}, {"host", 4, 1, 1}, {"disk", 3, 4, 4}}, 1, 0};
+    multilevel::options o;
+    o.how = multilevel::method::near_optimal;
+    o.only = multilevel::structure::layered;
+    o.near_optimal_work_limit = 100'000;
+    for (const auto& [steps, level] : {std::pair{step_t{8'669}, 2}, std::pair{step_t{10'488}, 1}}) {
+        const multilevel p(steps, m, o);
+        BOOST_TEST_REQUIRE((p.structure_used() == multilevel::structure::layered), test::describe(steps, m));
+        BOOST_TEST(p.cost().levels[static_cast<std::size_t>(level)].peak_slots == 2, test::describe(steps, m));
+        check_replay(p);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(spine_plans_are_within_one_percent_of_the_optimum)
 {
     // With an unlimited slowest level (the gaps bench/multilevel_dp measures at T = 10^4; here T = 1500
