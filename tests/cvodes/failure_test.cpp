@@ -27,6 +27,18 @@ cvodes::windows roberts_windows()
 
 using remat::test::contains;
 
+// The message of the argument_error `call` throws; "no argument_error" where it throws none.
+template <class Call>
+std::string argument_message(Call&& call)
+{
+    try {
+        call();
+    } catch (const remat::argument_error& e) {
+        return e.what();
+    }
+    return "no argument_error";
+}
+
 // Runs a solve that must fail; returns the step_error and the solver_error nested in it.
 struct failure {
     step_t step = -1;
@@ -233,14 +245,6 @@ BOOST_AUTO_TEST_CASE(bad_horizons_windows_and_budgets_are_refused_naming_the_val
 
 BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_component)
 {
-    auto message = [](auto&& call) -> std::string {
-        try {
-            call();
-        } catch (const remat::argument_error& e) {
-            return e.what();
-        }
-        return "no argument_error";
-    };
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
     for (const double bad : {nan, inf, -inf}) {
@@ -248,10 +252,10 @@ BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_
         // NaN lambda_start only after the whole forward sweep.
         auto f = model.forward();
         f.y0[1] = bad;
-        BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }), "y0[1] = "), bad);
+        BOOST_TEST(contains(argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); }), "y0[1] = "), bad);
         auto b = model.backward(10.0);
         b.lambda_start = {0.0, 0.0, bad};
-        const std::string refused = message([&] { cvodes::adjoint_solver s(model.forward(), {b}); });
+        const std::string refused = argument_message([&] { cvodes::adjoint_solver s(model.forward(), {b}); });
         BOOST_TEST(contains(refused, "backward problem 0: lambda_start[2] = "), refused);
         BOOST_TEST(contains(refused, "is not finite"), refused);
     }
@@ -263,39 +267,31 @@ BOOST_AUTO_TEST_CASE(a_nan_or_inf_starting_value_is_refused_up_front_naming_the_
 // the setting, as the state's own tolerances are.
 BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_up_front)
 {
-    auto message = [](auto&& call) -> std::string {
-        try {
-            call();
-        } catch (const remat::argument_error& e) {
-            return e.what();
-        }
-        return "no argument_error";
-    };
     const double nan = std::numeric_limits<double>::quiet_NaN();
     for (const double bad : {-1.0, nan, std::numeric_limits<double>::infinity()}) {
         auto f = model.forward();
         f.settings.quadrature_relative_tolerance = bad;
-        std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        std::string refused = argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); });
         BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_relative_tolerance "), refused);
         f = model.forward();
         f.settings.quadrature_error_control = false;
         f.settings.quadrature_absolute_tolerance = bad;
-        refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+        refused = argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); });
         BOOST_TEST(contains(refused, "the forward problem's settings: quadrature_absolute_tolerance "), refused);
         auto b = model.backward();
         b[0].settings.quadrature_absolute_tolerance = bad;
-        refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+        refused = argument_message([&] { cvodes::adjoint_solver s(model.forward(), b); });
         BOOST_TEST(contains(refused, "backward problem 0's settings: quadrature_absolute_tolerance "), refused);
     }
     auto f = model.forward();
     f.settings.relative_tolerance = 0;
     f.settings.absolute_tolerances = {1e-8, 0, 1e-6};
-    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+    BOOST_TEST(contains(argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
                         "relative_tolerance 0 with absolute_tolerances[1] = 0"));
     f = model.forward();
     f.settings.quadrature_relative_tolerance = 0;
     f.settings.quadrature_absolute_tolerance = 0;
-    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
+    BOOST_TEST(contains(argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); }),
                         "quadrature_relative_tolerance 0 with quadrature_absolute_tolerance 0"));
     f.settings.quadrature_error_control = false; // then CVODES weighs no quadrature error
     BOOST_CHECK_NO_THROW(cvodes::adjoint_solver(f, model.backward()));
@@ -303,7 +299,7 @@ BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_u
     b[1].settings.relative_tolerance = 0;
     b[1].settings.absolute_tolerance = 0;
     b[1].settings.absolute_tolerances.clear();
-    BOOST_TEST(contains(message([&] { cvodes::adjoint_solver s(model.forward(), b); }),
+    BOOST_TEST(contains(argument_message([&] { cvodes::adjoint_solver s(model.forward(), b); }),
                         "backward problem 1's settings: relative_tolerance 0 with absolute_tolerance 0"));
 }
 
@@ -312,24 +308,16 @@ BOOST_AUTO_TEST_CASE(bad_quadrature_tolerances_and_zero_tolerances_are_refused_u
 // Both are refused when the solver is made, forward and backward.
 BOOST_AUTO_TEST_CASE(a_negative_anderson_depth_or_krylov_dimension_is_refused_up_front)
 {
-    auto message = [](auto&& call) -> std::string {
-        try {
-            call();
-        } catch (const remat::argument_error& e) {
-            return e.what();
-        }
-        return "no argument_error";
-    };
     auto f = model.forward();
     f.settings.iteration = cvodes::fixed_point{.anderson_depth = -1};
-    std::string refused = message([&] { cvodes::adjoint_solver s(f, model.backward()); });
+    std::string refused = argument_message([&] { cvodes::adjoint_solver s(f, model.backward()); });
     BOOST_TEST(contains(refused, "the forward problem's settings: fixed_point anderson_depth -1 is negative"), refused);
     auto b = model.backward();
     b[1].settings.iteration = cvodes::newton_gmres{.krylov_dimension = -3};
-    refused = message([&] { cvodes::adjoint_solver s(model.forward(), b); });
+    refused = argument_message([&] { cvodes::adjoint_solver s(model.forward(), b); });
     BOOST_TEST(contains(refused, "backward problem 1's settings: newton_gmres krylov_dimension -3 is negative"),
                refused);
-    refused = message([&] { (void)cvodes::solve_in_ram(f, model.backward(), model.tf, 100); });
+    refused = argument_message([&] { (void)cvodes::solve_in_ram(f, model.backward(), model.tf, 100); });
     BOOST_TEST(contains(refused, "anderson_depth -1"), refused);
 }
 
