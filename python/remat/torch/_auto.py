@@ -43,8 +43,8 @@ from ._autocast import AutocastState
 from ._autocast import describe as describe_autocast
 from ._autocast import settings_key as autocast_settings
 from ._blocks import bad_block_output, block_modified_input
-from ._inside import inside, running
 from ._chain_budget import least_plan, plan_taped_within, priced_plan
+from ._inside import inside, running
 from ._modes import ProfiledModes
 from ._norm_stats import BlockBuffers, ForwardBuffers
 from ._profile import BlockProfile, chain_steps, profile_blocks
@@ -380,9 +380,8 @@ class _Stack(torch.autograd.Function):
             accumulate = not run.params.shared and run.params.accumulated_by_this_backward()
         else:
             # reach_parameters=False: the parameters are no inputs of this node. Under loss.backward() each
-            # stretch's backward adds to their .grad (as torch.utils.checkpoint's reentrant form's does); under
-            # torch.autograd.grad or backward(inputs=...) (which cannot reach them here) only x_0's gradient is
-            # computed, no .grad touched.
+            # stretch's backward adds to their .grad (as torch.utils.checkpoint's reentrant form's does);
+            # torch.autograd.grad and backward(inputs=...) cannot reach them here, and are refused.
             accumulate = backward_adds_to((run.sentinel_node,))
             if not accumulate:
                 run.close()
