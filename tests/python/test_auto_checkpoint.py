@@ -63,6 +63,17 @@ def run(model, x, seed):
     return y.detach(), [p.grad.clone() for p in model.parameters()], x.grad
 
 
+def transformer_and_plain_grads():
+    """The transformer stack, an input requiring grad, the parameters, and plain autograd's gradients of
+    (y ** 2).sum() for [x, *params] from RNG seed 5."""
+    model, make_x = STACKS["transformer"]()
+    x = make_x().requires_grad_()
+    params = list(model.parameters())
+    torch.manual_seed(5)
+    want = torch.autograd.grad((model(x) ** 2).sum(), [x, *params])
+    return model, x, params, want
+
+
 def count_block_calls(blocks):
     calls = [0]
     handles = [b.register_forward_pre_hook(lambda *_: calls.__setitem__(0, calls[0] + 1)) for b in blocks]
@@ -157,11 +168,7 @@ def test_autograd_grad_and_partial_backward_leave_the_parameters_grad_alone():
     gradients without touching any .grad, and backward(inputs=[x]) adds to x's .grad only: the stretches
     add to the parameters' .grad only where the backward itself does. Gradient accumulation onto existing
     .grad (a second backward) matches plain autograd's too."""
-    model, make_x = STACKS["transformer"]()
-    x = make_x().requires_grad_()
-    params = list(model.parameters())
-    torch.manual_seed(5)
-    want = torch.autograd.grad((model(x) ** 2).sum(), [x, *params])
+    model, x, params, want = transformer_and_plain_grads()
     probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
     for budget in (probe.least_budget_bytes, probe.plain_peak_bytes - 1):
         fast = remat.torch.auto_checkpoint(model, x, budget=budget, repeats=0)

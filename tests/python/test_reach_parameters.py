@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import remat  # noqa: E402
 import remat.torch  # noqa: E402
-from test_auto_checkpoint import STACKS, budgets_of, run  # noqa: E402
+from test_auto_checkpoint import STACKS, budgets_of, run, transformer_and_plain_grads  # noqa: E402
 from torch.autograd.function import BackwardCFunction  # noqa: E402
 
 nn = torch.nn
@@ -83,11 +83,7 @@ def test_autograd_grad_and_partial_backward_refused_loudly():
     no .grad written; the module runs again after. torch.autograd.grad on a re-run block's parameter alone does
     not reach the node: autograd's own error (None with allow_unused=True), while the final stretch's
     parameters, in the caller's own graph, are reached."""
-    model, make_x = STACKS["transformer"]()
-    x = make_x().requires_grad_()
-    params = list(model.parameters())
-    torch.manual_seed(5)
-    want = torch.autograd.grad((model(x) ** 2).sum(), [x, *params])
+    model, x, params, want = transformer_and_plain_grads()
     probe = remat.torch.auto_checkpoint(model, x, budget=1 << 40, repeats=0)
     fast = remat.torch.auto_checkpoint(model, x, budget=probe.least_budget_bytes, repeats=0, reach_parameters=False)
     with pytest.raises(remat.BackwardError, match="reach_parameters=True"):
