@@ -8,7 +8,7 @@ esac
 
 packages=(
   build-essential cmake ninja-build ccache git pkg-config clang-format-19
-  libboost-test-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+  libboost-test-dev libboost-dev libcli11-dev nlohmann-json3-dev libfmt-dev
   libhdf5-dev hdf5-tools xxhash libthrust-dev
   python3 # the tests read SVG back with its XML parser (xml.etree)
   libopenblas-dev # remat::dense's CPU BLAS (CBLAS)

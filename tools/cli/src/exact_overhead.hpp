@@ -1,13 +1,14 @@
 // Overheads compared exactly: `remat tradeoff --max-overhead X` answers the fewest slots whose predicted cost is
 // at most X times store-all's. In doubles that answer was 130 slots short at T = 1e18, where a cost near 1e18 is
 // rounded to a multiple of 128; here each cost stays a sum of exact terms and the limit the fraction its text
-// says, compared in integers of any size (natural.hpp).
+// says, compared in integers of any size (Boost.Multiprecision's cpp_int: a double's value times 2^1074 alone
+// takes up to 2098 bits).
 #pragma once
-
-#include "natural.hpp"
 
 #include "remat/schedule/cost.hpp"
 #include "remat/schedule/multilevel_model.hpp"
+
+#include <boost/multiprecision/cpp_int.hpp>
 
 #include <cstdint>
 #include <string_view>
@@ -44,7 +45,7 @@ public:
 
 private:
     double value_ = 1;
-    natural numerator_{1}, denominator_{1};
+    boost::multiprecision::cpp_int numerator_{1}, denominator_{1};
 };
 
 } // namespace remat::cli
